@@ -1,0 +1,396 @@
+//! The embedded engine: an in-memory, MongoDB-compatible database.
+//!
+//! It knows nothing of sockets, lessons or terminals; the wire layer
+//! (`crate::wire`) speaks the MongoDB protocol and calls the methods of
+//! [`Engine`]. Its modules follow the path of a request:
+//!
+//! - `value` and `collation`: how BSON values order and compare;
+//! - `filter`, `projection`, `sort`, `update`, `expr`, `pipeline`: the query,
+//!   update and aggregation languages, parsed into typed trees and applied to
+//!   one document (or a stream of them) at a time;
+//! - `keystring` and `index`: ordered index structures whose keys are
+//!   byte strings in BSON order, maintained on every write;
+//! - `catalog`: databases, collections and their records;
+//! - `error`: mongod's error codes.
+//!
+//! The engine is `Clone` and thread-safe: clones share one catalog behind a
+//! read-write lock, so every command sees a consistent state.
+
+pub mod catalog;
+pub mod collation;
+pub mod error;
+pub mod expr;
+pub mod filter;
+pub mod index;
+pub mod keystring;
+pub mod pipeline;
+pub mod projection;
+pub mod sort;
+pub mod update;
+pub mod value;
+
+mod ops;
+
+use std::sync::Arc;
+
+use bson::{Bson, Document, RawDocumentBuf};
+use parking_lot::RwLock;
+
+pub use catalog::Catalog;
+pub use error::{EngineError, ErrorCode, Result};
+
+/// mongod's largest document: 16 MiB.
+pub const MAX_BSON_OBJECT_SIZE: usize = 16 * 1024 * 1024;
+
+/// A source of the current time, so that TTL expiry and `$currentDate` can be
+/// tested without waiting.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Now.
+    fn now(&self) -> bson::DateTime;
+}
+
+/// The wall clock.
+#[derive(Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> bson::DateTime {
+        bson::DateTime::now()
+    }
+}
+
+/// The in-memory engine. Cheap to clone; clones share state.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    catalog: Arc<RwLock<Catalog>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A `find` request, as the `find` command carries it.
+#[derive(Debug, Clone, Default)]
+pub struct FindRequest {
+    pub filter: Document,
+    pub sort: Option<Document>,
+    pub projection: Option<Document>,
+    pub skip: u64,
+    /// `None` or `0`: no limit.
+    pub limit: Option<u64>,
+    pub collation: Option<Document>,
+    /// An index name or key pattern.
+    pub hint: Option<Bson>,
+    /// `let` variables.
+    pub let_vars: Option<Document>,
+}
+
+/// One statement of an `update` command.
+#[derive(Debug, Clone)]
+pub struct UpdateStatement {
+    pub filter: Document,
+    /// A replacement or operator document, or a pipeline (array).
+    pub update: Bson,
+    pub upsert: bool,
+    pub multi: bool,
+    pub array_filters: Vec<Document>,
+    pub collation: Option<Document>,
+    pub hint: Option<Bson>,
+    /// `sort` for updateOne/replaceOne (8.0 feature, accepted here).
+    pub sort: Option<Document>,
+}
+
+/// One statement of a `delete` command.
+#[derive(Debug, Clone)]
+pub struct DeleteStatement {
+    pub filter: Document,
+    /// 0 deletes every match, 1 deletes the first.
+    pub limit: u32,
+    pub collation: Option<Document>,
+    pub hint: Option<Bson>,
+}
+
+/// A write that failed, and the position of its statement in the batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteError {
+    pub index: usize,
+    pub error: EngineError,
+}
+
+/// What an `insert` did.
+#[derive(Debug, Clone, Default)]
+pub struct InsertOutcome {
+    pub inserted: u64,
+    pub errors: Vec<WriteError>,
+}
+
+/// What an `update` did.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateOutcome {
+    /// Documents matched (plus upserts), mongod's `n`.
+    pub matched: u64,
+    pub modified: u64,
+    /// (statement index, `_id`) of each upserted document.
+    pub upserted: Vec<(usize, Bson)>,
+    pub errors: Vec<WriteError>,
+}
+
+/// What a `delete` did.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOutcome {
+    pub deleted: u64,
+    pub errors: Vec<WriteError>,
+}
+
+/// A `findAndModify` request.
+#[derive(Debug, Clone, Default)]
+pub struct FindAndModifyRequest {
+    pub query: Document,
+    pub sort: Option<Document>,
+    pub remove: bool,
+    pub update: Option<Bson>,
+    /// Return the document after the update rather than before.
+    pub new: bool,
+    pub fields: Option<Document>,
+    pub upsert: bool,
+    pub array_filters: Vec<Document>,
+    pub collation: Option<Document>,
+    pub hint: Option<Bson>,
+    pub let_vars: Option<Document>,
+}
+
+/// What a `findAndModify` did (`value` and `lastErrorObject`).
+#[derive(Debug, Clone, Default)]
+pub struct FindAndModifyOutcome {
+    pub value: Option<Document>,
+    pub matched: u64,
+    pub updated_existing: bool,
+    pub upserted: Option<Bson>,
+}
+
+/// Options of an `aggregate` command.
+#[derive(Debug, Clone, Default)]
+pub struct AggregateOptions {
+    pub collation: Option<Document>,
+    pub let_vars: Option<Document>,
+    pub hint: Option<Bson>,
+}
+
+/// A `count` request.
+#[derive(Debug, Clone, Default)]
+pub struct CountRequest {
+    pub filter: Document,
+    pub skip: u64,
+    pub limit: Option<u64>,
+    pub collation: Option<Document>,
+    pub hint: Option<Bson>,
+}
+
+/// What `createIndexes` did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateIndexesOutcome {
+    pub indexes_before: usize,
+    pub indexes_after: usize,
+    pub created_collection: bool,
+    /// Set when every requested index already existed.
+    pub note: Option<String>,
+}
+
+impl Engine {
+    /// An empty engine on the wall clock.
+    pub fn new() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+
+    /// An empty engine on the given clock.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            catalog: Arc::new(RwLock::new(Catalog::default())),
+            clock,
+        }
+    }
+
+    /// The engine's current time.
+    pub fn now(&self) -> bson::DateTime {
+        self.clock.now()
+    }
+
+    /// Insert documents. Each is a raw BSON document; one without `_id` gets
+    /// an ObjectId. With `ordered`, the first failure stops the batch.
+    pub fn insert(
+        &self,
+        db: &str,
+        coll: &str,
+        docs: Vec<RawDocumentBuf>,
+        ordered: bool,
+    ) -> Result<InsertOutcome> {
+        let mut cat = self.catalog.write();
+        ops::insert(&mut cat, db, coll, docs, ordered)
+    }
+
+    /// Run a query and return every matching document, projected and sorted.
+    pub fn find(&self, db: &str, coll: &str, req: &FindRequest) -> Result<Vec<Document>> {
+        let cat = self.catalog.read();
+        ops::find(&cat, db, coll, req, self.now())
+    }
+
+    /// Apply update statements.
+    pub fn update(
+        &self,
+        db: &str,
+        coll: &str,
+        statements: &[UpdateStatement],
+        ordered: bool,
+    ) -> Result<UpdateOutcome> {
+        let now = self.now();
+        let mut cat = self.catalog.write();
+        ops::update(&mut cat, db, coll, statements, ordered, now)
+    }
+
+    /// Apply delete statements.
+    pub fn delete(
+        &self,
+        db: &str,
+        coll: &str,
+        statements: &[DeleteStatement],
+        ordered: bool,
+    ) -> Result<DeleteOutcome> {
+        let now = self.now();
+        let mut cat = self.catalog.write();
+        ops::delete(&mut cat, db, coll, statements, ordered, now)
+    }
+
+    /// Find one document and update or remove it.
+    pub fn find_and_modify(
+        &self,
+        db: &str,
+        coll: &str,
+        req: &FindAndModifyRequest,
+    ) -> Result<FindAndModifyOutcome> {
+        let now = self.now();
+        let mut cat = self.catalog.write();
+        ops::find_and_modify(&mut cat, db, coll, req, now)
+    }
+
+    /// Run an aggregation. `coll` is `None` for a database-level pipeline
+    /// (`aggregate: 1`). A trailing `$out`/`$merge` writes its results and the
+    /// returned batch is empty.
+    pub fn aggregate(
+        &self,
+        db: &str,
+        coll: Option<&str>,
+        pipeline: &[Document],
+        opts: &AggregateOptions,
+    ) -> Result<Vec<Document>> {
+        let now = self.now();
+        if ops::pipeline_writes(pipeline) {
+            let mut cat = self.catalog.write();
+            ops::aggregate_write(&mut cat, db, coll, pipeline, opts, now)
+        } else {
+            let cat = self.catalog.read();
+            ops::aggregate(&cat, db, coll, pipeline, opts, now)
+        }
+    }
+
+    /// The `count` command.
+    pub fn count(&self, db: &str, coll: &str, req: &CountRequest) -> Result<u64> {
+        let cat = self.catalog.read();
+        ops::count(&cat, db, coll, req, self.now())
+    }
+
+    /// The `distinct` command.
+    pub fn distinct(
+        &self,
+        db: &str,
+        coll: &str,
+        key: &str,
+        filter: &Document,
+        collation: Option<&Document>,
+    ) -> Result<Vec<Bson>> {
+        let cat = self.catalog.read();
+        ops::distinct(&cat, db, coll, key, filter, collation, self.now())
+    }
+
+    /// Create indexes from `createIndexes` specs (`{key, name, unique, …}`).
+    pub fn create_indexes(
+        &self,
+        db: &str,
+        coll: &str,
+        specs: &[Document],
+    ) -> Result<CreateIndexesOutcome> {
+        let mut cat = self.catalog.write();
+        cat.create_indexes(db, coll, specs)
+    }
+
+    /// The index specs of a collection, as `listIndexes` returns them.
+    pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
+        let cat = self.catalog.read();
+        cat.list_indexes(db, coll)
+    }
+
+    /// Drop indexes: `"*"` (all but `_id_`), a name, a key pattern, or an
+    /// array of names. Returns the number of indexes before the drop.
+    pub fn drop_indexes(&self, db: &str, coll: &str, which: &Bson) -> Result<usize> {
+        let mut cat = self.catalog.write();
+        cat.drop_indexes(db, coll, which)
+    }
+
+    /// Create a collection explicitly (with `validator` and other options).
+    pub fn create_collection(&self, db: &str, coll: &str, options: &Document) -> Result<()> {
+        let mut cat = self.catalog.write();
+        cat.create_collection(db, coll, options)
+    }
+
+    /// Drop a collection; dropping one that does not exist succeeds, as in
+    /// MongoDB 7.0. Returns whether it existed.
+    pub fn drop_collection(&self, db: &str, coll: &str) -> Result<bool> {
+        let mut cat = self.catalog.write();
+        Ok(cat.drop_collection(db, coll))
+    }
+
+    /// Drop a database; returns whether it existed.
+    pub fn drop_database(&self, db: &str) -> bool {
+        let mut cat = self.catalog.write();
+        cat.drop_database(db)
+    }
+
+    /// `listCollections` entries (`{name, type, options, info, idIndex}`).
+    pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
+        let cat = self.catalog.read();
+        cat.list_collections(db, filter)
+    }
+
+    /// `listDatabases` entries (`{name, sizeOnDisk, empty}`).
+    pub fn list_databases(&self) -> Vec<Document> {
+        let cat = self.catalog.read();
+        cat.list_databases()
+    }
+
+    /// `renameCollection` between full namespaces (`db.coll`).
+    pub fn rename_collection(&self, from: &str, to: &str, drop_target: bool) -> Result<()> {
+        let mut cat = self.catalog.write();
+        cat.rename_collection(from, to, drop_target)
+    }
+
+    /// `collStats`-shaped statistics for a collection.
+    pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
+        let cat = self.catalog.read();
+        cat.coll_stats(db, coll, scale)
+    }
+
+    /// `dbStats`-shaped statistics for a database.
+    pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
+        let cat = self.catalog.read();
+        cat.db_stats(db, scale)
+    }
+
+    /// Delete documents whose TTL index says they expired before `now`, as
+    /// mongod's TTL monitor does every 60 seconds. Returns how many went.
+    pub fn expire_ttl(&self, now: bson::DateTime) -> u64 {
+        let mut cat = self.catalog.write();
+        cat.expire_ttl(now)
+    }
+}

@@ -1,0 +1,1 @@
+//! Indexes: ordered sets of keys maintained on every write.

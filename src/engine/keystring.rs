@@ -1,0 +1,1 @@
+//! Index keys as byte strings whose binary order is mongod's BSON order.

@@ -1,0 +1,18 @@
+//! schemalab: a terminal workbench that teaches MongoDB schema design by
+//! measurement.
+//!
+//! # Layout
+//!
+//! - [`engine`]: the embedded, in-memory, MongoDB-compatible database. It
+//!   knows nothing of the layers above it.
+//! - [`wire`]: the MongoDB wire protocol server that exposes the engine on
+//!   127.0.0.1, so the official driver, mongosh and pymongo can use it.
+//!
+//! Everything above the wire layer reaches the database only through the
+//! official `mongodb` driver, so the same code runs against a real MongoDB.
+
+#![forbid(unsafe_code)]
+
+pub mod dialect;
+pub mod engine;
+pub mod wire;
