@@ -22,7 +22,7 @@ use super::error::{EngineError, Result};
 use super::expr::{Expr, Vars};
 use super::value::{self, canonical_rank};
 
-pub(crate) use path::candidates;
+pub(crate) use path::{array_index, candidates};
 use regex::Pattern;
 
 /// The outcome of matching one document.
