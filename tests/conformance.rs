@@ -36,13 +36,21 @@ use runner::{Outcome, Runner};
 /// that do not sit beside `shared/`, such as git worktrees).
 fn corpus_dir() -> PathBuf {
     std::env::var_os("SCHEMALAB_CONFORMANCE_DIR").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/conformance/crud-unified")),
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../shared/conformance/crud-unified"
+            ))
+        },
         PathBuf::from,
     )
 }
 
 fn expected_failures_path() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance_expected_failures.txt"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance_expected_failures.txt"
+    ))
 }
 
 /// A guard, not a wait: a server that accepts a command and never answers
@@ -65,15 +73,21 @@ fn print_grouped(title: &str, reasons: &BTreeMap<String, usize>) {
 async fn unified_crud_spec() {
     let dir = corpus_dir();
     if !dir.is_dir() {
-        println!("skipped: ../shared/conformance not found ({})", dir.display());
+        println!(
+            "skipped: ../shared/conformance not found ({})",
+            dir.display()
+        );
         return;
     }
     let files = spec::load_dir(&dir).unwrap();
     assert!(!files.is_empty(), "no spec files in {}", dir.display());
 
-    let server = schemalab::wire::serve("127.0.0.1:0".parse().unwrap(), schemalab::engine::Engine::new())
-        .await
-        .unwrap();
+    let server = schemalab::wire::serve(
+        "127.0.0.1:0".parse().unwrap(),
+        schemalab::engine::Engine::new(),
+    )
+    .await
+    .unwrap();
     let mut runner = Runner::new(&server.uri()).await.unwrap();
 
     let mut ineligible: BTreeMap<String, usize> = BTreeMap::new();
@@ -83,13 +97,22 @@ async fn unified_crud_spec() {
     let mut skipped_keys: Vec<String> = Vec::new();
     for file in &files {
         let file_ok = spec::eligible(file.doc.get("runOnRequirements"));
-        for test in file.doc.get_array("tests").into_iter().flatten().filter_map(Bson::as_document) {
+        for test in file
+            .doc
+            .get_array("tests")
+            .into_iter()
+            .flatten()
+            .filter_map(Bson::as_document)
+        {
             let key = format!(
                 "{} :: {}",
                 file.name,
                 test.get_str("description").unwrap_or("?")
             );
-            if let Err(why) = file_ok.clone().and_then(|()| spec::eligible(test.get("runOnRequirements"))) {
+            if let Err(why) = file_ok
+                .clone()
+                .and_then(|()| spec::eligible(test.get("runOnRequirements")))
+            {
                 *ineligible.entry(why).or_default() += 1;
                 continue;
             }
@@ -98,10 +121,11 @@ async fn unified_crud_spec() {
                 skipped_keys.push(key);
                 continue;
             }
-            let outcome = match tokio::time::timeout(TEST_BOUND, runner.run_test(&file.doc, test)).await {
-                Ok(o) => o,
-                Err(_) => Outcome::Fail(format!("no answer within {TEST_BOUND:?}")),
-            };
+            let outcome =
+                match tokio::time::timeout(TEST_BOUND, runner.run_test(&file.doc, test)).await {
+                    Ok(o) => o,
+                    Err(_) => Outcome::Fail(format!("no answer within {TEST_BOUND:?}")),
+                };
             match outcome {
                 Outcome::Pass => passed.push(key),
                 Outcome::Fail(m) => failed.push((key, m)),
@@ -132,14 +156,21 @@ async fn unified_crud_spec() {
     let path = expected_failures_path();
     if std::env::var_os("SCHEMALAB_BLESS").is_some_and(|v| v == "1") {
         expectations::write(&path, &failed).unwrap();
-        println!("blessed {} expected failures into {}", failed.len(), path.display());
+        println!(
+            "blessed {} expected failures into {}",
+            failed.len(),
+            path.display()
+        );
         return;
     }
     let expected = expectations::read(&path);
     let mut problems = Vec::new();
     for (key, msg) in &failed {
         if !expected.contains_key(key) {
-            problems.push(format!("new failure: {key}\n    {}", expectations::reason(msg)));
+            problems.push(format!(
+                "new failure: {key}\n    {}",
+                expectations::reason(msg)
+            ));
         }
     }
     for key in &passed {
@@ -150,7 +181,11 @@ async fn unified_crud_spec() {
     for key in expected.keys() {
         let known = failed.iter().any(|(k, _)| k == key) || passed.contains(key);
         if !known {
-            let state = if skipped_keys.contains(key) { "skipped" } else { "not an eligible test" };
+            let state = if skipped_keys.contains(key) {
+                "skipped"
+            } else {
+                "not an eligible test"
+            };
             problems.push(format!("listed but {state}: {key}"));
         }
     }

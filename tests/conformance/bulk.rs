@@ -38,7 +38,11 @@ fn first_key_is_operator(d: &Document) -> Option<bool> {
 
 /// Turns one request model into a command statement, validating it as a
 /// driver would before anything is sent.
-fn statement(index: usize, model: &Document, inserted: &mut Document) -> Result<Statement, OpFailure> {
+fn statement(
+    index: usize,
+    model: &Document,
+    inserted: &mut Document,
+) -> Result<Statement, OpFailure> {
     let Some((name, Bson::Document(m))) = model.iter().next() else {
         return Err(OpFailure::Runner(format!("bad bulk model {model}")));
     };
@@ -59,7 +63,10 @@ fn statement(index: usize, model: &Document, inserted: &mut Document) -> Result<
                 with_id.extend(d);
                 d = with_id;
             }
-            inserted.insert(index.to_string(), d.get("_id").cloned().unwrap_or(Bson::Null));
+            inserted.insert(
+                index.to_string(),
+                d.get("_id").cloned().unwrap_or(Bson::Null),
+            );
             (Kind::Insert, d)
         }
         "updateOne" | "updateMany" => {
@@ -67,19 +74,28 @@ fn statement(index: usize, model: &Document, inserted: &mut Document) -> Result<
             match &update {
                 Bson::Document(u) if first_key_is_operator(u) == Some(true) => {}
                 Bson::Array(_) => {}
-                _ => return Err(client_error("update document must contain only atomic modifiers")),
+                _ => {
+                    return Err(client_error(
+                        "update document must contain only atomic modifiers",
+                    ));
+                }
             }
             let mut body = doc! {"q": filter, "u": update};
             if name == "updateMany" {
                 body.insert("multi", true);
             }
-            copy(&mut body, &["upsert", "arrayFilters", "collation", "hint", "sort"]);
+            copy(
+                &mut body,
+                &["upsert", "arrayFilters", "collation", "hint", "sort"],
+            );
             (Kind::Update, body)
         }
         "replaceOne" => {
             let replacement = m.get_document("replacement").cloned().unwrap_or_default();
             if first_key_is_operator(&replacement) == Some(true) {
-                return Err(client_error("replacement document must not contain atomic modifiers"));
+                return Err(client_error(
+                    "replacement document must not contain atomic modifiers",
+                ));
             }
             let mut body = doc! {"q": filter, "u": replacement};
             copy(&mut body, &["upsert", "collation", "hint", "sort"]);
@@ -148,11 +164,15 @@ pub async fn bulk_write(coll: &Collection<Document>, args: &Document) -> OpResul
         }
     } else {
         for kind in [Kind::Insert, Kind::Update, Kind::Delete] {
-            let b: Vec<Statement> = statements.iter().filter(|s| s.kind == kind).map(|s| Statement {
-                kind,
-                body: s.body.clone(),
-                index: s.index,
-            }).collect();
+            let b: Vec<Statement> = statements
+                .iter()
+                .filter(|s| s.kind == kind)
+                .map(|s| Statement {
+                    kind,
+                    body: s.body.clone(),
+                    index: s.index,
+                })
+                .collect();
             if !b.is_empty() {
                 batches.push(b);
             }
@@ -212,9 +232,10 @@ pub async fn bulk_write(coll: &Collection<Document>, args: &Document) -> OpResul
                 for u in upserted.iter().filter_map(Bson::as_document) {
                     let local = usize::try_from(as_i64(u.get("index"))).unwrap_or(0);
                     if let Some(s) = batch.get(local) {
-                        totals
-                            .upserted
-                            .insert(s.index.to_string(), u.get("_id").cloned().unwrap_or(Bson::Null));
+                        totals.upserted.insert(
+                            s.index.to_string(),
+                            u.get("_id").cloned().unwrap_or(Bson::Null),
+                        );
                     }
                 }
             }

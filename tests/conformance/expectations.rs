@@ -55,11 +55,17 @@ mod tests {
     fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.txt");
-        let failures = vec![("a.json :: one # two".to_owned(), "boom\nsecond line".to_owned())];
+        let failures = vec![(
+            "a.json :: one # two".to_owned(),
+            "boom\nsecond line".to_owned(),
+        )];
         write(&path, &failures).unwrap();
         let read = read(&path);
         assert_eq!(read.len(), 1);
         // Reasons never contain ` # `, so a description may.
-        assert_eq!(read.get("a.json :: one # two").map(String::as_str), Some("boom"));
+        assert_eq!(
+            read.get("a.json :: one # two").map(String::as_str),
+            Some("boom")
+        );
     }
 }

@@ -41,7 +41,10 @@ pub fn matches(expected: &Bson, actual: Option<&Bson>, root: bool, path: &str) -
     };
     match (expected, actual) {
         (Bson::Document(e), Bson::Document(a)) => match_document(e, a, root, path),
-        (Bson::Document(_), _) => differ(path, format!("expected a document {expected}, got {actual}")),
+        (Bson::Document(_), _) => differ(
+            path,
+            format!("expected a document {expected}, got {actual}"),
+        ),
         (Bson::Array(e), Bson::Array(a)) => {
             if e.len() != a.len() {
                 return differ(
@@ -68,9 +71,18 @@ pub fn matches(expected: &Bson, actual: Option<&Bson>, root: bool, path: &str) -
 }
 
 /// Matches two documents, honouring per-key operators such as `$$exists`.
-pub fn match_document(expected: &Document, actual: &Document, root: bool, path: &str) -> MatchResult {
+pub fn match_document(
+    expected: &Document,
+    actual: &Document,
+    root: bool,
+    path: &str,
+) -> MatchResult {
     for (k, ev) in expected {
-        let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+        let p = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
         matches(ev, actual.get(k), false, &p)?;
     }
     if !root {
@@ -96,7 +108,9 @@ const OPERATORS: &[&str] = &[
 /// A document `{ "$$op": arg }` naming a known operator. Other `$$` keys
 /// (`$$ROOT`, `let` variables) are ordinary values.
 fn special_operator(expected: &Bson) -> Option<(&str, &Bson)> {
-    let Bson::Document(d) = expected else { return None };
+    let Bson::Document(d) = expected else {
+        return None;
+    };
     if d.len() != 1 {
         return None;
     }
@@ -104,7 +118,13 @@ fn special_operator(expected: &Bson) -> Option<(&str, &Bson)> {
     OPERATORS.contains(&k.as_str()).then_some((k.as_str(), v))
 }
 
-fn match_operator(op: &str, arg: &Bson, actual: Option<&Bson>, root: bool, path: &str) -> MatchResult {
+fn match_operator(
+    op: &str,
+    arg: &Bson,
+    actual: Option<&Bson>,
+    root: bool,
+    path: &str,
+) -> MatchResult {
     match op {
         "$$exists" => {
             let want = arg.as_bool().unwrap_or(true);
@@ -113,7 +133,13 @@ fn match_operator(op: &str, arg: &Bson, actual: Option<&Bson>, root: bool, path:
             } else if want {
                 differ(path, "expected the field to exist")
             } else {
-                differ(path, format!("expected no field, got {}", actual.cloned().unwrap_or(Bson::Null)))
+                differ(
+                    path,
+                    format!(
+                        "expected no field, got {}",
+                        actual.cloned().unwrap_or(Bson::Null)
+                    ),
+                )
             }
         }
         "$$type" => {
@@ -126,13 +152,18 @@ fn match_operator(op: &str, arg: &Bson, actual: Option<&Bson>, root: bool, path:
                 _ => return Err(Mismatch::Unsupported(format!("$$type argument {arg}"))),
             };
             let actual_type = type_name(actual);
-            let ok = names
-                .iter()
-                .any(|n| *n == actual_type || (*n == "number" && matches!(actual_type, "int" | "long" | "double" | "decimal")));
+            let ok = names.iter().any(|n| {
+                *n == actual_type
+                    || (*n == "number"
+                        && matches!(actual_type, "int" | "long" | "double" | "decimal"))
+            });
             if ok {
                 Ok(())
             } else {
-                differ(path, format!("expected type {arg}, got {actual_type} ({actual})"))
+                differ(
+                    path,
+                    format!("expected type {arg}, got {actual_type} ({actual})"),
+                )
             }
         }
         "$$unsetOrMatches" => match actual {
@@ -143,7 +174,11 @@ fn match_operator(op: &str, arg: &Bson, actual: Option<&Bson>, root: bool, path:
             let (Some(e), Some(a)) = (as_f64(arg), actual.and_then(as_f64)) else {
                 return differ(path, format!("$$lte needs numbers, got {actual:?}"));
             };
-            if a <= e { Ok(()) } else { differ(path, format!("{a} > {e}")) }
+            if a <= e {
+                Ok(())
+            } else {
+                differ(path, format!("{a} > {e}"))
+            }
         }
         "$$matchAsRoot" => matches(arg, actual, true, path),
         "$$matchAsDocument" => {
@@ -216,9 +251,10 @@ fn scalar_equal(e: &Bson, a: &Bson) -> bool {
             };
             x == y
         }
-        (Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_), Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)) => {
-            as_f64(e) == as_f64(a)
-        }
+        (
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_),
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_),
+        ) => as_f64(e) == as_f64(a),
         _ => e == a,
     }
 }
@@ -243,12 +279,28 @@ mod tests {
     #[test]
     fn extra_fields_only_at_root() {
         let e = Bson::Document(doc! {"_id": 1, "a": {"b": 1}});
-        assert!(m(e.clone(), Some(doc! {"_id": 1, "a": {"b": 1}, "x": 2}.into()), true));
-        assert!(!m(e.clone(), Some(doc! {"_id": 1, "a": {"b": 1, "c": 2}}.into()), true));
-        assert!(!m(e, Some(doc! {"_id": 1, "a": {"b": 1}, "x": 2}.into()), false));
+        assert!(m(
+            e.clone(),
+            Some(doc! {"_id": 1, "a": {"b": 1}, "x": 2}.into()),
+            true
+        ));
+        assert!(!m(
+            e.clone(),
+            Some(doc! {"_id": 1, "a": {"b": 1, "c": 2}}.into()),
+            true
+        ));
+        assert!(!m(
+            e,
+            Some(doc! {"_id": 1, "a": {"b": 1}, "x": 2}.into()),
+            false
+        ));
         // Documents inside a root-level array are root-level.
         let arr = Bson::Array(vec![doc! {"_id": 1}.into()]);
-        assert!(m(arr.clone(), Some(Bson::Array(vec![doc! {"_id": 1, "x": 1}.into()])), true));
+        assert!(m(
+            arr.clone(),
+            Some(Bson::Array(vec![doc! {"_id": 1, "x": 1}.into()])),
+            true
+        ));
         assert!(!m(arr, Some(Bson::Array(vec![])), true));
     }
 
@@ -269,6 +321,9 @@ mod tests {
         let root = Bson::Document(doc! {"$$ROOT": 1});
         assert!(m(root, Some(doc! {"$$ROOT": 1}.into()), false));
         let lsid = Bson::Document(doc! {"$$sessionLsid": "s"});
-        assert!(matches!(matches(&lsid, None, true, ""), Err(Mismatch::Unsupported(_))));
+        assert!(matches!(
+            matches(&lsid, None, true, ""),
+            Err(Mismatch::Unsupported(_))
+        ));
     }
 }

@@ -56,9 +56,11 @@ impl From<Error> for OpFailure {
     fn from(e: Error) -> Self {
         // The Rust driver refuses w:0 for every operation but insert, before
         // sending anything; tests of unacknowledged writes cannot run through it.
-        if let ErrorKind::InvalidArgument { message } = e.kind.as_ref() {
+        if let ErrorKind::InvalidArgument { message, .. } = e.kind.as_ref() {
             if message.starts_with("Unacknowledged write concerns are not supported") {
-                return OpFailure::Unsupported("the Rust driver refuses unacknowledged (w:0) writes".into());
+                return OpFailure::Unsupported(
+                    "the Rust driver refuses unacknowledged (w:0) writes".into(),
+                );
             }
         }
         OpFailure::Error(error_info(&e))
@@ -76,20 +78,28 @@ pub fn error_info(e: &Error) -> ErrorInfo {
     };
     match e.kind.as_ref() {
         ErrorKind::Command(c) => {
+            // The server's own message: the driver's Display wraps it in
+            // "Kind: Command failed: ..." which makes for noisy reasons.
+            info.message.clone_from(&c.message);
             info.code = Some(c.code);
             info.code_name = Some(c.code_name.clone());
-            info.response = Some(doc! {"ok": 0, "code": c.code, "codeName": &c.code_name, "errmsg": &c.message});
+            info.response = Some(
+                doc! {"ok": 0, "code": c.code, "codeName": &c.code_name, "errmsg": &c.message},
+            );
         }
         ErrorKind::Write(WriteFailure::WriteError(w)) => {
+            info.message.clone_from(&w.message);
             info.code = Some(w.code);
             info.code_name.clone_from(&w.code_name);
         }
         ErrorKind::Write(WriteFailure::WriteConcernError(w)) => {
+            info.message.clone_from(&w.message);
             info.code = Some(w.code);
             info.code_name = Some(w.code_name.clone());
         }
         ErrorKind::InsertMany(im) => {
             if let Some(w) = im.write_errors.as_ref().and_then(|w| w.first()) {
+                info.message.clone_from(&w.message);
                 info.code = Some(w.code);
                 info.code_name.clone_from(&w.code_name);
             } else if let Some(w) = &im.write_concern_error {
@@ -99,6 +109,11 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         }
         ErrorKind::BulkWrite(_) => {}
         _ => info.client = true,
+    }
+    if let Some(raw) = e.server_response() {
+        if let Ok(d) = raw.to_document() {
+            info.response = Some(d);
+        }
     }
     info
 }
@@ -129,7 +144,11 @@ fn pipeline_arg(args: &Document, key: &str) -> Result<Vec<Document>, OpFailure> 
         .get_array(key)
         .map_err(|_| runner(format!("argument {key} missing")))?;
     arr.iter()
-        .map(|s| s.as_document().cloned().ok_or_else(|| runner("pipeline stage is not a document")))
+        .map(|s| {
+            s.as_document()
+                .cloned()
+                .ok_or_else(|| runner("pipeline stage is not a document"))
+        })
         .collect()
 }
 
@@ -144,7 +163,9 @@ fn update_arg(args: &Document) -> Result<UpdateModifications, OpFailure> {
 fn ids_document(ids: &HashMap<usize, Bson>) -> Document {
     let mut keys: Vec<_> = ids.keys().copied().collect();
     keys.sort_unstable();
-    keys.into_iter().map(|k| (k.to_string(), ids[&k].clone())).collect()
+    keys.into_iter()
+        .map(|k| (k.to_string(), ids[&k].clone()))
+        .collect()
 }
 
 fn count(n: u64) -> Bson {
@@ -173,7 +194,12 @@ async fn collection_op(coll: &Collection<Document>, name: &str, args: &Document)
         "insertMany" => return insert_many(coll, args).await,
         "find" => {
             let o: FindOptions = options(args, &["filter"])?;
-            let docs: Vec<Document> = coll.find(filter()?).with_options(o).await?.try_collect().await?;
+            let docs: Vec<Document> = coll
+                .find(filter()?)
+                .with_options(o)
+                .await?
+                .try_collect()
+                .await?;
             Bson::Array(docs.into_iter().map(Bson::Document).collect())
         }
         "findOne" => {
@@ -210,20 +236,30 @@ async fn collection_op(coll: &Collection<Document>, name: &str, args: &Document)
                     cmd.insert(k, v.clone());
                 }
             }
-            let reply = coll.client().database(coll.namespace().db.as_str()).run_command(cmd).await?;
+            let reply = coll
+                .client()
+                .database(coll.namespace().db.as_str())
+                .run_command(cmd)
+                .await?;
             reply.get("n").cloned().unwrap_or(Bson::Null)
         }
         "distinct" => {
-            let field = args.get_str("fieldName").map_err(|_| runner("distinct without fieldName"))?;
+            let field = args
+                .get_str("fieldName")
+                .map_err(|_| runner("distinct without fieldName"))?;
             let o: DistinctOptions = options(args, &["fieldName", "filter"])?;
             Bson::Array(coll.distinct(field, filter()?).with_options(o).await?)
         }
         "updateOne" | "updateMany" => {
             let o: UpdateOptions = options(args, &["filter", "update"])?;
             let r = if name == "updateOne" {
-                coll.update_one(filter()?, update_arg(args)?).with_options(o).await?
+                coll.update_one(filter()?, update_arg(args)?)
+                    .with_options(o)
+                    .await?
             } else {
-                coll.update_many(filter()?, update_arg(args)?).with_options(o).await?
+                coll.update_many(filter()?, update_arg(args)?)
+                    .with_options(o)
+                    .await?
             };
             update_result(&r)
         }
@@ -273,7 +309,9 @@ async fn collection_op(coll: &Collection<Document>, name: &str, args: &Document)
             Bson::String(coll.create_index(model).await?.index_name)
         }
         "dropIndex" => {
-            let name = args.get_str("name").map_err(|_| runner("dropIndex without name"))?;
+            let name = args
+                .get_str("name")
+                .map_err(|_| runner("dropIndex without name"))?;
             coll.drop_index(name).await?;
             return Ok(None);
         }
@@ -307,22 +345,24 @@ async fn insert_many(coll: &Collection<Document>, args: &Document) -> OpResult {
     let ordered = args.get_bool("ordered").unwrap_or(true);
     let o: mongodb::options::InsertManyOptions = options(args, &["documents"])?;
     match coll.insert_many(docs.clone()).with_options(o).await {
-        Ok(r) => Ok(Some(Bson::Document(doc! {"insertedIds": ids_document(&r.inserted_ids)}))),
+        Ok(r) => Ok(Some(Bson::Document(
+            doc! {"insertedIds": ids_document(&r.inserted_ids)},
+        ))),
         Err(e) => {
             let mut info = error_info(&e);
             if let ErrorKind::InsertMany(im) = e.kind.as_ref() {
                 // The driver keeps the inserted ids private; with one batch
                 // they follow from the failed indexes and `ordered`.
-                let failed: Vec<usize> = im
-                    .write_errors
-                    .iter()
-                    .flatten()
-                    .map(|w| w.index)
-                    .collect();
+                let failed: Vec<usize> =
+                    im.write_errors.iter().flatten().map(|w| w.index).collect();
                 let first = failed.iter().min().copied().unwrap_or(docs.len());
                 let mut ids = Document::new();
                 for (i, d) in docs.iter().enumerate() {
-                    let ok = if ordered { i < first } else { !failed.contains(&i) };
+                    let ok = if ordered {
+                        i < first
+                    } else {
+                        !failed.contains(&i)
+                    };
                     if ok {
                         ids.insert(i.to_string(), d.get("_id").cloned().unwrap_or(Bson::Null));
                     }
@@ -360,19 +400,25 @@ async fn database_op(db: &Database, name: &str, args: &Document) -> OpResult {
             Bson::Document(db.run_command(cmd).await?)
         }
         "createCollection" => {
-            let coll = args.get_str("collection").map_err(|_| runner("createCollection without collection"))?;
+            let coll = args
+                .get_str("collection")
+                .map_err(|_| runner("createCollection without collection"))?;
             let o: CreateCollectionOptions = options(args, &["collection"])?;
             db.create_collection(coll).with_options(o).await?;
             return Ok(None);
         }
         "dropCollection" => {
-            let coll = args.get_str("collection").map_err(|_| runner("dropCollection without collection"))?;
+            let coll = args
+                .get_str("collection")
+                .map_err(|_| runner("dropCollection without collection"))?;
             db.collection::<Document>(coll).drop().await?;
             return Ok(None);
         }
         "modifyCollection" => {
             // Not a Rust driver helper: send `collMod` as it would.
-            let coll = args.get_str("collection").map_err(|_| runner("modifyCollection without collection"))?;
+            let coll = args
+                .get_str("collection")
+                .map_err(|_| runner("modifyCollection without collection"))?;
             let mut cmd = doc! {"collMod": coll};
             for (k, v) in args.iter().filter(|(k, _)| k.as_str() != "collection") {
                 cmd.insert(k, v.clone());

@@ -105,8 +105,15 @@ impl Runner {
         })
     }
 
-    async fn client(&mut self, id: &str, uri_options: Option<&Document>) -> Result<(Client, Events), String> {
-        let key = format!("{id}|{}", uri_options.map(ToString::to_string).unwrap_or_default());
+    async fn client(
+        &mut self,
+        id: &str,
+        uri_options: Option<&Document>,
+    ) -> Result<(Client, Events), String> {
+        let key = format!(
+            "{id}|{}",
+            uri_options.map(ToString::to_string).unwrap_or_default()
+        );
         if let Some(c) = self.clients.get(&key) {
             c.events.lock().unwrap().clear();
             return Ok((c.client.clone(), c.events.clone()));
@@ -144,7 +151,11 @@ impl Runner {
             return Outcome::Fail(why.clone());
         }
         self.counter += 1;
-        let mut entities_spec = Bson::Array(file.get_array("createEntities").cloned().unwrap_or_default());
+        let mut entities_spec = Bson::Array(
+            file.get_array("createEntities")
+                .cloned()
+                .unwrap_or_default(),
+        );
         let mut initial = Bson::Array(file.get_array("initialData").cloned().unwrap_or_default());
         let mut test = Bson::Document(test.clone());
         let mut names = Vec::new();
@@ -171,17 +182,35 @@ impl Runner {
         }
     }
 
-    async fn run_renamed(&mut self, entities_spec: &Bson, initial: &Bson, test: &Document) -> Result<(), Outcome> {
+    async fn run_renamed(
+        &mut self,
+        entities_spec: &Bson,
+        initial: &Bson,
+        test: &Document,
+    ) -> Result<(), Outcome> {
         let fail = Outcome::Fail;
         let mut entities: HashMap<String, Entity> = HashMap::new();
         let mut client_entities: HashMap<String, ClientEntity> = HashMap::new();
-        for e in entities_spec.as_array().into_iter().flatten().filter_map(Bson::as_document) {
+        for e in entities_spec
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Bson::as_document)
+        {
             if let Ok(c) = e.get_document("client") {
                 let id = c.get_str("id").unwrap_or("client");
-                let (client, events) = self.client(id, c.get_document("uriOptions").ok()).await.map_err(fail)?;
+                let (client, events) = self
+                    .client(id, c.get_document("uriOptions").ok())
+                    .await
+                    .map_err(fail)?;
                 let strings = |k: &str| -> Vec<String> {
                     c.get_array(k)
-                        .map(|a| a.iter().filter_map(Bson::as_str).map(str::to_owned).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Bson::as_str)
+                                .map(str::to_owned)
+                                .collect()
+                        })
                         .unwrap_or_default()
                 };
                 client_entities.insert(
@@ -196,49 +225,72 @@ impl Runner {
                 entities.insert(id.to_owned(), Entity::Client(client));
             } else if let Ok(d) = e.get_document("database") {
                 let id = d.get_str("id").unwrap_or("database");
-                let Some(Entity::Client(client)) = entities.get(d.get_str("client").unwrap_or("")) else {
+                let Some(Entity::Client(client)) = entities.get(d.get_str("client").unwrap_or(""))
+                else {
                     return Err(fail(format!("database {id}: unknown client")));
                 };
-                let o = d.get_document("databaseOptions").cloned().unwrap_or_default();
+                let o = d
+                    .get_document("databaseOptions")
+                    .cloned()
+                    .unwrap_or_default();
                 let (sc, rc, wc) = read_write_options(&o).map_err(fail)?;
                 let options = DatabaseOptions::builder()
                     .selection_criteria(sc)
                     .read_concern(rc)
                     .write_concern(wc)
                     .build();
-                let db = client.database_with_options(d.get_str("databaseName").unwrap_or("test"), options);
+                let db = client
+                    .database_with_options(d.get_str("databaseName").unwrap_or("test"), options);
                 entities.insert(id.to_owned(), Entity::Database(db));
             } else if let Ok(c) = e.get_document("collection") {
                 let id = c.get_str("id").unwrap_or("collection");
-                let Some(Entity::Database(db)) = entities.get(c.get_str("database").unwrap_or("")) else {
+                let Some(Entity::Database(db)) = entities.get(c.get_str("database").unwrap_or(""))
+                else {
                     return Err(fail(format!("collection {id}: unknown database")));
                 };
-                let o = c.get_document("collectionOptions").cloned().unwrap_or_default();
+                let o = c
+                    .get_document("collectionOptions")
+                    .cloned()
+                    .unwrap_or_default();
                 let (sc, rc, wc) = read_write_options(&o).map_err(fail)?;
                 let options = CollectionOptions::builder()
                     .selection_criteria(sc)
                     .read_concern(rc)
                     .write_concern(wc)
                     .build();
-                let coll: Collection<Document> =
-                    db.collection_with_options(c.get_str("collectionName").unwrap_or("coll"), options);
+                let coll: Collection<Document> = db.collection_with_options(
+                    c.get_str("collectionName").unwrap_or("coll"),
+                    options,
+                );
                 entities.insert(id.to_owned(), Entity::Collection(coll));
             }
         }
 
-        for data in initial.as_array().into_iter().flatten().filter_map(Bson::as_document) {
-            let db = self.internal.database(data.get_str("databaseName").unwrap_or("test"));
+        for data in initial
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Bson::as_document)
+        {
+            let db = self
+                .internal
+                .database(data.get_str("databaseName").unwrap_or("test"));
             let name = data.get_str("collectionName").unwrap_or("coll");
             let coll = db.collection::<Document>(name);
-            coll.drop().await.map_err(|e| fail(format!("initialData drop: {e}")))?;
+            coll.drop()
+                .await
+                .map_err(|e| fail(format!("initialData drop: {e}")))?;
             let docs: Vec<Document> = data
                 .get_array("documents")
                 .map(|a| a.iter().filter_map(Bson::as_document).cloned().collect())
                 .unwrap_or_default();
             if docs.is_empty() {
-                let o: mongodb::options::CreateCollectionOptions =
-                    bson::from_document(data.get_document("createOptions").cloned().unwrap_or_default())
-                        .map_err(|e| fail(format!("initialData createOptions: {e}")))?;
+                let o: mongodb::options::CreateCollectionOptions = bson::from_document(
+                    data.get_document("createOptions")
+                        .cloned()
+                        .unwrap_or_default(),
+                )
+                .map_err(|e| fail(format!("initialData createOptions: {e}")))?;
                 db.create_collection(name)
                     .with_options(o)
                     .await
@@ -288,10 +340,7 @@ impl Runner {
             for data in outcome.iter().filter_map(Bson::as_document) {
                 let db = data.get_str("databaseName").unwrap_or("test");
                 let name = data.get_str("collectionName").unwrap_or("coll");
-                let coll = self
-                    .internal
-                    .database(db)
-                    .collection::<Document>(name);
+                let coll = self.internal.database(db).collection::<Document>(name);
                 let actual: Vec<Document> = coll
                     .find(doc! {})
                     .sort(doc! {"_id": 1})
@@ -320,14 +369,19 @@ impl Runner {
                     )));
                 }
                 for (e, a) in expected.iter().zip(&actual) {
-                    match_document(e, a, false, "").map_err(|m| fail(format!("outcome {name}: {m}; found [{}]", show())))?;
+                    match_document(e, a, false, "")
+                        .map_err(|m| fail(format!("outcome {name}: {m}; found [{}]", show())))?;
                 }
             }
         }
         Ok(())
     }
 
-    fn check_operation(&mut self, op: &Document, result: Result<Option<Bson>, OpFailure>) -> Result<(), Outcome> {
+    fn check_operation(
+        &mut self,
+        op: &Document,
+        result: Result<Option<Bson>, OpFailure>,
+    ) -> Result<(), Outcome> {
         let expect_error = op.get_document("expectError").ok();
         let expect_result = op.get("expectResult");
         match result {
@@ -357,7 +411,13 @@ impl Runner {
     }
 
     /// A match whose unsupported matchers skip the test instead of failing it.
-    fn assert_match(&mut self, expected: &Bson, actual: Option<&Bson>, root: bool, what: &str) -> Result<(), Outcome> {
+    fn assert_match(
+        &mut self,
+        expected: &Bson,
+        actual: Option<&Bson>,
+        root: bool,
+        what: &str,
+    ) -> Result<(), Outcome> {
         match matches(expected, actual, root, "") {
             Ok(()) => Ok(()),
             Err(Mismatch::Unsupported(why)) => {
@@ -369,7 +429,12 @@ impl Runner {
     }
 
     fn check_error(&mut self, expected: &Document, info: &ErrorInfo) -> Result<(), Outcome> {
-        let fail = |m: String| Err(Outcome::Fail(format!("{m} (error was: {})", describe(info))));
+        let fail = |m: String| {
+            Err(Outcome::Fail(format!(
+                "{m} (error was: {})",
+                describe(info)
+            )))
+        };
         if let Ok(client) = expected.get_bool("isClientError") {
             if client != info.client {
                 return fail(format!("expected isClientError={client}"));
@@ -395,12 +460,22 @@ impl Runner {
                 return fail(format!("expected codeName {name}"));
             }
         }
-        for label in expected.get_array("errorLabelsContain").into_iter().flatten().filter_map(Bson::as_str) {
+        for label in expected
+            .get_array("errorLabelsContain")
+            .into_iter()
+            .flatten()
+            .filter_map(Bson::as_str)
+        {
             if !info.labels.iter().any(|l| l == label) {
                 return fail(format!("expected label {label}"));
             }
         }
-        for label in expected.get_array("errorLabelsOmit").into_iter().flatten().filter_map(Bson::as_str) {
+        for label in expected
+            .get_array("errorLabelsOmit")
+            .into_iter()
+            .flatten()
+            .filter_map(Bson::as_str)
+        {
             if info.labels.iter().any(|l| l == label) {
                 return fail(format!("unexpected label {label}"));
             }
@@ -424,7 +499,9 @@ impl Runner {
             .filter(|ev| {
                 let (kind, name) = match ev {
                     CommandEvent::Started(e) => ("commandStartedEvent", e.command_name.as_str()),
-                    CommandEvent::Succeeded(e) => ("commandSucceededEvent", e.command_name.as_str()),
+                    CommandEvent::Succeeded(e) => {
+                        ("commandSucceededEvent", e.command_name.as_str())
+                    }
                     CommandEvent::Failed(e) => ("commandFailedEvent", e.command_name.as_str()),
                     _ => ("", ""),
                 };
@@ -463,20 +540,32 @@ impl Runner {
             )));
         }
         for (i, (w, ev)) in wanted.iter().zip(&observed).enumerate() {
-            let Some((kind, spec)) = w.iter().next() else { continue };
+            let Some((kind, spec)) = w.iter().next() else {
+                continue;
+            };
             let Bson::Document(spec) = spec else { continue };
             let what = format!("event {i}");
             match (kind.as_str(), ev) {
                 ("commandStartedEvent", CommandEvent::Started(e)) => {
                     if let Some(cmd) = spec.get("command") {
-                        self.assert_match(cmd, Some(&Bson::Document(e.command.clone())), true, &format!("{what} command"))?;
+                        self.assert_match(
+                            cmd,
+                            Some(&Bson::Document(e.command.clone())),
+                            true,
+                            &format!("{what} command"),
+                        )?;
                     }
                     check_str(spec, "commandName", &e.command_name, &what)?;
                     check_str(spec, "databaseName", &e.db, &what)?;
                 }
                 ("commandSucceededEvent", CommandEvent::Succeeded(e)) => {
                     if let Some(reply) = spec.get("reply") {
-                        self.assert_match(reply, Some(&Bson::Document(e.reply.clone())), true, &format!("{what} reply"))?;
+                        self.assert_match(
+                            reply,
+                            Some(&Bson::Document(e.reply.clone())),
+                            true,
+                            &format!("{what} reply"),
+                        )?;
                     }
                     check_str(spec, "commandName", &e.command_name, &what)?;
                 }
@@ -491,7 +580,10 @@ impl Runner {
                 }
             }
             for k in spec.keys() {
-                if !matches!(k.as_str(), "command" | "reply" | "commandName" | "databaseName") {
+                if !matches!(
+                    k.as_str(),
+                    "command" | "reply" | "commandName" | "databaseName"
+                ) {
                     *self
                         .skipped_assertions
                         .entry(format!("event field {k} not checked"))
@@ -505,7 +597,9 @@ impl Runner {
 
 fn check_str(spec: &Document, key: &str, actual: &str, what: &str) -> Result<(), Outcome> {
     match spec.get_str(key) {
-        Ok(want) if want != actual => Err(Outcome::Fail(format!("{what}: expected {key} {want}, got {actual}"))),
+        Ok(want) if want != actual => Err(Outcome::Fail(format!(
+            "{what}: expected {key} {want}, got {actual}"
+        ))),
         _ => Ok(()),
     }
 }
@@ -525,22 +619,32 @@ fn describe(info: &ErrorInfo) -> String {
     s
 }
 
-type RwOptions = (Option<SelectionCriteria>, Option<ReadConcern>, Option<WriteConcern>);
+type RwOptions = (
+    Option<SelectionCriteria>,
+    Option<ReadConcern>,
+    Option<WriteConcern>,
+);
 
 /// `readPreference`, `readConcern` and `writeConcern` of entity options.
 fn read_write_options(o: &Document) -> Result<RwOptions, String> {
     let sc = match o.get("readPreference") {
         Some(rp) => Some(SelectionCriteria::ReadPreference(
-            bson::from_bson::<ReadPreference>(rp.clone()).map_err(|e| format!("readPreference: {e}"))?,
+            bson::from_bson::<ReadPreference>(rp.clone())
+                .map_err(|e| format!("readPreference: {e}"))?,
         )),
         None => None,
     };
     let rc = match o.get("readConcern") {
-        Some(rc) => Some(bson::from_bson::<ReadConcern>(rc.clone()).map_err(|e| format!("readConcern: {e}"))?),
+        Some(rc) => Some(
+            bson::from_bson::<ReadConcern>(rc.clone()).map_err(|e| format!("readConcern: {e}"))?,
+        ),
         None => None,
     };
     let wc = match o.get("writeConcern") {
-        Some(wc) => Some(bson::from_bson::<WriteConcern>(wc.clone()).map_err(|e| format!("writeConcern: {e}"))?),
+        Some(wc) => Some(
+            bson::from_bson::<WriteConcern>(wc.clone())
+                .map_err(|e| format!("writeConcern: {e}"))?,
+        ),
         None => None,
     };
     Ok((sc, rc, wc))

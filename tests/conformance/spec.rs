@@ -27,7 +27,8 @@ pub fn load_dir(dir: &Path) -> Result<Vec<SpecFile>, String> {
     names.sort();
     let mut files = Vec::new();
     for path in names {
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let json: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         // Extended JSON v2 (relaxed): small integers become Int32, `$oid` an
@@ -208,7 +209,12 @@ mod tests {
     #[test]
     fn requirements() {
         assert!(eligible(None).is_ok());
-        assert!(eligible(Some(&Bson::Array(vec![doc! {"minServerVersion": "4.2"}.into()]))).is_ok());
+        assert!(
+            eligible(Some(&Bson::Array(vec![
+                doc! {"minServerVersion": "4.2"}.into()
+            ])))
+            .is_ok()
+        );
         let new = Bson::Array(vec![doc! {"minServerVersion": "8.0"}.into()]);
         assert_eq!(eligible(Some(&new)), Err("requires server >= 8.0".into()));
         let old = Bson::Array(vec![doc! {"maxServerVersion": "4.2.99"}.into()]);
