@@ -25,11 +25,11 @@ struct Statement {
 }
 
 fn client_error(msg: impl Into<String>) -> OpFailure {
-    OpFailure::Error(ErrorInfo {
+    OpFailure::Error(Box::new(ErrorInfo {
         client: true,
         message: msg.into(),
         ..ErrorInfo::default()
-    })
+    }))
 }
 
 fn first_key_is_operator(d: &Document) -> Option<bool> {
@@ -195,23 +195,23 @@ pub async fn bulk_write(coll: &Collection<Document>, args: &Document) -> OpResul
             list: batch.iter().map(|s| Bson::Document(s.body.clone())).collect::<Vec<_>>(),
             "ordered": ordered,
         };
-        if batch[0].kind != Kind::Insert {
-            if let Some(v) = args.get("let") {
-                cmd.insert("let", v.clone());
-            }
+        if batch[0].kind != Kind::Insert
+            && let Some(v) = args.get("let")
+        {
+            cmd.insert("let", v.clone());
         }
-        if batch[0].kind != Kind::Delete {
-            if let Some(v) = args.get("bypassDocumentValidation") {
-                cmd.insert("bypassDocumentValidation", v.clone());
-            }
+        if batch[0].kind != Kind::Delete
+            && let Some(v) = args.get("bypassDocumentValidation")
+        {
+            cmd.insert("bypassDocumentValidation", v.clone());
         }
         if let Some(v) = args.get("comment") {
             cmd.insert("comment", v.clone());
         }
-        if let Some(wc) = coll.write_concern() {
-            if let Ok(wc) = bson::to_bson(wc) {
-                cmd.insert("writeConcern", wc);
-            }
+        if let Some(wc) = coll.write_concern()
+            && let Ok(wc) = bson::to_bson(wc)
+        {
+            cmd.insert("writeConcern", wc);
         }
         let reply = match db.run_command(cmd).await {
             Ok(r) => r,
@@ -294,7 +294,7 @@ pub async fn bulk_write(coll: &Collection<Document>, args: &Document) -> OpResul
     match first_error {
         Some(mut info) => {
             info.partial = Some(Bson::Document(result));
-            Err(OpFailure::Error(info))
+            Err(OpFailure::Error(Box::new(info)))
         }
         None if unacknowledged => Ok(None),
         None => Ok(Some(Bson::Document(result))),

@@ -85,10 +85,8 @@ pub fn match_document(
         };
         matches(ev, actual.get(k), false, &p)?;
     }
-    if !root {
-        if let Some(extra) = actual.keys().find(|k| !expected.contains_key(*k)) {
-            return differ(path, format!("unexpected field {extra:?} in {actual}"));
-        }
+    if !root && let Some(extra) = actual.keys().find(|k| !expected.contains_key(*k)) {
+        return differ(path, format!("unexpected field {extra:?} in {actual}"));
     }
     Ok(())
 }

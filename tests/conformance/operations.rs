@@ -45,7 +45,7 @@ pub struct ErrorInfo {
 #[derive(Debug)]
 pub enum OpFailure {
     /// The operation failed (may be what the test expects).
-    Error(ErrorInfo),
+    Error(Box<ErrorInfo>),
     /// The runner cannot execute it: the test is skipped.
     Unsupported(String),
     /// The test file is malformed or the runner has a bug.
@@ -56,14 +56,14 @@ impl From<Error> for OpFailure {
     fn from(e: Error) -> Self {
         // The Rust driver refuses w:0 for every operation but insert, before
         // sending anything; tests of unacknowledged writes cannot run through it.
-        if let ErrorKind::InvalidArgument { message, .. } = e.kind.as_ref() {
-            if message.starts_with("Unacknowledged write concerns are not supported") {
-                return OpFailure::Unsupported(
-                    "the Rust driver refuses unacknowledged (w:0) writes".into(),
-                );
-            }
+        if let ErrorKind::InvalidArgument { message, .. } = e.kind.as_ref()
+            && message.starts_with("Unacknowledged write concerns are not supported")
+        {
+            return OpFailure::Unsupported(
+                "the Rust driver refuses unacknowledged (w:0) writes".into(),
+            );
         }
-        OpFailure::Error(error_info(&e))
+        OpFailure::Error(Box::new(error_info(&e)))
     }
 }
 
@@ -110,10 +110,10 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         ErrorKind::BulkWrite(_) => {}
         _ => info.client = true,
     }
-    if let Some(raw) = e.server_response() {
-        if let Ok(d) = raw.to_document() {
-            info.response = Some(d);
-        }
+    if let Some(raw) = e.server_response()
+        && let Ok(d) = raw.to_document()
+    {
+        info.response = Some(d);
     }
     info
 }
@@ -377,7 +377,7 @@ async fn insert_many(coll: &Collection<Document>, args: &Document) -> OpResult {
                     "upsertedIds": {},
                 }));
             }
-            Err(OpFailure::Error(info))
+            Err(OpFailure::Error(Box::new(info)))
         }
     }
 }

@@ -435,15 +435,15 @@ impl Runner {
                 describe(info)
             )))
         };
-        if let Ok(client) = expected.get_bool("isClientError") {
-            if client != info.client {
-                return fail(format!("expected isClientError={client}"));
-            }
+        if let Ok(client) = expected.get_bool("isClientError")
+            && client != info.client
+        {
+            return fail(format!("expected isClientError={client}"));
         }
-        if let Ok(s) = expected.get_str("errorContains") {
-            if !info.message.to_lowercase().contains(&s.to_lowercase()) {
-                return fail(format!("expected message containing {s:?}"));
-            }
+        if let Ok(s) = expected.get_str("errorContains")
+            && !info.message.to_lowercase().contains(&s.to_lowercase())
+        {
+            return fail(format!("expected message containing {s:?}"));
         }
         if let Some(code) = expected.get("errorCode") {
             let want = match code {
@@ -455,10 +455,10 @@ impl Runner {
                 return fail(format!("expected code {code}"));
             }
         }
-        if let Ok(name) = expected.get_str("errorCodeName") {
-            if info.code_name.as_deref() != Some(name) {
-                return fail(format!("expected codeName {name}"));
-            }
+        if let Ok(name) = expected.get_str("errorCodeName")
+            && info.code_name.as_deref() != Some(name)
+        {
+            return fail(format!("expected codeName {name}"));
         }
         for label in expected
             .get_array("errorLabelsContain")

@@ -59,21 +59,21 @@ fn parse_version(s: &str) -> (u32, u32, u32) {
 
 /// Why one requirement document is not met by a 7.0 standalone, if it is not.
 fn unmet(req: &Document) -> Option<String> {
-    if let Ok(min) = req.get_str("minServerVersion") {
-        if parse_version(min) > SERVER_VERSION {
-            return Some(format!("requires server >= {min}"));
-        }
+    if let Ok(min) = req.get_str("minServerVersion")
+        && parse_version(min) > SERVER_VERSION
+    {
+        return Some(format!("requires server >= {min}"));
     }
-    if let Ok(max) = req.get_str("maxServerVersion") {
-        if parse_version(max) < SERVER_VERSION {
-            return Some(format!("requires server <= {max}"));
-        }
+    if let Ok(max) = req.get_str("maxServerVersion")
+        && parse_version(max) < SERVER_VERSION
+    {
+        return Some(format!("requires server <= {max}"));
     }
-    if let Ok(tops) = req.get_array("topologies") {
-        if !tops.iter().any(|t| t.as_str() == Some("single")) {
-            let names: Vec<_> = tops.iter().filter_map(Bson::as_str).collect();
-            return Some(format!("requires topology {}", names.join("/")));
-        }
+    if let Ok(tops) = req.get_array("topologies")
+        && !tops.iter().any(|t| t.as_str() == Some("single"))
+    {
+        let names: Vec<_> = tops.iter().filter_map(Bson::as_str).collect();
+        return Some(format!("requires topology {}", names.join("/")));
     }
     if req.get_str("serverless") == Ok("require") || req.get_str("serverless") == Ok("required") {
         return Some("requires serverless".into());
@@ -149,10 +149,10 @@ pub fn unsupported(file: &Document, test: &Document) -> Option<String> {
                     return Some(format!("entity type {kind} unsupported"));
                 }
             }
-            if let Ok(c) = e.get_document("client") {
-                if c.contains_key("observeLogMessages") || c.contains_key("storeEventsAsEntities") {
-                    return Some("client log/event entities unsupported".into());
-                }
+            if let Ok(c) = e.get_document("client")
+                && (c.contains_key("observeLogMessages") || c.contains_key("storeEventsAsEntities"))
+            {
+                return Some("client log/event entities unsupported".into());
             }
         }
     }
@@ -191,10 +191,10 @@ pub fn unsupported(file: &Document, test: &Document) -> Option<String> {
     }
     if let Ok(evs) = test.get_array("expectEvents") {
         for ev in evs.iter().filter_map(Bson::as_document) {
-            if let Ok(t) = ev.get_str("eventType") {
-                if t != "command" {
-                    return Some(format!("{t} events unsupported"));
-                }
+            if let Ok(t) = ev.get_str("eventType")
+                && t != "command"
+            {
+                return Some(format!("{t} events unsupported"));
             }
         }
     }
