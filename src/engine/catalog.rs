@@ -181,17 +181,17 @@ impl Collection {
     }
 
     fn validate(&self, doc: &Document) -> Result<()> {
-        if let Some(v) = &self.validator {
-            if !v.matches(doc, &Vars::default())? {
-                return Err(EngineError::new(
-                    ErrorCode::DOCUMENT_VALIDATION_FAILURE,
-                    "Document failed validation",
-                )
-                .with_info(doc! {"errInfo": {
-                    "failingDocumentId": doc.get("_id").cloned().unwrap_or(Bson::Null),
-                    "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []},
-                }}));
-            }
+        if let Some(v) = &self.validator
+            && !v.matches(doc, &Vars::default())?
+        {
+            return Err(EngineError::new(
+                ErrorCode::DOCUMENT_VALIDATION_FAILURE,
+                "Document failed validation",
+            )
+            .with_info(doc! {"errInfo": {
+                "failingDocumentId": doc.get("_id").cloned().unwrap_or(Bson::Null),
+                "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []},
+            }}));
         }
         Ok(())
     }
@@ -772,12 +772,11 @@ impl Catalog {
                 for (rid, raw) in &c.records {
                     let Ok(doc) = to_document(raw) else { continue };
                     for (path, secs) in &ttl {
-                        if let Some(t) = earliest_date(&doc, path) {
-                            if t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
-                            {
-                                expired.push(*rid);
-                                break;
-                            }
+                        if let Some(t) = earliest_date(&doc, path)
+                            && t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
+                        {
+                            expired.push(*rid);
+                            break;
                         }
                     }
                 }

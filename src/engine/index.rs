@@ -416,10 +416,10 @@ fn collect_path(value: &Bson, parts: &[&str], depth: usize, out: &mut PathValues
 }
 
 fn generate_keys(spec: &IndexSpec, doc: &Document) -> Result<DocKeys> {
-    if let Some((_, filter)) = &spec.partial {
-        if !filter.matches(doc, &Vars::default())? {
-            return Ok(DocKeys::default());
-        }
+    if let Some((_, filter)) = &spec.partial
+        && !filter.matches(doc, &Vars::default())?
+    {
+        return Ok(DocKeys::default());
     }
     let root = Bson::Document(doc.clone());
     let mut per_field: Vec<Vec<Bson>> = Vec::with_capacity(spec.fields.len());

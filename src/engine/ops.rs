@@ -131,10 +131,10 @@ fn scan_matches(
     match index_candidates(c, filter, collation) {
         Some(rids) => {
             for rid in rids {
-                if let Some(raw) = c.raw(rid) {
-                    if !check(rid, raw)? {
-                        break;
-                    }
+                if let Some(raw) = c.raw(rid)
+                    && !check(rid, raw)?
+                {
+                    break;
                 }
             }
         }
@@ -363,18 +363,18 @@ fn upsert_insert(
         vars,
     };
     update.apply(&mut new, &ctx)?;
-    if let (Some(seed_id), Some(new_id)) = (seed.get("_id"), new.get("_id")) {
-        if !value::values_equal(seed_id, new_id, None) {
-            return Err(EngineError::new(
-                ErrorCode::IMMUTABLE_FIELD,
-                "After applying the update, the (immutable) field '_id' was found to have been altered",
-            ));
-        }
+    if let (Some(seed_id), Some(new_id)) = (seed.get("_id"), new.get("_id"))
+        && !value::values_equal(seed_id, new_id, None)
+    {
+        return Err(EngineError::new(
+            ErrorCode::IMMUTABLE_FIELD,
+            "After applying the update, the (immutable) field '_id' was found to have been altered",
+        ));
     }
-    if new.get("_id").is_none() {
-        if let Some(id) = seed.get("_id") {
-            new = with_id(new, id.clone());
-        }
+    if new.get("_id").is_none()
+        && let Some(id) = seed.get("_id")
+    {
+        new = with_id(new, id.clone());
     }
     let new = ensure_id(new);
     c.insert(ns, to_raw(&new)?)?;
@@ -990,11 +990,11 @@ fn values_at(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
             }
         }
         (Some((first, rest)), Bson::Array(items)) => {
-            if let Ok(i) = first.parse::<usize>() {
-                if let Some(child) = items.get(i) {
-                    values_at(child, rest, out);
-                    return;
-                }
+            if let Ok(i) = first.parse::<usize>()
+                && let Some(child) = items.get(i)
+            {
+                values_at(child, rest, out);
+                return;
             }
             for item in items {
                 if item.as_document().is_some() {
