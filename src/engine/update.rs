@@ -443,7 +443,7 @@ fn split_path(path: &str) -> Result<Vec<&str>> {
             return Err(EngineError::new(
                 ErrorCode::DOLLAR_PREFIXED_FIELD_NAME,
                 format!(
-                    "The dollar ($) prefixed field '{name}' in '{path}' is not valid for storage."
+                    "The dollar ($) prefixed field '{name}' in '{path}' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith."
                 ),
             ));
         }
