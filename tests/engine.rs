@@ -317,3 +317,13 @@ proptest! {
         prop_assert_eq!(find(&plain, "c", filter.clone()), find(&indexed, "c", filter));
     }
 }
+
+#[test]
+fn id_shapes_mongod_refuses() {
+    let e = Engine::new();
+    let code = |d: Document| e.insert("t", "ids", vec![raw(d)], true).unwrap().errors.first().map(|w| w.error.code);
+    assert_eq!(code(doc! {"_id": [1, 2]}), Some(ErrorCode::BAD_VALUE));
+    assert_eq!(code(doc! {"_id": {"$a": 1}}), Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME));
+    assert_eq!(code(doc! {"_id": {"a": {"$b": 1}}}), Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME));
+    assert_eq!(code(doc! {"_id": {"a": [1, 2]}}), None, "arrays inside an _id document are fine");
+}

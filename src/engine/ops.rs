@@ -19,7 +19,7 @@ use super::index::RecordId;
 use super::pipeline::{Pipeline, Source};
 use super::projection::Projection;
 use super::sort::SortSpec;
-use super::update::{ApplyContext, Update, upsert_seed};
+use super::update::{ApplyContext, Update};
 use super::*;
 
 /// A matched record: its id, its document and the matched array position.
@@ -354,7 +354,7 @@ fn upsert_insert(
     now: bson::DateTime,
     vars: &Vars,
 ) -> Result<Document> {
-    let seed = upsert_seed(filter_doc)?;
+    let seed = update.upsert_seed(filter_doc)?;
     let mut new = seed.clone();
     let ctx = ApplyContext {
         array_position: None,
