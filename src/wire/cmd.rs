@@ -79,24 +79,25 @@ impl CommandDoc {
         let mut raw_documents = None;
         for element in &msg.body {
             let (key, value) = element.map_err(|e| EngineError::bad_value(e.to_string()))?;
-            if is_insert && key == "documents" {
-                if let RawBsonRef::Array(array) = value {
-                    let mut docs = Vec::new();
-                    for item in array {
-                        match item.map_err(|e| EngineError::bad_value(e.to_string()))? {
-                            RawBsonRef::Document(d) => docs.push(d.to_raw_document_buf()),
-                            other => {
-                                return Err(args::wrong_type(
-                                    "insert.documents.0",
-                                    &to_bson(other)?,
-                                    "'object'",
-                                ));
-                            }
+            if is_insert
+                && key == "documents"
+                && let RawBsonRef::Array(array) = value
+            {
+                let mut docs = Vec::new();
+                for item in array {
+                    match item.map_err(|e| EngineError::bad_value(e.to_string()))? {
+                        RawBsonRef::Document(d) => docs.push(d.to_raw_document_buf()),
+                        other => {
+                            return Err(args::wrong_type(
+                                "insert.documents.0",
+                                &to_bson(other)?,
+                                "'object'",
+                            ));
                         }
                     }
-                    raw_documents = Some(docs);
-                    continue;
                 }
+                raw_documents = Some(docs);
+                continue;
             }
             body.insert(key, to_bson(value)?);
         }
