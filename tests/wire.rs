@@ -474,3 +474,113 @@ async fn kind_one_section_insert() {
         .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
 }
+
+#[tokio::test]
+async fn writes_reads_and_catalog_through_the_driver() {
+    use mongodb::IndexModel;
+    use mongodb::options::ReturnDocument;
+
+    let (_server, client) = start().await;
+    let db = client.database("lab");
+    let coll = db.collection::<Document>("people");
+    coll.insert_many((0..20).map(|i| doc! {"_id": i, "age": i * 5, "team": i % 3}))
+        .await
+        .unwrap();
+
+    let upd = coll
+        .update_many(doc! {"age": {"$gte": 50}}, doc! {"$set": {"senior": true}})
+        .await
+        .unwrap();
+    assert_eq!((upd.matched_count, upd.modified_count), (10, 10));
+    let ups = coll
+        .update_one(doc! {"_id": 100}, doc! {"$set": {"age": 1}})
+        .upsert(true)
+        .await
+        .unwrap();
+    assert_eq!(ups.upserted_id, Some(Bson::Int32(100)));
+
+    let before = coll
+        .find_one_and_update(doc! {"_id": 1}, doc! {"$inc": {"age": 1}})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(before.get_i32("age").unwrap(), 5);
+    let after = coll
+        .find_one_and_update(doc! {"_id": 1}, doc! {"$inc": {"age": 1}})
+        .return_document(ReturnDocument::After)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.get_i32("age").unwrap(), 7);
+    let removed = coll.find_one_and_delete(doc! {"_id": 100}).await.unwrap();
+    assert!(removed.is_some());
+
+    let n = db
+        .run_command(doc! {"count": "people", "query": {"team": 0}})
+        .await
+        .unwrap();
+    assert_eq!(n.get_i32("n").unwrap(), 7);
+    assert_eq!(coll.estimated_document_count().await.unwrap(), 20);
+    let mut teams = coll.distinct("team", doc! {}).await.unwrap();
+    teams.sort_by_key(|b| b.as_i32());
+    assert_eq!(teams, vec![Bson::Int32(0), Bson::Int32(1), Bson::Int32(2)]);
+    let mut groups: Vec<Document> = coll
+        .aggregate(vec![doc! {"$match": {"team": 0}}])
+        .batch_size(2)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    groups.sort_by_key(|d| d.get_i32("_id").unwrap());
+    assert_eq!(groups.len(), 7);
+    assert_eq!(groups[1].get_i32("_id").unwrap(), 3);
+
+    let deleted = coll.delete_many(doc! {"senior": true}).await.unwrap();
+    assert_eq!(deleted.deleted_count, 10);
+
+    let created = coll
+        .create_index(IndexModel::builder().keys(doc! {"age": 1}).build())
+        .await
+        .unwrap();
+    assert_eq!(created.index_name, "age_1");
+    let names = coll.list_index_names().await.unwrap();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let dropped = db
+        .run_command(doc! {"dropIndexes": "people", "index": "age_1"})
+        .await
+        .unwrap();
+    assert_eq!(dropped.get_i32("nIndexesWas").unwrap(), 2);
+
+    db.create_collection("empty").await.unwrap();
+    let mut colls = db.list_collection_names().await.unwrap();
+    colls.sort();
+    assert_eq!(colls, vec!["empty".to_string(), "people".to_string()]);
+    client
+        .database("admin")
+        .run_command(doc! {"renameCollection": "lab.empty", "to": "lab.full"})
+        .await
+        .unwrap();
+    let err = db
+        .run_command(doc! {"renameCollection": "lab.full", "to": "lab.x"})
+        .await
+        .unwrap_err();
+    assert_eq!(command_code(&err), 13);
+    let stats = db.run_command(doc! {"collStats": "people"}).await.unwrap();
+    assert_eq!(stats.get_f64("ok").unwrap(), 1.0);
+    let stats = db.run_command(doc! {"dbStats": 1}).await.unwrap();
+    assert_eq!(stats.get_f64("ok").unwrap(), 1.0);
+    db.collection::<Document>("full").drop().await.unwrap();
+    assert_eq!(
+        db.list_collection_names().await.unwrap(),
+        vec!["people".to_string()]
+    );
+    db.drop().await.unwrap();
+    assert!(
+        !client
+            .list_database_names()
+            .await
+            .unwrap()
+            .contains(&"lab".to_string())
+    );
+}
