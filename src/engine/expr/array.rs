@@ -1,8 +1,6 @@
 //! Array, set and object-shaping operators (`$size`, `$slice`, `$in`,
 //! `$setUnion`, `$zip`, `$sortArray`, `$objectToArray`, …).
 
-use std::cmp::Ordering;
-
 use bson::{Bson, Document};
 
 use super::{NamedVals, err, nullish, truthy, type_name};
@@ -614,14 +612,4 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
         ));
     }
     Ok(Some(Bson::Array(out)))
-}
-
-/// Order used by `$min`/`$max` style selections.
-pub(crate) fn better(a: &Bson, b: &Bson, max: bool, coll: Option<&Collation>) -> bool {
-    let c = value::compare(a, b, coll);
-    if max {
-        c == Ordering::Greater
-    } else {
-        c == Ordering::Less
-    }
 }

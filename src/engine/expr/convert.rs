@@ -84,7 +84,7 @@ fn type_of_target(t: &Bson) -> Result<&'static str> {
             Some(19) => "decimal",
             Some(other) => {
                 return Err(err(
-                    ErrorCodeFailed::CODE,
+                    2,
                     format!("Unsupported conversion to type {other}"),
                 ));
             }
@@ -110,10 +110,6 @@ fn type_of_target(t: &Bson) -> Result<&'static str> {
     })
 }
 
-struct ErrorCodeFailed;
-impl ErrorCodeFailed {
-    const CODE: i32 = 2;
-}
 
 fn unsupported(from: &Bson, to: &str) -> EngineError {
     fail(format!(
@@ -256,7 +252,7 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
     Some((|| {
         if let Some(k) = a.unknown(&["input", "to", "onError", "onNull"]) {
             return Err(err(
-                ErrorCodeFailed::CODE,
+                2,
                 format!("$convert found an unknown argument: {k}"),
             ));
         }
