@@ -674,7 +674,7 @@ impl Session {
                     let args = self.args(args, out).await?;
                     match callee.as_str() {
                         "Date" => Value::Bson(Bson::DateTime(new_date(&args, pos)?)),
-                        "ObjectId" | "UUID" | "Timestamp" | "RegExp" | "NumberInt"
+                        "ObjectId" | "ISODate" | "UUID" | "Timestamp" | "RegExp" | "NumberInt"
                         | "NumberLong" | "NumberDecimal" | "Int32" | "Long" | "Double"
                         | "Decimal128" | "MinKey" | "MaxKey" => {
                             call_global(callee, args, pos, out)?

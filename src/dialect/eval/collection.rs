@@ -565,14 +565,7 @@ impl Session {
                 let reply = self
                     .command(db, doc! { "dropIndexes": coll, "index": which })
                     .await?;
-                let mut out = Document::new();
-                for (k, v) in reply {
-                    if k == "nIndexesWas" || k == "ok" {
-                        let v = as_f64(&v).map(js_number).unwrap_or(v);
-                        out.insert(k, v);
-                    }
-                }
-                Value::Bson(Bson::Document(out))
+                Value::Bson(Bson::Document(strip_cluster_fields(reply)))
             }
             "getIndexes" => {
                 let docs: Vec<Document> = self
@@ -883,6 +876,22 @@ fn ensure_id(d: &mut Document) -> Bson {
     with_id.extend(std::mem::take(d));
     *d = with_id;
     id
+}
+
+/// Drop the replica-set gossip fields mongosh does not show, and print
+/// integral doubles the way the Node driver decodes them.
+pub(super) fn strip_cluster_fields(reply: Document) -> Document {
+    reply
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with('$') && k != "operationTime")
+        .map(|(k, v)| {
+            let v = match v {
+                Bson::Double(d) => js_number(d),
+                other => other,
+            };
+            (k, v)
+        })
+        .collect()
 }
 
 fn copy_opts(from: &Document, to: &mut Document, pairs: &[(&str, &str)]) {
