@@ -25,6 +25,7 @@ pub mod index;
 pub mod keystring;
 pub mod pipeline;
 pub mod projection;
+pub mod size_model;
 pub mod sort;
 pub mod update;
 pub mod value;

@@ -1,54 +1,825 @@
 //! The catalog: databases, collections and their records.
+//!
+//! A collection keeps each document as raw BSON under a record id that grows
+//! with every insert, so a collection scan returns documents in insertion
+//! order, as mongod's does. Every write goes through [`Collection`], which
+//! computes all index keys first, checks unique constraints and the
+//! validator, and only then changes anything: a failed write leaves records
+//! and indexes exactly as they were.
 
-use bson::{Bson, Document};
+use std::collections::BTreeMap;
 
-use super::CreateIndexesOutcome;
-use super::error::{EngineError, Result};
+use bson::{Bson, Document, RawDocumentBuf, doc};
+
+use super::collation::Collation;
+use super::error::{EngineError, ErrorCode, Result};
+use super::expr::Vars;
+use super::filter::Filter;
+use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
+use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, size_model};
 
 /// Every database of the engine.
 #[derive(Debug, Default)]
-pub struct Catalog {}
+pub struct Catalog {
+    dbs: BTreeMap<String, Database>,
+}
+
+/// One database: a set of named collections.
+#[derive(Debug, Default)]
+pub struct Database {
+    collections: BTreeMap<String, Collection>,
+}
+
+/// A collection: records in insertion order plus their indexes.
+#[derive(Debug)]
+pub struct Collection {
+    uuid: bson::Uuid,
+    /// The `create` options as given (validator, collation, …).
+    options: Document,
+    validator: Option<Filter>,
+    collation: Option<Collation>,
+    records: BTreeMap<RecordId, RawDocumentBuf>,
+    next_record: RecordId,
+    indexes: Vec<Index>,
+    data_size: u64,
+}
+
+/// Validate a database name as mongod does.
+pub fn check_db_name(db: &str) -> Result<()> {
+    if db.is_empty() || db.len() >= 64 || db.contains(['/', '\\', '.', ' ', '"', '$', '\0']) {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!("Invalid database name: '{db}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// Validate a collection name as mongod does.
+pub fn check_coll_name(db: &str, coll: &str) -> Result<()> {
+    check_db_name(db)?;
+    if coll.is_empty() || coll.contains('\0') || coll.starts_with('.') {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!("Invalid collection name: {coll}"),
+        ));
+    }
+    if coll.contains('$') {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!("Invalid collection name: {db}.{coll}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Collection {
+    fn new(options: Document) -> Result<Self> {
+        let validator = match options.get("validator") {
+            Some(Bson::Document(v)) if !v.is_empty() => Some(Filter::parse(v, None)?),
+            Some(Bson::Document(_)) | None => None,
+            Some(_) => return Err(EngineError::type_mismatch("'validator' must be an object")),
+        };
+        let collation = match options.get("collation") {
+            Some(Bson::Document(c)) => Collation::parse(c)?,
+            Some(_) => return Err(EngineError::type_mismatch("collation must be an object")),
+            None => None,
+        };
+        let mut id_spec = IndexSpec::id_index();
+        id_spec.collation = collation.clone();
+        Ok(Collection {
+            uuid: bson::Uuid::new(),
+            options,
+            validator,
+            collation,
+            records: BTreeMap::new(),
+            next_record: 1,
+            indexes: vec![Index::new(id_spec)],
+            data_size: 0,
+        })
+    }
+
+    /// The collection's default collation.
+    pub fn collation(&self) -> Option<&Collation> {
+        self.collation.as_ref()
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether the collection holds no documents.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The exact sum of the documents' BSON sizes.
+    pub fn data_size(&self) -> u64 {
+        self.data_size
+    }
+
+    /// The indexes, `_id_` first.
+    pub fn indexes(&self) -> &[Index] {
+        &self.indexes
+    }
+
+    /// An index by name.
+    pub fn index(&self, name: &str) -> Option<&Index> {
+        self.indexes.iter().find(|i| i.spec.name == name)
+    }
+
+    /// Records in insertion order.
+    pub fn records(&self) -> impl DoubleEndedIterator<Item = (RecordId, &RawDocumentBuf)> {
+        self.records.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// One record's raw document.
+    pub fn raw(&self, rid: RecordId) -> Option<&RawDocumentBuf> {
+        self.records.get(&rid)
+    }
+
+    /// One record as a document.
+    pub fn doc(&self, rid: RecordId) -> Result<Option<Document>> {
+        match self.records.get(&rid) {
+            Some(raw) => Ok(Some(to_document(raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The record whose `_id` equals `id`, through the `_id_` index.
+    pub fn find_by_id(&self, id: &Bson) -> Option<RecordId> {
+        let key = keystring::encode_single(id, self.collation.as_ref());
+        self.indexes[0].records_for_key(&key).next()
+    }
+
+    fn only_id_index(&self) -> bool {
+        self.indexes.len() == 1 && self.validator.is_none()
+    }
+
+    /// Compute every index's keys for `doc`, checking unique constraints
+    /// against records other than `except`.
+    fn keys_checked(
+        &self,
+        ns: &str,
+        doc: &Document,
+        except: Option<RecordId>,
+    ) -> Result<Vec<DocKeys>> {
+        let mut all = Vec::with_capacity(self.indexes.len());
+        for index in &self.indexes {
+            let keys = index.keys_for(doc)?;
+            if index.spec.unique {
+                for key in &keys.keys {
+                    if index.conflicts(key, except).is_some() {
+                        return Err(duplicate_key(ns, &index.spec, doc));
+                    }
+                }
+            }
+            all.push(keys);
+        }
+        Ok(all)
+    }
+
+    fn validate(&self, doc: &Document) -> Result<()> {
+        if let Some(v) = &self.validator
+            && !v.matches(doc, &Vars::default())?
+        {
+            return Err(EngineError::new(
+                ErrorCode::DOCUMENT_VALIDATION_FAILURE,
+                "Document failed validation",
+            )
+            .with_info(doc! {"errInfo": {
+                "failingDocumentId": doc.get("_id").cloned().unwrap_or(Bson::Null),
+                "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []},
+            }}));
+        }
+        Ok(())
+    }
+
+    /// Insert a document that already has its `_id` first.
+    pub fn insert(&mut self, ns: &str, raw: RawDocumentBuf) -> Result<RecordId> {
+        check_size(raw.as_bytes().len(), "object to insert too large")?;
+        let rid = self.next_record;
+        if self.only_id_index() {
+            // Fast path: read `_id` straight from the raw bytes.
+            let id = raw
+                .get("_id")
+                .ok()
+                .flatten()
+                .and_then(|r| r.to_raw_bson().try_into().ok())
+                .unwrap_or(Bson::Null);
+            check_id(&id)?;
+            let key = keystring::encode_single(&id, self.collation.as_ref());
+            if self.indexes[0].conflicts(&key, None).is_some() {
+                return Err(duplicate_key(ns, &self.indexes[0].spec, &doc! {"_id": id}));
+            }
+            let keys = DocKeys {
+                keys: vec![key],
+                multikey_paths: vec![Default::default()],
+            };
+            self.indexes[0].insert_keys(&keys, rid);
+        } else {
+            let doc = to_document(&raw)?;
+            check_id(doc.get("_id").unwrap_or(&Bson::Null))?;
+            self.validate(&doc)?;
+            let keys = self.keys_checked(ns, &doc, None)?;
+            for (index, k) in self.indexes.iter_mut().zip(&keys) {
+                index.insert_keys(k, rid);
+            }
+        }
+        self.data_size += raw.as_bytes().len() as u64;
+        self.records.insert(rid, raw);
+        self.next_record += 1;
+        Ok(rid)
+    }
+
+    /// Replace record `rid` with `new_doc`, keeping its record id.
+    pub fn replace(&mut self, ns: &str, rid: RecordId, new_doc: &Document) -> Result<()> {
+        let raw = RawDocumentBuf::from_document(new_doc)
+            .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+        check_size(
+            raw.as_bytes().len(),
+            "Resulting document after update is larger than 16777216",
+        )?;
+        let Some(old_raw) = self.records.get(&rid) else {
+            return Err(EngineError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "record vanished",
+            ));
+        };
+        let old_doc = to_document(old_raw)?;
+        self.validate(new_doc)?;
+        let new_keys = self.keys_checked(ns, new_doc, Some(rid))?;
+        let mut old_keys = Vec::with_capacity(self.indexes.len());
+        for index in &self.indexes {
+            old_keys.push(index.keys_for(&old_doc)?);
+        }
+        for ((index, old), new) in self.indexes.iter_mut().zip(&old_keys).zip(&new_keys) {
+            if old != new {
+                index.remove_keys(old, rid);
+                index.insert_keys(new, rid);
+            }
+        }
+        self.data_size =
+            self.data_size + raw.as_bytes().len() as u64 - old_raw.as_bytes().len() as u64;
+        self.records.insert(rid, raw);
+        Ok(())
+    }
+
+    /// Remove record `rid`, returning its document.
+    pub fn remove(&mut self, rid: RecordId) -> Result<Option<Document>> {
+        let Some(raw) = self.records.remove(&rid) else {
+            return Ok(None);
+        };
+        let doc = to_document(&raw)?;
+        for index in &mut self.indexes {
+            // Keys computed from a stored document cannot fail: they did
+            // when it was written.
+            if let Ok(keys) = index.keys_for(&doc) {
+                index.remove_keys(&keys, rid);
+            }
+        }
+        self.data_size -= raw.as_bytes().len() as u64;
+        Ok(Some(doc))
+    }
+
+    /// Remove every document, keeping the indexes' definitions.
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.data_size = 0;
+        for index in &mut self.indexes {
+            index.clear();
+        }
+    }
+
+    fn build_index(&self, ns: &str, spec: IndexSpec) -> Result<Index> {
+        let mut index = Index::new(spec);
+        for (rid, raw) in &self.records {
+            let doc = to_document(raw)?;
+            let keys = index.keys_for(&doc)?;
+            if index.spec.unique {
+                for key in &keys.keys {
+                    if index.conflicts(key, Some(*rid)).is_some() {
+                        return Err(duplicate_key(ns, &index.spec, &doc));
+                    }
+                }
+            }
+            index.insert_keys(&keys, *rid);
+        }
+        Ok(index)
+    }
+}
+
+fn check_size(len: usize, what: &str) -> Result<()> {
+    if len > MAX_BSON_OBJECT_SIZE {
+        return Err(EngineError::new(
+            ErrorCode::BSON_OBJECT_TOO_LARGE,
+            format!("{what}. size in bytes: {len}, max size: {MAX_BSON_OBJECT_SIZE}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_id(id: &Bson) -> Result<()> {
+    match id {
+        Bson::Array(_) => Err(EngineError::new(
+            ErrorCode::BAD_VALUE,
+            "The '_id' value cannot be of type array",
+        )),
+        Bson::RegularExpression(_) => Err(EngineError::new(
+            ErrorCode::BAD_VALUE,
+            "The '_id' value cannot be of type regex",
+        )),
+        Bson::Undefined => Err(EngineError::new(
+            ErrorCode::BAD_VALUE,
+            "can't use a undefined for _id",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Decode a stored document.
+pub fn to_document(raw: &RawDocumentBuf) -> Result<Document> {
+    raw.to_document()
+        .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}")))
+}
+
+/// mongod's duplicate key error, with `keyPattern` and `keyValue`.
+pub fn duplicate_key(ns: &str, spec: &IndexSpec, doc: &Document) -> EngineError {
+    let key_value = key_value(spec, doc);
+    let shown = key_value
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", shell_repr(v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    EngineError::new(
+        ErrorCode::DUPLICATE_KEY,
+        format!(
+            "E11000 duplicate key error collection: {ns} index: {} dup key: {{ {shown} }}",
+            spec.name
+        ),
+    )
+    .with_info(doc! {"keyPattern": spec.key.clone(), "keyValue": key_value})
+}
+
+/// A value as mongod prints it inside error messages.
+pub fn shell_repr(v: &Bson) -> String {
+    match v {
+        Bson::String(s) => format!("\"{s}\""),
+        Bson::ObjectId(o) => format!("ObjectId('{o}')"),
+        Bson::Null => "null".into(),
+        Bson::Int32(i) => i.to_string(),
+        Bson::Int64(i) => i.to_string(),
+        Bson::Double(d) => d.to_string(),
+        Bson::Document(d) => {
+            let inner = d
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", shell_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{{ {inner} }}")
+        }
+        Bson::Array(a) => format!(
+            "[ {} ]",
+            a.iter().map(shell_repr).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
 
 impl Catalog {
+    /// A collection, if it exists.
+    pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
+        self.dbs.get(db)?.collections.get(coll)
+    }
+
+    /// A collection for writing, if it exists.
+    pub fn collection_mut(&mut self, db: &str, coll: &str) -> Option<&mut Collection> {
+        self.dbs.get_mut(db)?.collections.get_mut(coll)
+    }
+
+    /// A collection for writing, created implicitly (as inserts do).
+    /// Returns whether it was created.
+    pub fn collection_or_create(
+        &mut self,
+        db: &str,
+        coll: &str,
+    ) -> Result<(&mut Collection, bool)> {
+        check_coll_name(db, coll)?;
+        let database = self.dbs.entry(db.to_string()).or_default();
+        let created = !database.collections.contains_key(coll);
+        if created {
+            database
+                .collections
+                .insert(coll.to_string(), Collection::new(Document::new())?);
+        }
+        let c = database
+            .collections
+            .get_mut(coll)
+            .ok_or_else(|| EngineError::new(ErrorCode::INTERNAL_ERROR, "collection vanished"))?;
+        Ok((c, created))
+    }
+
+    /// Names of the collections of `db`.
+    pub fn collection_names(&self, db: &str) -> Vec<String> {
+        self.dbs
+            .get(db)
+            .map(|d| d.collections.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub fn create_indexes(
         &mut self,
-        _db: &str,
-        _coll: &str,
-        _specs: &[Document],
+        db: &str,
+        coll: &str,
+        specs: &[Document],
     ) -> Result<CreateIndexesOutcome> {
-        Err(EngineError::not_implemented("createIndexes"))
+        if specs.is_empty() {
+            return Err(EngineError::bad_value(
+                "Must specify at least one index to create",
+            ));
+        }
+        let ns = format!("{db}.{coll}");
+        let (c, created) = self.collection_or_create(db, coll)?;
+        let before = c.indexes.len();
+        let mut parsed = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let spec = IndexSpec::parse(spec, c.collation.as_ref())?;
+            if let Some(existing) = c.indexes.iter().find(|i| i.spec.name == spec.name) {
+                if existing.spec.same_definition(&spec) {
+                    continue;
+                }
+                return Err(EngineError::new(
+                    ErrorCode::INDEX_KEY_SPECS_CONFLICT,
+                    format!(
+                        "An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: {}, existing index: {}",
+                        spec.to_document(),
+                        existing.spec.to_document()
+                    ),
+                ));
+            }
+            if let Some(existing) = c.indexes.iter().find(|i| {
+                i.spec.key == spec.key
+                    && i.spec.collation == spec.collation
+                    && i.spec.partial.as_ref().map(|p| &p.0) == spec.partial.as_ref().map(|p| &p.0)
+            }) {
+                if existing.spec.same_definition(&spec) {
+                    continue;
+                }
+                return Err(EngineError::new(
+                    ErrorCode::INDEX_OPTIONS_CONFLICT,
+                    format!(
+                        "An equivalent index already exists with a different name and options. Requested index: {}, existing index: {}",
+                        spec.to_document(),
+                        existing.spec.to_document()
+                    ),
+                ));
+            }
+            if parsed.iter().any(|p: &IndexSpec| p.name == spec.name) {
+                continue;
+            }
+            parsed.push(spec);
+        }
+        // Build every index before adding any: all or nothing.
+        let mut built = Vec::with_capacity(parsed.len());
+        for spec in parsed {
+            built.push(c.build_index(&ns, spec)?);
+        }
+        let note = built
+            .is_empty()
+            .then(|| "all indexes already exist".to_string());
+        c.indexes.extend(built);
+        Ok(CreateIndexesOutcome {
+            indexes_before: before,
+            indexes_after: c.indexes.len(),
+            created_collection: created,
+            note,
+        })
     }
-    pub fn list_indexes(&self, _db: &str, _coll: &str) -> Result<Vec<Document>> {
-        Err(EngineError::not_implemented("listIndexes"))
+
+    pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
+        let c = self
+            .collection(db, coll)
+            .ok_or_else(|| ns_not_found(db, coll))?;
+        Ok(c.indexes.iter().map(|i| i.spec.to_document()).collect())
     }
-    pub fn drop_indexes(&mut self, _db: &str, _coll: &str, _which: &Bson) -> Result<usize> {
-        Err(EngineError::not_implemented("dropIndexes"))
+
+    pub fn drop_indexes(&mut self, db: &str, coll: &str, which: &Bson) -> Result<usize> {
+        let c = self
+            .collection_mut(db, coll)
+            .ok_or_else(|| ns_not_found(db, coll))?;
+        let before = c.indexes.len();
+        let not_found = |what: String| {
+            EngineError::new(
+                ErrorCode::INDEX_NOT_FOUND,
+                format!("index not found with name [{what}]"),
+            )
+        };
+        let names: Vec<String> = match which {
+            Bson::String(s) if s == "*" => {
+                c.indexes.truncate(1);
+                return Ok(before);
+            }
+            Bson::String(s) => vec![s.clone()],
+            Bson::Array(items) => items
+                .iter()
+                .map(|i| match i {
+                    Bson::String(s) => Ok(s.clone()),
+                    _ => Err(EngineError::type_mismatch("index names must be strings")),
+                })
+                .collect::<Result<_>>()?,
+            Bson::Document(key) => {
+                let found = c
+                    .indexes
+                    .iter()
+                    .find(|i| &i.spec.key == key)
+                    .ok_or_else(|| {
+                        EngineError::new(
+                            ErrorCode::INDEX_NOT_FOUND,
+                            format!("can't find index with key: {key}"),
+                        )
+                    })?;
+                vec![found.spec.name.clone()]
+            }
+            _ => {
+                return Err(EngineError::type_mismatch(
+                    "'index' must be a string, array or object",
+                ));
+            }
+        };
+        for name in &names {
+            if name == "_id_" {
+                return Err(EngineError::new(
+                    ErrorCode::INVALID_OPTIONS,
+                    "cannot drop _id index",
+                ));
+            }
+            if !c.indexes.iter().any(|i| &i.spec.name == name) {
+                return Err(not_found(name.clone()));
+            }
+        }
+        c.indexes.retain(|i| !names.contains(&i.spec.name));
+        Ok(before)
     }
-    pub fn create_collection(&mut self, _db: &str, _coll: &str, _options: &Document) -> Result<()> {
-        Err(EngineError::not_implemented("create"))
+
+    pub fn create_collection(&mut self, db: &str, coll: &str, options: &Document) -> Result<()> {
+        check_coll_name(db, coll)?;
+        let mut opts = options.clone();
+        for generic in [
+            "create",
+            "$db",
+            "lsid",
+            "$clusterTime",
+            "$readPreference",
+            "writeConcern",
+            "comment",
+            "apiVersion",
+            "apiStrict",
+            "apiDeprecationErrors",
+        ] {
+            opts.remove(generic);
+        }
+        for (key, _) in &opts {
+            match key.as_str() {
+                "validator"
+                | "validationLevel"
+                | "validationAction"
+                | "collation"
+                | "capped"
+                | "size"
+                | "max"
+                | "storageEngine"
+                | "indexOptionDefaults"
+                | "idIndex"
+                | "timeseries"
+                | "expireAfterSeconds"
+                | "clusteredIndex"
+                | "viewOn"
+                | "pipeline"
+                | "changeStreamPreAndPostImages"
+                | "autoIndexId"
+                | "flags" => {}
+                other => {
+                    return Err(EngineError::new(
+                        ErrorCode::INVALID_OPTIONS,
+                        format!("BSON field 'create.{other}' is an unknown field."),
+                    ));
+                }
+            }
+        }
+        for unsupported in ["viewOn", "timeseries", "clusteredIndex"] {
+            if opts.contains_key(unsupported) {
+                return Err(EngineError::not_implemented(format!(
+                    "create with '{unsupported}'"
+                )));
+            }
+        }
+        let database = self.dbs.entry(db.to_string()).or_default();
+        if let Some(existing) = database.collections.get(coll) {
+            if existing.options == opts {
+                return Ok(());
+            }
+            return Err(EngineError::new(
+                ErrorCode::NAMESPACE_EXISTS,
+                format!("Collection {db}.{coll} already exists."),
+            ));
+        }
+        database
+            .collections
+            .insert(coll.to_string(), Collection::new(opts)?);
+        Ok(())
     }
-    pub fn drop_collection(&mut self, _db: &str, _coll: &str) -> bool {
-        false
+
+    pub fn drop_collection(&mut self, db: &str, coll: &str) -> bool {
+        let Some(database) = self.dbs.get_mut(db) else {
+            return false;
+        };
+        let existed = database.collections.remove(coll).is_some();
+        if database.collections.is_empty() {
+            self.dbs.remove(db);
+        }
+        existed
     }
-    pub fn drop_database(&mut self, _db: &str) -> bool {
-        false
+
+    pub fn drop_database(&mut self, db: &str) -> bool {
+        self.dbs.remove(db).is_some()
     }
-    pub fn list_collections(&self, _db: &str, _filter: &Document) -> Result<Vec<Document>> {
-        Ok(vec![])
+
+    pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
+        let Some(database) = self.dbs.get(db) else {
+            return Ok(Vec::new());
+        };
+        let filter = Filter::parse(filter, None)?;
+        let mut out = Vec::new();
+        for (name, c) in &database.collections {
+            let entry = doc! {
+                "name": name.clone(),
+                "type": "collection",
+                "options": c.options.clone(),
+                "info": {"readOnly": false, "uuid": bson::Binary::from_uuid(c.uuid)},
+                "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"},
+            };
+            if filter.matches(&entry, &Vars::default())? {
+                out.push(entry);
+            }
+        }
+        Ok(out)
     }
+
     pub fn list_databases(&self) -> Vec<Document> {
-        vec![]
+        self.dbs
+            .iter()
+            .map(|(name, d)| {
+                let size: u64 = d
+                    .collections
+                    .values()
+                    .map(|c| size_model::collection_sizes(c).total_size())
+                    .sum();
+                doc! {"name": name.clone(), "sizeOnDisk": size as i64, "empty": d.collections.is_empty()}
+            })
+            .collect()
     }
-    pub fn rename_collection(&mut self, _from: &str, _to: &str, _drop_target: bool) -> Result<()> {
-        Err(EngineError::not_implemented("renameCollection"))
+
+    pub fn rename_collection(&mut self, from: &str, to: &str, drop_target: bool) -> Result<()> {
+        let split = |ns: &str| -> Result<(String, String)> {
+            ns.split_once('.')
+                .map(|(d, c)| (d.to_string(), c.to_string()))
+                .ok_or_else(|| {
+                    EngineError::new(
+                        ErrorCode::INVALID_NAMESPACE,
+                        format!("Invalid namespace specified '{ns}'"),
+                    )
+                })
+        };
+        let (fdb, fcoll) = split(from)?;
+        let (tdb, tcoll) = split(to)?;
+        check_coll_name(&tdb, &tcoll)?;
+        if self.collection(&fdb, &fcoll).is_none() {
+            return Err(EngineError::new(
+                ErrorCode::NAMESPACE_NOT_FOUND,
+                "source namespace does not exist",
+            ));
+        }
+        if from == to {
+            return Err(EngineError::new(
+                ErrorCode::ILLEGAL_OPERATION,
+                "Can't rename a collection to itself",
+            ));
+        }
+        if self.collection(&tdb, &tcoll).is_some() {
+            if !drop_target {
+                return Err(EngineError::new(
+                    ErrorCode::NAMESPACE_EXISTS,
+                    "target namespace exists",
+                ));
+            }
+            self.drop_collection(&tdb, &tcoll);
+        }
+        let moved = self
+            .dbs
+            .get_mut(&fdb)
+            .and_then(|d| d.collections.remove(&fcoll))
+            .ok_or_else(|| {
+                EngineError::new(
+                    ErrorCode::NAMESPACE_NOT_FOUND,
+                    "source namespace does not exist",
+                )
+            })?;
+        if self.dbs.get(&fdb).is_some_and(|d| d.collections.is_empty()) {
+            self.dbs.remove(&fdb);
+        }
+        self.dbs
+            .entry(tdb)
+            .or_default()
+            .collections
+            .insert(tcoll, moved);
+        Ok(())
     }
-    pub fn coll_stats(&self, _db: &str, _coll: &str, _scale: i64) -> Result<Document> {
-        Err(EngineError::not_implemented("collStats"))
+
+    pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
+        let c = self
+            .collection(db, coll)
+            .ok_or_else(|| ns_not_found(db, coll))?;
+        Ok(size_model::coll_stats(&format!("{db}.{coll}"), c, scale))
     }
-    pub fn db_stats(&self, _db: &str, _scale: i64) -> Result<Document> {
-        Err(EngineError::not_implemented("dbStats"))
+
+    pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
+        check_db_name(db)?;
+        let empty = Database::default();
+        let database = self.dbs.get(db).unwrap_or(&empty);
+        Ok(size_model::db_stats(
+            db,
+            database.collections.values(),
+            scale,
+        ))
     }
-    pub fn expire_ttl(&mut self, _now: bson::DateTime) -> u64 {
-        0
+
+    pub fn expire_ttl(&mut self, now: bson::DateTime) -> u64 {
+        let mut removed = 0;
+        for database in self.dbs.values_mut() {
+            for c in database.collections.values_mut() {
+                let ttl: Vec<(String, i64)> = c
+                    .indexes
+                    .iter()
+                    .filter_map(|i| {
+                        Some((i.spec.fields[0].0.clone(), i.spec.expire_after_seconds?))
+                    })
+                    .collect();
+                if ttl.is_empty() {
+                    continue;
+                }
+                let mut expired = Vec::new();
+                for (rid, raw) in &c.records {
+                    let Ok(doc) = to_document(raw) else { continue };
+                    for (path, secs) in &ttl {
+                        if let Some(t) = earliest_date(&doc, path)
+                            && t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
+                        {
+                            expired.push(*rid);
+                            break;
+                        }
+                    }
+                }
+                for rid in expired {
+                    if let Ok(Some(_)) = c.remove(rid) {
+                        removed += 1;
+                    }
+                }
+            }
+        }
+        removed
     }
+}
+
+/// The earliest date at `path` (a date, or the smallest date in an array),
+/// which is what a TTL index expires by.
+fn earliest_date(doc: &Document, path: &str) -> Option<i64> {
+    let mut cur = doc;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let v = cur.get(*part)?;
+        if i + 1 == parts.len() {
+            return match v {
+                Bson::DateTime(d) => Some(d.timestamp_millis()),
+                Bson::Array(items) => items
+                    .iter()
+                    .filter_map(|x| match x {
+                        Bson::DateTime(d) => Some(d.timestamp_millis()),
+                        _ => None,
+                    })
+                    .min(),
+                _ => None,
+            };
+        }
+        cur = v.as_document()?;
+    }
+    None
+}
+
+/// `NamespaceNotFound` for a collection.
+pub fn ns_not_found(db: &str, coll: &str) -> EngineError {
+    EngineError::new(
+        ErrorCode::NAMESPACE_NOT_FOUND,
+        format!("ns does not exist: {db}.{coll}"),
+    )
 }

@@ -1,12 +1,29 @@
 //! The query language: parsing a filter document into a typed predicate tree
 //! and matching documents against it with mongod's semantics (implicit array
 //! traversal, numeric path components, type bracketing, null versus missing).
+//!
+//! A filter parses into a tree of [`Node`]s: logical nodes (`$and`, `$or`,
+//! `$nor`), `$expr`, `$jsonSchema`, and *path* nodes that apply one
+//! [`Pred`] to every value a dotted path reaches (see `path`). A path node
+//! matches when any reached value satisfies its predicate; the negations
+//! (`$ne`, `$nin`, `$not`, `$exists: false`) wrap the whole path test, so
+//! `{a: {$ne: 1}}` rejects `{a: [1, 2]}`.
+
+mod path;
+mod regex;
+mod schema;
+
+use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
 use super::collation::Collation;
 use super::error::{EngineError, Result};
-use super::expr::Vars;
+use super::expr::{Expr, Vars};
+use super::value::{self, canonical_rank};
+
+pub(crate) use path::{array_index, candidates};
+use regex::Pattern;
 
 /// The outcome of matching one document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,6 +40,734 @@ pub struct MatchDetails {
 pub struct Filter {
     source: Document,
     collation: Option<Collation>,
+    root: Node,
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CmpOp {
+    Eq,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+}
+
+/// A `$type` selector: one BSON type number, or every number type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeSel {
+    Code(i32),
+    Number,
+}
+
+impl TypeSel {
+    pub(crate) fn matches(self, v: &Bson) -> bool {
+        match self {
+            TypeSel::Number => value::is_number(v),
+            TypeSel::Code(c) => value::type_number(v) == c,
+        }
+    }
+}
+
+/// Which bit test a `$bits…` operator performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BitTest {
+    AllSet,
+    AllClear,
+    AnySet,
+    AnyClear,
+}
+
+/// A predicate on the values one path reaches.
+#[derive(Debug, Clone)]
+enum Pred {
+    Cmp(CmpOp, Bson),
+    In {
+        values: Vec<Bson>,
+        patterns: Vec<Pattern>,
+    },
+    Regex(Pattern),
+    Exists,
+    Type(Vec<TypeSel>),
+    Size(i64),
+    Mod(i64, i64),
+    Bits(BitTest, u64),
+    ElemMatchObject(Box<Node>),
+    ElemMatchValue(Vec<Pred>),
+    /// True unless every inner predicate holds (`$not`, `$ne`, `$nin`, …).
+    Not(Vec<Pred>),
+    /// Matches nothing (`$all: []`).
+    Never,
+}
+
+/// A node of the parsed filter tree.
+#[derive(Debug, Clone)]
+enum Node {
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Nor(Vec<Node>),
+    Path { path: Vec<String>, pred: Pred },
+    Expr(Box<Expr>),
+    Const(bool),
+    Schema(Box<schema::Schema>),
+}
+
+/// Where in the filter a document is being parsed.
+#[derive(Debug, Clone, Copy)]
+struct ParseCtx {
+    /// `$expr` is only allowed outside `$elemMatch`.
+    allow_expr: bool,
+}
+
+fn unknown_operator(name: &str) -> EngineError {
+    EngineError::bad_value(format!("unknown operator: {name}"))
+}
+
+fn split_path(field: &str) -> Vec<String> {
+    field.split('.').map(str::to_string).collect()
+}
+
+/// `BSONElement::trueValue`: false for false, null, undefined and zero.
+fn true_value(v: &Bson) -> bool {
+    match v {
+        Bson::Boolean(b) => *b,
+        Bson::Null | Bson::Undefined => false,
+        Bson::Int32(i) => *i != 0,
+        Bson::Int64(i) => *i != 0,
+        Bson::Double(d) => *d != 0.0,
+        Bson::Decimal128(_) => value::as_f64(v).is_some_and(|d| d != 0.0),
+        _ => true,
+    }
+}
+
+/// Whether a document is an operator expression (`{$gt: 1}`) rather than a
+/// literal; DBRef-shaped documents (`{$ref, $id}`) are literals.
+fn is_operator_document(d: &Document) -> bool {
+    match d.keys().next() {
+        Some(k) => k.starts_with('$') && !matches!(k.as_str(), "$ref" | "$id" | "$db"),
+        None => false,
+    }
+}
+
+fn is_top_level_operator(name: &str) -> bool {
+    matches!(
+        name,
+        "$and"
+            | "$or"
+            | "$nor"
+            | "$expr"
+            | "$where"
+            | "$text"
+            | "$comment"
+            | "$jsonSchema"
+            | "$alwaysTrue"
+            | "$alwaysFalse"
+            | "$sampleRate"
+    )
+}
+
+fn parse_document(query: &Document, ctx: ParseCtx) -> Result<Node> {
+    let mut children = Vec::new();
+    for (key, value) in query {
+        if key.starts_with('$') {
+            if let Some(node) = parse_top_level(key, value, ctx)? {
+                children.push(node);
+            }
+        } else {
+            parse_field(key, value, ctx, &mut children)?;
+        }
+    }
+    Ok(Node::And(children))
+}
+
+fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node>> {
+    Ok(Some(match key {
+        "$and" | "$or" | "$nor" => {
+            let Bson::Array(items) = value else {
+                return Err(EngineError::bad_value(format!("{key} must be an array")));
+            };
+            if items.is_empty() {
+                return Err(EngineError::bad_value(
+                    "$and/$or/$nor must be a nonempty array",
+                ));
+            }
+            let mut children = Vec::with_capacity(items.len());
+            for item in items {
+                let Bson::Document(d) = item else {
+                    return Err(EngineError::bad_value(
+                        "$or/$and/$nor entries need to be full objects",
+                    ));
+                };
+                children.push(parse_document(d, ctx)?);
+            }
+            match key {
+                "$and" => Node::And(children),
+                "$or" => Node::Or(children),
+                _ => Node::Nor(children),
+            }
+        }
+        "$expr" => {
+            if !ctx.allow_expr {
+                return Err(EngineError::bad_value(
+                    "$expr can only be applied to the top-level document",
+                ));
+            }
+            Node::Expr(Box::new(Expr::parse(value)?))
+        }
+        "$comment" => return Ok(None),
+        "$jsonSchema" => {
+            let Bson::Document(d) = value else {
+                return Err(EngineError::type_mismatch("$jsonSchema must be an object"));
+            };
+            Node::Schema(Box::new(schema::Schema::parse(d)?))
+        }
+        "$alwaysTrue" | "$alwaysFalse" => {
+            if value::as_i64(value) != Some(1) {
+                return Err(EngineError::failed_to_parse(format!(
+                    "{key} must be an integer value of 1"
+                )));
+            }
+            Node::Const(key == "$alwaysTrue")
+        }
+        "$where" | "$text" | "$sampleRate" => return Err(EngineError::not_implemented(key)),
+        other => {
+            return Err(EngineError::bad_value(format!(
+                "unknown top level operator: {other}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField."
+            )));
+        }
+    }))
+}
+
+fn parse_field(field: &str, value: &Bson, ctx: ParseCtx, out: &mut Vec<Node>) -> Result<()> {
+    let path = split_path(field);
+    match value {
+        Bson::RegularExpression(r) => out.push(Node::Path {
+            path,
+            pred: Pred::Regex(Pattern::new(&r.pattern, &r.options)?),
+        }),
+        Bson::Document(d) if is_operator_document(d) => {
+            for pred in parse_operators(field, d, ctx)? {
+                out.push(Node::Path {
+                    path: path.clone(),
+                    pred,
+                });
+            }
+        }
+        other => out.push(Node::Path {
+            path,
+            pred: Pred::Cmp(CmpOp::Eq, other.clone()),
+        }),
+    }
+    Ok(())
+}
+
+/// Parse an operator document (`{$gt: 1, $lt: 5}`) into one predicate per
+/// operator; they are ANDed, each over its own traversal of the path.
+fn parse_operators(field: &str, ops: &Document, ctx: ParseCtx) -> Result<Vec<Pred>> {
+    let mut preds = Vec::new();
+    let mut regex: Option<&Bson> = None;
+    let mut options: Option<&Bson> = None;
+    for (op, arg) in ops {
+        let pred = match op.as_str() {
+            "$eq" => Pred::Cmp(CmpOp::Eq, arg.clone()),
+            "$ne" => {
+                if matches!(arg, Bson::RegularExpression(_)) {
+                    return Err(EngineError::bad_value("Can't have regex as arg to $ne."));
+                }
+                Pred::Not(vec![Pred::Cmp(CmpOp::Eq, arg.clone())])
+            }
+            "$gt" => Pred::Cmp(CmpOp::Gt, arg.clone()),
+            "$gte" => Pred::Cmp(CmpOp::Gte, arg.clone()),
+            "$lt" => Pred::Cmp(CmpOp::Lt, arg.clone()),
+            "$lte" => Pred::Cmp(CmpOp::Lte, arg.clone()),
+            "$in" => parse_in(arg, "$in")?,
+            "$nin" => Pred::Not(vec![parse_in(arg, "$nin")?]),
+            "$exists" => {
+                if true_value(arg) {
+                    Pred::Exists
+                } else {
+                    Pred::Not(vec![Pred::Exists])
+                }
+            }
+            "$type" => Pred::Type(parse_type(arg)?),
+            "$size" => Pred::Size(parse_size(arg)?),
+            "$mod" => parse_mod(arg)?,
+            "$regex" => {
+                regex = Some(arg);
+                continue;
+            }
+            "$options" => {
+                options = Some(arg);
+                continue;
+            }
+            "$all" => {
+                preds.extend(parse_all(field, arg, ctx)?);
+                continue;
+            }
+            "$elemMatch" => parse_elem_match(field, arg, ctx)?,
+            "$not" => parse_not(field, arg, ctx)?,
+            "$bitsAllSet" => Pred::Bits(BitTest::AllSet, parse_bitmask(op, arg)?),
+            "$bitsAllClear" => Pred::Bits(BitTest::AllClear, parse_bitmask(op, arg)?),
+            "$bitsAnySet" => Pred::Bits(BitTest::AnySet, parse_bitmask(op, arg)?),
+            "$bitsAnyClear" => Pred::Bits(BitTest::AnyClear, parse_bitmask(op, arg)?),
+            "$near" | "$nearSphere" | "$geoWithin" | "$geoIntersects" | "$within"
+            | "$maxDistance" | "$minDistance" | "$box" | "$center" | "$centerSphere"
+            | "$polygon" | "$geometry" => return Err(EngineError::not_implemented(op.as_str())),
+            other => return Err(unknown_operator(other)),
+        };
+        preds.push(pred);
+    }
+    if let Some(p) = parse_regex(regex, options)? {
+        preds.push(p);
+    }
+    Ok(preds)
+}
+
+fn parse_regex(regex: Option<&Bson>, options: Option<&Bson>) -> Result<Option<Pred>> {
+    let opts = match options {
+        None => None,
+        Some(Bson::String(s)) => Some(s.as_str()),
+        Some(_) => return Err(EngineError::bad_value("$options has to be a string")),
+    };
+    let Some(regex) = regex else {
+        if opts.is_some() {
+            return Err(EngineError::bad_value("$options needs a $regex"));
+        }
+        return Ok(None);
+    };
+    let pattern = match regex {
+        Bson::String(s) => Pattern::new(s, opts.unwrap_or(""))?,
+        Bson::RegularExpression(r) => {
+            if let Some(o) = opts
+                && !o.is_empty()
+                && !r.options.is_empty()
+            {
+                return Err(EngineError::bad_value(
+                    "options set in both $regex and $options",
+                ));
+            }
+            let o = if r.options.is_empty() {
+                opts.unwrap_or("")
+            } else {
+                r.options.as_str()
+            };
+            Pattern::new(&r.pattern, o)?
+        }
+        _ => return Err(EngineError::bad_value("$regex has to be a string")),
+    };
+    Ok(Some(Pred::Regex(pattern)))
+}
+
+fn parse_in(arg: &Bson, op: &str) -> Result<Pred> {
+    let Bson::Array(items) = arg else {
+        return Err(EngineError::bad_value(format!("{op} needs an array")));
+    };
+    let mut values = Vec::new();
+    let mut patterns = Vec::new();
+    for item in items {
+        match item {
+            Bson::RegularExpression(r) => patterns.push(Pattern::new(&r.pattern, &r.options)?),
+            Bson::Document(d) if is_operator_document(d) => {
+                return Err(EngineError::bad_value("cannot nest $ under $in"));
+            }
+            other => values.push(other.clone()),
+        }
+    }
+    Ok(Pred::In { values, patterns })
+}
+
+fn parse_type(arg: &Bson) -> Result<Vec<TypeSel>> {
+    fn one(v: &Bson) -> Result<TypeSel> {
+        match v {
+            Bson::String(s) if s == "number" => Ok(TypeSel::Number),
+            Bson::String(s) => value::type_number_of_alias(s)
+                .map(TypeSel::Code)
+                .ok_or_else(|| EngineError::bad_value(format!("Unknown type name alias: {s}"))),
+            v if value::is_number(v) => {
+                let code = value::as_i64(v)
+                    .filter(|c| matches!(c, -1 | 1..=19 | 127))
+                    .ok_or_else(|| {
+                        EngineError::bad_value(format!(
+                            "Invalid numerical type code: {}",
+                            value::as_f64(v).unwrap_or(f64::NAN)
+                        ))
+                    })?;
+                Ok(TypeSel::Code(code as i32))
+            }
+            _ => Err(EngineError::type_mismatch(
+                "type must be represented as a number or a string",
+            )),
+        }
+    }
+    match arg {
+        Bson::Array(items) => items.iter().map(one).collect(),
+        other => Ok(vec![one(other)?]),
+    }
+}
+
+fn parse_size(arg: &Bson) -> Result<i64> {
+    if !value::is_number(arg) {
+        return Err(EngineError::bad_value("$size needs a number"));
+    }
+    let n =
+        value::as_i64(arg).ok_or_else(|| EngineError::bad_value("$size must be a whole number"))?;
+    if n < 0 {
+        return Err(EngineError::bad_value("$size may not be negative"));
+    }
+    if n > i64::from(i32::MAX) {
+        return Err(EngineError::bad_value(
+            "$size must be representable as a 32-bit integer",
+        ));
+    }
+    Ok(n)
+}
+
+fn parse_mod(arg: &Bson) -> Result<Pred> {
+    let Bson::Array(items) = arg else {
+        return Err(EngineError::bad_value(
+            "malformed mod, needs to be an array",
+        ));
+    };
+    if items.len() < 2 {
+        return Err(EngineError::bad_value("malformed mod, not enough elements"));
+    }
+    if items.len() > 2 {
+        return Err(EngineError::bad_value("malformed mod, too many elements"));
+    }
+    let int = |v: &Bson, what: &str| -> Result<i64> {
+        if !value::is_number(v) {
+            return Err(EngineError::bad_value(format!(
+                "malformed mod, {what} not a number"
+            )));
+        }
+        let f = value::as_f64(v).unwrap_or(f64::NAN);
+        if !f.is_finite() {
+            return Err(EngineError::bad_value(format!(
+                "malformed mod, {what} value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type"
+            )));
+        }
+        Ok(match v {
+            Bson::Int32(i) => i64::from(*i),
+            Bson::Int64(i) => *i,
+            // Doubles and decimals truncate toward zero, saturating.
+            _ => f.trunc() as i64,
+        })
+    };
+    let divisor = int(&items[0], "divisor")?;
+    let remainder = int(&items[1], "remainder")?;
+    if divisor == 0 {
+        return Err(EngineError::bad_value("divisor cannot be 0"));
+    }
+    Ok(Pred::Mod(divisor, remainder))
+}
+
+fn parse_bitmask(op: &str, arg: &Bson) -> Result<u64> {
+    match arg {
+        Bson::Array(positions) => {
+            let mut mask = 0u64;
+            for p in positions {
+                let bit = value::as_i64(p).filter(|b| *b >= 0).ok_or_else(|| {
+                    EngineError::bad_value(format!("bit positions must be an integer but got: {p}"))
+                })?;
+                if bit < 64 {
+                    mask |= 1u64 << bit;
+                }
+            }
+            Ok(mask)
+        }
+        v if value::is_number(v) => match value::as_i64(v) {
+            Some(m) if m >= 0 => Ok(m as u64),
+            _ => Err(EngineError::bad_value(format!(
+                "{op} takes an Array, a number, or a BinData but received: {v}"
+            ))),
+        },
+        Bson::Binary(_) => Err(EngineError::not_implemented(format!("{op} with BinData"))),
+        other => Err(EngineError::bad_value(format!(
+            "{op} takes an Array, a number, or a BinData but received: {other}"
+        ))),
+    }
+}
+
+fn parse_all(field: &str, arg: &Bson, ctx: ParseCtx) -> Result<Vec<Pred>> {
+    let Bson::Array(items) = arg else {
+        return Err(EngineError::bad_value("$all needs an array"));
+    };
+    if items.is_empty() {
+        return Ok(vec![Pred::Never]);
+    }
+    let is_elem_match = |v: &Bson| matches!(v, Bson::Document(d) if d.keys().next().is_some_and(|k| k == "$elemMatch"));
+    if is_elem_match(&items[0]) {
+        let mut preds = Vec::new();
+        for item in items {
+            match item {
+                Bson::Document(d) if is_elem_match(item) => {
+                    for (_, v) in d {
+                        preds.push(parse_elem_match(field, v, ctx)?);
+                    }
+                }
+                _ => {
+                    return Err(EngineError::bad_value(
+                        "$all/$elemMatch has to be consistent",
+                    ));
+                }
+            }
+        }
+        return Ok(preds);
+    }
+    let mut preds = Vec::new();
+    for item in items {
+        match item {
+            Bson::RegularExpression(r) => {
+                preds.push(Pred::Regex(Pattern::new(&r.pattern, &r.options)?))
+            }
+            Bson::Document(d) if is_operator_document(d) => {
+                if d.keys().next().is_some_and(|k| k == "$elemMatch") {
+                    return Err(EngineError::bad_value(
+                        "$all/$elemMatch has to be consistent",
+                    ));
+                }
+                return Err(EngineError::bad_value("no $ expressions in $all"));
+            }
+            other => preds.push(Pred::Cmp(CmpOp::Eq, other.clone())),
+        }
+    }
+    Ok(preds)
+}
+
+fn parse_elem_match(field: &str, arg: &Bson, _ctx: ParseCtx) -> Result<Pred> {
+    let Bson::Document(d) = arg else {
+        return Err(EngineError::bad_value("$elemMatch needs an Object"));
+    };
+    let inner = ParseCtx { allow_expr: false };
+    let value_form = d
+        .keys()
+        .next()
+        .is_some_and(|k| is_operator_document(d) && (k == "$not" || !is_top_level_operator(k)));
+    if value_form {
+        Ok(Pred::ElemMatchValue(parse_operators(field, d, inner)?))
+    } else {
+        Ok(Pred::ElemMatchObject(Box::new(parse_document(d, inner)?)))
+    }
+}
+
+fn parse_not(field: &str, arg: &Bson, ctx: ParseCtx) -> Result<Pred> {
+    match arg {
+        Bson::RegularExpression(r) => Ok(Pred::Not(vec![Pred::Regex(Pattern::new(
+            &r.pattern, &r.options,
+        )?)])),
+        Bson::Document(d) => {
+            if d.is_empty() {
+                return Err(EngineError::bad_value("$not cannot be empty"));
+            }
+            if let Some(k) = d.keys().next()
+                && !k.starts_with('$')
+            {
+                return Err(unknown_operator(k));
+            }
+            Ok(Pred::Not(parse_operators(field, d, ctx)?))
+        }
+        _ => Err(EngineError::bad_value("$not needs a regex or a document")),
+    }
+}
+
+/// `$ne`/`$not` and friends apply to the whole path, the rest to each value.
+impl Pred {
+    /// Whether an array at the end of the path is also tested element by
+    /// element.
+    fn expands_leaf(&self) -> bool {
+        !matches!(
+            self,
+            Pred::Exists | Pred::Size(_) | Pred::ElemMatchObject(_) | Pred::ElemMatchValue(_)
+        )
+    }
+
+    /// Test the values `path` reaches in `doc`; returns (matched, position).
+    fn matches_path(
+        &self,
+        doc: &Document,
+        path: &[String],
+        coll: Option<&Collation>,
+    ) -> (bool, Option<usize>) {
+        if let Pred::Not(inner) = self {
+            let all = inner.iter().all(|p| p.matches_path(doc, path, coll).0);
+            return (!all, None);
+        }
+        for c in candidates(doc, path, self.expands_leaf()) {
+            let (ok, inner_pos) = self.matches_value(c.value, coll);
+            if ok {
+                return (true, c.position.or(inner_pos));
+            }
+        }
+        (false, None)
+    }
+
+    /// Test one value (`None` is missing) without array traversal; the
+    /// position is that of a matching element for `$elemMatch`.
+    fn matches_value(&self, v: Option<&Bson>, coll: Option<&Collation>) -> (bool, Option<usize>) {
+        let plain = |b: bool| (b, None);
+        match self {
+            Pred::Cmp(op, rhs) => plain(compare_match(*op, rhs, v, coll)),
+            Pred::In { values, patterns } => plain(
+                values
+                    .iter()
+                    .any(|rhs| compare_match(CmpOp::Eq, rhs, v, coll))
+                    || v.is_some_and(|v| patterns.iter().any(|p| p.matches_value(v))),
+            ),
+            Pred::Regex(p) => plain(v.is_some_and(|v| p.matches_value(v))),
+            Pred::Exists => plain(v.is_some()),
+            Pred::Type(sels) => plain(v.is_some_and(|v| sels.iter().any(|s| s.matches(v)))),
+            Pred::Size(n) => plain(matches!(v, Some(Bson::Array(a)) if a.len() as i64 == *n)),
+            Pred::Mod(d, r) => plain(v.is_some_and(|v| mod_match(v, *d, *r))),
+            Pred::Bits(test, mask) => plain(v.is_some_and(|v| bits_match(v, *test, *mask))),
+            Pred::ElemMatchObject(node) => {
+                let Some(Bson::Array(items)) = v else {
+                    return plain(false);
+                };
+                for (i, item) in items.iter().enumerate() {
+                    let hit = match item {
+                        Bson::Document(d) => node.eval_plain(d, coll),
+                        Bson::Array(a) => node.eval_plain(&path::array_as_document(a), coll),
+                        _ => false,
+                    };
+                    if hit {
+                        return (true, Some(i));
+                    }
+                }
+                plain(false)
+            }
+            Pred::ElemMatchValue(preds) => {
+                let Some(Bson::Array(items)) = v else {
+                    return plain(false);
+                };
+                for (i, item) in items.iter().enumerate() {
+                    if preds.iter().all(|p| p.matches_value(Some(item), coll).0) {
+                        return (true, Some(i));
+                    }
+                }
+                plain(false)
+            }
+            Pred::Not(inner) => plain(!inner.iter().all(|p| p.matches_value(v, coll).0)),
+            Pred::Never => plain(false),
+        }
+    }
+}
+
+/// mongod's comparison predicate on one value: values of different
+/// canonical types never match (type bracketing), except that missing
+/// equals null and MinKey/MaxKey bound everything; NaN only equals NaN.
+fn compare_match(op: CmpOp, rhs: &Bson, v: Option<&Bson>, coll: Option<&Collation>) -> bool {
+    let Some(v) = v else {
+        return matches!(rhs, Bson::Null) && matches!(op, CmpOp::Eq | CmpOp::Lte | CmpOp::Gte);
+    };
+    if canonical_rank(v) != canonical_rank(rhs) {
+        return match rhs {
+            Bson::MaxKey => matches!(op, CmpOp::Lt | CmpOp::Lte),
+            Bson::MinKey => matches!(op, CmpOp::Gt | CmpOp::Gte),
+            _ => false,
+        };
+    }
+    if value::is_number(v) {
+        let lnan = value::as_f64(v).is_some_and(f64::is_nan);
+        let rnan = value::as_f64(rhs).is_some_and(f64::is_nan);
+        if lnan || rnan {
+            let both = lnan && rnan;
+            return match op {
+                CmpOp::Lt | CmpOp::Gt => false,
+                CmpOp::Eq | CmpOp::Lte | CmpOp::Gte => both,
+            };
+        }
+    }
+    let ord = value::compare(v, rhs, coll);
+    match op {
+        CmpOp::Eq => ord == Ordering::Equal,
+        CmpOp::Lt => ord == Ordering::Less,
+        CmpOp::Lte => ord != Ordering::Greater,
+        CmpOp::Gt => ord == Ordering::Greater,
+        CmpOp::Gte => ord != Ordering::Less,
+    }
+}
+
+fn mod_match(v: &Bson, divisor: i64, remainder: i64) -> bool {
+    let x = match v {
+        Bson::Int32(i) => i64::from(*i),
+        Bson::Int64(i) => *i,
+        Bson::Double(_) | Bson::Decimal128(_) => match value::as_f64(v) {
+            Some(f) if f.is_finite() => f.trunc() as i64,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    x.wrapping_rem(divisor) == remainder
+}
+
+fn bits_match(v: &Bson, test: BitTest, mask: u64) -> bool {
+    let bits = match v {
+        Bson::Int32(i) => i64::from(*i) as u64,
+        Bson::Int64(i) => *i as u64,
+        Bson::Double(d) if d.fract() == 0.0 && d.abs() < 9.2e18 => *d as i64 as u64,
+        _ => return false,
+    };
+    match test {
+        BitTest::AllSet => bits & mask == mask,
+        BitTest::AllClear => bits & mask == 0,
+        BitTest::AnySet => bits & mask != 0,
+        BitTest::AnyClear => bits & mask != mask,
+    }
+}
+
+/// `$expr` truthiness: false, null, undefined, zero and missing are false.
+fn expr_truthy(v: Option<&Bson>) -> bool {
+    v.is_some_and(true_value)
+}
+
+impl Node {
+    /// Evaluate; the position is mongod's "elemMatchKey": within an `$and`
+    /// the last child that found one wins, `$or`/`$nor` report none.
+    fn eval(
+        &self,
+        doc: &Document,
+        coll: Option<&Collation>,
+        vars: &Vars,
+    ) -> Result<(bool, Option<usize>)> {
+        Ok(match self {
+            Node::And(children) => {
+                let mut pos = None;
+                for child in children {
+                    let (ok, p) = child.eval(doc, coll, vars)?;
+                    if !ok {
+                        return Ok((false, None));
+                    }
+                    pos = p.or(pos);
+                }
+                (true, pos)
+            }
+            Node::Or(children) => {
+                for child in children {
+                    if child.eval(doc, coll, vars)?.0 {
+                        return Ok((true, None));
+                    }
+                }
+                (false, None)
+            }
+            Node::Nor(children) => {
+                for child in children {
+                    if child.eval(doc, coll, vars)?.0 {
+                        return Ok((false, None));
+                    }
+                }
+                (true, None)
+            }
+            Node::Path { path, pred } => pred.matches_path(doc, path, coll),
+            Node::Expr(e) => (expr_truthy(e.eval(doc, vars)?.as_ref()), None),
+            Node::Const(b) => (*b, None),
+            Node::Schema(s) => (s.matches_document(doc), None),
+        })
+    }
+
+    /// Evaluate a node that cannot contain `$expr` (inside `$elemMatch`).
+    fn eval_plain(&self, doc: &Document, coll: Option<&Collation>) -> bool {
+        matches!(self.eval(doc, coll, &Vars::default()), Ok((true, _)))
+    }
 }
 
 impl Filter {
@@ -30,9 +775,11 @@ impl Filter {
     /// "unknown operator: $foo"; unsupported ones ($where, $text, geo) with
     /// a clear not-supported error.
     pub fn parse(query: &Document, collation: Option<&Collation>) -> Result<Filter> {
+        let root = parse_document(query, ParseCtx { allow_expr: true })?;
         Ok(Filter {
             source: query.clone(),
             collation: collation.cloned(),
+            root,
         })
     }
 
@@ -52,20 +799,50 @@ impl Filter {
     }
 
     /// Match a document, also reporting the matched array position.
-    pub fn match_details(&self, _doc: &Document, _vars: &Vars) -> Result<MatchDetails> {
-        if self.source.is_empty() {
-            return Ok(MatchDetails {
-                matched: true,
-                array_position: None,
-            });
-        }
-        Err(EngineError::not_implemented("query filters"))
+    pub fn match_details(&self, doc: &Document, vars: &Vars) -> Result<MatchDetails> {
+        let (matched, pos) = self.root.eval(doc, self.collation.as_ref(), vars)?;
+        Ok(MatchDetails {
+            matched,
+            array_position: if matched { pos } else { None },
+        })
     }
 
     /// The top-level equality conditions (`{a: 1}`, `{a: {$eq: 1}}`, and those
     /// inside a top-level `$and`), as (path, value) pairs: what an upsert
     /// seeds its new document with and what an index can look up directly.
     pub fn equalities(&self) -> Vec<(String, Bson)> {
-        Vec::new()
+        let mut out = Vec::new();
+        collect_equalities(&self.source, &mut out);
+        out
     }
 }
+
+fn collect_equalities(query: &Document, out: &mut Vec<(String, Bson)>) {
+    for (key, value) in query {
+        if key == "$and" {
+            if let Bson::Array(items) = value {
+                for item in items {
+                    if let Bson::Document(d) = item {
+                        collect_equalities(d, out);
+                    }
+                }
+            }
+            continue;
+        }
+        if key.starts_with('$') {
+            continue;
+        }
+        match value {
+            Bson::RegularExpression(_) => {}
+            Bson::Document(d) if is_operator_document(d) => {
+                if let Some(v) = d.get("$eq") {
+                    out.push((key.clone(), v.clone()));
+                }
+            }
+            other => out.push((key.clone(), other.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,581 @@
-//! Indexes: ordered sets of keys maintained on every write.
+//! Indexes: ordered sets of keys, maintained on every write.
+//!
+//! An index entry is a [`keystring`](super::keystring) key followed by the
+//! record id (big-endian), kept in a `BTreeSet` of byte strings. That is the
+//! same shape as a WiredTiger index table, so equality and range scans are
+//! ordered walks, unique checks are prefix probes, and the size model can
+//! measure real keys. Key generation follows mongod's rules: a missing field
+//! indexes as `null`, an array indexes one key per element (the index becomes
+//! *multikey*), an empty array indexes as `undefined`, and two array fields
+//! in one compound key are refused (code 171).
+
+use std::collections::{BTreeSet, HashSet};
+use std::ops::Bound;
+
+use bson::{Bson, Document};
+
+use super::collation::Collation;
+use super::error::{EngineError, ErrorCode, Result};
+use super::expr::Vars;
+use super::filter::Filter;
+use super::keystring;
+
+/// A record's id: its position in insertion order, never reused.
+pub type RecordId = u64;
+
+/// An index's definition, as given to `createIndexes`.
+#[derive(Debug, Clone)]
+pub struct IndexSpec {
+    /// `name`, defaulting to `a_1_b_-1`.
+    pub name: String,
+    /// The key pattern as given (`{a: 1, b: -1}`).
+    pub key: Document,
+    /// (path, ascending) per key field.
+    pub fields: Vec<(String, bool)>,
+    pub unique: bool,
+    pub sparse: bool,
+    /// `partialFilterExpression`, kept as given and parsed.
+    pub partial: Option<(Document, Filter)>,
+    /// TTL: `expireAfterSeconds`.
+    pub expire_after_seconds: Option<i64>,
+    pub collation: Option<Collation>,
+    pub hidden: bool,
+}
+
+impl IndexSpec {
+    /// The spec of the `_id_` index every collection has.
+    pub fn id_index() -> Self {
+        IndexSpec {
+            name: "_id_".into(),
+            key: bson::doc! {"_id": 1},
+            fields: vec![("_id".into(), true)],
+            unique: true,
+            sparse: false,
+            partial: None,
+            expire_after_seconds: None,
+            collation: None,
+            hidden: false,
+        }
+    }
+
+    /// Parse one `createIndexes` spec. `default_collation` is the
+    /// collection's, used when the spec names none.
+    pub fn parse(spec: &Document, default_collation: Option<&Collation>) -> Result<IndexSpec> {
+        let key = match spec.get("key") {
+            Some(Bson::Document(k)) => k.clone(),
+            _ => {
+                return Err(EngineError::failed_to_parse(
+                    "The 'key' field is a required property of an index specification",
+                ));
+            }
+        };
+        if key.is_empty() {
+            return Err(EngineError::new(
+                ErrorCode::CANNOT_CREATE_INDEX,
+                "Index keys cannot be empty.",
+            ));
+        }
+        let mut fields = Vec::with_capacity(key.len());
+        for (path, dir) in &key {
+            if path.is_empty() || path.split('.').any(str::is_empty) {
+                return Err(EngineError::new(
+                    ErrorCode::CANNOT_CREATE_INDEX,
+                    format!("Index key contains an illegal field name: '{path}'"),
+                ));
+            }
+            let ascending = match dir {
+                Bson::String(kind) => {
+                    return Err(EngineError::not_implemented(format!(
+                        "the '{kind}' index type (only ascending/descending B-tree indexes)"
+                    )));
+                }
+                other => match super::value::as_f64(other) {
+                    Some(n) if n > 0.0 => true,
+                    Some(n) if n < 0.0 => false,
+                    _ => {
+                        return Err(EngineError::new(
+                            ErrorCode::CANNOT_CREATE_INDEX,
+                            format!(
+                                "Values in the index key pattern can't be 0 or non-numeric: {path}: {other}"
+                            ),
+                        ));
+                    }
+                },
+            };
+            fields.push((path.clone(), ascending));
+        }
+        let name = match spec.get("name") {
+            Some(Bson::String(n)) => n.clone(),
+            Some(_) => {
+                return Err(EngineError::type_mismatch(
+                    "The field 'name' must be a string",
+                ));
+            }
+            None => default_name(&key),
+        };
+        let flag = |f: &str| {
+            matches!(spec.get(f), Some(Bson::Boolean(true)))
+                || spec
+                    .get(f)
+                    .and_then(super::value::as_f64)
+                    .is_some_and(|n| n != 0.0)
+        };
+        let partial = match spec.get("partialFilterExpression") {
+            Some(Bson::Document(pfe)) => Some((pfe.clone(), Filter::parse(pfe, None)?)),
+            Some(_) => {
+                return Err(EngineError::type_mismatch(
+                    "The field 'partialFilterExpression' must be an object",
+                ));
+            }
+            None => None,
+        };
+        let expire_after_seconds = match spec.get("expireAfterSeconds") {
+            None => None,
+            Some(v) => match super::value::as_i64(v) {
+                Some(n) if n >= 0 => Some(n),
+                _ => {
+                    return Err(EngineError::new(
+                        ErrorCode::CANNOT_CREATE_INDEX,
+                        "TTL index 'expireAfterSeconds' option must be a non-negative integer",
+                    ));
+                }
+            },
+        };
+        if expire_after_seconds.is_some() && fields.len() != 1 {
+            return Err(EngineError::new(
+                ErrorCode::CANNOT_CREATE_INDEX,
+                "TTL indexes are single-field indexes, compound indexes do not support TTL",
+            ));
+        }
+        let collation = match spec.get("collation") {
+            Some(Bson::Document(c)) => Collation::parse(c)?,
+            Some(_) => return Err(EngineError::type_mismatch("collation must be an object")),
+            None => default_collation.cloned(),
+        };
+        let unique = flag("unique");
+        if name == "_id_" && key != bson::doc! {"_id": 1} {
+            return Err(EngineError::new(
+                ErrorCode::BAD_VALUE,
+                "The index name '_id_' is reserved for the _id index",
+            ));
+        }
+        Ok(IndexSpec {
+            name,
+            key,
+            fields,
+            unique,
+            sparse: flag("sparse"),
+            partial,
+            expire_after_seconds,
+            collation,
+            hidden: flag("hidden"),
+        })
+    }
+
+    /// The spec as `listIndexes` shows it.
+    pub fn to_document(&self) -> Document {
+        let mut d = bson::doc! {"v": 2, "key": self.key.clone(), "name": self.name.clone()};
+        if self.unique && self.name != "_id_" {
+            d.insert("unique", true);
+        }
+        if self.sparse {
+            d.insert("sparse", true);
+        }
+        if let Some((pfe, _)) = &self.partial {
+            d.insert("partialFilterExpression", pfe.clone());
+        }
+        if let Some(secs) = self.expire_after_seconds {
+            d.insert("expireAfterSeconds", secs);
+        }
+        if let Some(c) = &self.collation {
+            d.insert("collation", c.to_document());
+        }
+        if self.hidden {
+            d.insert("hidden", true);
+        }
+        d
+    }
+
+    /// Whether two specs describe the same index (same key and options).
+    pub fn same_definition(&self, other: &IndexSpec) -> bool {
+        self.key == other.key
+            && self.unique == other.unique
+            && self.sparse == other.sparse
+            && self.partial.as_ref().map(|p| &p.0) == other.partial.as_ref().map(|p| &p.0)
+            && self.collation == other.collation
+            && self.expire_after_seconds == other.expire_after_seconds
+    }
+}
+
+/// mongod's default index name: `field_direction` joined by `_`.
+pub fn default_name(key: &Document) -> String {
+    key.iter()
+        .map(|(k, v)| {
+            let dir = match v {
+                Bson::Int32(i) => i.to_string(),
+                Bson::Int64(i) => i.to_string(),
+                Bson::Double(d) if d.fract() == 0.0 => format!("{}", *d as i64),
+                Bson::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{k}_{dir}")
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// The keys one document contributes to an index.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DocKeys {
+    /// Encoded keys (without record id), deduplicated.
+    pub keys: Vec<Vec<u8>>,
+    /// Per key field, the path prefixes at which an array was expanded.
+    pub multikey_paths: Vec<BTreeSet<String>>,
+}
+
+/// A live index.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub spec: IndexSpec,
+    entries: BTreeSet<Box<[u8]>>,
+    /// Per key field, every path prefix at which some document had an array.
+    multikey_paths: Vec<BTreeSet<String>>,
+}
+
+impl Index {
+    /// An empty index.
+    pub fn new(spec: IndexSpec) -> Self {
+        let n = spec.fields.len();
+        Index {
+            spec,
+            entries: BTreeSet::new(),
+            multikey_paths: vec![BTreeSet::new(); n],
+        }
+    }
+
+    /// Whether any document made this index multikey.
+    pub fn is_multikey(&self) -> bool {
+        self.multikey_paths.iter().any(|p| !p.is_empty())
+    }
+
+    /// mongod's `multiKeyPaths`: per key field, the array path prefixes.
+    pub fn multikey_paths(&self) -> &[BTreeSet<String>] {
+        &self.multikey_paths
+    }
+
+    /// Number of entries (keys), which exceeds the document count when
+    /// multikey.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the index has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every entry in key order (key bytes followed by the 8-byte record id).
+    pub fn entries(&self) -> impl Iterator<Item = &[u8]> {
+        self.entries.iter().map(|e| &e[..])
+    }
+
+    /// Compute the keys of `doc` (empty when sparse/partial exclude it).
+    pub fn keys_for(&self, doc: &Document) -> Result<DocKeys> {
+        generate_keys(&self.spec, doc)
+    }
+
+    /// Whether a key (from [`Self::keys_for`]) is present for a record other
+    /// than `except` (a unique violation).
+    pub fn conflicts(&self, key: &[u8], except: Option<RecordId>) -> Option<RecordId> {
+        self.records_for_key(key).find(|rid| Some(*rid) != except)
+    }
+
+    /// The records holding exactly `key`.
+    pub fn records_for_key<'a>(&'a self, key: &[u8]) -> impl Iterator<Item = RecordId> + 'a {
+        let mut lo = key.to_vec();
+        lo.extend_from_slice(&[0; 8]);
+        let mut hi = key.to_vec();
+        hi.extend_from_slice(&[0xFF; 8]);
+        self.entries
+            .range::<[u8], _>((Bound::Included(&lo[..]), Bound::Included(&hi[..])))
+            .map(|e| record_id_of(e))
+    }
+
+    /// Entries whose key lies between `lo` and `hi` (key bytes without
+    /// record ids), in order, as (key, record id).
+    pub fn scan<'a>(
+        &'a self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> impl DoubleEndedIterator<Item = (&'a [u8], RecordId)> + 'a {
+        let lo: Bound<Vec<u8>> = match lo {
+            Bound::Included(k) => Bound::Included([k, &[0u8; 8][..]].concat()),
+            Bound::Excluded(k) => Bound::Excluded([k, &[0xFFu8; 8][..]].concat()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let hi: Bound<Vec<u8>> = match hi {
+            Bound::Included(k) => Bound::Included([k, &[0xFFu8; 8][..]].concat()),
+            Bound::Excluded(k) => Bound::Excluded([k, &[0u8; 8][..]].concat()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let range = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
+        self.entries
+            .range::<[u8], _>(range)
+            .map(|e| (&e[..e.len() - 8], record_id_of(e)))
+    }
+
+    /// Add a document's keys under `rid`.
+    pub fn insert_keys(&mut self, keys: &DocKeys, rid: RecordId) {
+        for key in &keys.keys {
+            self.entries.insert(entry(key, rid));
+        }
+        for (seen, new) in self.multikey_paths.iter_mut().zip(&keys.multikey_paths) {
+            seen.extend(new.iter().cloned());
+        }
+    }
+
+    /// Remove a document's keys.
+    pub fn remove_keys(&mut self, keys: &DocKeys, rid: RecordId) {
+        for key in &keys.keys {
+            self.entries.remove(&entry(key, rid)[..]);
+        }
+    }
+
+    /// Drop every entry (the multikey flags stay, as in mongod).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+fn entry(key: &[u8], rid: RecordId) -> Box<[u8]> {
+    let mut e = Vec::with_capacity(key.len() + 8);
+    e.extend_from_slice(key);
+    e.extend_from_slice(&rid.to_be_bytes());
+    e.into_boxed_slice()
+}
+
+fn record_id_of(entry: &[u8]) -> RecordId {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&entry[entry.len() - 8..]);
+    u64::from_be_bytes(b)
+}
+
+/// Values found along one path, and where arrays were expanded.
+struct PathValues {
+    values: Vec<Bson>,
+    found: bool,
+    array_prefixes: BTreeSet<String>,
+}
+
+fn collect_path(value: &Bson, parts: &[&str], depth: usize, out: &mut PathValues, in_array: bool) {
+    let prefix = |d: usize| parts[..d].join(".");
+    if depth == parts.len() {
+        match value {
+            Bson::Array(items) => {
+                out.array_prefixes.insert(prefix(depth));
+                out.found = true;
+                if items.is_empty() {
+                    out.values.push(Bson::Undefined);
+                }
+                out.values.extend(items.iter().cloned());
+            }
+            other => {
+                out.found = true;
+                out.values.push(other.clone());
+            }
+        }
+        return;
+    }
+    match value {
+        Bson::Document(d) => match d.get(parts[depth]) {
+            Some(v) => collect_path(v, parts, depth + 1, out, in_array),
+            None => {
+                if in_array {
+                    out.values.push(Bson::Null);
+                }
+            }
+        },
+        Bson::Array(items) => {
+            let part = parts[depth];
+            if let Ok(i) = part.parse::<usize>() {
+                // A numeric component addresses an element positionally.
+                if let Some(v) = items.get(i) {
+                    collect_path(v, parts, depth + 1, out, in_array);
+                    return;
+                }
+            }
+            out.array_prefixes.insert(prefix(depth));
+            for item in items {
+                if let Bson::Document(_) = item {
+                    collect_path(item, parts, depth, out, true);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn generate_keys(spec: &IndexSpec, doc: &Document) -> Result<DocKeys> {
+    if let Some((_, filter)) = &spec.partial
+        && !filter.matches(doc, &Vars::default())?
+    {
+        return Ok(DocKeys::default());
+    }
+    let root = Bson::Document(doc.clone());
+    let mut per_field: Vec<Vec<Bson>> = Vec::with_capacity(spec.fields.len());
+    let mut multikey_paths = Vec::with_capacity(spec.fields.len());
+    let mut any_found = false;
+    let mut array_fields: Vec<&str> = Vec::new();
+    for (path, _) in &spec.fields {
+        let parts: Vec<&str> = path.split('.').collect();
+        let mut pv = PathValues {
+            values: Vec::new(),
+            found: false,
+            array_prefixes: BTreeSet::new(),
+        };
+        collect_path(&root, &parts, 0, &mut pv, false);
+        any_found |= pv.found;
+        if pv.values.is_empty() {
+            pv.values.push(Bson::Null);
+        }
+        if !pv.array_prefixes.is_empty() {
+            array_fields.push(path);
+        }
+        per_field.push(pv.values);
+        multikey_paths.push(pv.array_prefixes);
+    }
+    if spec.sparse && !any_found {
+        return Ok(DocKeys::default());
+    }
+    if array_fields.len() > 1 {
+        return Err(EngineError::new(
+            ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS,
+            format!(
+                "cannot index parallel arrays [{}] [{}]",
+                array_fields[1], array_fields[0]
+            ),
+        ));
+    }
+    let ascending: Vec<bool> = spec.fields.iter().map(|(_, a)| *a).collect();
+    let collation = spec.collation.as_ref();
+    let mut keys = Vec::new();
+    let mut seen = HashSet::new();
+    // At most one field has several values, so the product is linear.
+    let mut combo: Vec<&Bson> = per_field.iter().map(|v| &v[0]).collect();
+    let multi = per_field.iter().position(|v| v.len() > 1);
+    match multi {
+        None => keys.push(keystring::encode_key(&combo, &ascending, collation)),
+        Some(i) => {
+            for v in &per_field[i] {
+                combo[i] = v;
+                let k = keystring::encode_key(&combo, &ascending, collation);
+                if seen.insert(k.clone()) {
+                    keys.push(k);
+                }
+            }
+        }
+    }
+    Ok(DocKeys {
+        keys,
+        multikey_paths,
+    })
+}
+
+/// The values of `doc` for each key field, for a duplicate-key message
+/// (`keyValue`): the first value found along each path.
+pub fn key_value(spec: &IndexSpec, doc: &Document) -> Document {
+    let root = Bson::Document(doc.clone());
+    let mut out = Document::new();
+    for (path, _) in &spec.fields {
+        let parts: Vec<&str> = path.split('.').collect();
+        let mut pv = PathValues {
+            values: Vec::new(),
+            found: false,
+            array_prefixes: BTreeSet::new(),
+        };
+        collect_path(&root, &parts, 0, &mut pv, false);
+        out.insert(
+            path.clone(),
+            pv.values.into_iter().next().unwrap_or(Bson::Null),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::doc;
+
+    fn spec(key: Document) -> IndexSpec {
+        IndexSpec::parse(&doc! {"key": key}, None).unwrap()
+    }
+
+    #[test]
+    fn default_names() {
+        assert_eq!(default_name(&doc! {"a": 1, "b.c": -1}), "a_1_b.c_-1");
+    }
+
+    #[test]
+    fn arrays_expand_and_missing_is_null() {
+        let s = spec(doc! {"tags": 1});
+        let k = generate_keys(&s, &doc! {"tags": ["x", "y", "x"]}).unwrap();
+        assert_eq!(k.keys.len(), 2);
+        assert!(k.multikey_paths[0].contains("tags"));
+        let missing = generate_keys(&s, &doc! {"other": 1}).unwrap();
+        assert_eq!(
+            missing.keys,
+            vec![keystring::encode_single(&Bson::Null, None)]
+        );
+        let empty = generate_keys(&s, &doc! {"tags": []}).unwrap();
+        assert_eq!(
+            empty.keys,
+            vec![keystring::encode_single(&Bson::Undefined, None)]
+        );
+    }
+
+    #[test]
+    fn dotted_paths_through_arrays_of_documents() {
+        let s = spec(doc! {"a.b": 1});
+        let k = generate_keys(&s, &doc! {"a": [{"b": 1}, {"b": 2}, {"c": 3}]}).unwrap();
+        assert_eq!(k.keys.len(), 3, "1, 2 and null");
+        assert!(k.multikey_paths[0].contains("a"));
+    }
+
+    #[test]
+    fn parallel_arrays_are_refused() {
+        let s = spec(doc! {"a": 1, "b": 1});
+        let err = generate_keys(&s, &doc! {"a": [1, 2], "b": [3, 4]}).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS);
+        assert!(generate_keys(&s, &doc! {"a": [1, 2], "b": 3}).is_ok());
+    }
+
+    #[test]
+    fn sparse_skips_documents_without_the_field() {
+        let s = IndexSpec::parse(&doc! {"key": {"a": 1}, "sparse": true}, None).unwrap();
+        assert!(generate_keys(&s, &doc! {"b": 1}).unwrap().keys.is_empty());
+        assert_eq!(generate_keys(&s, &doc! {"a": null}).unwrap().keys.len(), 1);
+    }
+
+    #[test]
+    fn scans_and_unique_probes() {
+        let mut ix = Index::new(spec(doc! {"n": 1}));
+        for (rid, n) in [(1, 5), (2, 3), (3, 5), (4, 9)] {
+            let keys = ix.keys_for(&doc! {"n": n}).unwrap();
+            ix.insert_keys(&keys, rid);
+        }
+        let five = keystring::encode_single(&Bson::Int32(5), None);
+        assert_eq!(ix.records_for_key(&five).collect::<Vec<_>>(), vec![1, 3]);
+        assert_eq!(ix.conflicts(&five, Some(1)), Some(3));
+        let ge5: Vec<_> = ix
+            .scan(Bound::Included(&five), Bound::Unbounded)
+            .map(|(_, r)| r)
+            .collect();
+        assert_eq!(ge5, vec![1, 3, 4]);
+        let gt5: Vec<_> = ix
+            .scan(Bound::Excluded(&five), Bound::Unbounded)
+            .map(|(_, r)| r)
+            .collect();
+        assert_eq!(gt5, vec![4]);
+    }
+}

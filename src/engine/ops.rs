@@ -1,102 +1,1041 @@
 //! The CRUD and aggregation operations over the catalog.
+//!
+//! Each function takes the catalog (read or write locked by [`super::Engine`]),
+//! parses the request with the language modules, finds the matching records
+//! and applies the operation. Record selection uses an index for an equality
+//! on an indexed field and a collection scan otherwise; the full filter is
+//! always re-applied to every candidate, so the index is only ever a shortcut.
 
-use bson::{Bson, Document, RawDocumentBuf};
+use std::collections::HashSet;
 
-use super::catalog::Catalog;
-use super::error::{EngineError, Result};
+use bson::{Bson, Document, RawDocumentBuf, doc, oid::ObjectId};
+
+use super::catalog::{Catalog, Collection, to_document};
+use super::collation::Collation;
+use super::error::{EngineError, ErrorCode, Result};
+use super::expr::Vars;
+use super::filter::Filter;
+use super::index::RecordId;
+use super::pipeline::{Pipeline, Source};
+use super::projection::Projection;
+use super::sort::SortSpec;
+use super::update::{ApplyContext, Update, upsert_seed};
 use super::*;
 
+/// A matched record: its id, its document and the matched array position.
+struct Hit {
+    rid: RecordId,
+    doc: Document,
+    position: Option<usize>,
+}
+
+/// The collation a request runs under: its own, else the collection's.
+fn effective_collation(
+    c: Option<&Collection>,
+    given: Option<&Document>,
+) -> Result<Option<Collation>> {
+    match given {
+        Some(spec) => Collation::parse(spec),
+        None => Ok(c.and_then(|c| c.collation().cloned())),
+    }
+}
+
+fn vars_for(now: bson::DateTime, let_vars: Option<&Document>) -> Result<Vars> {
+    let mut vars = Vars::with_now(now);
+    if let Some(spec) = let_vars {
+        vars.bind_let(spec, &Document::new())?;
+    }
+    Ok(vars)
+}
+
+/// Whether a value can be looked up in an index by exact key: arrays match
+/// both as a whole and by element, and null matches missing fields and
+/// arrays holding null, so those need a scan.
+fn index_friendly(v: &Bson) -> bool {
+    !matches!(
+        v,
+        Bson::Array(_) | Bson::Null | Bson::Undefined | Bson::RegularExpression(_)
+    )
+}
+
+fn has_strings(v: &Bson) -> bool {
+    match v {
+        Bson::String(_) | Bson::Symbol(_) => true,
+        Bson::Document(d) => d.values().any(has_strings),
+        Bson::Array(a) => a.iter().any(has_strings),
+        _ => false,
+    }
+}
+
+/// Candidate record ids from an index equality, or `None` for a full scan.
+fn index_candidates(
+    c: &Collection,
+    filter: &Filter,
+    collation: Option<&Collation>,
+) -> Option<Vec<RecordId>> {
+    let equalities = filter.equalities();
+    for (path, value) in &equalities {
+        if !index_friendly(value) {
+            continue;
+        }
+        for index in c.indexes() {
+            let spec = &index.spec;
+            if spec.hidden || spec.partial.is_some() || spec.sparse || spec.fields[0].0 != *path {
+                continue;
+            }
+            if spec.collation.as_ref() != collation && has_strings(value) {
+                continue;
+            }
+            let mut prefix = Vec::new();
+            keystring::append_value(&mut prefix, value, spec.collation.as_ref());
+            if !spec.fields[0].1 {
+                for b in &mut prefix {
+                    *b = !*b;
+                }
+            }
+            let mut seen = HashSet::new();
+            let rids = index
+                .scan(
+                    std::ops::Bound::Included(&prefix),
+                    std::ops::Bound::Unbounded,
+                )
+                .take_while(|(k, _)| k.starts_with(&prefix))
+                .filter_map(|(_, rid)| seen.insert(rid).then_some(rid))
+                .collect();
+            return Some(rids);
+        }
+    }
+    None
+}
+
+/// Visit matching records in order until `visit` returns false.
+fn scan_matches(
+    c: &Collection,
+    filter: &Filter,
+    collation: Option<&Collation>,
+    vars: &Vars,
+    mut visit: impl FnMut(Hit) -> bool,
+) -> Result<()> {
+    let mut check = |rid: RecordId, raw: &RawDocumentBuf| -> Result<bool> {
+        let doc = to_document(raw)?;
+        let details = filter.match_details(&doc, vars)?;
+        if details.matched {
+            return Ok(visit(Hit {
+                rid,
+                doc,
+                position: details.array_position,
+            }));
+        }
+        Ok(true)
+    };
+    match index_candidates(c, filter, collation) {
+        Some(rids) => {
+            for rid in rids {
+                if let Some(raw) = c.raw(rid)
+                    && !check(rid, raw)?
+                {
+                    break;
+                }
+            }
+        }
+        None => {
+            for (rid, raw) in c.records() {
+                if !check(rid, raw)? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every match, sorted when a sort is given, then skipped and limited.
+fn select(
+    c: &Collection,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<u64>,
+    collation: Option<&Collation>,
+    vars: &Vars,
+) -> Result<Vec<Hit>> {
+    let limit = limit.filter(|l| *l > 0);
+    let mut hits = Vec::new();
+    match sort.filter(|s| !s.keys.is_empty()) {
+        Some(sort) => {
+            scan_matches(c, filter, collation, vars, |h| {
+                hits.push(h);
+                true
+            })?;
+            hits.sort_by(|a, b| sort.compare(&a.doc, &b.doc, collation));
+            let hits = hits.into_iter().skip(skip as usize);
+            Ok(match limit {
+                Some(l) => hits.take(l as usize).collect(),
+                None => hits.collect(),
+            })
+        }
+        None => {
+            let mut skipped = 0;
+            scan_matches(c, filter, collation, vars, |h| {
+                if skipped < skip {
+                    skipped += 1;
+                    return true;
+                }
+                hits.push(h);
+                limit.is_none_or(|l| (hits.len() as u64) < l)
+            })?;
+            Ok(hits)
+        }
+    }
+}
+
+fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
+    sort.map(SortSpec::parse).transpose()
+}
+
 pub(super) fn insert(
-    _c: &mut Catalog,
-    _db: &str,
-    _coll: &str,
-    _docs: Vec<RawDocumentBuf>,
-    _ordered: bool,
+    cat: &mut Catalog,
+    db: &str,
+    coll: &str,
+    docs: Vec<RawDocumentBuf>,
+    ordered: bool,
 ) -> Result<InsertOutcome> {
-    Err(EngineError::not_implemented("insert"))
+    let ns = format!("{db}.{coll}");
+    let (c, _) = cat.collection_or_create(db, coll)?;
+    let mut outcome = InsertOutcome::default();
+    for (index, raw) in docs.into_iter().enumerate() {
+        match ensure_id_raw(raw).and_then(|raw| c.insert(&ns, raw)) {
+            Ok(_) => outcome.inserted += 1,
+            Err(error) => {
+                outcome.errors.push(WriteError { index, error });
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(outcome)
 }
+
+/// Put `_id` first, generating an ObjectId when it is absent, as mongod does.
+fn ensure_id_raw(raw: RawDocumentBuf) -> Result<RawDocumentBuf> {
+    let first_is_id = matches!(raw.iter().next(), Some(Ok((k, _))) if k == "_id");
+    if first_is_id {
+        return Ok(raw);
+    }
+    let mut out = RawDocumentBuf::new();
+    let existing = raw
+        .get("_id")
+        .map_err(|e| EngineError::bad_value(format!("invalid BSON: {e}")))?;
+    match existing {
+        Some(id) => out.append_ref("_id", id),
+        None => out.append("_id", ObjectId::new()),
+    }
+    for element in raw.iter() {
+        let (k, v) = element.map_err(|e| EngineError::bad_value(format!("invalid BSON: {e}")))?;
+        if k != "_id" {
+            out.append_ref(k, v);
+        }
+    }
+    Ok(out)
+}
+
+/// `_id` first in a document, generating one when absent.
+fn ensure_id(doc: Document) -> Document {
+    if doc.keys().next().is_some_and(|k| k == "_id") {
+        return doc;
+    }
+    let mut out = Document::new();
+    out.insert(
+        "_id",
+        doc.get("_id")
+            .cloned()
+            .unwrap_or_else(|| Bson::ObjectId(ObjectId::new())),
+    );
+    for (k, v) in doc {
+        if k != "_id" {
+            out.insert(k, v);
+        }
+    }
+    out
+}
+
+fn to_raw(doc: &Document) -> Result<RawDocumentBuf> {
+    RawDocumentBuf::from_document(doc)
+        .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))
+}
+
 pub(super) fn find(
-    _c: &Catalog,
-    _db: &str,
-    _coll: &str,
-    _req: &FindRequest,
-    _now: bson::DateTime,
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    req: &FindRequest,
+    now: bson::DateTime,
 ) -> Result<Vec<Document>> {
-    Err(EngineError::not_implemented("find"))
+    super::catalog::check_coll_name(db, coll)?;
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, req.collation.as_ref())?;
+    let filter = Filter::parse(&req.filter, collation.as_ref())?;
+    let sort = parse_sort(req.sort.as_ref())?;
+    let projection = req.projection.as_ref().map(Projection::parse).transpose()?;
+    let vars = vars_for(now, req.let_vars.as_ref())?;
+    let Some(c) = c else {
+        return Ok(Vec::new());
+    };
+    let hits = select(
+        c,
+        &filter,
+        sort.as_ref(),
+        req.skip,
+        req.limit,
+        collation.as_ref(),
+        &vars,
+    )?;
+    hits.into_iter()
+        .map(|h| match &projection {
+            Some(p) => p.apply(&h.doc, h.position, &vars),
+            None => Ok(h.doc),
+        })
+        .collect()
 }
+
+/// Apply one parsed update to a matched document; returns the new document
+/// if it changed.
+fn apply_update(
+    update: &Update,
+    hit: &Hit,
+    now: bson::DateTime,
+    vars: &Vars,
+) -> Result<Option<Document>> {
+    let mut new = hit.doc.clone();
+    let ctx = ApplyContext {
+        array_position: hit.position,
+        is_insert: false,
+        now,
+        vars,
+    };
+    let changed = update.apply(&mut new, &ctx)?;
+    let old_id = hit.doc.get("_id").cloned().unwrap_or(Bson::Null);
+    match new.get("_id") {
+        None => new = with_id(new, old_id),
+        Some(id)
+            if !value::values_equal(id, &old_id, None)
+                || id.element_type() != old_id.element_type() =>
+        {
+            return Err(EngineError::new(
+                ErrorCode::IMMUTABLE_FIELD,
+                format!(
+                    "Plan executor error during update :: caused by :: After applying the update, the (immutable) field '_id' was found to have been altered to _id: {}",
+                    super::catalog::shell_repr(id)
+                ),
+            ));
+        }
+        Some(_) => {}
+    }
+    Ok(changed.then_some(new))
+}
+
+fn with_id(doc: Document, id: Bson) -> Document {
+    let mut out = doc! {"_id": id};
+    for (k, v) in doc {
+        if k != "_id" {
+            out.insert(k, v);
+        }
+    }
+    out
+}
+
+/// Build and insert the document of an upsert; returns it.
+fn upsert_insert(
+    c: &mut Collection,
+    ns: &str,
+    filter_doc: &Document,
+    update: &Update,
+    now: bson::DateTime,
+    vars: &Vars,
+) -> Result<Document> {
+    let seed = upsert_seed(filter_doc)?;
+    let mut new = seed.clone();
+    let ctx = ApplyContext {
+        array_position: None,
+        is_insert: true,
+        now,
+        vars,
+    };
+    update.apply(&mut new, &ctx)?;
+    if let (Some(seed_id), Some(new_id)) = (seed.get("_id"), new.get("_id"))
+        && !value::values_equal(seed_id, new_id, None)
+    {
+        return Err(EngineError::new(
+            ErrorCode::IMMUTABLE_FIELD,
+            "After applying the update, the (immutable) field '_id' was found to have been altered",
+        ));
+    }
+    if new.get("_id").is_none()
+        && let Some(id) = seed.get("_id")
+    {
+        new = with_id(new, id.clone());
+    }
+    let new = ensure_id(new);
+    c.insert(ns, to_raw(&new)?)?;
+    Ok(new)
+}
+
 pub(super) fn update(
-    _c: &mut Catalog,
-    _db: &str,
-    _coll: &str,
-    _s: &[UpdateStatement],
-    _ordered: bool,
-    _now: bson::DateTime,
+    cat: &mut Catalog,
+    db: &str,
+    coll: &str,
+    statements: &[UpdateStatement],
+    ordered: bool,
+    now: bson::DateTime,
 ) -> Result<UpdateOutcome> {
-    Err(EngineError::not_implemented("update"))
+    super::catalog::check_coll_name(db, coll)?;
+    let ns = format!("{db}.{coll}");
+    let mut outcome = UpdateOutcome::default();
+    for (index, st) in statements.iter().enumerate() {
+        if let Err(error) = update_one_statement(cat, db, coll, &ns, index, st, now, &mut outcome) {
+            outcome.errors.push(WriteError { index, error });
+            if ordered {
+                break;
+            }
+        }
+    }
+    Ok(outcome)
 }
+
+#[allow(clippy::too_many_arguments)]
+fn update_one_statement(
+    cat: &mut Catalog,
+    db: &str,
+    coll: &str,
+    ns: &str,
+    index: usize,
+    st: &UpdateStatement,
+    now: bson::DateTime,
+    outcome: &mut UpdateOutcome,
+) -> Result<()> {
+    let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
+    let filter = Filter::parse(&st.filter, collation.as_ref())?;
+    let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
+    if !st.multi && st.update.as_document().is_some() && !update.is_replacement() {
+        // fine: operator update of one document
+    } else if st.multi && update.is_replacement() {
+        return Err(EngineError::failed_to_parse(
+            "multi update is not supported for replacement-style update",
+        ));
+    }
+    let sort = parse_sort(st.sort.as_ref())?;
+    let vars = Vars::with_now(now);
+    let hits = match cat.collection(db, coll) {
+        Some(c) => {
+            let limit = if st.multi { None } else { Some(1) };
+            select(
+                c,
+                &filter,
+                sort.as_ref(),
+                0,
+                limit,
+                collation.as_ref(),
+                &vars,
+            )?
+        }
+        None => Vec::new(),
+    };
+    if hits.is_empty() {
+        if st.upsert {
+            let (c, _) = cat.collection_or_create(db, coll)?;
+            let new = upsert_insert(c, ns, &st.filter, &update, now, &vars)?;
+            outcome.matched += 1;
+            outcome
+                .upserted
+                .push((index, new.get("_id").cloned().unwrap_or(Bson::Null)));
+        }
+        return Ok(());
+    }
+    let c = cat
+        .collection_mut(db, coll)
+        .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
+    for hit in hits {
+        outcome.matched += 1;
+        if let Some(new) = apply_update(&update, &hit, now, &vars)? {
+            c.replace(ns, hit.rid, &new)?;
+            outcome.modified += 1;
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn delete(
-    _c: &mut Catalog,
-    _db: &str,
-    _coll: &str,
-    _s: &[DeleteStatement],
-    _ordered: bool,
-    _now: bson::DateTime,
+    cat: &mut Catalog,
+    db: &str,
+    coll: &str,
+    statements: &[DeleteStatement],
+    ordered: bool,
+    now: bson::DateTime,
 ) -> Result<DeleteOutcome> {
-    Err(EngineError::not_implemented("delete"))
+    super::catalog::check_coll_name(db, coll)?;
+    let mut outcome = DeleteOutcome::default();
+    let vars = Vars::with_now(now);
+    for (index, st) in statements.iter().enumerate() {
+        let result = (|| -> Result<u64> {
+            let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
+            let filter = Filter::parse(&st.filter, collation.as_ref())?;
+            let Some(c) = cat.collection(db, coll) else {
+                return Ok(0);
+            };
+            let limit = (st.limit == 1).then_some(1);
+            let hits = select(c, &filter, None, 0, limit, collation.as_ref(), &vars)?;
+            let c = cat
+                .collection_mut(db, coll)
+                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
+            let mut n = 0;
+            for hit in hits {
+                if c.remove(hit.rid)?.is_some() {
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })();
+        match result {
+            Ok(n) => outcome.deleted += n,
+            Err(error) => {
+                outcome.errors.push(WriteError { index, error });
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(outcome)
 }
+
 pub(super) fn find_and_modify(
-    _c: &mut Catalog,
-    _db: &str,
-    _coll: &str,
-    _r: &FindAndModifyRequest,
-    _now: bson::DateTime,
+    cat: &mut Catalog,
+    db: &str,
+    coll: &str,
+    req: &FindAndModifyRequest,
+    now: bson::DateTime,
 ) -> Result<FindAndModifyOutcome> {
-    Err(EngineError::not_implemented("findAndModify"))
+    super::catalog::check_coll_name(db, coll)?;
+    let ns = format!("{db}.{coll}");
+    if req.remove && req.update.is_some() {
+        return Err(EngineError::failed_to_parse(
+            "Cannot specify both an update and remove=true",
+        ));
+    }
+    if !req.remove && req.update.is_none() {
+        return Err(EngineError::failed_to_parse(
+            "Either an update or remove=true must be specified",
+        ));
+    }
+    if req.remove && req.upsert {
+        return Err(EngineError::failed_to_parse(
+            "Cannot specify both upsert=true and remove=true",
+        ));
+    }
+    let collation = effective_collation(cat.collection(db, coll), req.collation.as_ref())?;
+    let filter = Filter::parse(&req.query, collation.as_ref())?;
+    let sort = parse_sort(req.sort.as_ref())?;
+    let projection = req
+        .fields
+        .as_ref()
+        .filter(|f| !f.is_empty())
+        .map(Projection::parse)
+        .transpose()?;
+    let update = req
+        .update
+        .as_ref()
+        .map(|u| Update::parse(u, &req.array_filters, collation.as_ref()))
+        .transpose()?;
+    let vars = vars_for(now, req.let_vars.as_ref())?;
+    let project = |d: Document, pos: Option<usize>| -> Result<Document> {
+        match &projection {
+            Some(p) => p.apply(&d, pos, &vars),
+            None => Ok(d),
+        }
+    };
+    let hit = match cat.collection(db, coll) {
+        Some(c) => select(
+            c,
+            &filter,
+            sort.as_ref(),
+            0,
+            Some(1),
+            collation.as_ref(),
+            &vars,
+        )?
+        .into_iter()
+        .next(),
+        None => None,
+    };
+    let mut outcome = FindAndModifyOutcome::default();
+    match (hit, update) {
+        (Some(hit), None) => {
+            let c = cat
+                .collection_mut(db, coll)
+                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
+            c.remove(hit.rid)?;
+            outcome.matched = 1;
+            outcome.value = Some(project(hit.doc, hit.position)?);
+        }
+        (Some(hit), Some(update)) => {
+            let c = cat
+                .collection_mut(db, coll)
+                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
+            let new = apply_update(&update, &hit, now, &vars)?;
+            if let Some(new) = &new {
+                c.replace(&ns, hit.rid, new)?;
+            }
+            outcome.matched = 1;
+            outcome.updated_existing = true;
+            let shown = if req.new {
+                new.unwrap_or_else(|| hit.doc.clone())
+            } else {
+                hit.doc
+            };
+            outcome.value = Some(project(shown, hit.position)?);
+        }
+        (None, Some(update)) if req.upsert => {
+            let (c, _) = cat.collection_or_create(db, coll)?;
+            let new = upsert_insert(c, &ns, &req.query, &update, now, &vars)?;
+            outcome.matched = 1;
+            outcome.upserted = new.get("_id").cloned();
+            if req.new {
+                outcome.value = Some(project(new, None)?);
+            }
+        }
+        (None, _) => {}
+    }
+    Ok(outcome)
 }
+
 pub(super) fn pipeline_writes(pipeline: &[Document]) -> bool {
     pipeline
         .last()
         .and_then(|s| s.keys().next())
         .is_some_and(|k| k == "$out" || k == "$merge")
 }
-pub(super) fn aggregate_write(
-    _c: &mut Catalog,
-    _db: &str,
-    _coll: Option<&str>,
-    _p: &[Document],
-    _o: &AggregateOptions,
-    _now: bson::DateTime,
-) -> Result<Vec<Document>> {
-    Err(EngineError::not_implemented("aggregate"))
+
+/// Reads other collections of one database for `$lookup` and friends.
+struct CatalogSource<'a> {
+    cat: &'a Catalog,
+    db: &'a str,
 }
+
+impl Source for CatalogSource<'_> {
+    fn collection_docs(&self, collection: &str) -> Result<Vec<Document>> {
+        match self.cat.collection(self.db, collection) {
+            Some(c) => c.records().map(|(_, raw)| to_document(raw)).collect(),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
 pub(super) fn aggregate(
-    _c: &Catalog,
-    _db: &str,
-    _coll: Option<&str>,
-    _p: &[Document],
-    _o: &AggregateOptions,
-    _now: bson::DateTime,
+    cat: &Catalog,
+    db: &str,
+    coll: Option<&str>,
+    pipeline: &[Document],
+    opts: &AggregateOptions,
+    now: bson::DateTime,
 ) -> Result<Vec<Document>> {
-    Err(EngineError::not_implemented("aggregate"))
+    super::catalog::check_db_name(db)?;
+    let c = coll.and_then(|name| cat.collection(db, name));
+    let collation = effective_collation(c, opts.collation.as_ref())?;
+    let vars = vars_for(now, opts.let_vars.as_ref())?;
+    let (input, rest) = match (pipeline.first(), coll) {
+        (Some(stage), Some(name)) if stage.contains_key("$collStats") => {
+            let spec = stage.get_document("$collStats").map_err(|_| {
+                EngineError::failed_to_parse("$collStats must take a nested object")
+            })?;
+            (
+                vec![coll_stats_stage(cat, db, name, spec, now)?],
+                &pipeline[1..],
+            )
+        }
+        (Some(stage), Some(_)) if stage.contains_key("$match") => {
+            // A leading $match runs through the record selection, which
+            // can use an index; the rest of the pipeline sees its output.
+            let spec = stage.get_document("$match").map_err(|_| {
+                EngineError::failed_to_parse("the match filter must be an expression in an object")
+            })?;
+            let filter = Filter::parse(spec, collation.as_ref())?;
+            let docs = match c {
+                Some(c) => select(c, &filter, None, 0, None, collation.as_ref(), &vars)?
+                    .into_iter()
+                    .map(|h| h.doc)
+                    .collect(),
+                None => Vec::new(),
+            };
+            (docs, &pipeline[1..])
+        }
+        (_, Some(_)) => {
+            let docs = match c {
+                Some(c) => c
+                    .records()
+                    .map(|(_, raw)| to_document(raw))
+                    .collect::<Result<_>>()?,
+                None => Vec::new(),
+            };
+            (docs, pipeline)
+        }
+        (_, None) => (Vec::new(), pipeline),
+    };
+    let parsed = Pipeline::parse(rest)?;
+    parsed.run(input, &CatalogSource { cat, db }, &vars)
 }
+
+fn coll_stats_stage(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    spec: &Document,
+    now: bson::DateTime,
+) -> Result<Document> {
+    let mut out = doc! {"ns": format!("{db}.{coll}"), "host": "127.0.0.1", "localTime": now};
+    if let Some(storage) = spec.get("storageStats") {
+        let scale = storage
+            .as_document()
+            .and_then(|d| d.get("scale"))
+            .and_then(value::as_i64)
+            .unwrap_or(1);
+        if scale < 1 {
+            return Err(EngineError::bad_value("scale has to be > 0"));
+        }
+        let mut stats = cat.coll_stats(db, coll, scale)?;
+        stats.remove("ns");
+        out.insert("storageStats", stats);
+    }
+    if spec.contains_key("count") {
+        let count = cat.collection(db, coll).map_or(0, |c| c.len() as i64);
+        out.insert("count", count);
+    }
+    if spec.contains_key("latencyStats") || spec.contains_key("queryExecStats") {
+        return Err(EngineError::not_implemented(
+            "$collStats latencyStats/queryExecStats",
+        ));
+    }
+    Ok(out)
+}
+
+pub(super) fn aggregate_write(
+    cat: &mut Catalog,
+    db: &str,
+    coll: Option<&str>,
+    pipeline: &[Document],
+    opts: &AggregateOptions,
+    now: bson::DateTime,
+) -> Result<Vec<Document>> {
+    let Some((last, body)) = pipeline.split_last() else {
+        return Ok(Vec::new());
+    };
+    for stage in body {
+        if stage.contains_key("$out") || stage.contains_key("$merge") {
+            let name = stage.keys().next().cloned().unwrap_or_default();
+            return Err(EngineError::new(
+                ErrorCode(40601),
+                format!("{name} can only be the final stage in the pipeline"),
+            ));
+        }
+    }
+    let docs = aggregate(cat, db, coll, body, opts, now)?;
+    if let Some(target) = last.get("$out") {
+        let (tdb, tcoll) = match target {
+            Bson::String(s) => (db.to_string(), s.clone()),
+            Bson::Document(d) => (
+                d.get_str("db").unwrap_or(db).to_string(),
+                d.get_str("coll")
+                    .map_err(|_| EngineError::failed_to_parse("$out requires 'coll'"))?
+                    .to_string(),
+            ),
+            _ => {
+                return Err(EngineError::failed_to_parse(
+                    "$out only supports a string or object argument",
+                ));
+            }
+        };
+        write_out(cat, &tdb, &tcoll, docs)?;
+    } else if let Some(spec) = last.get("$merge") {
+        merge(cat, db, spec, docs, now)?;
+    }
+    Ok(Vec::new())
+}
+
+/// `$out`: replace the target's documents (keeping its indexes) with the
+/// results, all or nothing.
+fn write_out(cat: &mut Catalog, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
+    let ns = format!("{db}.{coll}");
+    let raws = docs
+        .into_iter()
+        .map(|d| to_raw(&ensure_id(d)))
+        .collect::<Result<Vec<_>>>()?;
+    let (c, _) = cat.collection_or_create(db, coll)?;
+    // Check the new contents against a scratch copy of the index
+    // definitions first, so a failure leaves the target untouched.
+    let specs: Vec<Document> = c
+        .indexes()
+        .iter()
+        .skip(1)
+        .map(|i| i.spec.to_document())
+        .collect();
+    let mut scratch = Catalog::default();
+    scratch.create_collection("scratch", "out", &Document::new())?;
+    if !specs.is_empty() {
+        scratch.create_indexes("scratch", "out", &specs)?;
+    }
+    if let Some(s) = scratch.collection_mut("scratch", "out") {
+        for raw in &raws {
+            s.insert(&ns, raw.clone())?;
+        }
+    }
+    c.clear();
+    for raw in raws {
+        c.insert(&ns, raw)?;
+    }
+    Ok(())
+}
+
+fn merge(
+    cat: &mut Catalog,
+    db: &str,
+    spec: &Bson,
+    docs: Vec<Document>,
+    now: bson::DateTime,
+) -> Result<()> {
+    let spec = match spec {
+        Bson::String(s) => doc! {"into": s.clone()},
+        Bson::Document(d) => d.clone(),
+        _ => {
+            return Err(EngineError::failed_to_parse(
+                "$merge requires a string or object argument",
+            ));
+        }
+    };
+    let (tdb, tcoll) = match spec.get("into") {
+        Some(Bson::String(s)) => (db.to_string(), s.clone()),
+        Some(Bson::Document(d)) => (
+            d.get_str("db").unwrap_or(db).to_string(),
+            d.get_str("coll")
+                .map_err(|_| EngineError::failed_to_parse("$merge 'into' requires 'coll'"))?
+                .to_string(),
+        ),
+        _ => return Err(EngineError::failed_to_parse("$merge requires 'into'")),
+    };
+    let on: Vec<String> = match spec.get("on") {
+        None => vec!["_id".into()],
+        Some(Bson::String(s)) => vec![s.clone()],
+        Some(Bson::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect(),
+        Some(_) => {
+            return Err(EngineError::failed_to_parse(
+                "$merge 'on' must be a string or array",
+            ));
+        }
+    };
+    let when_matched = spec
+        .get("whenMatched")
+        .cloned()
+        .unwrap_or(Bson::String("merge".into()));
+    let when_not_matched = spec
+        .get_str("whenNotMatched")
+        .unwrap_or("insert")
+        .to_string();
+    let ns = format!("{tdb}.{tcoll}");
+    let vars = Vars::with_now(now);
+    let (c, _) = cat.collection_or_create(&tdb, &tcoll)?;
+    for d in docs {
+        let mut key = Document::new();
+        for field in &on {
+            match d.get(field) {
+                Some(v) => {
+                    key.insert(field.clone(), v.clone());
+                }
+                None if field == "_id" => {}
+                None => {
+                    return Err(EngineError::new(
+                        ErrorCode(51132),
+                        format!(
+                            "$merge write error: 'on' field '{field}' cannot be missing, null, undefined or an array"
+                        ),
+                    ));
+                }
+            }
+        }
+        let filter = Filter::parse(&key, None)?;
+        let existing = if key.is_empty() {
+            None
+        } else {
+            select(c, &filter, None, 0, Some(1), None, &vars)?
+                .into_iter()
+                .next()
+        };
+        match existing {
+            Some(hit) => match &when_matched {
+                Bson::String(mode) => match mode.as_str() {
+                    "replace" => c.replace(
+                        &ns,
+                        hit.rid,
+                        &with_id(d, hit.doc.get("_id").cloned().unwrap_or(Bson::Null)),
+                    )?,
+                    "keepExisting" => {}
+                    "merge" => {
+                        let mut merged = hit.doc.clone();
+                        for (k, v) in d {
+                            merged.insert(k, v);
+                        }
+                        c.replace(&ns, hit.rid, &merged)?;
+                    }
+                    "fail" => {
+                        return Err(EngineError::new(
+                            ErrorCode::DUPLICATE_KEY,
+                            format!(
+                                "$merge with whenMatched: fail found an existing document with the same values for the 'on' fields: {key}"
+                            ),
+                        ));
+                    }
+                    other => {
+                        return Err(EngineError::bad_value(format!(
+                            "Enumeration value '{other}' for field 'whenMatched' is not a valid value."
+                        )));
+                    }
+                },
+                Bson::Array(stages) => {
+                    let stages: Vec<Document> = stages
+                        .iter()
+                        .filter_map(|s| s.as_document().cloned())
+                        .collect();
+                    let update = Update::parse(
+                        &Bson::Array(stages.into_iter().map(Bson::Document).collect()),
+                        &[],
+                        None,
+                    )?;
+                    let mut mvars = vars.clone();
+                    mvars.set("new", Bson::Document(d.clone()));
+                    if let Some(Bson::Document(l)) = spec.get("let") {
+                        mvars.bind_let(l, &d)?;
+                    }
+                    if let Some(new) = apply_update(&update, &hit, now, &mvars)? {
+                        c.replace(&ns, hit.rid, &new)?;
+                    }
+                }
+                _ => {
+                    return Err(EngineError::failed_to_parse(
+                        "$merge 'whenMatched' must be a string or pipeline",
+                    ));
+                }
+            },
+            None => match when_not_matched.as_str() {
+                "insert" => {
+                    c.insert(&ns, to_raw(&ensure_id(d))?)?;
+                }
+                "discard" => {}
+                "fail" => {
+                    return Err(EngineError::new(
+                        ErrorCode(13113),
+                        "$merge could not find a matching document in the target collection for at least one document in the source collection",
+                    ));
+                }
+                other => {
+                    return Err(EngineError::bad_value(format!(
+                        "Enumeration value '{other}' for field 'whenNotMatched' is not a valid value."
+                    )));
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn count(
-    _c: &Catalog,
-    _db: &str,
-    _coll: &str,
-    _r: &CountRequest,
-    _now: bson::DateTime,
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    req: &CountRequest,
+    now: bson::DateTime,
 ) -> Result<u64> {
-    Err(EngineError::not_implemented("count"))
+    super::catalog::check_coll_name(db, coll)?;
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, req.collation.as_ref())?;
+    let filter = Filter::parse(&req.filter, collation.as_ref())?;
+    let Some(c) = c else {
+        return Ok(0);
+    };
+    if filter.is_empty() {
+        let n = (c.len() as u64).saturating_sub(req.skip);
+        return Ok(req.limit.filter(|l| *l > 0).map_or(n, |l| n.min(l)));
+    }
+    let vars = Vars::with_now(now);
+    Ok(select(
+        c,
+        &filter,
+        None,
+        req.skip,
+        req.limit,
+        collation.as_ref(),
+        &vars,
+    )?
+    .len() as u64)
 }
+
+/// Values at a dotted path for `distinct`: arrays are unwound one level.
+fn values_at(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
+    match (parts.split_first(), v) {
+        (None, Bson::Array(items)) => out.extend(items.iter().cloned()),
+        (None, other) => out.push(other.clone()),
+        (Some((first, rest)), Bson::Document(d)) => {
+            if let Some(child) = d.get(*first) {
+                values_at(child, rest, out);
+            }
+        }
+        (Some((first, rest)), Bson::Array(items)) => {
+            if let Ok(i) = first.parse::<usize>()
+                && let Some(child) = items.get(i)
+            {
+                values_at(child, rest, out);
+                return;
+            }
+            for item in items {
+                if item.as_document().is_some() {
+                    values_at(item, parts, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn distinct(
-    _c: &Catalog,
-    _db: &str,
-    _coll: &str,
-    _key: &str,
-    _f: &Document,
-    _col: Option<&Document>,
-    _now: bson::DateTime,
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    key: &str,
+    filter: &Document,
+    collation: Option<&Document>,
+    now: bson::DateTime,
 ) -> Result<Vec<Bson>> {
-    Err(EngineError::not_implemented("distinct"))
+    super::catalog::check_coll_name(db, coll)?;
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, collation)?;
+    let filter = Filter::parse(filter, collation.as_ref())?;
+    let Some(c) = c else {
+        return Ok(Vec::new());
+    };
+    let vars = Vars::with_now(now);
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    scan_matches(c, &filter, collation.as_ref(), &vars, |h| {
+        let mut values = Vec::new();
+        values_at(&Bson::Document(h.doc), &parts, &mut values);
+        for v in values {
+            if seen.insert(keystring::encode_single(&v, collation.as_ref())) {
+                out.push(v);
+            }
+        }
+        true
+    })?;
+    Ok(out)
 }

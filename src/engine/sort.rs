@@ -1,12 +1,18 @@
 //! Sort specifications and mongod's array-aware sort order (an ascending
 //! sort uses an array's smallest element, a descending sort its largest).
+//!
+//! The value a document sorts by is derived like an index key: a dotted
+//! path fans out over arrays, a missing field counts as null, and an empty
+//! array counts as `undefined`, just below null (the manual: "an empty array
+//! is less than null or a missing field").
 
 use std::cmp::Ordering;
 
-use bson::Document;
+use bson::{Bson, Document};
 
 use super::collation::Collation;
-use super::error::Result;
+use super::error::{EngineError, ErrorCode, Result};
+use super::value;
 
 /// A parsed sort specification such as `{a: 1, b: -1}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,22 +23,179 @@ pub struct SortSpec {
 
 impl SortSpec {
     /// Parse a sort document; values other than 1/-1 (or `{$meta}`) fail
-    /// with mongod's BadValue error.
+    /// with mongod's errors (codes 15974/15975).
     pub fn parse(spec: &Document) -> Result<SortSpec> {
-        let keys = spec
-            .iter()
-            .map(|(k, v)| (k.clone(), super::value::as_i64(v) != Some(-1)))
-            .collect();
+        let mut keys = Vec::with_capacity(spec.len());
+        for (path, v) in spec {
+            if path.is_empty() {
+                return Err(EngineError::new(
+                    ErrorCode(40352),
+                    "FieldPath cannot be constructed with empty string",
+                ));
+            }
+            if let Bson::Document(d) = v {
+                if d.get("$meta").is_some() {
+                    return Err(EngineError::not_implemented("$meta sort"));
+                }
+                return Err(EngineError::new(
+                    ErrorCode(17312),
+                    "$meta is the only expression supported by $sort right now",
+                ));
+            }
+            let Some(n) = value::as_f64(v).filter(|_| value::is_number(v)) else {
+                return Err(EngineError::new(
+                    ErrorCode(15974),
+                    format!("Illegal key in $sort specification: {path}: {v}"),
+                ));
+            };
+            let order = n.trunc();
+            if order != 1.0 && order != -1.0 {
+                return Err(EngineError::new(
+                    ErrorCode(15975),
+                    "$sort key ordering must be 1 (for ascending) or -1 (for descending)",
+                ));
+            }
+            keys.push((path.clone(), order == 1.0));
+        }
         Ok(SortSpec { keys })
     }
 
     /// Compare two documents under this sort.
-    pub fn compare(
-        &self,
-        _a: &Document,
-        _b: &Document,
-        _collation: Option<&Collation>,
-    ) -> Ordering {
+    pub fn compare(&self, a: &Document, b: &Document, collation: Option<&Collation>) -> Ordering {
+        for (path, ascending) in &self.keys {
+            let parts: Vec<&str> = path.split('.').collect();
+            let ka = sort_key(a, &parts, *ascending, collation);
+            let kb = sort_key(b, &parts, *ascending, collation);
+            let ord = value::compare(&ka, &kb, collation);
+            let ord = if *ascending { ord } else { ord.reverse() };
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        }
         Ordering::Equal
+    }
+}
+
+/// The value `doc` sorts by on `path`: the smallest (ascending) or largest
+/// (descending) of the values the path reaches.
+pub fn sort_key(
+    doc: &Document,
+    path: &[&str],
+    ascending: bool,
+    collation: Option<&Collation>,
+) -> Bson {
+    let mut values = Vec::new();
+    collect(doc, path, &mut values);
+    let pick = |x: &Bson, best: &Bson| {
+        let c = value::compare(x, best, collation);
+        if ascending { c.is_lt() } else { c.is_gt() }
+    };
+    let mut best: Option<Bson> = None;
+    for v in values {
+        if best.as_ref().is_none_or(|b| pick(&v, b)) {
+            best = Some(v);
+        }
+    }
+    best.unwrap_or(Bson::Null)
+}
+
+fn collect(doc: &Document, path: &[&str], out: &mut Vec<Bson>) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    match doc.get(*first) {
+        None => out.push(Bson::Null),
+        Some(v) => collect_value(v, rest, out),
+    }
+}
+
+fn collect_value(v: &Bson, rest: &[&str], out: &mut Vec<Bson>) {
+    match v {
+        Bson::Array(items) if rest.is_empty() => {
+            if items.is_empty() {
+                out.push(Bson::Undefined);
+            } else {
+                out.extend(items.iter().cloned());
+            }
+        }
+        _ if rest.is_empty() => out.push(v.clone()),
+        Bson::Document(d) => collect(d, rest, out),
+        Bson::Array(items) => {
+            // A numeric component picks that element, as index keys do.
+            if let Some(i) = rest
+                .first()
+                .and_then(|c| crate::engine::filter::array_index(c))
+                && let Some(item) = items.get(i)
+            {
+                collect_value(item, &rest[1..], out);
+                return;
+            }
+            if items.is_empty() {
+                out.push(Bson::Null);
+            }
+            for item in items {
+                match item {
+                    Bson::Document(d) => collect(d, rest, out),
+                    _ => out.push(Bson::Null),
+                }
+            }
+        }
+        _ => out.push(Bson::Null),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bson::doc;
+
+    fn sorted(spec: Document, docs: Vec<Document>) -> Vec<i32> {
+        let s = SortSpec::parse(&spec).unwrap();
+        let mut docs = docs;
+        docs.sort_by(|a, b| s.compare(a, b, None));
+        docs.iter().map(|d| d.get_i32("_id").unwrap()).collect()
+    }
+
+    #[test]
+    fn arrays_sort_by_min_or_max() {
+        let docs = vec![
+            doc! {"_id": 1, "a": [1, 9]},
+            doc! {"_id": 2, "a": 5},
+            doc! {"_id": 3, "a": []},
+            doc! {"_id": 4},
+            doc! {"_id": 5, "a": [3, 4]},
+        ];
+        assert_eq!(sorted(doc! {"a": 1}, docs.clone()), vec![3, 4, 1, 5, 2]);
+        assert_eq!(sorted(doc! {"a": -1}, docs), vec![1, 2, 5, 4, 3]);
+    }
+
+    #[test]
+    fn dotted_paths_through_arrays() {
+        let docs = vec![
+            doc! {"_id": 1, "a": [{"b": 5}, {"b": 1}]},
+            doc! {"_id": 2, "a": {"b": 3}},
+        ];
+        assert_eq!(sorted(doc! {"a.b": 1}, docs.clone()), vec![1, 2]);
+        assert_eq!(sorted(doc! {"a.b": -1}, docs), vec![1, 2]);
+    }
+
+    #[test]
+    fn bad_orders_are_refused() {
+        assert_eq!(
+            SortSpec::parse(&doc! {"a": 2}).unwrap_err().code,
+            ErrorCode(15975)
+        );
+        assert_eq!(
+            SortSpec::parse(&doc! {"a": "x"}).unwrap_err().code,
+            ErrorCode(15974)
+        );
+        assert_eq!(
+            SortSpec::parse(&doc! {"a": {"$meta": "textScore"}})
+                .unwrap_err()
+                .code,
+            ErrorCode::NOT_IMPLEMENTED
+        );
+        assert!(SortSpec::parse(&doc! {}).unwrap().keys.is_empty());
     }
 }

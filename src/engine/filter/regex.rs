@@ -1,0 +1,118 @@
+//! `$regex` patterns: PCRE-style options translated for Rust's engines.
+//!
+//! mongod uses PCRE. Most patterns are also valid for the linear-time
+//! `regex` crate; those that need backreferences or lookaround fall back to
+//! `fancy-regex`, so what a learner copies from the manual still works.
+
+use bson::Bson;
+
+use crate::engine::error::{EngineError, ErrorCode, Result};
+
+#[derive(Debug, Clone)]
+enum Compiled {
+    Linear(regex::Regex),
+    Backtracking(Box<fancy_regex::Regex>),
+}
+
+/// A compiled `$regex` with its original pattern and options.
+#[derive(Debug, Clone)]
+pub(crate) struct Pattern {
+    pub pattern: String,
+    pub options: String,
+    compiled: Compiled,
+}
+
+impl Pattern {
+    /// Compile `pattern` with mongod's option letters (`i m x s u`).
+    pub(crate) fn new(pattern: &str, options: &str) -> Result<Pattern> {
+        let mut flags = String::new();
+        for c in options.chars() {
+            match c {
+                'i' | 'm' | 'x' | 's' => {
+                    if !flags.contains(c) {
+                        flags.push(c);
+                    }
+                }
+                // UTF-8 mode is always on here.
+                'u' => {}
+                other => {
+                    return Err(EngineError::new(
+                        ErrorCode(51108),
+                        format!("invalid flag in regex options: {other}"),
+                    ));
+                }
+            }
+        }
+        let full = if flags.is_empty() {
+            pattern.to_string()
+        } else {
+            format!("(?{flags}){pattern}")
+        };
+        let compiled = match regex::Regex::new(&full) {
+            Ok(r) => Compiled::Linear(r),
+            Err(first) => match fancy_regex::Regex::new(&full) {
+                Ok(r) => Compiled::Backtracking(Box::new(r)),
+                Err(_) => {
+                    return Err(EngineError::new(
+                        ErrorCode(51091),
+                        format!("Regular expression is invalid: {first}"),
+                    ));
+                }
+            },
+        };
+        Ok(Pattern {
+            pattern: pattern.to_string(),
+            options: options.to_string(),
+            compiled,
+        })
+    }
+
+    /// Whether the pattern occurs in `text`. A backtracking pattern that
+    /// exhausts its step budget counts as no match rather than an error.
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        match &self.compiled {
+            Compiled::Linear(r) => r.is_match(text),
+            Compiled::Backtracking(r) => r.is_match(text).unwrap_or(false),
+        }
+    }
+
+    /// mongod's regex predicate on one value: strings and symbols are
+    /// searched, a stored regex matches when pattern and flags are equal.
+    pub(crate) fn matches_value(&self, v: &Bson) -> bool {
+        match v {
+            Bson::String(s) | Bson::Symbol(s) => self.is_match(s),
+            Bson::RegularExpression(r) => {
+                r.pattern == self.pattern && sorted(&r.options) == sorted(&self.options)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn sorted(s: &str) -> Vec<char> {
+    let mut v: Vec<char> = s.chars().collect();
+    v.sort_unstable();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_translate() {
+        assert!(Pattern::new("^ab", "i").unwrap().is_match("ABc"));
+        assert!(Pattern::new("^b", "m").unwrap().is_match("a\nb"));
+        assert!(Pattern::new("a.b", "s").unwrap().is_match("a\nb"));
+        assert!(Pattern::new("a b # comment", "x").unwrap().is_match("ab"));
+        assert_eq!(Pattern::new("a", "q").unwrap_err().code, ErrorCode(51108));
+    }
+
+    #[test]
+    fn backreferences_fall_back() {
+        let p = Pattern::new(r"(a)\1", "").unwrap();
+        assert!(p.is_match("xaa"));
+        assert!(!p.is_match("xab"));
+        assert!(Pattern::new("(", "").is_err());
+    }
+}

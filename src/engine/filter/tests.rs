@@ -1,0 +1,191 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use bson::{Regex, doc};
+use proptest::prelude::*;
+
+fn m(filter: Document, d: Document) -> bool {
+    Filter::parse(&filter, None)
+        .unwrap()
+        .matches(&d, &Vars::default())
+        .unwrap()
+}
+
+fn err(filter: Document) -> EngineError {
+    Filter::parse(&filter, None).unwrap_err()
+}
+
+#[test]
+fn equality_traverses_arrays() {
+    assert!(m(doc! {"a.b": 1}, doc! {"a": [{"b": 1}, {"b": 2}]}));
+    assert!(m(doc! {"a": 2}, doc! {"a": [1, 2]}));
+    assert!(m(doc! {"a": [1, 2]}, doc! {"a": [1, 2]}));
+    assert!(m(doc! {"a": [1, 2]}, doc! {"a": [[1, 2], 3]}));
+    assert!(!m(doc! {"a": 1}, doc! {"a": [[1]]}));
+    assert!(m(doc! {"a.1": 2}, doc! {"a": [1, 2]}));
+    assert!(m(doc! {"a.0.b": 1}, doc! {"a": [{"b": 1}]}));
+}
+
+#[test]
+fn null_matches_missing() {
+    assert!(m(doc! {"a": null}, doc! {"b": 1}));
+    assert!(m(doc! {"a": null}, doc! {"a": null}));
+    assert!(m(doc! {"a": null}, doc! {"a": [1, null]}));
+    assert!(!m(doc! {"a": null}, doc! {"a": []}));
+    assert!(m(doc! {"a.b": null}, doc! {"a": [{"b": 1}, {"c": 1}]}));
+    assert!(m(doc! {"a.b": null}, doc! {"a": 5}));
+    assert!(!m(doc! {"a.b": null}, doc! {"a": [1]}));
+    assert!(!m(doc! {"a": {"$ne": null}}, doc! {"b": 1}));
+}
+
+#[test]
+fn type_bracketing_and_nan() {
+    assert!(!m(doc! {"a": {"$gt": 5}}, doc! {"a": "z"}));
+    assert!(m(doc! {"a": {"$gt": 5}}, doc! {"a": 5.5}));
+    assert!(!m(doc! {"a": {"$lt": 5}}, doc! {"a": f64::NAN}));
+    assert!(m(doc! {"a": f64::NAN}, doc! {"a": f64::NAN}));
+    assert!(m(doc! {"a": {"$gt": 1, "$lt": 5}}, doc! {"a": [0, 10]}));
+    assert!(m(doc! {"a": {"$lt": Bson::MaxKey}}, doc! {"a": "x"}));
+}
+
+#[test]
+fn negations_cover_all_values() {
+    assert!(!m(doc! {"a": {"$ne": 1}}, doc! {"a": [1, 2]}));
+    assert!(m(doc! {"a": {"$nin": [3]}}, doc! {"a": [1, 2]}));
+    assert!(m(doc! {"a": {"$exists": false}}, doc! {"b": 1}));
+    assert!(m(doc! {"a": {"$not": {"$gt": 5}}}, doc! {"a": "x"}));
+    assert!(m(
+        doc! {"a": {"$not": Regex { pattern: "^x".into(), options: String::new() }}},
+        doc! {"a": "yx"}
+    ));
+}
+
+#[test]
+fn elem_match_forms_and_position() {
+    let f = Filter::parse(&doc! {"a": {"$elemMatch": {"b": 1, "c": 2}}}, None).unwrap();
+    let d = doc! {"a": [{"b": 1}, {"c": 2}, {"b": 1, "c": 2}]};
+    let det = f.match_details(&d, &Vars::default()).unwrap();
+    assert_eq!(det.array_position, Some(2));
+    assert!(m(
+        doc! {"a": {"$elemMatch": {"$gt": 1, "$lt": 3}}},
+        doc! {"a": [0, 2]}
+    ));
+    assert!(!m(
+        doc! {"a": {"$elemMatch": {"$gt": 1, "$lt": 3}}},
+        doc! {"a": [0, 5]}
+    ));
+    let f = Filter::parse(&doc! {"a": {"$gte": 3}}, None).unwrap();
+    let det = f
+        .match_details(&doc! {"a": [1, 5, 3]}, &Vars::default())
+        .unwrap();
+    assert_eq!(det.array_position, Some(1));
+}
+
+#[test]
+fn errors_are_mongods() {
+    assert_eq!(
+        err(doc! {"a": {"$foo": 1}}).message,
+        "unknown operator: $foo"
+    );
+    assert!(
+        err(doc! {"$foo": 1})
+            .message
+            .starts_with("unknown top level operator: $foo")
+    );
+    assert_eq!(err(doc! {"a": {"$in": 1}}).message, "$in needs an array");
+    assert_eq!(
+        err(doc! {"$or": []}).message,
+        "$and/$or/$nor must be a nonempty array"
+    );
+    assert_eq!(err(doc! {"$where": "1"}).code.code(), 238);
+    assert_eq!(err(doc! {"a": {"$near": [0, 0]}}).code.code(), 238);
+}
+
+#[test]
+fn equalities_for_upserts() {
+    let f = Filter::parse(
+        &doc! {"a": 1, "b": {"$eq": 2}, "c": {"$gt": 3}, "$and": [{"d": 4}]},
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        f.equalities(),
+        vec![
+            ("a".to_string(), Bson::Int32(1)),
+            ("b".to_string(), Bson::Int32(2)),
+            ("d".to_string(), Bson::Int32(4)),
+        ]
+    );
+}
+
+#[test]
+fn json_schema_subset() {
+    let f = doc! {"$jsonSchema": {"bsonType": "object", "required": ["name"],
+    "properties": {"age": {"bsonType": "int", "minimum": 0}}}};
+    assert!(m(f.clone(), doc! {"name": "x", "age": 3}));
+    assert!(!m(f.clone(), doc! {"age": 3}));
+    assert!(!m(f.clone(), doc! {"name": "x", "age": -1}));
+    assert!(!m(f, doc! {"name": "x", "age": "3"}));
+}
+
+fn arb_bson() -> impl Strategy<Value = Bson> {
+    let leaf = prop_oneof![
+        Just(Bson::Null),
+        any::<i32>().prop_map(Bson::Int32),
+        any::<i64>().prop_map(Bson::Int64),
+        any::<f64>().prop_map(Bson::Double),
+        any::<bool>().prop_map(Bson::Boolean),
+        "[a-z$.0-9]{0,4}".prop_map(Bson::String),
+        "[a-z()*\\[\\\\]{0,4}".prop_map(|p| Bson::RegularExpression(Regex {
+            pattern: p,
+            options: "i".into()
+        })),
+        Just(Bson::MinKey),
+        Just(Bson::MaxKey),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Bson::Array),
+            prop::collection::vec((key(), inner), 0..4)
+                .prop_map(|kv| Bson::Document(kv.into_iter().collect())),
+        ]
+    })
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("a".to_string()),
+        Just("a.b".to_string()),
+        Just("0".to_string()),
+        Just("a.0".to_string()),
+        Just("$and".to_string()),
+        Just("$or".to_string()),
+        Just("$not".to_string()),
+        Just("$in".to_string()),
+        Just("$all".to_string()),
+        Just("$elemMatch".to_string()),
+        Just("$size".to_string()),
+        Just("$type".to_string()),
+        Just("$mod".to_string()),
+        Just("$regex".to_string()),
+        Just("$options".to_string()),
+        Just("$exists".to_string()),
+        Just("$gt".to_string()),
+        Just("$bitsAnySet".to_string()),
+        Just("$jsonSchema".to_string()),
+    ]
+}
+
+fn arb_doc() -> impl Strategy<Value = Document> {
+    prop::collection::vec((key(), arb_bson()), 0..4).prop_map(|kv| kv.into_iter().collect())
+}
+
+proptest! {
+    #[test]
+    fn never_panics(filter in arb_doc(), d in arb_doc()) {
+        if let Ok(f) = Filter::parse(&filter, None) {
+            let _ = f.match_details(&d, &Vars::default());
+            let _ = f.equalities();
+        }
+    }
+}
