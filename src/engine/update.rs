@@ -30,6 +30,7 @@ use super::pipeline::{Pipeline, Source};
 
 pub use seed::upsert_seed;
 
+
 use modifier::Op;
 use tree::{ObjectNode, Part};
 
@@ -187,6 +188,17 @@ impl Update {
     /// Whether this is an update pipeline.
     pub fn is_pipeline(&self) -> bool {
         matches!(self.kind, Kind::Pipeline(_))
+    }
+
+    /// The document an upsert with this update starts from: the filter's
+    /// equalities for operator updates and pipelines, only its `_id` for a
+    /// replacement (as mongod does).
+    pub fn upsert_seed(&self, filter: &Document) -> Result<Document> {
+        if self.is_replacement() {
+            seed::id_seed(filter)
+        } else {
+            seed::upsert_seed(filter)
+        }
     }
 
     /// Apply to `doc` in place; returns whether the document changed. On
@@ -459,6 +471,10 @@ fn parse_operators(
             root.insert(&parts, path, op)?;
         }
     }
+    // mongod keeps array filters in a map: the first unused one in
+    // identifier order is reported.
+    let mut filter_order = filter_order;
+    filter_order.sort();
     for id in filter_order {
         if !used_ids.contains(&id) {
             return Err(EngineError::failed_to_parse(format!(

@@ -121,7 +121,7 @@ impl Op {
                 } else {
                     return Err(EngineError::failed_to_parse(format!(
                         "$pop expects 1 or -1, found: {}",
-                        display::value(arg)
+                        n.trunc()
                     )));
                 }
             }

@@ -109,6 +109,10 @@ impl ObjectNode {
         }
     }
 
+    fn child(&self, name: &str) -> Option<&Node> {
+        self.children.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+
     fn creating_child(&self, is_insert: bool) -> Option<&str> {
         self.children
             .iter()
@@ -386,6 +390,14 @@ fn apply_node(node: &Node, v: &mut Bson, name: &str, path: &str, env: &Env<'_>) 
         Node::Object(o) => match v {
             Bson::Document(_) | Bson::Array(_) => apply_object(o, v, path, env),
             _ => match o.creating_child(env.ctx.is_insert) {
+                // An array update below a scalar: mongod reports the path
+                // that had to exist.
+                Some(child) if matches!(o.child(child), Some(Node::Array(_))) => {
+                    Err(EngineError::bad_value(format!(
+                        "The path '{}' must exist in the document in order to apply array updates.",
+                        join(path, child)
+                    )))
+                }
                 Some(child) => Err(not_viable(child, name, v)),
                 None => Ok(false),
             },
