@@ -67,9 +67,14 @@ db.orders.aggregate([{ $match: { quantity: { $gte: 20 } } }, { $count: "bigOrder
 // [ { bigOrders: 3 } ]
 
 // @case varargs-stages
-db.orders.aggregate({ $match: { size: "large" } }, { $project: { _id: 1 } }, { $sort: { _id: -1 } })
+db.orders.aggregate({ $match: { size: "large" } }, { $project: { size: 1 } }, { $sort: { _id: -1 } })
 // @expect
-// [ { _id: 5 }, { _id: 2 } ]
+// [ { _id: 5, size: 'large' }, { _id: 2, size: 'large' } ]
+
+// @case project-id-only
+db.orders.aggregate([{ $match: { size: "large" } }, { $project: { _id: 1 } }])
+// @expect
+// [ { _id: 2 }, { _id: 5 } ]
 
 // @case agg-to-array-length
 db.orders.aggregate([{ $match: { price: { $gt: 15 } } }]).toArray().length

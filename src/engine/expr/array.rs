@@ -73,7 +73,9 @@ pub(super) fn call(
         "$in" => match &vals[1] {
             Some(Bson::Array(a)) => {
                 let needle = vals[0].clone().unwrap_or(Bson::Null);
-                Ok(Some(Bson::Boolean(vals[0].is_some() && contains(a, &needle, coll))))
+                Ok(Some(Bson::Boolean(
+                    vals[0].is_some() && contains(a, &needle, coll),
+                )))
             }
             other => Err(err(
                 40081,
@@ -125,7 +127,11 @@ pub(super) fn call(
                 a.iter().all(|v| truthy(Some(v)))
             }))),
             other => Err(err(
-                if op == "$anyElementTrue" { 17041 } else { 17040 },
+                if op == "$anyElementTrue" {
+                    17041
+                } else {
+                    17040
+                },
                 format!(
                     "{op}'s argument must be an array, but is {}",
                     type_name(other.as_ref())
@@ -178,14 +184,12 @@ fn array_elem_at(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     let Some(idx) = value::as_i64(iv).filter(|n| i32::try_from(*n).is_ok()) else {
         return Err(err(
             28691,
-            format!("$arrayElemAt's second argument must be representable as a 32-bit integer: {iv}"),
+            format!(
+                "$arrayElemAt's second argument must be representable as a 32-bit integer: {iv}"
+            ),
         ));
     };
-    let pos = if idx < 0 {
-        arr.len() as i64 + idx
-    } else {
-        idx
-    };
+    let pos = if idx < 0 { arr.len() as i64 + idx } else { idx };
     Ok(usize::try_from(pos).ok().and_then(|p| arr.get(p)).cloned())
 }
 
@@ -223,7 +227,11 @@ fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
                     format!("Third argument to $slice must be positive: {n}"),
                 ));
             }
-            let s = if *p < 0 { (len + p).max(0) } else { (*p).min(len) };
+            let s = if *p < 0 {
+                (len + p).max(0)
+            } else {
+                (*p).min(len)
+            };
             (s, *n)
         }
         _ => (0, 0),
@@ -259,7 +267,10 @@ fn index_of_array(vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<Opt
                 Some(n) if n >= 0 => Ok(n as usize),
                 Some(_) => Err(err(
                     40097,
-                    format!("$indexOfArray requires a nonnegative {} index", if i == 2 { "starting" } else { "ending" }),
+                    format!(
+                        "$indexOfArray requires a nonnegative {} index",
+                        if i == 2 { "starting" } else { "ending" }
+                    ),
                 )),
                 None => Err(err(
                     40096,
@@ -327,8 +338,16 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
             x if null_ok && nullish(x.as_ref()) => return Ok(Some(Bson::Null)),
             other => {
                 let (code, msg) = match op {
-                    "$setUnion" => (17043, "All operands of $setUnion must be arrays. One argument is of type:".to_string()),
-                    "$setIntersection" => (17047, "All operands of $setIntersection must be arrays. One argument is of type:".to_string()),
+                    "$setUnion" => (
+                        17043,
+                        "All operands of $setUnion must be arrays. One argument is of type:"
+                            .to_string(),
+                    ),
+                    "$setIntersection" => (
+                        17047,
+                        "All operands of $setIntersection must be arrays. One argument is of type:"
+                            .to_string(),
+                    ),
                     "$setDifference" => (
                         if i == 0 { 17048 } else { 17049 },
                         format!(
@@ -336,7 +355,11 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
                             if i == 0 { "First" } else { "Second" }
                         ),
                     ),
-                    "$setEquals" => (17044, "All operands of $setEquals must be arrays. One argument is of type:".to_string()),
+                    "$setEquals" => (
+                        17044,
+                        "All operands of $setEquals must be arrays. One argument is of type:"
+                            .to_string(),
+                    ),
                     _ => (
                         if i == 0 { 17046 } else { 17042 },
                         format!(
@@ -373,7 +396,8 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
         "$setEquals" => {
             let first = sets[0];
             Bson::Boolean(sets.iter().all(|s| {
-                s.iter().all(|v| contains(first, v, coll)) && first.iter().all(|v| contains(s, v, coll))
+                s.iter().all(|v| contains(first, v, coll))
+                    && first.iter().all(|v| contains(s, v, coll))
             }))
         }
         _ => Bson::Boolean(sets[0].iter().all(|v| contains(sets[1], v, coll))),
@@ -402,7 +426,10 @@ fn array_to_object(v: &Option<Bson>) -> Result<Option<Bson>> {
                 if d.len() != 2 || !d.contains_key("k") || !d.contains_key("v") {
                     return Err(err(
                         40392,
-                        format!("$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:{}", d.len()),
+                        format!(
+                            "$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:{}",
+                            d.len()
+                        ),
                     ));
                 }
                 let Some(Bson::String(k)) = d.get("k") else {
@@ -420,7 +447,10 @@ fn array_to_object(v: &Option<Bson>) -> Result<Option<Bson>> {
                 if pair.len() != 2 {
                     return Err(err(
                         40397,
-                        format!("$arrayToObject requires an array of size 2 arrays,found array of size: {}", pair.len()),
+                        format!(
+                            "$arrayToObject requires an array of size 2 arrays,found array of size: {}",
+                            pair.len()
+                        ),
                     ));
                 }
                 let Bson::String(k) = &pair[0] else {
@@ -491,7 +521,10 @@ pub(super) fn call_named(
     Some(match op {
         "$sortArray" => (|| {
             if let Some(k) = a.unknown(&["input", "sortBy"]) {
-                return Err(err(2942504, format!("$sortArray found an unknown argument: {k}")));
+                return Err(err(
+                    2942504,
+                    format!("$sortArray found an unknown argument: {k}"),
+                ));
             }
             let sort_by = a
                 .get("sortBy")
@@ -543,7 +576,8 @@ pub(super) fn call_named(
                     items.into_iter().skip(skip).collect()
                 }
                 _ => {
-                    let mut vs: Vec<Bson> = items.into_iter().filter(|v| !nullish(Some(v))).collect();
+                    let mut vs: Vec<Bson> =
+                        items.into_iter().filter(|v| !nullish(Some(v))).collect();
                     vs.sort_by(|x, y| {
                         let c = value::compare(x, y, coll);
                         if op == "$maxN" { c.reverse() } else { c }
@@ -563,7 +597,10 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
         if nullish(a.get("inputs")) && a.has("inputs") {
             return Ok(Some(Bson::Null));
         }
-        return Err(err(34460, "$zip requires an array of expressions for 'inputs'"));
+        return Err(err(
+            34460,
+            "$zip requires an array of expressions for 'inputs'",
+        ));
     };
     let longest = matches!(a.get("useLongestLength"), Some(Bson::Boolean(true)));
     let defaults: Vec<Bson> = match a.get("defaults") {
@@ -575,10 +612,7 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
                 ));
             }
             if d.len() != inputs.len() {
-                return Err(err(
-                    34467,
-                    "defaults and inputs must have the same length",
-                ));
+                return Err(err(34467, "defaults and inputs must have the same length"));
             }
             d.clone()
         }
@@ -592,9 +626,7 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
             other => {
                 return Err(err(
                     34468,
-                    format!(
-                        "$zip found a non-array expression in input: {other}"
-                    ),
+                    format!("$zip found a non-array expression in input: {other}"),
                 ));
             }
         }

@@ -39,7 +39,9 @@ fn seed_from(mut equalities: Vec<(String, Bson)>) -> Result<Document> {
             if p.len() > q.len() && p.starts_with(q.as_str()) && p.as_bytes()[q.len()] == b'.' {
                 return Err(EngineError::new(
                     ErrorCode::NOT_SINGLE_VALUE_FIELD,
-                    format!("cannot infer query fields to set, both paths '{p}' and '{q}' are matched"),
+                    format!(
+                        "cannot infer query fields to set, both paths '{p}' and '{q}' are matched"
+                    ),
                 ));
             }
         }
