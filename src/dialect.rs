@@ -123,15 +123,15 @@ impl DialectError {
     /// line and a caret under the spot.
     pub fn render(&self, src: &str) -> String {
         let mut out = self.to_string();
-        if let Some(pos) = self.position() {
-            if let Some(line) = src.lines().nth(pos.line.saturating_sub(1) as usize) {
-                let caret_pad: String = line
-                    .chars()
-                    .take(pos.col.saturating_sub(1) as usize)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
-                    .collect();
-                out.push_str(&format!("\n{line}\n{caret_pad}^"));
-            }
+        if let Some(pos) = self.position()
+            && let Some(line) = src.lines().nth(pos.line.saturating_sub(1) as usize)
+        {
+            let caret_pad: String = line
+                .chars()
+                .take(pos.col.saturating_sub(1) as usize)
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            out.push_str(&format!("\n{line}\n{caret_pad}^"));
         }
         out
     }

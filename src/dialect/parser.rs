@@ -288,8 +288,8 @@ impl Parser {
         let e = self.additive();
         self.depth -= 1;
         let e = e?;
-        if let Tok::Punct(p) = self.peek().tok {
-            if matches!(
+        if let Tok::Punct(p) = self.peek().tok
+            && matches!(
                 p,
                 "==="
                     | "!=="
@@ -310,12 +310,12 @@ impl Parser {
                     | "^"
                     | "++"
                     | "--"
-            ) {
-                return Err(DialectError::unsupported(
-                    format!("the '{p}' operator"),
-                    self.peek().pos,
-                ));
-            }
+            )
+        {
+            return Err(DialectError::unsupported(
+                format!("the '{p}' operator"),
+                self.peek().pos,
+            ));
         }
         Ok(e)
     }
