@@ -189,12 +189,8 @@ impl Parser {
                 });
             }
         }
-        if self.is_punct("{") {
-            return Err(DialectError::unsupported(
-                "a block or object literal at the start of a statement (wrap an object in parentheses)",
-                pos,
-            ));
-        }
+        // A statement starting with `{` is an object literal, as mongosh's REPL
+        // reads it (there are no bare blocks in the dialect).
         let e = self.expr()?;
         if self.is_punct("=") || self.is_punct("+=") || self.is_punct("-=") {
             return Err(DialectError::unsupported(
