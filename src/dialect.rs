@@ -21,7 +21,7 @@ use std::fmt;
 pub use ast::Program;
 pub use eval::{CursorSpec, Output, Session, Value};
 pub use parser::parse_program;
-pub use shell::{run_file, run_interactive};
+pub use shell::{needs_more_input, run_file, run_interactive, run_interactive_on};
 pub use suggest::{edit_distance, suggest};
 
 /// A 1-based line and column (columns count characters).

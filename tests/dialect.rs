@@ -575,3 +575,32 @@ async fn server_errors_and_partial_output() {
     let out = s.eval("db.c.insertOne({ a: 1 }).insertedId").await.unwrap();
     assert!(out[0].render().starts_with("ObjectId('"), "{out:?}");
 }
+
+#[tokio::test]
+async fn run_file_stops_at_first_error() {
+    let server = schemalab::wire::serve(
+        "127.0.0.1:0".parse().unwrap(),
+        schemalab::engine::Engine::new(),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.js");
+    std::fs::write(
+        &good,
+        "db.c.insertOne({ _id: 1 })\nprint(db.c.countDocuments())\n",
+    )
+    .unwrap();
+    schemalab::dialect::run_file(&server.uri(), "files", &good)
+        .await
+        .unwrap();
+    let bad = dir.path().join("bad.js");
+    std::fs::write(&bad, "db.c.insertOne({ _id: 2 })\ndb.c.find({ a: 1 )\n").unwrap();
+    let e = schemalab::dialect::run_file(&server.uri(), "files", &bad)
+        .await
+        .unwrap_err();
+    assert_eq!(e.position(), Some(Pos { line: 2, col: 18 }));
+    let missing =
+        schemalab::dialect::run_file(&server.uri(), "files", &dir.path().join("nope.js")).await;
+    assert!(matches!(missing, Err(DialectError::Io(_))));
+}
