@@ -19,11 +19,14 @@
 pub mod catalog;
 pub mod collation;
 pub mod error;
+pub mod exec;
+pub mod explain;
 pub mod expr;
 pub mod filter;
 pub mod index;
 pub mod keystring;
 pub mod pipeline;
+pub mod planner;
 pub mod projection;
 pub mod size_model;
 pub mod sort;
