@@ -32,6 +32,11 @@ fn dedup(items: impl IntoIterator<Item = Bson>, coll: Option<&Collation>) -> Vec
     out
 }
 
+fn sorted(mut items: Vec<Bson>, coll: Option<&Collation>) -> Vec<Bson> {
+    items.sort_by(|a, b| value::compare(a, b, coll));
+    items
+}
+
 fn contains(set: &[Bson], v: &Bson, coll: Option<&Collation>) -> bool {
     set.iter().any(|o| value::values_equal(o, v, coll))
 }
@@ -202,16 +207,31 @@ fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
             ),
         ));
     };
-    let nums: Vec<i64> = vals[1..]
-        .iter()
-        .map(|v| v.as_ref().and_then(int_arg))
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            err(
-                28725,
-                "Second argument to $slice must be a numeric value".to_string(),
-            )
-        })?;
+    let mut nums = Vec::with_capacity(2);
+    for (i, v) in vals[1..].iter().enumerate() {
+        let (which, code) = if i == 0 { ("Second", 28725) } else { ("Third", 28727) };
+        match v {
+            Some(b) if value::is_number(b) => match value::as_i64(b).filter(|n| i32::try_from(*n).is_ok()) {
+                Some(n) => nums.push(n),
+                None => {
+                    return Err(err(
+                        code + 1,
+                        format!("{which} argument to $slice can't be represented as a 32-bit integer: {b}"),
+                    ));
+                }
+            },
+            other => {
+                return Err(err(
+                    code,
+                    format!(
+                        "{which} argument to $slice must be {}, but is of type: {}",
+                        if i == 0 { "a numeric value" } else { "numeric" },
+                        type_name(other.as_ref())
+                    ),
+                ));
+            }
+        }
+    }
     let len = arr.len() as i64;
     let (start, count) = match nums.as_slice() {
         [n] if *n >= 0 => (0, *n),
@@ -336,7 +356,7 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
                             if i == 0 { "First" } else { "Second" }
                         ),
                     ),
-                    "$setEquals" => (17044, "All operands of $setEquals must be arrays. One argument is of type:".to_string()),
+                    "$setEquals" => (17044, format!("All operands of $setEquals must be arrays. {}-th argument is of type:", i + 1)),
                     _ => (
                         if i == 0 { 17046 } else { 17042 },
                         format!(
@@ -350,16 +370,21 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
         }
     }
     let out = match op {
-        "$setUnion" => Bson::Array(dedup(sets.into_iter().flatten().cloned(), coll)),
+        // mongod builds union and intersection in an ordered set, so they
+        // come out sorted; a difference keeps the first operand's order.
+        "$setUnion" => Bson::Array(sorted(dedup(sets.into_iter().flatten().cloned(), coll), coll)),
         "$setIntersection" => {
             let Some((first, rest)) = sets.split_first() else {
                 return Ok(Some(Bson::Array(Vec::new())));
             };
-            Bson::Array(dedup(
-                first
-                    .iter()
-                    .filter(|v| rest.iter().all(|s| contains(s, v, coll)))
-                    .cloned(),
+            Bson::Array(sorted(
+                dedup(
+                    first
+                        .iter()
+                        .filter(|v| rest.iter().all(|s| contains(s, v, coll)))
+                        .cloned(),
+                    coll,
+                ),
                 coll,
             ))
         }

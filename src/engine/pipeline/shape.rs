@@ -85,7 +85,8 @@ impl Projection {
         let mut tree = Vec::new();
         let mut mode: Option<bool> = None;
         Self::parse_level(spec, "", &mut tree, &mut mode)?;
-        let inclusion = mode.unwrap_or(false);
+        // `{_id: 1}` alone is an inclusion projection, `{_id: 0}` an exclusion.
+        let inclusion = mode.unwrap_or_else(|| matches!(find(&tree, "_id"), Some(Node::Include)));
         if inclusion && find(&tree, "_id").is_none() {
             tree.insert(0, ("_id".to_string(), Node::Include));
         }
