@@ -48,13 +48,22 @@ pub trait Source {
         Ok(self
             .collection_docs(collection)?
             .into_iter()
-            .filter(|d| {
-                find_path_values(d, &parts)
-                    .iter()
-                    .any(|v| values.iter().any(|w| value::values_equal(v, w, collation)))
-            })
+            .filter(|d| doc_matches_any(d, &parts, values, collation))
             .collect())
     }
+}
+
+/// Whether the values at `parts` in `doc` (with query semantics) include
+/// one of `values`.
+pub(crate) fn doc_matches_any(
+    doc: &Document,
+    parts: &[&str],
+    values: &[Bson],
+    collation: Option<&Collation>,
+) -> bool {
+    find_path_values(doc, parts)
+        .iter()
+        .any(|v| values.iter().any(|w| value::values_equal(v, w, collation)))
 }
 
 /// The values a query sees at a dotted path: arrays are matched both as a
@@ -260,12 +269,29 @@ impl Pipeline {
         source: &dyn Source,
         vars: &Vars,
     ) -> Result<Vec<Document>> {
+        self.run_range(0..self.parsed.len(), input, source, vars)
+    }
+
+    /// Run only the stages in `range` (used to slip `$lookup`'s equality
+    /// match in after a leading `$documents`).
+    pub(crate) fn run_range(
+        &self,
+        range: std::ops::Range<usize>,
+        input: Vec<Document>,
+        source: &dyn Source,
+        vars: &Vars,
+    ) -> Result<Vec<Document>> {
         let ctx = Ctx { source, vars };
         let mut docs = input;
-        for stage in &self.parsed {
+        for stage in self.parsed.get(range).unwrap_or_default() {
             docs = run_stage(stage, docs, &ctx)?;
         }
         Ok(docs)
+    }
+
+    /// Number of stages.
+    pub(crate) fn len(&self) -> usize {
+        self.parsed.len()
     }
 }
 
