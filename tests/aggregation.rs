@@ -125,7 +125,7 @@ fn run_case(case: &Document) -> std::result::Result<(), String> {
     if same {
         Ok(())
     } else {
-        Err(format!("\n   got  {got}\n   want {want}"))
+        Err(format!("\n   got  {got:?}\n   want {want:?}"))
     }
 }
 
