@@ -379,6 +379,16 @@ impl Engine {
         cat.rename_collection(from, to, drop_target)
     }
 
+    /// `explain` of a command given as its inner document (`{find: "c",
+    /// filter, …}`, `{aggregate: "c", pipeline}`, `{count}`, `{distinct}`,
+    /// `{update, updates}`, `{delete, deletes}`, `{findAndModify}`) at a
+    /// verbosity (`queryPlanner`, `executionStats`, `allPlansExecution`).
+    /// Returns the whole reply without `ok`; nothing is written.
+    pub fn explain(&self, db: &str, command: &Document, verbosity: &str) -> Result<Document> {
+        let cat = self.catalog.read();
+        explain::explain(&cat, db, command, verbosity, self.now())
+    }
+
     /// `collStats`-shaped statistics for a collection.
     pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
         let cat = self.catalog.read();
