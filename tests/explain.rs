@@ -26,14 +26,21 @@ use schemalab::engine::{Engine, FindRequest};
 fn load(e: &Engine, coll: &str, spec: &Document) {
     let docs: Vec<RawDocumentBuf> = spec
         .get_array("docs")
-        .map(|a| a.iter().map(|d| RawDocumentBuf::from_document(d.as_document().unwrap()).unwrap()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|d| RawDocumentBuf::from_document(d.as_document().unwrap()).unwrap())
+                .collect()
+        })
         .unwrap_or_default();
     e.create_collection("t", coll, &Document::new()).unwrap();
     if !docs.is_empty() {
         e.insert("t", coll, docs, true).unwrap();
     }
     if let Ok(indexes) = spec.get_array("indexes") {
-        let specs: Vec<Document> = indexes.iter().map(|i| i.as_document().unwrap().clone()).collect();
+        let specs: Vec<Document> = indexes
+            .iter()
+            .map(|i| i.as_document().unwrap().clone())
+            .collect();
         e.create_indexes("t", coll, &specs).unwrap();
     }
 }
@@ -41,24 +48,38 @@ fn load(e: &Engine, coll: &str, spec: &Document) {
 /// The plan root: `winningPlan` / `executionStages`, or inside `$cursor`.
 fn planner_of(reply: &Document) -> &Document {
     match reply.get_array("stages") {
-        Ok(stages) => stages[0].as_document().unwrap().get_document("$cursor").unwrap().get_document("queryPlanner").unwrap(),
+        Ok(stages) => stages[0]
+            .as_document()
+            .unwrap()
+            .get_document("$cursor")
+            .unwrap()
+            .get_document("queryPlanner")
+            .unwrap(),
         Err(_) => reply.get_document("queryPlanner").unwrap(),
     }
 }
 
 fn stats_of(reply: &Document) -> Option<&Document> {
     match reply.get_array("stages") {
-        Ok(stages) => stages[0].as_document().unwrap().get_document("$cursor").unwrap().get_document("executionStats").ok(),
+        Ok(stages) => stages[0]
+            .as_document()
+            .unwrap()
+            .get_document("$cursor")
+            .unwrap()
+            .get_document("executionStats")
+            .ok(),
         Err(_) => reply.get_document("executionStats").ok(),
     }
 }
 
 fn chain(plan: &Document) -> String {
     let name = plan.get_str("stage").unwrap().to_string();
-    let child = plan
-        .get_document("inputStage")
-        .ok()
-        .or_else(|| plan.get_array("inputStages").ok().and_then(|a| a.first()).and_then(Bson::as_document));
+    let child = plan.get_document("inputStage").ok().or_else(|| {
+        plan.get_array("inputStages")
+            .ok()
+            .and_then(|a| a.first())
+            .and_then(Bson::as_document)
+    });
     match child {
         Some(c) => format!("{name}<-{}", chain(c)),
         None => name,
@@ -72,7 +93,11 @@ fn find_stage<'a>(plan: &'a Document, stage: &str) -> Option<&'a Document> {
     if let Ok(c) = plan.get_document("inputStage") {
         return find_stage(c, stage);
     }
-    plan.get_array("inputStages").ok()?.iter().filter_map(Bson::as_document).find_map(|c| find_stage(c, stage))
+    plan.get_array("inputStages")
+        .ok()?
+        .iter()
+        .filter_map(Bson::as_document)
+        .find_map(|c| find_stage(c, stage))
 }
 
 fn at_path<'a>(d: &'a Bson, path: &str) -> Option<&'a Bson> {
@@ -98,9 +123,16 @@ fn as_i64(v: &Bson) -> i64 {
 
 fn same(a: &Bson, b: &Bson) -> bool {
     match (a, b) {
-        (Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_), Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)) => as_i64(a) == as_i64(b),
-        (Bson::Document(x), Bson::Document(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
-        (Bson::Array(x), Bson::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
+        (
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_),
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_),
+        ) => as_i64(a) == as_i64(b),
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+        }
         _ => a == b,
     }
 }
@@ -169,7 +201,9 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
     }
     // The explained find returns what find itself returns.
     if let Some(Bson::String(coll)) = command.get("find") {
-        let n = stats_of(&reply).and_then(|s| s.get("nReturned")).map(as_i64);
+        let n = stats_of(&reply)
+            .and_then(|s| s.get("nReturned"))
+            .map(as_i64);
         let req = FindRequest {
             filter: command.get_document("filter").cloned().unwrap_or_default(),
             sort: command.get_document("sort").ok().cloned(),
@@ -180,11 +214,16 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
             hint: command.get("hint").cloned(),
             let_vars: None,
         };
-        let found = e.find("t", coll, &req).map_err(|err| format!("{ctx}: find failed: {err:?}"))?;
+        let found = e
+            .find("t", coll, &req)
+            .map_err(|err| format!("{ctx}: find failed: {err:?}"))?;
         if let Some(n) = n
             && n != found.len() as i64
         {
-            return Err(fail(&format!("find returned {} but explain nReturned {n}", found.len())));
+            return Err(fail(&format!(
+                "find returned {} but explain nReturned {n}",
+                found.len()
+            )));
         }
     }
     Ok(())
@@ -193,10 +232,16 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
 #[test]
 fn explain_fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/explain");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     let (mut n, mut failures) = (0, Vec::new());
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
         let text = std::fs::read_to_string(path).unwrap();
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         let Bson::Document(fixture) = Bson::try_from(json).unwrap() else {
@@ -211,22 +256,51 @@ fn explain_fixtures() {
         }
     }
     assert!(n >= 20, "only {n} cases");
-    assert!(failures.is_empty(), "{} of {n} cases failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
 fn verbosity_controls_sections() {
     let e = Engine::new();
-    e.insert("t", "v", vec![RawDocumentBuf::from_document(&doc! {"a": 1}).unwrap()], true).unwrap();
-    e.create_indexes("t", "v", &[doc! {"key": {"a": 1}}, doc! {"key": {"a": 1, "b": 1}}]).unwrap();
+    e.insert(
+        "t",
+        "v",
+        vec![RawDocumentBuf::from_document(&doc! {"a": 1}).unwrap()],
+        true,
+    )
+    .unwrap();
+    e.create_indexes(
+        "t",
+        "v",
+        &[doc! {"key": {"a": 1}}, doc! {"key": {"a": 1, "b": 1}}],
+    )
+    .unwrap();
     let cmd = doc! {"find": "v", "filter": {"a": 1}};
     let qp = e.explain("t", &cmd, "queryPlanner").unwrap();
     assert!(qp.get("executionStats").is_none());
     assert_eq!(qp.get_str("explainVersion").unwrap(), "1");
-    assert_eq!(qp.get_document("serverInfo").unwrap().get_str("version").unwrap(), "7.0.12");
-    assert_eq!(qp.get_document("command").unwrap().get_str("$db").unwrap(), "t");
+    assert_eq!(
+        qp.get_document("serverInfo")
+            .unwrap()
+            .get_str("version")
+            .unwrap(),
+        "7.0.12"
+    );
+    assert_eq!(
+        qp.get_document("command").unwrap().get_str("$db").unwrap(),
+        "t"
+    );
     let all = e.explain("t", &cmd, "allPlansExecution").unwrap();
-    let plans = all.get_document("executionStats").unwrap().get_array("allPlansExecution").unwrap();
+    let plans = all
+        .get_document("executionStats")
+        .unwrap()
+        .get_array("allPlansExecution")
+        .unwrap();
     assert_eq!(plans.len(), 2);
     assert!(e.explain("t", &cmd, "loud").is_err());
 }
@@ -236,7 +310,9 @@ fn sort_over_memory_limit_fails_with_292() {
     // 110 documents of ~1 MiB each: more than the 100 MB sort budget.
     let e = Engine::new();
     let big = "x".repeat(1024 * 1024);
-    let docs: Vec<RawDocumentBuf> = (0..110).map(|i| RawDocumentBuf::from_document(&doc! {"i": i, "s": &big}).unwrap()).collect();
+    let docs: Vec<RawDocumentBuf> = (0..110)
+        .map(|i| RawDocumentBuf::from_document(&doc! {"i": i, "s": &big}).unwrap())
+        .collect();
     e.insert("t", "big", docs, true).unwrap();
     let req = FindRequest {
         sort: Some(doc! {"i": -1}),

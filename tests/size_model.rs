@@ -4,8 +4,11 @@
 //! through `Engine::insert` with documents whose BSON size makes `avgObjSize`
 //! match the published one exactly, and `collStats` must land within ±25%.
 //!
-//! `SIZE_MODEL_N` overrides the document count (default 500,000, the
-//! published point, so no scaling is needed).
+//! The test builds 100,000 documents and compares against the published
+//! figures scaled by 100,000 / 500,000: 500,000 inserts take about 50 s in a
+//! debug build on the shared CI machine, too slow for every run. Set
+//! `SIZE_MODEL_N=500000` to check the published point itself (no scaling);
+//! docs/SIZE_MODEL.md records both runs.
 #![allow(clippy::unwrap_used)]
 
 use bson::{Document, RawDocumentBuf, doc, oid::ObjectId};
@@ -15,13 +18,16 @@ fn n_docs() -> usize {
     std::env::var("SIZE_MODEL_N")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(500_000)
+        .unwrap_or(100_000)
 }
 
 /// An 11-character payload: with it `{_id: ObjectId, a}` is 41 bytes and
-/// `{_id: int32, a}` is 33 bytes, the published `avgObjSize` values.
-fn payload(i: usize) -> String {
-    format!("v{:010}", i)
+/// `{_id: int32, a}` is 33 bytes, the published `avgObjSize` values. The
+/// published collections' contents are unknown; a constant value (what a
+/// benchmark loop typically inserts) is used, which docs/SIZE_MODEL.md
+/// discusses.
+fn payload(_i: usize) -> String {
+    "hello world".to_string()
 }
 
 fn load(e: &Engine, coll: &str, make: impl Fn(usize) -> Document) -> Document {
@@ -60,9 +66,17 @@ fn within(label: &str, model: i64, published: f64) {
 #[test]
 fn objectid_ids_match_published_point() {
     let e = Engine::new();
-    let stats = load(&e, "oid", |i| doc! {"_id": ObjectId::new(), "a": payload(i)});
+    let stats = load(
+        &e,
+        "oid",
+        |i| doc! {"_id": ObjectId::new(), "a": payload(i)},
+    );
     assert_eq!(stats.get_i64("avgObjSize").unwrap(), 41);
-    let id_index = stats.get_document("indexSizes").unwrap().get_i64("_id_").unwrap();
+    let id_index = stats
+        .get_document("indexSizes")
+        .unwrap()
+        .get_i64("_id_")
+        .unwrap();
     within("ObjectId _id_ index", id_index, scale(4_300_800.0));
     within(
         "ObjectId storageSize",
@@ -76,7 +90,11 @@ fn int32_ids_in_order_match_published_point() {
     let e = Engine::new();
     let stats = load(&e, "int", |i| doc! {"_id": i as i32, "a": payload(i)});
     assert_eq!(stats.get_i64("avgObjSize").unwrap(), 33);
-    let id_index = stats.get_document("indexSizes").unwrap().get_i64("_id_").unwrap();
+    let id_index = stats
+        .get_document("indexSizes")
+        .unwrap()
+        .get_i64("_id_")
+        .unwrap();
     within("int32 _id_ index", id_index, scale(5_255_168.0));
     within(
         "int32 storageSize",

@@ -65,20 +65,32 @@ pub struct Counters {
 
 impl Counters {
     fn record(&mut self, started: Instant, state: &Result<State>) {
+        match state {
+            Ok(s) => self.record_state(started, s),
+            Err(_) => {
+                self.works += 1;
+                self.nanos += started.elapsed().as_nanos();
+            }
+        }
+    }
+
+    fn record_state(&mut self, started: Instant, state: &State) {
         self.works += 1;
         self.nanos += started.elapsed().as_nanos();
         match state {
-            Ok(State::Advanced(_)) => self.advanced += 1,
-            Ok(State::NeedTime) => self.need_time += 1,
-            Ok(State::Eof) => self.is_eof = true,
-            Err(_) => {}
+            State::Advanced(_) => self.advanced += 1,
+            State::NeedTime => self.need_time += 1,
+            State::Eof => self.is_eof = true,
         }
     }
 
     /// The fields every stage reports in executionStats mode.
     fn common(&self, out: &mut Document) {
         out.insert("nReturned", self.advanced as i64);
-        out.insert("executionTimeMillisEstimate", (self.nanos / 1_000_000) as i64);
+        out.insert(
+            "executionTimeMillisEstimate",
+            (self.nanos / 1_000_000) as i64,
+        );
         out.insert("works", self.works as i64);
         out.insert("advanced", self.advanced as i64);
         out.insert("needTime", self.need_time as i64);
@@ -118,19 +130,30 @@ pub fn build<'a>(plan: &Plan, ctx: &Ctx<'a>) -> BoxStage<'a> {
         Plan::CollScan => Box::new(scan::CollScan::new(ctx)),
         Plan::IdHack(id) => Box::new(scan::IdHack::new(id.clone())),
         Plan::IxScan(p) => Box::new(scan::IxScan::new(p.clone(), ctx)),
-        Plan::Fetch { child, residual } => Box::new(fetch::Fetch::new(build(child, ctx), residual.clone())),
-        Plan::Or(children) => Box::new(fetch::Or::new(children.iter().map(|c| build(c, ctx)).collect())),
+        Plan::Fetch { child, residual } => {
+            Box::new(fetch::Fetch::new(build(child, ctx), residual.clone()))
+        }
+        Plan::Or(children) => Box::new(fetch::Or::new(
+            children.iter().map(|c| build(c, ctx)).collect(),
+        )),
         Plan::Sort {
             child,
             spec,
             pattern,
             limit,
-        } => Box::new(sort::Sort::new(build(child, ctx), spec.clone(), pattern.clone(), *limit)),
+        } => Box::new(sort::Sort::new(
+            build(child, ctx),
+            spec.clone(),
+            pattern.clone(),
+            *limit,
+        )),
         Plan::Skip(child, n) => Box::new(shape::Skip::new(build(child, ctx), *n)),
         Plan::Limit(child, n) => Box::new(shape::Limit::new(build(child, ctx), *n)),
-        Plan::Projection { child, kind, spec } => {
-            Box::new(shape::Projection::new(build(child, ctx), *kind, spec.clone()))
-        }
+        Plan::Projection { child, kind, spec } => Box::new(shape::Projection::new(
+            build(child, ctx),
+            *kind,
+            spec.clone(),
+        )),
     }
 }
 
@@ -200,7 +223,11 @@ pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
             break;
         }
     }
-    let scores: Vec<f64> = stages.iter().zip(&plans).map(|(s, p)| score(s.as_ref(), p)).collect();
+    let scores: Vec<f64> = stages
+        .iter()
+        .zip(&plans)
+        .map(|(s, p)| score(s.as_ref(), p))
+        .collect();
     let mut winner = 0;
     for (i, sc) in scores.iter().enumerate() {
         if *sc > scores[winner] {
@@ -217,7 +244,11 @@ pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
 
 /// Run a stage to the end, handing each result to `visit` until it returns
 /// false.
-pub fn drain<'a>(stage: &mut BoxStage<'a>, ctx: &Ctx<'a>, mut visit: impl FnMut(Member) -> bool) -> Result<()> {
+pub fn drain<'a>(
+    stage: &mut BoxStage<'a>,
+    ctx: &Ctx<'a>,
+    mut visit: impl FnMut(Member) -> bool,
+) -> Result<()> {
     loop {
         match stage.work(ctx)? {
             State::Advanced(m) => {
@@ -244,7 +275,13 @@ fn ensure_doc(m: &mut Member, ctx: &Ctx<'_>) -> Result<()> {
 
 /// The explain document of a leaf or inner stage: name, its own fields,
 /// then counters, then children.
-fn stage_doc(name: &str, fields: Document, counters: Option<&Counters>, extra: Document, children: Vec<Document>) -> Document {
+fn stage_doc(
+    name: &str,
+    fields: Document,
+    counters: Option<&Counters>,
+    extra: Document,
+    children: Vec<Document>,
+) -> Document {
     let mut out = bson::doc! {"stage": name};
     out.extend(fields);
     if let Some(c) = counters {
@@ -259,7 +296,10 @@ fn stage_doc(name: &str, fields: Document, counters: Option<&Counters>, extra: D
             }
         }
         _ => {
-            out.insert("inputStages", children.into_iter().map(Bson::Document).collect::<Vec<_>>());
+            out.insert(
+                "inputStages",
+                children.into_iter().map(Bson::Document).collect::<Vec<_>>(),
+            );
         }
     }
     out
@@ -267,7 +307,11 @@ fn stage_doc(name: &str, fields: Document, counters: Option<&Counters>, extra: D
 
 /// Plan `q`, pick the winner and run it, handing each result to `visit`
 /// until it returns false. This is how the operations read a collection.
-pub fn run<'a>(q: &super::planner::Query<'_>, ctx: &Ctx<'a>, visit: impl FnMut(Member) -> bool) -> Result<()> {
+pub fn run<'a>(
+    q: &super::planner::Query<'_>,
+    ctx: &Ctx<'a>,
+    visit: impl FnMut(Member) -> bool,
+) -> Result<()> {
     let plans = super::planner::candidates(ctx.coll, q)?;
     let chosen = choose(plans, ctx)?;
     let mut stage = build(&chosen.plans[chosen.winner], ctx);
@@ -276,7 +320,10 @@ pub fn run<'a>(q: &super::planner::Query<'_>, ctx: &Ctx<'a>, visit: impl FnMut(M
 
 /// The record ids the winning plan's index access path yields (keys in
 /// bounds, deduplicated), or `None` when the winner scans the collection.
-pub fn access_path_records(q: &super::planner::Query<'_>, ctx: &Ctx<'_>) -> Result<Option<Vec<RecordId>>> {
+pub fn access_path_records(
+    q: &super::planner::Query<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Option<Vec<RecordId>>> {
     let plans = super::planner::candidates(ctx.coll, q)?;
     let chosen = choose(plans, ctx)?;
     let mut plan = &chosen.plans[chosen.winner];

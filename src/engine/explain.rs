@@ -52,8 +52,14 @@ impl Verbosity {
 
 /// A write the explained command would do to the matches.
 enum Write {
-    Update { update: Update, multi: bool, upsert: bool },
-    Delete { multi: bool },
+    Update {
+        update: Box<Update>,
+        multi: bool,
+        upsert: bool,
+    },
+    Delete {
+        multi: bool,
+    },
 }
 
 /// One explained query: the pieces `find`, `count`, `distinct`, `update`,
@@ -64,13 +70,21 @@ struct Explained {
 }
 
 fn num(d: &Document, key: &str) -> u64 {
-    d.get(key).and_then(value::as_i64).map_or(0, |n| n.unsigned_abs())
+    d.get(key)
+        .and_then(value::as_i64)
+        .map_or(0, |n| n.unsigned_abs())
 }
 
 fn coll_name<'a>(command: &'a Document, key: &str) -> Result<&'a str> {
-    command
-        .get_str(key)
-        .map_err(|_| EngineError::new(ErrorCode::INVALID_NAMESPACE, format!("collection name has invalid type {}", command.get(key).map_or("missing", value::type_alias))))
+    command.get_str(key).map_err(|_| {
+        EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!(
+                "collection name has invalid type {}",
+                command.get(key).map_or("missing", value::type_alias)
+            ),
+        )
+    })
 }
 
 fn opt_doc<'a>(command: &'a Document, key: &str) -> Option<&'a Document> {
@@ -141,7 +155,10 @@ pub fn parsed_query(filter: &Document) -> Document {
     }
 }
 
-fn effective_collation(c: Option<&Collection>, given: Option<&Document>) -> Result<Option<Collation>> {
+fn effective_collation(
+    c: Option<&Collection>,
+    given: Option<&Document>,
+) -> Result<Option<Collation>> {
     match given {
         Some(spec) => Collation::parse(spec),
         None => Ok(c.and_then(|c| c.collation().cloned())),
@@ -212,14 +229,21 @@ fn explain_query(
         None
     } else {
         let mut members: Vec<Member> = Vec::new();
-        let single = matches!(write, Some(Write::Update { multi: false, .. } | Write::Delete { multi: false }));
+        let single = matches!(
+            write,
+            Some(Write::Update { multi: false, .. } | Write::Delete { multi: false })
+        );
         exec::drain(&mut winner, &ctx, |m| {
             members.push(m);
             !single
         })?;
         let stages = winner.explain(&ctx, true);
         let (keys, docs) = winner.totals();
-        let n_returned = if write.is_some() { 0 } else { members.len() as i64 };
+        let n_returned = if write.is_some() {
+            0
+        } else {
+            members.len() as i64
+        };
         let stages = match write {
             Some(w) => write_stats(stages, w, &members, c, vars)?,
             None => stages,
@@ -233,7 +257,11 @@ fn explain_query(
             "executionStages": stages,
         };
         if verbosity == Verbosity::AllPlansExecution {
-            let all: Vec<Bson> = chosen.trials.iter().map(|t| Bson::Document(trial_stats(t, &ctx))).collect();
+            let all: Vec<Bson> = chosen
+                .trials
+                .iter()
+                .map(|t| Bson::Document(trial_stats(t, &ctx)))
+                .collect();
             s.insert("allPlansExecution", all);
         }
         Some(s)
@@ -271,12 +299,21 @@ fn wrap_write(plan: Document, write: Option<&Write>) -> Document {
 }
 
 /// The UPDATE/DELETE stage's figures: what the write would have done.
-fn write_stats(input: Document, write: &Write, members: &[Member], c: &Collection, vars: &Vars) -> Result<Document> {
+fn write_stats(
+    input: Document,
+    write: &Write,
+    members: &[Member],
+    c: &Collection,
+    vars: &Vars,
+) -> Result<Document> {
     let mut out = match write {
         Write::Update { .. } => doc! {"stage": "UPDATE"},
         Write::Delete { .. } => doc! {"stage": "DELETE"},
     };
-    let time = input.get("executionTimeMillisEstimate").cloned().unwrap_or(Bson::Int64(0));
+    let time = input
+        .get("executionTimeMillisEstimate")
+        .cloned()
+        .unwrap_or(Bson::Int64(0));
     let works = input.get_i64("works").unwrap_or(0) + 1;
     out.extend(doc! {
         "nReturned": 0i64, "executionTimeMillisEstimate": time, "works": works,
@@ -329,7 +366,9 @@ struct Parts {
 
 fn parts_of(command: &Document) -> Result<Parts> {
     let Some((name, _)) = command.iter().next() else {
-        return Err(EngineError::failed_to_parse("explain command requires a nested object"));
+        return Err(EngineError::failed_to_parse(
+            "explain command requires a nested object",
+        ));
     };
     let mut p = Parts {
         coll: coll_name(command, name)?.to_string(),
@@ -365,7 +404,15 @@ fn parts_of(command: &Document) -> Result<Parts> {
             let st = first_statement(command, "updates")?;
             from(&mut p, &st, "q");
             let filters = array_filters(&st);
-            p.write = Some((st.get("u").cloned().unwrap_or(Bson::Document(Document::new())), filters, st.get_bool("multi").unwrap_or(false), st.get_bool("upsert").unwrap_or(false), false));
+            p.write = Some((
+                st.get("u")
+                    .cloned()
+                    .unwrap_or(Bson::Document(Document::new())),
+                filters,
+                st.get_bool("multi").unwrap_or(false),
+                st.get_bool("upsert").unwrap_or(false),
+                false,
+            ));
         }
         "delete" => {
             let st = first_statement(command, "deletes")?;
@@ -378,7 +425,10 @@ fn parts_of(command: &Document) -> Result<Parts> {
             p.sort = opt_doc(command, "sort").cloned();
             let remove = command.get_bool("remove").unwrap_or(false);
             p.write = Some((
-                command.get("update").cloned().unwrap_or(Bson::Document(Document::new())),
+                command
+                    .get("update")
+                    .cloned()
+                    .unwrap_or(Bson::Document(Document::new())),
                 array_filters(command),
                 false,
                 command.get_bool("upsert").unwrap_or(false),
@@ -401,8 +451,12 @@ fn first_statement(command: &Document, key: &str) -> Result<Document> {
             .first()
             .and_then(Bson::as_document)
             .cloned()
-            .ok_or_else(|| EngineError::failed_to_parse(format!("'{key}' must contain at least one statement"))),
-        _ => Err(EngineError::failed_to_parse(format!("BSON field '{key}' is missing but a required field"))),
+            .ok_or_else(|| {
+                EngineError::failed_to_parse(format!("'{key}' must contain at least one statement"))
+            }),
+        _ => Err(EngineError::failed_to_parse(format!(
+            "BSON field '{key}' is missing but a required field"
+        ))),
     }
 }
 
@@ -438,7 +492,13 @@ fn server_parameters() -> Document {
 
 /// Explain one command (the inner document of `{explain: …}`); the reply
 /// without `ok`.
-pub fn explain(cat: &Catalog, db: &str, command: &Document, verbosity: &str, now: bson::DateTime) -> Result<Document> {
+pub fn explain(
+    cat: &Catalog,
+    db: &str,
+    command: &Document,
+    verbosity: &str,
+    now: bson::DateTime,
+) -> Result<Document> {
     let verbosity = Verbosity::parse(verbosity)?;
     let mut echoed = command.clone();
     echoed.insert("$db", db);
@@ -456,7 +516,7 @@ pub fn explain(cat: &Catalog, db: &str, command: &Document, verbosity: &str, now
         let write = match &p.write {
             Some((_, _, multi, _, true)) => Some(Write::Delete { multi: *multi }),
             Some((u, filters, multi, upsert, false)) => Some(Write::Update {
-                update: Update::parse(u, filters, collation.as_ref())?,
+                update: Box::new(Update::parse(u, filters, collation.as_ref())?),
                 multi: *multi,
                 upsert: *upsert,
             }),
@@ -474,7 +534,16 @@ pub fn explain(cat: &Catalog, db: &str, command: &Document, verbosity: &str, now
         let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
             fast_count(cat, db, &p, verbosity)
         } else {
-            let mut e = explain_query(cat, db, &p.coll, &q, &filter, &vars, verbosity, write.as_ref())?;
+            let mut e = explain_query(
+                cat,
+                db,
+                &p.coll,
+                &q,
+                &filter,
+                &vars,
+                verbosity,
+                write.as_ref(),
+            )?;
             if name == "count" {
                 wrap_count(&mut e);
             }
@@ -536,7 +605,15 @@ fn wrap_count(e: &mut Explained) {
         let n = s.get_i64("nReturned").unwrap_or(0);
         if let Ok(stages) = s.get_document("executionStages") {
             let mut count = doc! {"stage": "COUNT", "nReturned": 0i64};
-            for key in ["executionTimeMillisEstimate", "works", "needTime", "needYield", "saveState", "restoreState", "isEOF"] {
+            for key in [
+                "executionTimeMillisEstimate",
+                "works",
+                "needTime",
+                "needYield",
+                "saveState",
+                "restoreState",
+                "isEOF",
+            ] {
                 if let Some(v) = stages.get(key) {
                     count.insert(key, v.clone());
                 }
@@ -574,13 +651,21 @@ impl Source for ExplainSource<'_> {
             Some(c) => {
                 self.stats.borrow_mut().collection_scans += 1;
                 self.stats.borrow_mut().docs += c.len() as u64;
-                c.records().map(|(_, raw)| super::catalog::to_document(raw)).collect()
+                c.records()
+                    .map(|(_, raw)| super::catalog::to_document(raw))
+                    .collect()
             }
             None => Ok(Vec::new()),
         }
     }
 
-    fn docs_matching_any(&self, collection: &str, path: &str, values: &[Bson], collation: Option<&Collation>) -> Result<Vec<Document>> {
+    fn docs_matching_any(
+        &self,
+        collection: &str,
+        path: &str,
+        values: &[Bson],
+        collation: Option<&Collation>,
+    ) -> Result<Vec<Document>> {
         let Some(c) = self.cat.collection(self.db, collection) else {
             return Ok(Vec::new());
         };
@@ -628,16 +713,30 @@ fn index_name(plan: &planner::Plan, c: &Collection) -> Option<String> {
         Plan::IxScan(p) => c.indexes().get(p.index).map(|i| i.spec.name.clone()),
         Plan::IdHack(_) => Some("_id_".into()),
         Plan::Or(children) => children.iter().find_map(|p| index_name(p, c)),
-        Plan::Fetch { child, .. } | Plan::Sort { child, .. } | Plan::Skip(child, _) | Plan::Limit(child, _) | Plan::Projection { child, .. } => index_name(child, c),
+        Plan::Fetch { child, .. }
+        | Plan::Sort { child, .. }
+        | Plan::Skip(child, _)
+        | Plan::Limit(child, _)
+        | Plan::Projection { child, .. } => index_name(child, c),
         Plan::CollScan => None,
     }
 }
 
-fn explain_aggregate(cat: &Catalog, db: &str, command: &Document, verbosity: Verbosity, now: bson::DateTime) -> Result<Document> {
+fn explain_aggregate(
+    cat: &Catalog,
+    db: &str,
+    command: &Document,
+    verbosity: Verbosity,
+    now: bson::DateTime,
+) -> Result<Document> {
     let coll = coll_name(command, "aggregate")?.to_string();
     let pipeline: Vec<Document> = match command.get("pipeline") {
         Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_document().cloned()).collect(),
-        _ => return Err(EngineError::failed_to_parse("'pipeline' option must be specified as an array")),
+        _ => {
+            return Err(EngineError::failed_to_parse(
+                "'pipeline' option must be specified as an array",
+            ));
+        }
     };
     // Leading $match stages (merged) and a $sort go into the query layer.
     let mut filter_terms = Vec::new();
@@ -648,10 +747,16 @@ fn explain_aggregate(cat: &Catalog, db: &str, command: &Document, verbosity: Ver
     }
     let filter_doc = match filter_terms.len() {
         0 => Document::new(),
-        1 => filter_terms.pop().and_then(|b| b.as_document().cloned()).unwrap_or_default(),
+        1 => filter_terms
+            .pop()
+            .and_then(|b| b.as_document().cloned())
+            .unwrap_or_default(),
         _ => doc! {"$and": filter_terms},
     };
-    let sort_doc = rest.first().and_then(|s| s.get_document("$sort").ok()).cloned();
+    let sort_doc = rest
+        .first()
+        .and_then(|s| s.get_document("$sort").ok())
+        .cloned();
     if sort_doc.is_some() {
         rest = &rest[1..];
     }
@@ -700,7 +805,11 @@ fn explain_aggregate(cat: &Catalog, db: &str, command: &Document, verbosity: Ver
             let mut stage = exec::build(&chosen.plans[chosen.winner], &ctx);
             let mut failed = None;
             exec::drain(&mut stage, &ctx, |m| {
-                match m.doc.map(Ok).unwrap_or_else(|| c.doc(m.rid).map(Option::unwrap_or_default)) {
+                match m
+                    .doc
+                    .map(Ok)
+                    .unwrap_or_else(|| c.doc(m.rid).map(Option::unwrap_or_default))
+                {
                     Ok(d) => input.push(d),
                     Err(e) => failed = Some(e),
                 }
@@ -711,7 +820,12 @@ fn explain_aggregate(cat: &Catalog, db: &str, command: &Document, verbosity: Ver
             }
         }
         cursor_stage.insert("nReturned", input.len() as i64);
-        cursor_stage.insert("executionTimeMillisEstimate", s.get("executionTimeMillis").cloned().unwrap_or(Bson::Int64(0)));
+        cursor_stage.insert(
+            "executionTimeMillisEstimate",
+            s.get("executionTimeMillis")
+                .cloned()
+                .unwrap_or(Bson::Int64(0)),
+        );
     }
     let mut first = doc! {"$cursor": cursor_doc};
     first.extend(cursor_stage);
@@ -729,7 +843,10 @@ fn explain_aggregate(cat: &Catalog, db: &str, command: &Document, verbosity: Ver
             let parsed = Pipeline::parse(std::slice::from_ref(stage))?;
             input = parsed.run(std::mem::take(&mut input), &source, &vars)?;
             entry.insert("nReturned", input.len() as i64);
-            entry.insert("executionTimeMillisEstimate", started.elapsed().as_millis() as i64);
+            entry.insert(
+                "executionTimeMillisEstimate",
+                started.elapsed().as_millis() as i64,
+            );
             if stage.contains_key("$lookup") {
                 let st = source.stats.into_inner();
                 entry.insert("totalDocsExamined", st.docs as i64);

@@ -193,7 +193,11 @@ struct IndexBounds {
     exact: bool,
 }
 
-fn bounds_for(index: &Index, preds: &PathPredicates, query_collation: Option<&Collation>) -> IndexBounds {
+fn bounds_for(
+    index: &Index,
+    preds: &PathPredicates,
+    query_collation: Option<&Collation>,
+) -> IndexBounds {
     let spec = &index.spec;
     let same_collation = spec.collation.as_ref() == query_collation;
     let mut out = IndexBounds {
@@ -241,13 +245,23 @@ fn scan_fields(b: &IndexBounds) -> usize {
 }
 
 /// Whether an index scan provides `sort`, and in which direction.
-fn provides_sort(index: &Index, b: &IndexBounds, sort: &SortSpec, query_collation: Option<&Collation>) -> Option<bool> {
+fn provides_sort(
+    index: &Index,
+    b: &IndexBounds,
+    sort: &SortSpec,
+    query_collation: Option<&Collation>,
+) -> Option<bool> {
     let fields = &index.spec.fields;
     let point = |i: usize| b.constrained[i] && b.bounds[i].len() == 1 && b.bounds[i][0].is_point();
     let keys: Vec<&(String, bool)> = sort
         .keys
         .iter()
-        .filter(|(p, _)| !fields.iter().enumerate().any(|(i, (f, _))| f == p && point(i)))
+        .filter(|(p, _)| {
+            !fields
+                .iter()
+                .enumerate()
+                .any(|(i, (f, _))| f == p && point(i))
+        })
         .collect();
     if keys.is_empty() {
         return Some(true);
@@ -255,14 +269,20 @@ fn provides_sort(index: &Index, b: &IndexBounds, sort: &SortSpec, query_collatio
     if index.spec.collation.as_ref() != query_collation {
         return None;
     }
-    let start = (0..fields.len()).find(|&i| !point(i)).unwrap_or(fields.len());
+    let start = (0..fields.len())
+        .find(|&i| !point(i))
+        .unwrap_or(fields.len());
     let mut direction = None;
     for (k, (path, asc)) in keys.iter().enumerate() {
         let (field, field_asc) = fields.get(start + k)?;
         if field != path {
             return None;
         }
-        if index.multikey_paths().get(start + k).is_some_and(|p| !p.is_empty()) {
+        if index
+            .multikey_paths()
+            .get(start + k)
+            .is_some_and(|p| !p.is_empty())
+        {
             return None;
         }
         let same = asc == field_asc;
@@ -283,7 +303,9 @@ fn covered_by(projection: &Document, index: &Index) -> bool {
     for (k, v) in projection {
         let on = match v {
             Bson::Boolean(b) => *b,
-            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) => super::value::as_f64(v).is_some_and(|n| n != 0.0),
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) => {
+                super::value::as_f64(v).is_some_and(|n| n != 0.0)
+            }
             _ => return false,
         };
         if k == "_id" {
@@ -303,12 +325,19 @@ fn covered_by(projection: &Document, index: &Index) -> bool {
 /// The projection stage mongod would use for a projection spec.
 pub fn projection_kind(projection: &Document) -> ProjectionKind {
     let simple = projection.iter().all(|(k, v)| {
-        !k.contains('.') && !k.contains('$') && matches!(v, Bson::Boolean(_) | Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_))
+        !k.contains('.')
+            && !k.contains('$')
+            && matches!(
+                v,
+                Bson::Boolean(_) | Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)
+            )
     });
     let inclusion = projection
         .iter()
         .filter(|(k, _)| k.as_str() != "_id")
-        .all(|(_, v)| super::value::as_f64(v).is_some_and(|n| n != 0.0) || v.as_bool() == Some(true));
+        .all(|(_, v)| {
+            super::value::as_f64(v).is_some_and(|n| n != 0.0) || v.as_bool() == Some(true)
+        });
     if simple && inclusion {
         ProjectionKind::Simple
     } else {
@@ -346,7 +375,11 @@ fn finish(mut plan: Plan, q: &Query<'_>, sort_provided: bool, covered: bool) -> 
     if let Some(p) = q.projection.filter(|p| !p.is_empty()) {
         plan = Plan::Projection {
             child: Box::new(plan),
-            kind: if covered { ProjectionKind::Covered } else { projection_kind(p) },
+            kind: if covered {
+                ProjectionKind::Covered
+            } else {
+                projection_kind(p)
+            },
             spec: p.clone(),
         };
     }
@@ -354,7 +387,13 @@ fn finish(mut plan: Plan, q: &Query<'_>, sort_provided: bool, covered: bool) -> 
 }
 
 /// The plan an index gives a query, if it may serve it.
-fn index_plan(c: &Collection, pos: usize, q: &Query<'_>, preds: &PathPredicates, hinted: bool) -> Option<Plan> {
+fn index_plan(
+    c: &Collection,
+    pos: usize,
+    q: &Query<'_>,
+    preds: &PathPredicates,
+    hinted: bool,
+) -> Option<Plan> {
     let index = &c.indexes()[pos];
     let spec = &index.spec;
     if spec.hidden && !hinted {
@@ -366,7 +405,10 @@ fn index_plan(c: &Collection, pos: usize, q: &Query<'_>, preds: &PathPredicates,
         return None;
     }
     let b = bounds_for(index, preds, q.collation);
-    let sort_dir = q.sort.filter(|s| !s.keys.is_empty()).and_then(|s| provides_sort(index, &b, s, q.collation));
+    let sort_dir = q
+        .sort
+        .filter(|s| !s.keys.is_empty())
+        .and_then(|s| provides_sort(index, &b, s, q.collation));
     let any_bound = b.constrained.iter().any(|x| *x);
     if spec.sparse && !any_bound {
         return None;
@@ -384,7 +426,11 @@ fn index_plan(c: &Collection, pos: usize, q: &Query<'_>, preds: &PathPredicates,
     let covered = b.exact
         && spec.collation.is_none()
         && q.projection.is_some_and(|p| covered_by(p, index))
-        && q.sort.is_none_or(|s| s.keys.iter().all(|(k, _)| spec.fields.iter().any(|(f, _)| f == k)));
+        && q.sort.is_none_or(|s| {
+            s.keys
+                .iter()
+                .all(|(k, _)| spec.fields.iter().any(|(f, _)| f == k))
+        });
     let access = if covered {
         scan
     } else {
@@ -404,7 +450,9 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
     };
     let mut scans = Vec::new();
     for branch in branches {
-        let Bson::Document(d) = branch else { return None };
+        let Bson::Document(d) = branch else {
+            return None;
+        };
         let preds = collect_predicates(d);
         let mut best: Option<(usize, IxScanPlan)> = None;
         for (pos, index) in c.indexes().iter().enumerate() {
@@ -439,9 +487,19 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
 
 /// Find the index a hint names (by name or key pattern).
 pub fn hinted_index(c: &Collection, hint: &Bson) -> Result<Option<usize>> {
-    let bad = || EngineError::new(ErrorCode::BAD_VALUE, "hint provided does not correspond to an existing index");
+    let bad = || {
+        EngineError::new(
+            ErrorCode::BAD_VALUE,
+            "hint provided does not correspond to an existing index",
+        )
+    };
     match hint {
-        Bson::String(name) => c.indexes().iter().position(|i| &i.spec.name == name).map(Some).ok_or_else(bad),
+        Bson::String(name) => c
+            .indexes()
+            .iter()
+            .position(|i| &i.spec.name == name)
+            .map(Some)
+            .ok_or_else(bad),
         Bson::Document(d) if d.is_empty() => Ok(None),
         Bson::Document(d) if d.contains_key("$natural") => Ok(None),
         Bson::Document(d) => c
@@ -457,7 +515,11 @@ pub fn hinted_index(c: &Collection, hint: &Bson) -> Result<Option<usize>> {
 /// Whether mongod's `_id` fast path applies: the filter is exactly
 /// `{_id: <scalar>}` (or `{_id: {$eq: scalar}}`) and nothing needs ordering.
 fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
-    if q.filter.len() != 1 || q.hint.is_some() || q.sort.is_some_and(|s| !s.keys.is_empty()) || q.skip > 0 {
+    if q.filter.len() != 1
+        || q.hint.is_some()
+        || q.sort.is_some_and(|s| !s.keys.is_empty())
+        || q.skip > 0
+    {
         return None;
     }
     let v = q.filter.get("_id")?;
@@ -471,7 +533,10 @@ fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
         }
         other => other,
     };
-    if !index_friendly(v) || matches!(v, Bson::Document(_)) || (has_strings(v) && q.collation.is_some()) {
+    if !index_friendly(v)
+        || matches!(v, Bson::Document(_))
+        || (has_strings(v) && q.collation.is_some())
+    {
         return None;
     }
     Some(v)

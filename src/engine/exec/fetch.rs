@@ -125,7 +125,11 @@ impl<'a> Or<'a> {
             State::NeedTime => Ok(State::NeedTime),
             State::Eof => {
                 self.current += 1;
-                Ok(if self.current >= self.children.len() { State::Eof } else { State::NeedTime })
+                Ok(if self.current >= self.children.len() {
+                    State::Eof
+                } else {
+                    State::NeedTime
+                })
             }
         }
     }
@@ -145,7 +149,10 @@ impl<'a> Stage<'a> for Or<'a> {
             Document::new(),
             stats.then_some(&self.c),
             doc! {"dupsTested": self.dups_tested as i64, "dupsDropped": self.dups_dropped as i64},
-            self.children.iter().map(|c| c.explain(ctx, stats)).collect(),
+            self.children
+                .iter()
+                .map(|c| c.explain(ctx, stats))
+                .collect(),
         )
     }
 

@@ -103,7 +103,11 @@ pub struct IxScan {
 
 impl IxScan {
     pub fn new(plan: IxScanPlan, ctx: &Ctx<'_>) -> Self {
-        let multikey = ctx.coll.indexes().get(plan.index).is_some_and(Index::is_multikey);
+        let multikey = ctx
+            .coll
+            .indexes()
+            .get(plan.index)
+            .is_some_and(Index::is_multikey);
         IxScan {
             plan,
             rids: None,
@@ -159,7 +163,11 @@ impl IxScan {
         for combo in combos {
             self.seeks += 1;
             if combo.is_empty() {
-                out.extend(index.scan(Bound::Unbounded, Bound::Unbounded).map(|(_, rid)| rid));
+                out.extend(
+                    index
+                        .scan(Bound::Unbounded, Bound::Unbounded)
+                        .map(|(_, rid)| rid),
+                );
                 continue;
             }
             let mut prefix = Vec::new();
@@ -295,9 +303,8 @@ impl<'a> Stage<'a> for IxScan {
 
 impl IxScan {
     fn finish(&mut self, started: std::time::Instant, state: State) -> State {
-        let r = Ok(state);
-        self.c.record(started, &r);
-        r.unwrap_or(State::Eof)
+        self.c.record_state(started, &state);
+        state
     }
 }
 

@@ -46,7 +46,11 @@ impl<'a> Sort<'a> {
         let empty = Document::new();
         // Stable: ties keep their input order.
         self.buffer.sort_by(|(a, _), (b, _)| {
-            spec.compare(a.doc.as_ref().unwrap_or(&empty), b.doc.as_ref().unwrap_or(&empty), collation)
+            spec.compare(
+                a.doc.as_ref().unwrap_or(&empty),
+                b.doc.as_ref().unwrap_or(&empty),
+                collation,
+            )
         });
         if let Some(l) = self.limit
             && self.buffer.len() as u64 > l
@@ -89,7 +93,10 @@ impl<'a> Sort<'a> {
             State::NeedTime => Ok(State::NeedTime),
             State::Eof => {
                 self.order(ctx);
-                let members: Vec<Member> = std::mem::take(&mut self.buffer).into_iter().map(|(m, _)| m).collect();
+                let members: Vec<Member> = std::mem::take(&mut self.buffer)
+                    .into_iter()
+                    .map(|(m, _)| m)
+                    .collect();
                 self.output = Some(members.into_iter());
                 Ok(State::NeedTime)
             }

@@ -113,7 +113,11 @@ pub fn render_value(v: &Bson) -> String {
         Bson::Double(d) if d.is_nan() => "nan.0".into(),
         Bson::Double(d) => {
             let s = d.to_string();
-            if s.contains('.') || s.contains('e') { s } else { format!("{s}.0") }
+            if s.contains('.') || s.contains('e') {
+                s
+            } else {
+                format!("{s}.0")
+            }
         }
         Bson::Decimal128(d) => d.to_string(),
         Bson::String(s) | Bson::Symbol(s) => format!("{s:?}"),
@@ -123,7 +127,10 @@ pub fn render_value(v: &Bson) -> String {
         Bson::Document(d) if d.is_empty() => "{}".into(),
         Bson::Array(a) if a.is_empty() => "[]".into(),
         Bson::Document(d) => {
-            let fields: Vec<String> = d.iter().map(|(k, v)| format!("{k}: {}", render_value(v))).collect();
+            let fields: Vec<String> = d
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", render_value(v)))
+                .collect();
             format!("{{ {} }}", fields.join(", "))
         }
         Bson::Array(a) => {
@@ -141,8 +148,16 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
         return None;
     }
     let (min, max, max_incl) = match v {
-        _ if value::is_number(v) => (Bson::Double(f64::NEG_INFINITY), Bson::Double(f64::INFINITY), true),
-        Bson::String(_) => (Bson::String(String::new()), Bson::Document(Document::new()), false),
+        _ if value::is_number(v) => (
+            Bson::Double(f64::NEG_INFINITY),
+            Bson::Double(f64::INFINITY),
+            true,
+        ),
+        Bson::String(_) => (
+            Bson::String(String::new()),
+            Bson::Document(Document::new()),
+            false,
+        ),
         Bson::DateTime(_) => (
             Bson::DateTime(bson::DateTime::from_millis(i64::MIN)),
             Bson::DateTime(bson::DateTime::MAX),
@@ -227,7 +242,11 @@ impl PathPredicates {
                 self.all_exact = false;
                 continue;
             }
-            let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
             match v {
                 Bson::Document(d) if is_operator_doc(d) => self.operators(&path, d, group),
                 other => {
@@ -314,7 +333,10 @@ impl PathPredicates {
     /// Whether some predicate on `path` could not become an exact bound.
     pub fn dropped(&self, path: &str, same_collation: bool) -> bool {
         self.inexact.iter().any(|p| p == path)
-            || self.preds.iter().any(|(p, pred)| p == path && pred.strings && !same_collation)
+            || self
+                .preds
+                .iter()
+                .any(|(p, pred)| p == path && pred.strings && !same_collation)
     }
 
     /// The intervals on `path`, or `None` when no predicate bounds it. On a
@@ -367,6 +389,8 @@ impl PathPredicates {
                 None => return false,
             }
         }
-        partial.matches(&pinned, &Vars::with_now(bson::DateTime::now())).unwrap_or(false)
+        partial
+            .matches(&pinned, &Vars::with_now(bson::DateTime::now()))
+            .unwrap_or(false)
     }
 }
