@@ -98,7 +98,11 @@ fn run_case(case: &Document) -> std::result::Result<(), String> {
                 }
                 Ok(())
             }
-            Err(e) => Err(format!("error {} ({}), want code {want}", e.code.code(), e.message)),
+            Err(e) => Err(format!(
+                "error {} ({}), want code {want}",
+                e.code.code(),
+                e.message
+            )),
             Ok(v) => Err(format!("got {v}, want error {want}")),
         };
     }
@@ -106,7 +110,9 @@ fn run_case(case: &Document) -> std::result::Result<(), String> {
     let want = if case.get_bool("missing").unwrap_or(false) {
         Bson::String("<missing>".into())
     } else {
-        case.get("expected").cloned().ok_or("case has no expectation")?
+        case.get("expected")
+            .cloned()
+            .ok_or("case has no expectation")?
     };
     let same = match (&got, &want, case.get_bool("unordered").unwrap_or(false)) {
         (Bson::Array(g), Bson::Array(w), true) => {
@@ -140,8 +146,8 @@ fn load_cases() -> Vec<(String, Document)> {
     let mut cases = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let json: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let Bson::Array(items) = Bson::try_from(json).unwrap() else {
             panic!("{}: expected an array of cases", f.display());
         };
@@ -187,24 +193,93 @@ fn fixtures_cover_every_stage() {
         }
     }
     for s in [
-        "$match", "$project", "$addFields", "$set", "$unset", "$group", "$sort", "$skip",
-        "$limit", "$unwind", "$lookup", "$graphLookup", "$unionWith", "$count",
-        "$sortByCount", "$replaceRoot", "$replaceWith", "$facet", "$bucket", "$bucketAuto",
-        "$sample", "$documents",
+        "$match",
+        "$project",
+        "$addFields",
+        "$set",
+        "$unset",
+        "$group",
+        "$sort",
+        "$skip",
+        "$limit",
+        "$unwind",
+        "$lookup",
+        "$graphLookup",
+        "$unionWith",
+        "$count",
+        "$sortByCount",
+        "$replaceRoot",
+        "$replaceWith",
+        "$facet",
+        "$bucket",
+        "$bucketAuto",
+        "$sample",
+        "$documents",
     ] {
         assert!(stages.contains(s), "no fixture uses {s}");
     }
 }
 
 const OPS: &[&str] = &[
-    "$add", "$subtract", "$multiply", "$divide", "$mod", "$abs", "$round", "$pow", "$sqrt",
-    "$eq", "$lt", "$cmp", "$and", "$or", "$not", "$cond", "$ifNull", "$switch", "$size",
-    "$arrayElemAt", "$first", "$slice", "$filter", "$map", "$reduce", "$in", "$concatArrays",
-    "$range", "$setUnion", "$zip", "$sortArray", "$concat", "$toUpper", "$substrCP", "$split",
-    "$trim", "$regexMatch", "$type", "$toInt", "$convert", "$toDate", "$mergeObjects",
-    "$getField", "$objectToArray", "$arrayToObject", "$year", "$dateToString", "$dateTrunc",
-    "$dateAdd", "$dateDiff", "$sum", "$avg", "$max", "$literal", "$let", "$bsonSize",
-    "$indexOfArray", "$strLenBytes", "$foo",
+    "$add",
+    "$subtract",
+    "$multiply",
+    "$divide",
+    "$mod",
+    "$abs",
+    "$round",
+    "$pow",
+    "$sqrt",
+    "$eq",
+    "$lt",
+    "$cmp",
+    "$and",
+    "$or",
+    "$not",
+    "$cond",
+    "$ifNull",
+    "$switch",
+    "$size",
+    "$arrayElemAt",
+    "$first",
+    "$slice",
+    "$filter",
+    "$map",
+    "$reduce",
+    "$in",
+    "$concatArrays",
+    "$range",
+    "$setUnion",
+    "$zip",
+    "$sortArray",
+    "$concat",
+    "$toUpper",
+    "$substrCP",
+    "$split",
+    "$trim",
+    "$regexMatch",
+    "$type",
+    "$toInt",
+    "$convert",
+    "$toDate",
+    "$mergeObjects",
+    "$getField",
+    "$objectToArray",
+    "$arrayToObject",
+    "$year",
+    "$dateToString",
+    "$dateTrunc",
+    "$dateAdd",
+    "$dateDiff",
+    "$sum",
+    "$avg",
+    "$max",
+    "$literal",
+    "$let",
+    "$bsonSize",
+    "$indexOfArray",
+    "$strLenBytes",
+    "$foo",
 ];
 
 fn arb_bson() -> impl Strategy<Value = Bson> {
@@ -217,7 +292,8 @@ fn arb_bson() -> impl Strategy<Value = Bson> {
         "[a-z$.]{0,6}".prop_map(Bson::String),
         prop::sample::select(vec!["$a", "$a.b", "$$ROOT", "$$NOW", "$$this", "$$x", "$"])
             .prop_map(|s| Bson::String(s.to_string())),
-        (-5_000_000_000_000i64..5_000_000_000_000).prop_map(|m| Bson::DateTime(bson::DateTime::from_millis(m))),
+        (-5_000_000_000_000i64..5_000_000_000_000)
+            .prop_map(|m| Bson::DateTime(bson::DateTime::from_millis(m))),
     ];
     leaf.prop_recursive(4, 40, 5, |inner| {
         prop_oneof![

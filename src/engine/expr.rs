@@ -90,7 +90,10 @@ pub enum Expr {
     /// An operator with positional arguments (`{$add: [..]}`).
     Call { op: String, args: Vec<Expr> },
     /// An operator with named arguments (`{$filter: {input, as, cond}}`).
-    Named { op: String, args: Vec<(String, Expr)> },
+    Named {
+        op: String,
+        args: Vec<(String, Expr)>,
+    },
 }
 
 /// Build an error with a numeric code, as mongod's "Location" errors are.
@@ -289,7 +292,10 @@ fn parse_path(s: &str) -> Result<Vec<String>> {
     }
     let parts: Vec<String> = s.split('.').map(str::to_string).collect();
     if parts.iter().any(String::is_empty) {
-        return Err(err(15998, "FieldPath field names may not be empty strings."));
+        return Err(err(
+            15998,
+            "FieldPath field names may not be empty strings.",
+        ));
     }
     if parts.iter().skip(1).any(|p| p.starts_with('$')) {
         return Err(err(
@@ -322,11 +328,26 @@ fn parse_args(v: &Bson) -> Result<Vec<Expr>> {
 fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
     let Bson::Document(d) = v else {
         let (code, msg) = match op {
-            "$filter" => (28646, "$filter only supports an object as its argument".to_string()),
-            "$map" => (16878, "$map only supports an object as its argument".to_string()),
-            "$reduce" => (40075, format!("{op} only supports an object as its argument")),
-            "$let" => (16874, "$let only supports an object as its argument".to_string()),
-            "$switch" => (40060, "$switch requires an object as an argument".to_string()),
+            "$filter" => (
+                28646,
+                "$filter only supports an object as its argument".to_string(),
+            ),
+            "$map" => (
+                16878,
+                "$map only supports an object as its argument".to_string(),
+            ),
+            "$reduce" => (
+                40075,
+                format!("{op} only supports an object as its argument"),
+            ),
+            "$let" => (
+                16874,
+                "$let only supports an object as its argument".to_string(),
+            ),
+            "$switch" => (
+                40060,
+                "$switch requires an object as an argument".to_string(),
+            ),
             _ => (
                 40485,
                 format!(
@@ -368,16 +389,24 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
                             other => {
                                 return Err(err(
                                     40063,
-                                    format!("$switch found an unknown argument to a branch: {other}"),
+                                    format!(
+                                        "$switch found an unknown argument to a branch: {other}"
+                                    ),
                                 ));
                             }
                         }
                     }
                     let case = case.ok_or_else(|| {
-                        err(40064, "$switch requires each branch have a 'case' expression")
+                        err(
+                            40064,
+                            "$switch requires each branch have a 'case' expression",
+                        )
                     })?;
                     let then = then.ok_or_else(|| {
-                        err(40065, "$switch requires each branch have a 'then' expression")
+                        err(
+                            40065,
+                            "$switch requires each branch have a 'then' expression",
+                        )
                     })?;
                     parsed.push(Expr::Array(vec![case, then]));
                 }
@@ -417,13 +446,17 @@ impl Expr {
                 if k.starts_with('$') {
                     return Err(err(
                         16404,
-                        format!("FieldPath field names may not start with '$'. Consider using $getField or $setField. Field: {k}"),
+                        format!(
+                            "FieldPath field names may not start with '$'. Consider using $getField or $setField. Field: {k}"
+                        ),
                     ));
                 }
                 if k.contains('.') {
                     return Err(err(
                         16412,
-                        format!("FieldPath field names may not contain '.'. Consider using $getField or $setField. Field: {k}"),
+                        format!(
+                            "FieldPath field names may not contain '.'. Consider using $getField or $setField. Field: {k}"
+                        ),
                     ));
                 }
                 fields.push((k.clone(), Expr::parse(v)?));
@@ -453,7 +486,10 @@ impl Expr {
                         "then" => 1,
                         "else" => 2,
                         other => {
-                            return Err(err(17083, format!("Unrecognized parameter to $cond: {other}")));
+                            return Err(err(
+                                17083,
+                                format!("Unrecognized parameter to $cond: {other}"),
+                            ));
                         }
                     };
                     parts[slot] = Some(Expr::parse(v)?);
@@ -493,7 +529,10 @@ impl Expr {
                 Bson::Array(items) => {
                     return Err(err(
                         40536,
-                        format!("{op} accepts exactly one argument if given an array, but was given {}", items.len()),
+                        format!(
+                            "{op} accepts exactly one argument if given an array, but was given {}",
+                            items.len()
+                        ),
                     ));
                 }
                 other => vec![Expr::parse(other)?],
@@ -874,8 +913,8 @@ fn eval_named(
                 .ok_or_else(|| err(40079, "$reduce requires 'input' to be specified"))?;
             let init = named(args, "initialValue")
                 .ok_or_else(|| err(40080, "$reduce requires 'initialValue' to be specified"))?;
-            let body =
-                named(args, "in").ok_or_else(|| err(40081, "$reduce requires 'in' to be specified"))?;
+            let body = named(args, "in")
+                .ok_or_else(|| err(40081, "$reduce requires 'in' to be specified"))?;
             let items = match input.eval(root, vars)? {
                 v if nullish(v.as_ref()) => return Ok(Some(Bson::Null)),
                 Some(Bson::Array(items)) => items,
@@ -902,7 +941,8 @@ fn eval_named(
             let Some(Expr::Object(defs)) = named(args, "vars") else {
                 return Err(err(16876, "Missing 'vars' parameter to $let"));
             };
-            let body = named(args, "in").ok_or_else(|| err(16877, "Missing 'in' parameter to $let"))?;
+            let body =
+                named(args, "in").ok_or_else(|| err(16877, "Missing 'in' parameter to $let"))?;
             let mut scope = vars.clone();
             for (name, e) in defs {
                 // Definitions see the outer scope, not each other.
@@ -944,14 +984,21 @@ fn eval_named(
                 _ => {
                     return Err(err(
                         4161106,
-                        format!("{op} requires 'field' to evaluate to a constant, but got a non-constant argument"),
+                        format!(
+                            "{op} requires 'field' to evaluate to a constant, but got a non-constant argument"
+                        ),
                     ));
                 }
             };
             let input = match named(args, "input") {
                 Some(e) => e.eval(root, vars)?,
                 None if op == "$getField" => Some(Bson::Document(root.clone())),
-                None => return Err(err(4161102, format!("{op} requires 'input' to be specified"))),
+                None => {
+                    return Err(err(
+                        4161102,
+                        format!("{op} requires 'input' to be specified"),
+                    ));
+                }
             };
             let doc = match input {
                 v if nullish(v.as_ref()) => {
@@ -1076,7 +1123,10 @@ mod tests {
         let d = doc! {"a": [{"b": 1}, {"c": 2}, {"b": [3]}, 5]};
         assert_eq!(
             ev(Bson::String("$a.b".into()), d).unwrap(),
-            Some(Bson::Array(vec![Bson::Int32(1), Bson::Array(vec![Bson::Int32(3)])]))
+            Some(Bson::Array(vec![
+                Bson::Int32(1),
+                Bson::Array(vec![Bson::Int32(3)])
+            ]))
         );
     }
 

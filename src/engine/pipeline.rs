@@ -236,7 +236,10 @@ impl Pipeline {
         let Bson::Array(items) = v else {
             return Err(err(
                 14,
-                format!("'{what}' option must be an array, not {}", value::type_alias(v)),
+                format!(
+                    "'{what}' option must be an array, not {}",
+                    value::type_alias(v)
+                ),
             ));
         };
         let mut docs = Vec::with_capacity(items.len());
@@ -352,10 +355,18 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
         "$replaceRoot" => {
             let d = spec_doc()?;
             let Some(root) = d.get("newRoot") else {
-                return Err(err(40231, "no newRoot specified for the $replaceRoot stage"));
+                return Err(err(
+                    40231,
+                    "no newRoot specified for the $replaceRoot stage",
+                ));
             };
             if let Some(k) = d.keys().find(|k| *k != "newRoot") {
-                return Err(err(40230, format!("unrecognized option to $replaceRoot stage: {k}, only valid option is 'newRoot'.")));
+                return Err(err(
+                    40230,
+                    format!(
+                        "unrecognized option to $replaceRoot stage: {k}, only valid option is 'newRoot'."
+                    ),
+                ));
             }
             Stage::ReplaceRoot(Expr::parse(root)?, "newRoot")
         }
@@ -372,19 +383,37 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
         "$skip" => match number_arg(spec) {
             Some(n) if n >= 0 => Stage::Skip(n as u64),
             Some(n) => {
-                return Err(err(15956, format!("invalid argument to $skip stage: Expected a non-negative number in: $skip: {n}")));
+                return Err(err(
+                    15956,
+                    format!(
+                        "invalid argument to $skip stage: Expected a non-negative number in: $skip: {n}"
+                    ),
+                ));
             }
             None => {
-                return Err(err(15972, format!("invalid argument to $skip stage: Expected a number in: $skip: {spec}")));
+                return Err(err(
+                    15972,
+                    format!("invalid argument to $skip stage: Expected a number in: $skip: {spec}"),
+                ));
             }
         },
         "$limit" => match number_arg(spec) {
             Some(n) if n > 0 => Stage::Limit(n as u64),
             Some(n) => {
-                return Err(err(15958, format!("invalid argument to $limit stage: Expected a positive number in: $limit: {n}")));
+                return Err(err(
+                    15958,
+                    format!(
+                        "invalid argument to $limit stage: Expected a positive number in: $limit: {n}"
+                    ),
+                ));
             }
             None => {
-                return Err(err(15957, format!("invalid argument to $limit stage: Expected a number in: $limit: {spec}")));
+                return Err(err(
+                    15957,
+                    format!(
+                        "invalid argument to $limit stage: Expected a number in: $limit: {spec}"
+                    ),
+                ));
             }
         },
         "$count" => {
@@ -423,20 +452,32 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
         "$unionWith" => Stage::UnionWith(Box::new(join::UnionWith::parse(spec)?)),
         "$facet" => {
             if nesting == Nesting::Facet {
-                return Err(err(40600, "$facet is not allowed to be used within a $facet stage"));
+                return Err(err(
+                    40600,
+                    "$facet is not allowed to be used within a $facet stage",
+                ));
             }
             let d = spec_doc()?;
             if d.is_empty() {
-                return Err(err(40169, "the $facet specification must be a non-empty object"));
+                return Err(err(
+                    40169,
+                    "the $facet specification must be a non-empty object",
+                ));
             }
             let mut facets = Vec::with_capacity(d.len());
             for (k, v) in d {
                 if k.starts_with('$') || k.contains('.') {
-                    return Err(err(40174, format!("FieldPath field names may not start with '$' or contain '.': {k}")));
+                    return Err(err(
+                        40174,
+                        format!("FieldPath field names may not start with '$' or contain '.': {k}"),
+                    ));
                 }
                 let p = Pipeline::parse_value(v, Nesting::Facet, k)?;
                 if p.stages.is_empty() {
-                    return Err(err(40171, format!("$facet pipeline '{k}' must not be empty")));
+                    return Err(err(
+                        40171,
+                        format!("$facet pipeline '{k}' must not be empty"),
+                    ));
                 }
                 facets.push((k.clone(), p));
             }
@@ -452,35 +493,63 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
         }
         "$documents" => {
             if index != 0 {
-                return Err(err(40602, "$documents is only valid as the first stage in a pipeline"));
+                return Err(err(
+                    40602,
+                    "$documents is only valid as the first stage in a pipeline",
+                ));
             }
             Stage::Documents(Expr::parse(spec)?)
         }
         "$out" | "$merge" => {
             let (code, msg) = match nesting {
-                Nesting::Facet => (40600, format!("{name} is not allowed to be used within a $facet stage")),
-                Nesting::Lookup => (51047, format!("{name} is not allowed within a $lookup's sub-pipeline")),
-                Nesting::UnionWith => (31441, format!("{name} is not allowed within a $unionWith's sub-pipeline")),
+                Nesting::Facet => (
+                    40600,
+                    format!("{name} is not allowed to be used within a $facet stage"),
+                ),
+                Nesting::Lookup => (
+                    51047,
+                    format!("{name} is not allowed within a $lookup's sub-pipeline"),
+                ),
+                Nesting::UnionWith => (
+                    31441,
+                    format!("{name} is not allowed within a $unionWith's sub-pipeline"),
+                ),
                 Nesting::Top if index + 1 == total => {
                     return Err(EngineError::not_implemented(format!(
                         "{name} outside the engine's write path"
                     )));
                 }
-                Nesting::Top => (40601, format!("{name} can only be the final stage in the pipeline")),
+                Nesting::Top => (
+                    40601,
+                    format!("{name} can only be the final stage in the pipeline"),
+                ),
             };
             return Err(err(code, msg));
         }
         "$collStats" | "$indexStats" | "$currentOp" | "$listSessions" | "$planCacheStats" => {
             if index != 0 || nesting != Nesting::Top {
-                return Err(err(40602, format!("{name} is only valid as the first stage in a pipeline")));
+                return Err(err(
+                    40602,
+                    format!("{name} is only valid as the first stage in a pipeline"),
+                ));
             }
             return Err(EngineError::not_implemented(format!(
                 "{name} outside the engine's command path"
             )));
         }
-        "$geoNear" | "$search" | "$searchMeta" | "$vectorSearch" | "$redact"
-        | "$setWindowFields" | "$densify" | "$fill" | "$changeStream" | "$listSearchIndexes"
-        | "$changeStreamSplitLargeEvent" | "$shardedDataDistribution" | "$listLocalSessions" => {
+        "$geoNear"
+        | "$search"
+        | "$searchMeta"
+        | "$vectorSearch"
+        | "$redact"
+        | "$setWindowFields"
+        | "$densify"
+        | "$fill"
+        | "$changeStream"
+        | "$listSearchIndexes"
+        | "$changeStreamSplitLargeEvent"
+        | "$shardedDataDistribution"
+        | "$listLocalSessions" => {
             return Err(EngineError::not_implemented(format!("the {name} stage")));
         }
         other => {
@@ -531,7 +600,9 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
                         };
                         return Err(err(
                             40228,
-                            format!("'{what}' must evaluate to an object, but resulting value was: {shown}. Type of resulting value: '{ty}'. Input document: {d}"),
+                            format!(
+                                "'{what}' must evaluate to an object, but resulting value was: {shown}. Type of resulting value: '{ty}'. Input document: {d}"
+                            ),
                         ));
                     }
                 }
@@ -575,7 +646,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             let mut out = Document::new();
             for (name, p) in facets {
                 let r = p.run(docs.clone(), ctx.source, ctx.vars)?;
-                out.insert(name.clone(), r.into_iter().map(Bson::Document).collect::<Vec<_>>());
+                out.insert(
+                    name.clone(),
+                    r.into_iter().map(Bson::Document).collect::<Vec<_>>(),
+                );
             }
             vec![out]
         }
@@ -596,7 +670,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
                         other => {
                             return Err(err(
                                 40228,
-                                format!("'newRoot' expression must evaluate to an object, but resulting value was: {other}. Type of resulting value: '{}'.", value::type_alias(&other)),
+                                format!(
+                                    "'newRoot' expression must evaluate to an object, but resulting value was: {other}. Type of resulting value: '{}'.",
+                                    value::type_alias(&other)
+                                ),
                             ));
                         }
                     }

@@ -223,7 +223,9 @@ fn round_like(op: &str, vals: &[Option<Bson>], trunc: bool) -> Result<Option<Bso
             _ => {
                 return Err(err(
                     51083,
-                    format!("cannot apply {op} with precision value {p} value must be in [-20, 100]"),
+                    format!(
+                        "cannot apply {op} with precision value {p} value must be in [-20, 100]"
+                    ),
                 ));
             }
         },
@@ -332,7 +334,9 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
             Some(match n {
                 None => Bson::Null,
                 Some(i @ (Num::Int(_) | Num::Long(_))) => i.to_bson(),
-                Some(Num::Double(d)) => Bson::Double(if op == "$ceil" { d.ceil() } else { d.floor() }),
+                Some(Num::Double(d)) => {
+                    Bson::Double(if op == "$ceil" { d.ceil() } else { d.floor() })
+                }
                 Some(Num::Dec(d)) => dec_from_f64(if op == "$ceil" { d.ceil() } else { d.floor() }),
             })
         }),
@@ -364,13 +368,12 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
         }),
         "$pow" => pow(vals),
         "$sum" => Ok(Some(match vals {
-            [single] if !matches!(single, Some(Bson::Array(_))) => match single
-                .as_ref()
-                .and_then(Num::from_bson)
-            {
-                Some(n) => add_nums(Num::Int(0), n).to_bson(),
-                None => Bson::Int32(0),
-            },
+            [single] if !matches!(single, Some(Bson::Array(_))) => {
+                match single.as_ref().and_then(Num::from_bson) {
+                    Some(n) => add_nums(Num::Int(0), n).to_bson(),
+                    None => Bson::Int32(0),
+                }
+            }
             _ => sum_of(accumulator_operands(vals).iter()).to_bson(),
         })),
         "$avg" => Ok(Some(
@@ -415,9 +418,7 @@ fn subtract(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
             ))))
         }
         (Some(x), Some(y)) => match (Num::from_bson(x), Num::from_bson(y)) {
-            (Some(p), Some(q)) => Ok(Some(
-                int_op(p, q, i64::checked_sub, |x, y| x - y).to_bson(),
-            )),
+            (Some(p), Some(q)) => Ok(Some(int_op(p, q, i64::checked_sub, |x, y| x - y).to_bson())),
             _ => Err(err(
                 16556,
                 format!(
@@ -476,9 +477,7 @@ fn modulo(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     if q.f() == 0.0 {
         return Err(err(16610, "can't $mod by zero"));
     }
-    Ok(Some(
-        int_op(p, q, i64::checked_rem, |x, y| x % y).to_bson(),
-    ))
+    Ok(Some(int_op(p, q, i64::checked_rem, |x, y| x % y).to_bson()))
 }
 
 fn pow(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
@@ -490,7 +489,11 @@ fn pow(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
         a.as_ref().and_then(Num::from_bson),
         b.as_ref().and_then(Num::from_bson),
     ) else {
-        let bad = if a.as_ref().and_then(Num::from_bson).is_none() { a } else { b };
+        let bad = if a.as_ref().and_then(Num::from_bson).is_none() {
+            a
+        } else {
+            b
+        };
         return Err(err(
             if bad == a { 28762 } else { 28763 },
             format!(
@@ -510,7 +513,9 @@ fn pow(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
         if y >= 0 {
             let both_int = matches!((p, q), (Num::Int(_), Num::Int(_)));
             if let Some(r) = u32::try_from(y).ok().and_then(|e| x.checked_pow(e)) {
-                return Ok(Some(if both_int { narrow(r) } else { Num::Long(r) }.to_bson()));
+                return Ok(Some(
+                    if both_int { narrow(r) } else { Num::Long(r) }.to_bson(),
+                ));
             }
         }
         return Ok(Some(Bson::Double((x as f64).powf(y as f64))));

@@ -78,7 +78,9 @@ pub(super) fn call(
         "$in" => match &vals[1] {
             Some(Bson::Array(a)) => {
                 let needle = vals[0].clone().unwrap_or(Bson::Null);
-                Ok(Some(Bson::Boolean(vals[0].is_some() && contains(a, &needle, coll))))
+                Ok(Some(Bson::Boolean(
+                    vals[0].is_some() && contains(a, &needle, coll),
+                )))
             }
             other => Err(err(
                 40081,
@@ -130,7 +132,11 @@ pub(super) fn call(
                 a.iter().all(|v| truthy(Some(v)))
             }))),
             other => Err(err(
-                if op == "$anyElementTrue" { 17041 } else { 17040 },
+                if op == "$anyElementTrue" {
+                    17041
+                } else {
+                    17040
+                },
                 format!(
                     "{op}'s argument must be an array, but is {}",
                     type_name(other.as_ref())
@@ -183,14 +189,12 @@ fn array_elem_at(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     let Some(idx) = value::as_i64(iv).filter(|n| i32::try_from(*n).is_ok()) else {
         return Err(err(
             28691,
-            format!("$arrayElemAt's second argument must be representable as a 32-bit integer: {iv}"),
+            format!(
+                "$arrayElemAt's second argument must be representable as a 32-bit integer: {iv}"
+            ),
         ));
     };
-    let pos = if idx < 0 {
-        arr.len() as i64 + idx
-    } else {
-        idx
-    };
+    let pos = if idx < 0 { arr.len() as i64 + idx } else { idx };
     Ok(usize::try_from(pos).ok().and_then(|p| arr.get(p)).cloned())
 }
 
@@ -209,17 +213,25 @@ fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     };
     let mut nums = Vec::with_capacity(2);
     for (i, v) in vals[1..].iter().enumerate() {
-        let (which, code) = if i == 0 { ("Second", 28725) } else { ("Third", 28727) };
+        let (which, code) = if i == 0 {
+            ("Second", 28725)
+        } else {
+            ("Third", 28727)
+        };
         match v {
-            Some(b) if value::is_number(b) => match value::as_i64(b).filter(|n| i32::try_from(*n).is_ok()) {
-                Some(n) => nums.push(n),
-                None => {
-                    return Err(err(
-                        code + 1,
-                        format!("{which} argument to $slice can't be represented as a 32-bit integer: {b}"),
-                    ));
+            Some(b) if value::is_number(b) => {
+                match value::as_i64(b).filter(|n| i32::try_from(*n).is_ok()) {
+                    Some(n) => nums.push(n),
+                    None => {
+                        return Err(err(
+                            code + 1,
+                            format!(
+                                "{which} argument to $slice can't be represented as a 32-bit integer: {b}"
+                            ),
+                        ));
+                    }
                 }
-            },
+            }
             other => {
                 return Err(err(
                     code,
@@ -243,7 +255,11 @@ fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
                     format!("Third argument to $slice must be positive: {n}"),
                 ));
             }
-            let s = if *p < 0 { (len + p).max(0) } else { (*p).min(len) };
+            let s = if *p < 0 {
+                (len + p).max(0)
+            } else {
+                (*p).min(len)
+            };
             (s, *n)
         }
         _ => (0, 0),
@@ -279,7 +295,10 @@ fn index_of_array(vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<Opt
                 Some(n) if n >= 0 => Ok(n as usize),
                 Some(_) => Err(err(
                     40097,
-                    format!("$indexOfArray requires a nonnegative {} index", if i == 2 { "starting" } else { "ending" }),
+                    format!(
+                        "$indexOfArray requires a nonnegative {} index",
+                        if i == 2 { "starting" } else { "ending" }
+                    ),
                 )),
                 None => Err(err(
                     40096,
@@ -347,8 +366,16 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
             x if null_ok && nullish(x.as_ref()) => return Ok(Some(Bson::Null)),
             other => {
                 let (code, msg) = match op {
-                    "$setUnion" => (17043, "All operands of $setUnion must be arrays. One argument is of type:".to_string()),
-                    "$setIntersection" => (17047, "All operands of $setIntersection must be arrays. One argument is of type:".to_string()),
+                    "$setUnion" => (
+                        17043,
+                        "All operands of $setUnion must be arrays. One argument is of type:"
+                            .to_string(),
+                    ),
+                    "$setIntersection" => (
+                        17047,
+                        "All operands of $setIntersection must be arrays. One argument is of type:"
+                            .to_string(),
+                    ),
                     "$setDifference" => (
                         if i == 0 { 17048 } else { 17049 },
                         format!(
@@ -356,7 +383,13 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
                             if i == 0 { "First" } else { "Second" }
                         ),
                     ),
-                    "$setEquals" => (17044, format!("All operands of $setEquals must be arrays. {}-th argument is of type:", i + 1)),
+                    "$setEquals" => (
+                        17044,
+                        format!(
+                            "All operands of $setEquals must be arrays. {}-th argument is of type:",
+                            i + 1
+                        ),
+                    ),
                     _ => (
                         if i == 0 { 17046 } else { 17042 },
                         format!(
@@ -372,7 +405,10 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
     let out = match op {
         // mongod builds union and intersection in an ordered set, so they
         // come out sorted; a difference keeps the first operand's order.
-        "$setUnion" => Bson::Array(sorted(dedup(sets.into_iter().flatten().cloned(), coll), coll)),
+        "$setUnion" => Bson::Array(sorted(
+            dedup(sets.into_iter().flatten().cloned(), coll),
+            coll,
+        )),
         "$setIntersection" => {
             let Some((first, rest)) = sets.split_first() else {
                 return Ok(Some(Bson::Array(Vec::new())));
@@ -398,7 +434,8 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
         "$setEquals" => {
             let first = sets[0];
             Bson::Boolean(sets.iter().all(|s| {
-                s.iter().all(|v| contains(first, v, coll)) && first.iter().all(|v| contains(s, v, coll))
+                s.iter().all(|v| contains(first, v, coll))
+                    && first.iter().all(|v| contains(s, v, coll))
             }))
         }
         _ => Bson::Boolean(sets[0].iter().all(|v| contains(sets[1], v, coll))),
@@ -427,7 +464,10 @@ fn array_to_object(v: &Option<Bson>) -> Result<Option<Bson>> {
                 if d.len() != 2 || !d.contains_key("k") || !d.contains_key("v") {
                     return Err(err(
                         40392,
-                        format!("$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:{}", d.len()),
+                        format!(
+                            "$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:{}",
+                            d.len()
+                        ),
                     ));
                 }
                 let Some(Bson::String(k)) = d.get("k") else {
@@ -445,7 +485,10 @@ fn array_to_object(v: &Option<Bson>) -> Result<Option<Bson>> {
                 if pair.len() != 2 {
                     return Err(err(
                         40397,
-                        format!("$arrayToObject requires an array of size 2 arrays,found array of size: {}", pair.len()),
+                        format!(
+                            "$arrayToObject requires an array of size 2 arrays,found array of size: {}",
+                            pair.len()
+                        ),
                     ));
                 }
                 let Bson::String(k) = &pair[0] else {
@@ -516,7 +559,10 @@ pub(super) fn call_named(
     Some(match op {
         "$sortArray" => (|| {
             if let Some(k) = a.unknown(&["input", "sortBy"]) {
-                return Err(err(2942504, format!("$sortArray found an unknown argument: {k}")));
+                return Err(err(
+                    2942504,
+                    format!("$sortArray found an unknown argument: {k}"),
+                ));
             }
             let sort_by = a
                 .get("sortBy")
@@ -568,7 +614,8 @@ pub(super) fn call_named(
                     items.into_iter().skip(skip).collect()
                 }
                 _ => {
-                    let mut vs: Vec<Bson> = items.into_iter().filter(|v| !nullish(Some(v))).collect();
+                    let mut vs: Vec<Bson> =
+                        items.into_iter().filter(|v| !nullish(Some(v))).collect();
                     vs.sort_by(|x, y| {
                         let c = value::compare(x, y, coll);
                         if op == "$maxN" { c.reverse() } else { c }
@@ -588,7 +635,10 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
         if nullish(a.get("inputs")) && a.has("inputs") {
             return Ok(Some(Bson::Null));
         }
-        return Err(err(34460, "$zip requires an array of expressions for 'inputs'"));
+        return Err(err(
+            34460,
+            "$zip requires an array of expressions for 'inputs'",
+        ));
     };
     let longest = matches!(a.get("useLongestLength"), Some(Bson::Boolean(true)));
     let defaults: Vec<Bson> = match a.get("defaults") {
@@ -600,10 +650,7 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
                 ));
             }
             if d.len() != inputs.len() {
-                return Err(err(
-                    34467,
-                    "defaults and inputs must have the same length",
-                ));
+                return Err(err(34467, "defaults and inputs must have the same length"));
             }
             d.clone()
         }
@@ -617,9 +664,7 @@ fn zip(a: &NamedVals) -> Result<Option<Bson>> {
             other => {
                 return Err(err(
                     34468,
-                    format!(
-                        "$zip found a non-array expression in input: {other}"
-                    ),
+                    format!("$zip found a non-array expression in input: {other}"),
                 ));
             }
         }

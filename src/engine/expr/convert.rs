@@ -57,10 +57,7 @@ fn parse_number_text(s: &str, target: &str) -> Result<Bson> {
         ))
     };
     match target {
-        "int" => s
-            .parse::<i32>()
-            .map(Bson::Int32)
-            .map_err(|_| bad()),
+        "int" => s.parse::<i32>().map(Bson::Int32).map_err(|_| bad()),
         "long" => s.parse::<i64>().map(Bson::Int64).map_err(|_| bad()),
         "double" => s.trim().parse::<f64>().map(Bson::Double).map_err(|_| bad()),
         _ => s
@@ -83,10 +80,7 @@ fn type_of_target(t: &Bson) -> Result<&'static str> {
             Some(18) => "long",
             Some(19) => "decimal",
             Some(other) => {
-                return Err(err(
-                    2,
-                    format!("Unsupported conversion to type {other}"),
-                ));
+                return Err(err(2, format!("Unsupported conversion to type {other}")));
             }
             None => "",
         },
@@ -102,14 +96,10 @@ fn type_of_target(t: &Bson) -> Result<&'static str> {
         "long" => "long",
         "decimal" => "decimal",
         other => {
-            return Err(err(
-                2,
-                format!("Unknown type name: {other}"),
-            ));
+            return Err(err(2, format!("Unknown type name: {other}")));
         }
     })
 }
-
 
 fn unsupported(from: &Bson, to: &str) -> EngineError {
     fail(format!(
@@ -251,16 +241,10 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
     }
     Some((|| {
         if let Some(k) = a.unknown(&["input", "to", "onError", "onNull"]) {
-            return Err(err(
-                2,
-                format!("$convert found an unknown argument: {k}"),
-            ));
+            return Err(err(2, format!("$convert found an unknown argument: {k}")));
         }
         if !a.has("input") {
-            return Err(err(
-                9,
-                "Missing 'input' parameter to $convert",
-            ));
+            return Err(err(9, "Missing 'input' parameter to $convert"));
         }
         let to = match a.get("to") {
             None if !a.has("to") => {

@@ -81,9 +81,10 @@ fn week_sunday(t: &DateTime<FixedOffset>) -> u32 {
 
 pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson>>> {
     let part = match op {
-        "$year" | "$month" | "$dayOfMonth" | "$hour" | "$minute" | "$second"
-        | "$millisecond" | "$dayOfWeek" | "$dayOfYear" | "$week" | "$isoWeek"
-        | "$isoWeekYear" | "$isoDayOfWeek" => op,
+        "$year" | "$month" | "$dayOfMonth" | "$hour" | "$minute" | "$second" | "$millisecond"
+        | "$dayOfWeek" | "$dayOfYear" | "$week" | "$isoWeek" | "$isoWeekYear" | "$isoDayOfWeek" => {
+            op
+        }
         _ => return None,
     };
     Some((|| {
@@ -148,7 +149,11 @@ fn format_date(t: &DateTime<FixedOffset>, fmt: &str) -> Result<String> {
             'z' => {
                 let secs = t.offset().local_minus_utc();
                 let sign = if secs < 0 { '-' } else { '+' };
-                format!("{sign}{:02}{:02}", secs.abs() / 3600, (secs.abs() % 3600) / 60)
+                format!(
+                    "{sign}{:02}{:02}",
+                    secs.abs() / 3600,
+                    (secs.abs() % 3600) / 60
+                )
             }
             'Z' => (t.offset().local_minus_utc() / 60).to_string(),
             'b' => t.format("%b").to_string(),
@@ -177,12 +182,7 @@ pub(crate) fn parse_date_string(
         Some(t) => t,
         None => parse_tz(None)?,
     };
-    let bad = || {
-        err(
-            241,
-            format!("Error parsing date string '{s}'"),
-        )
-    };
+    let bad = || err(241, format!("Error parsing date string '{s}'"));
     if let Some(f) = format {
         let chrono_fmt = f.replace("%L", "%3f");
         if let Ok(t) = DateTime::parse_from_str(s, &chrono_fmt) {
@@ -316,7 +316,13 @@ fn parse_start_of_week(v: Option<&Bson>) -> Result<u32> {
         return Err(err(5439015, "startOfWeek must be a string"));
     };
     let days = [
-        "sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+        "sunday",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
     ];
     let lower = s.to_lowercase();
     days.iter()
@@ -347,8 +353,9 @@ fn unit_start(n: NaiveDateTime, unit: Unit, start_of_week: u32) -> NaiveDateTime
     let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).unwrap_or(n);
     match unit {
         Unit::Year => NaiveDate::from_ymd_opt(date.year(), 1, 1).map_or(n, midnight),
-        Unit::Quarter => NaiveDate::from_ymd_opt(date.year(), (date.month0() / 3) * 3 + 1, 1)
-            .map_or(n, midnight),
+        Unit::Quarter => {
+            NaiveDate::from_ymd_opt(date.year(), (date.month0() / 3) * 3 + 1, 1).map_or(n, midnight)
+        }
         Unit::Month => NaiveDate::from_ymd_opt(date.year(), date.month(), 1).map_or(n, midnight),
         Unit::Week => {
             let dow = date.weekday().num_days_from_sunday();
@@ -356,8 +363,15 @@ fn unit_start(n: NaiveDateTime, unit: Unit, start_of_week: u32) -> NaiveDateTime
             midnight(date - Duration::days(i64::from(back)))
         }
         Unit::Day => midnight(date),
-        Unit::Hour => n.with_minute(0).and_then(|x| x.with_second(0)).and_then(|x| x.with_nanosecond(0)).unwrap_or(n),
-        Unit::Minute => n.with_second(0).and_then(|x| x.with_nanosecond(0)).unwrap_or(n),
+        Unit::Hour => n
+            .with_minute(0)
+            .and_then(|x| x.with_second(0))
+            .and_then(|x| x.with_nanosecond(0))
+            .unwrap_or(n),
+        Unit::Minute => n
+            .with_second(0)
+            .and_then(|x| x.with_nanosecond(0))
+            .unwrap_or(n),
         Unit::Second => n.with_nanosecond(0).unwrap_or(n),
         Unit::Millisecond => n,
     }
@@ -377,12 +391,8 @@ fn add_months(n: NaiveDateTime, months: i64) -> Option<NaiveDateTime> {
 
 fn amount(op: &str, v: Option<&Bson>, key: &str) -> Result<i64> {
     match v {
-        Some(b) if value::is_number(b) => value::as_i64(b).ok_or_else(|| {
-            err(
-                5166402,
-                format!("{op} expects integer {key}, found {b}"),
-            )
-        }),
+        Some(b) if value::is_number(b) => value::as_i64(b)
+            .ok_or_else(|| err(5166402, format!("{op} expects integer {key}, found {b}"))),
         other => Err(err(
             5166403,
             format!("{op} expects integer {key}, found {}", type_name(other)),
@@ -394,7 +404,10 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
     Some(match op {
         "$dateToString" => (|| {
             if let Some(k) = a.unknown(&["date", "format", "timezone", "onNull"]) {
-                return Err(err(18534, format!("Unrecognized argument to $dateToString: {k}")));
+                return Err(err(
+                    18534,
+                    format!("Unrecognized argument to $dateToString: {k}"),
+                ));
             }
             let date = match a.get("date") {
                 v if nullish(v) => {
@@ -426,11 +439,17 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                 }
                 None => return Ok(Some(Bson::Null)),
             };
-            Ok(Some(Bson::String(format_date(&date.with_timezone(&tz), &fmt)?)))
+            Ok(Some(Bson::String(format_date(
+                &date.with_timezone(&tz),
+                &fmt,
+            )?)))
         })(),
         "$dateFromString" => (|| {
             if let Some(k) = a.unknown(&["dateString", "format", "timezone", "onError", "onNull"]) {
-                return Err(err(40541, format!("Unrecognized argument to $dateFromString: {k}")));
+                return Err(err(
+                    40541,
+                    format!("Unrecognized argument to $dateFromString: {k}"),
+                ));
             }
             let s = match a.get("dateString") {
                 v if nullish(v) => {
@@ -523,9 +542,13 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     let width = months_of(unit) * bin;
                     let since = month_index(n) - 2000 * 12;
                     let m = since.div_euclid(width) * width + 2000 * 12;
-                    NaiveDate::from_ymd_opt((m.div_euclid(12)) as i32, (m.rem_euclid(12) + 1) as u32, 1)
-                        .and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .unwrap_or(n)
+                    NaiveDate::from_ymd_opt(
+                        (m.div_euclid(12)) as i32,
+                        (m.rem_euclid(12) + 1) as u32,
+                        1,
+                    )
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .unwrap_or(n)
                 }
             };
             Ok(Some(to_bson(from_local(out, &tz)?)))
@@ -614,7 +637,13 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     None if !a.has(k) => Ok(Some(default)),
                     v if nullish(v) => Ok(None),
                     Some(v) => value::as_i64(v).map(Some).ok_or_else(|| {
-                        err(40515, format!("'{k}' must evaluate to an integer, found {} with value {v}", value::type_alias(v)))
+                        err(
+                            40515,
+                            format!(
+                                "'{k}' must evaluate to an integer, found {} with value {v}",
+                                value::type_alias(v)
+                            ),
+                        )
                     }),
                     None => Ok(None),
                 }
@@ -634,7 +663,12 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
             let tz = parse_tz(a.get("timezone"))?;
             let base = NaiveDate::from_ymd_opt(p[0] as i32, 1, 1)
                 .and_then(|d| d.and_hms_opt(0, 0, 0))
-                .ok_or_else(|| err(40523, "'year' must evaluate to an integer in the range 1 to 9999"))?;
+                .ok_or_else(|| {
+                    err(
+                        40523,
+                        "'year' must evaluate to an integer in the range 1 to 9999",
+                    )
+                })?;
             let n = add_months(base, p[1] - 1)
                 .map(|n| {
                     n + Duration::days(p[2] - 1)

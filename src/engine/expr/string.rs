@@ -17,16 +17,17 @@ fn coerce(op: &str, v: &Option<Bson>) -> Result<String> {
     match v {
         x if nullish(x.as_ref()) => Ok(String::new()),
         Some(Bson::String(s)) => Ok(s.clone()),
-        Some(b) => to_string_value(b).ok_or_else(|| {
-            err(
-                16007,
-                format!(
-                    "can't convert from BSON type {} to String",
-                    value::type_alias(b)
-                ),
-            )
-        })
-        .map_err(|e| if op.is_empty() { e } else { e }),
+        Some(b) => to_string_value(b)
+            .ok_or_else(|| {
+                err(
+                    16007,
+                    format!(
+                        "can't convert from BSON type {} to String",
+                        value::type_alias(b)
+                    ),
+                )
+            })
+            .map_err(|e| if op.is_empty() { e } else { e }),
         None => Ok(String::new()),
     }
 }
@@ -136,7 +137,10 @@ fn substr_cp(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     let s = coerce("$substrCP", &vals[0])?;
     let start = match vals[1].as_ref() {
         Some(v) if value::is_number(v) => value::as_i64(v).ok_or_else(|| {
-            err(34452, "$substrCP: starting index cannot be represented as a 32-bit integral value")
+            err(
+                34452,
+                "$substrCP: starting index cannot be represented as a 32-bit integral value",
+            )
         })?,
         other => {
             return Err(err(
@@ -150,7 +154,10 @@ fn substr_cp(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     };
     let len = match vals[2].as_ref() {
         Some(v) if value::is_number(v) => value::as_i64(v).ok_or_else(|| {
-            err(34453, "$substrCP: length cannot be represented as a 32-bit integral value")
+            err(
+                34453,
+                "$substrCP: length cannot be represented as a 32-bit integral value",
+            )
         })?,
         other => {
             return Err(err(
@@ -163,10 +170,16 @@ fn substr_cp(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
         }
     };
     if start < 0 {
-        return Err(err(34455, "$substrCP: the starting index must be nonnegative integer."));
+        return Err(err(
+            34455,
+            "$substrCP: the starting index must be nonnegative integer.",
+        ));
     }
     if len < 0 {
-        return Err(err(34454, "$substrCP: length must be a nonnegative integer."));
+        return Err(err(
+            34454,
+            "$substrCP: length must be a nonnegative integer.",
+        ));
     }
     Ok(Some(Bson::String(
         s.chars().skip(start as usize).take(len as usize).collect(),
@@ -199,7 +212,9 @@ fn split(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
         return Err(err(40087, "$split requires a non-empty separator"));
     }
     Ok(Some(Bson::Array(
-        s.split(d.as_str()).map(|p| Bson::String(p.to_string())).collect(),
+        s.split(d.as_str())
+            .map(|p| Bson::String(p.to_string()))
+            .collect(),
     )))
 }
 
@@ -231,7 +246,10 @@ fn index_of(op: &str, vals: &[Option<Bson>]) -> Result<Option<Bson>> {
             None => Ok(default),
             Some(v) => match int_arg(v.as_ref()) {
                 Some(n) if n >= 0 => Ok(n as usize),
-                Some(_) => Err(err(40097, format!("{op} requires a nonnegative start index"))),
+                Some(_) => Err(err(
+                    40097,
+                    format!("{op} requires a nonnegative start index"),
+                )),
                 None => Err(err(
                     40096,
                     format!(
@@ -439,9 +457,7 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     Some(other) => {
                         return Err(err(
                             51746,
-                            format!(
-                                "{op} requires that '{p}' be a string, found: {other}"
-                            ),
+                            format!("{op} requires that '{p}' be a string, found: {other}"),
                         ));
                     }
                 }

@@ -52,13 +52,22 @@ pub(super) struct Acc {
 
 fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
     let Bson::Document(d) = spec else {
-        return Err(err(40234, format!("The field '{field}' must be an accumulator object")));
+        return Err(err(
+            40234,
+            format!("The field '{field}' must be an accumulator object"),
+        ));
     };
     if d.len() != 1 {
-        return Err(err(40238, format!("The field '{field}' must specify one accumulator")));
+        return Err(err(
+            40238,
+            format!("The field '{field}' must specify one accumulator"),
+        ));
     }
     let Some((name, arg)) = d.iter().next() else {
-        return Err(err(40238, format!("The field '{field}' must specify one accumulator")));
+        return Err(err(
+            40238,
+            format!("The field '{field}' must specify one accumulator"),
+        ));
     };
     let op = match name.as_str() {
         "$sum" => AccOp::Sum,
@@ -88,10 +97,7 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
     match op {
         AccOp::Count => {
             if !matches!(arg, Bson::Document(a) if a.is_empty()) {
-                return Err(err(
-                    40237,
-                    "$count takes no arguments, i.e. $count:{}",
-                ));
+                return Err(err(40237, "$count takes no arguments, i.e. $count:{}"));
             }
             Ok(Acc {
                 op,
@@ -100,12 +106,24 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
                 sort: None,
             })
         }
-        AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN | AccOp::FirstN
-        | AccOp::LastN | AccOp::MaxN | AccOp::MinN => {
+        AccOp::Top
+        | AccOp::Bottom
+        | AccOp::TopN
+        | AccOp::BottomN
+        | AccOp::FirstN
+        | AccOp::LastN
+        | AccOp::MaxN
+        | AccOp::MinN => {
             let Bson::Document(a) = arg else {
-                return Err(err(5788001, format!("specification must be an object; found {arg}")));
+                return Err(err(
+                    5788001,
+                    format!("specification must be an object; found {arg}"),
+                ));
             };
-            let takes_sort = matches!(op, AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN);
+            let takes_sort = matches!(
+                op,
+                AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN
+            );
             let takes_n = !matches!(op, AccOp::Top | AccOp::Bottom);
             let value_key = if takes_sort { "output" } else { "input" };
             for k in a.keys() {
@@ -114,9 +132,12 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
                     return Err(err(5787901, format!("Unknown argument for '{name}': {k}")));
                 }
             }
-            let value = a
-                .get(value_key)
-                .ok_or_else(|| err(5788004, format!("{name} requires '{value_key}' to be specified")))?;
+            let value = a.get(value_key).ok_or_else(|| {
+                err(
+                    5788004,
+                    format!("{name} requires '{value_key}' to be specified"),
+                )
+            })?;
             let n = if takes_n {
                 let nv = a
                     .get("n")
@@ -129,7 +150,10 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
                 match a.get("sortBy") {
                     Some(Bson::Document(s)) => Some(SortSpec::parse(s)?),
                     _ => {
-                        return Err(err(5788005, format!("Missing value for 'sortBy' in {name}")));
+                        return Err(err(
+                            5788005,
+                            format!("Missing value for 'sortBy' in {name}"),
+                        ));
                     }
                 }
             } else {
@@ -226,7 +250,12 @@ impl Acc {
                 }
                 best.cloned().unwrap_or(Bson::Null)
             }
-            AccOp::First => state.values.first().cloned().flatten().unwrap_or(Bson::Null),
+            AccOp::First => state
+                .values
+                .first()
+                .cloned()
+                .flatten()
+                .unwrap_or(Bson::Null),
             AccOp::Last => state.values.last().cloned().flatten().unwrap_or(Bson::Null),
             AccOp::Push => Bson::Array(present().cloned().collect()),
             AccOp::AddToSet => {
@@ -297,7 +326,11 @@ impl Acc {
                     .collect();
                 vals.sort_by(|a, b| {
                     let c = value::compare(a, b, coll);
-                    if self.op == AccOp::MaxN { c.reverse() } else { c }
+                    if self.op == AccOp::MaxN {
+                        c.reverse()
+                    } else {
+                        c
+                    }
                 });
                 vals.truncate(n);
                 Bson::Array(vals)
@@ -310,7 +343,10 @@ fn take_n(n: &Option<Bson>) -> Result<usize> {
     match n {
         Some(v) if value::is_number(v) => match value::as_i64(v) {
             Some(x) if x > 0 => Ok(x as usize),
-            _ => Err(err(5787908, format!("'n' must be greater than 0, found {v}"))),
+            _ => Err(err(
+                5787908,
+                format!("'n' must be greater than 0, found {v}"),
+            )),
         },
         other => Err(err(
             5787902,
@@ -390,10 +426,16 @@ fn parse_accs(spec: &Document, skip: &[&str]) -> Result<Vec<(String, Acc)>> {
             continue;
         }
         if k.contains('.') {
-            return Err(err(40235, format!("The field name '{k}' cannot contain '.'")));
+            return Err(err(
+                40235,
+                format!("The field name '{k}' cannot contain '.'"),
+            ));
         }
         if k.starts_with('$') {
-            return Err(err(40236, format!("The field name '{k}' cannot be an operator name")));
+            return Err(err(
+                40236,
+                format!("The field name '{k}' cannot be an operator name"),
+            ));
         }
         accs.push((k.clone(), parse_acc(k, v)?));
     }
@@ -648,7 +690,10 @@ impl BucketAuto {
     pub(super) fn parse(spec: &Document) -> Result<BucketAuto> {
         for k in spec.keys() {
             if !matches!(k.as_str(), "groupBy" | "buckets" | "output" | "granularity") {
-                return Err(err(40245, format!("Unrecognized option to $bucketAuto: {k}.")));
+                return Err(err(
+                    40245,
+                    format!("Unrecognized option to $bucketAuto: {k}."),
+                ));
             }
         }
         if spec.contains_key("granularity") {

@@ -52,7 +52,9 @@ impl Lookup {
         let from = match spec.get("from") {
             Some(Bson::String(s)) => s.clone(),
             Some(Bson::Document(_)) => {
-                return Err(EngineError::not_implemented("$lookup from another database"));
+                return Err(EngineError::not_implemented(
+                    "$lookup from another database",
+                ));
             }
             Some(other) => {
                 return Err(err(
@@ -231,7 +233,10 @@ impl GraphLookup {
             Some(v) => {
                 return Err(err(
                     40100,
-                    format!("maxDepth must be numeric, found type: {}", value::type_alias(v)),
+                    format!(
+                        "maxDepth must be numeric, found type: {}",
+                        value::type_alias(v)
+                    ),
                 ));
             }
         };
@@ -342,14 +347,20 @@ impl UnionWith {
             Bson::Document(d) => {
                 for k in d.keys() {
                     if !matches!(k.as_str(), "coll" | "pipeline") {
-                        return Err(err(40415, format!("BSON field '$unionWith.{k}' is an unknown field.")));
+                        return Err(err(
+                            40415,
+                            format!("BSON field '$unionWith.{k}' is an unknown field."),
+                        ));
                     }
                 }
                 let coll = match d.get("coll") {
                     Some(Bson::String(s)) => s.clone(),
                     None if d.contains_key("pipeline") => String::new(),
                     _ => {
-                        return Err(err(40414, "BSON field '$unionWith.coll' is missing but a required field"));
+                        return Err(err(
+                            40414,
+                            "BSON field '$unionWith.coll' is missing but a required field",
+                        ));
                     }
                 };
                 let pipeline = match d.get("pipeline") {
@@ -382,4 +393,3 @@ impl UnionWith {
         Ok(docs)
     }
 }
-

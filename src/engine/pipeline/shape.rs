@@ -26,8 +26,18 @@ fn find_mut<'a>(tree: &'a mut Vec<(String, Node)>, key: &str) -> Option<&'a mut 
 }
 
 /// Insert `node` at a dotted path, failing on a path collision.
-fn insert_path(tree: &mut Vec<(String, Node)>, path: &[&str], node: Node, full: &str) -> Result<()> {
-    let collision = || err(31250, format!("Invalid $project :: caused by :: Path collision at {full}"));
+fn insert_path(
+    tree: &mut Vec<(String, Node)>,
+    path: &[&str],
+    node: Node,
+    full: &str,
+) -> Result<()> {
+    let collision = || {
+        err(
+            31250,
+            format!("Invalid $project :: caused by :: Path collision at {full}"),
+        )
+    };
     let Some((first, rest)) = path.split_first() else {
         return Ok(());
     };
@@ -49,16 +59,28 @@ fn insert_path(tree: &mut Vec<(String, Node)>, path: &[&str], node: Node, full: 
 
 fn check_field(name: &str, stage: &str) -> Result<()> {
     if name.is_empty() {
-        return Err(err(40352, format!("Invalid {stage} :: caused by :: FieldPath cannot be constructed with empty string")));
+        return Err(err(
+            40352,
+            format!(
+                "Invalid {stage} :: caused by :: FieldPath cannot be constructed with empty string"
+            ),
+        ));
     }
     if name.starts_with('$') {
         return Err(err(
             16410,
-            format!("Invalid {stage} :: caused by :: FieldPath field names may not start with '$'. Consider using $getField or $setField."),
+            format!(
+                "Invalid {stage} :: caused by :: FieldPath field names may not start with '$'. Consider using $getField or $setField."
+            ),
         ));
     }
     if name.split('.').any(str::is_empty) {
-        return Err(err(15998, format!("Invalid {stage} :: caused by :: FieldPath field names may not be empty strings.")));
+        return Err(err(
+            15998,
+            format!(
+                "Invalid {stage} :: caused by :: FieldPath field names may not be empty strings."
+            ),
+        ));
     }
     Ok(())
 }
@@ -111,7 +133,9 @@ impl Projection {
                 Bson::Document(d) if d.is_empty() => {
                     return Err(err(
                         51270,
-                        format!("Invalid $project :: caused by :: An empty sub-projection is not a valid value. Found empty object at path {full}"),
+                        format!(
+                            "Invalid $project :: caused by :: An empty sub-projection is not a valid value. Found empty object at path {full}"
+                        ),
                     ));
                 }
                 Bson::Document(d) if !is_operator_doc(d) => {
@@ -119,7 +143,10 @@ impl Projection {
                     Self::parse_level(d, &full, &mut children, mode)?;
                     Node::Sub(children)
                 }
-                Bson::Boolean(_) | Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)
+                Bson::Boolean(_)
+                | Bson::Int32(_)
+                | Bson::Int64(_)
+                | Bson::Double(_)
                 | Bson::Decimal128(_) => {
                     let include = match v {
                         Bson::Boolean(b) => *b,
@@ -136,18 +163,26 @@ impl Projection {
                             (Some(false), true) => {
                                 return Err(err(
                                     31253,
-                                    format!("Invalid $project :: caused by :: Cannot do inclusion on field {full} in exclusion projection"),
+                                    format!(
+                                        "Invalid $project :: caused by :: Cannot do inclusion on field {full} in exclusion projection"
+                                    ),
                                 ));
                             }
                             (Some(true), false) => {
                                 return Err(err(
                                     31254,
-                                    format!("Invalid $project :: caused by :: Cannot do exclusion on field {full} in inclusion projection"),
+                                    format!(
+                                        "Invalid $project :: caused by :: Cannot do exclusion on field {full} in inclusion projection"
+                                    ),
                                 ));
                             }
                             _ => *mode = Some(include),
                         }
-                        if include { Node::Include } else { Node::Exclude }
+                        if include {
+                            Node::Include
+                        } else {
+                            Node::Exclude
+                        }
                     }
                 }
                 other => {
@@ -172,7 +207,10 @@ impl Projection {
             Bson::String(s) => vec![s.clone()],
             Bson::Array(items) => {
                 if items.is_empty() {
-                    return Err(err(31119, "$unset specification must be a string or an array with at least one field"));
+                    return Err(err(
+                        31119,
+                        "$unset specification must be a string or an array with at least one field",
+                    ));
                 }
                 items
                     .iter()
@@ -183,7 +221,10 @@ impl Projection {
                     .collect::<Result<_>>()?
             }
             _ => {
-                return Err(err(31002, "$unset specification must be a string or an array"));
+                return Err(err(
+                    31002,
+                    "$unset specification must be a string or an array",
+                ));
             }
         };
         let mut tree = Vec::new();
@@ -215,7 +256,12 @@ fn has_computed(tree: &[(String, Node)]) -> bool {
     })
 }
 
-fn include(tree: &[(String, Node)], doc: &Document, root: &Document, vars: &Vars) -> Result<Document> {
+fn include(
+    tree: &[(String, Node)],
+    doc: &Document,
+    root: &Document,
+    vars: &Vars,
+) -> Result<Document> {
     let mut out = Document::new();
     // Kept fields come first, in the document's own order…
     for (k, v) in doc {
@@ -313,7 +359,12 @@ impl AddFields {
         Ok(AddFields { tree })
     }
 
-    fn parse_level(spec: &Document, prefix: &str, tree: &mut Vec<(String, Node)>, stage: &str) -> Result<()> {
+    fn parse_level(
+        spec: &Document,
+        prefix: &str,
+        tree: &mut Vec<(String, Node)>,
+        stage: &str,
+    ) -> Result<()> {
         for (k, v) in spec {
             check_field(k, stage)?;
             let full = if prefix.is_empty() {
@@ -366,7 +417,12 @@ fn add(tree: &[(String, Node)], doc: &Document, root: &Document, vars: &Vars) ->
     Ok(out)
 }
 
-fn add_array(tree: &[(String, Node)], items: &[Bson], root: &Document, vars: &Vars) -> Result<Bson> {
+fn add_array(
+    tree: &[(String, Node)],
+    items: &[Bson],
+    root: &Document,
+    vars: &Vars,
+) -> Result<Bson> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         out.push(match item {
@@ -394,7 +450,10 @@ fn unwind_path(s: &str) -> Result<Vec<String>> {
         ));
     };
     if rest.is_empty() || rest.split('.').any(|p| p.is_empty() || p.starts_with('$')) {
-        return Err(err(28818, format!("path option to $unwind stage is not a valid field path: {s}")));
+        return Err(err(
+            28818,
+            format!("path option to $unwind stage is not a valid field path: {s}"),
+        ));
     }
     Ok(rest.split('.').map(str::to_string).collect())
 }
@@ -417,23 +476,49 @@ impl Unwind {
                     match (k.as_str(), v) {
                         ("path", Bson::String(s)) => u.path = unwind_path(s)?,
                         ("path", other) => {
-                            return Err(err(28808, format!("expected a string as the path for $unwind stage, got {}", value::type_alias(other))));
+                            return Err(err(
+                                28808,
+                                format!(
+                                    "expected a string as the path for $unwind stage, got {}",
+                                    value::type_alias(other)
+                                ),
+                            ));
                         }
                         ("includeArrayIndex", Bson::String(s)) => {
                             if s.is_empty() || s.starts_with('$') {
-                                return Err(err(28822, format!("includeArrayIndex option to $unwind stage should not be prefixed with a '$': {s}")));
+                                return Err(err(
+                                    28822,
+                                    format!(
+                                        "includeArrayIndex option to $unwind stage should not be prefixed with a '$': {s}"
+                                    ),
+                                ));
                             }
                             u.index_field = Some(s.split('.').map(str::to_string).collect());
                         }
                         ("includeArrayIndex", other) => {
-                            return Err(err(28810, format!("expected a non-empty string for the includeArrayIndex  option to $unwind stage, got {}", value::type_alias(other))));
+                            return Err(err(
+                                28810,
+                                format!(
+                                    "expected a non-empty string for the includeArrayIndex  option to $unwind stage, got {}",
+                                    value::type_alias(other)
+                                ),
+                            ));
                         }
                         ("preserveNullAndEmptyArrays", Bson::Boolean(b)) => u.preserve = *b,
                         ("preserveNullAndEmptyArrays", other) => {
-                            return Err(err(28809, format!("expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage, got {}", value::type_alias(other))));
+                            return Err(err(
+                                28809,
+                                format!(
+                                    "expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage, got {}",
+                                    value::type_alias(other)
+                                ),
+                            ));
                         }
                         (other, _) => {
-                            return Err(err(28811, format!("unrecognized option to $unwind stage: {other}")));
+                            return Err(err(
+                                28811,
+                                format!("unrecognized option to $unwind stage: {other}"),
+                            ));
                         }
                     }
                 }
