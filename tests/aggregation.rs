@@ -91,10 +91,10 @@ fn run_case(case: &Document) -> std::result::Result<(), String> {
         let want = code.as_i32().expect("error code");
         return match got {
             Err(e) if e.code.code() == want => {
-                if let Some(Bson::String(msg)) = case.get("message") {
-                    if &e.message != msg {
-                        return Err(format!("message {:?}, want {msg:?}", e.message));
-                    }
+                if let Some(Bson::String(msg)) = case.get("message")
+                    && &e.message != msg
+                {
+                    return Err(format!("message {:?}, want {msg:?}", e.message));
                 }
                 Ok(())
             }

@@ -477,32 +477,32 @@ impl Expr {
         if op == "$literal" {
             return Ok(Expr::Literal(arg.clone()));
         }
-        if op == "$cond" {
-            if let Bson::Document(cd) = arg {
-                let mut parts = [None, None, None];
-                for (k, v) in cd {
-                    let slot = match k.as_str() {
-                        "if" => 0,
-                        "then" => 1,
-                        "else" => 2,
-                        other => {
-                            return Err(err(
-                                17083,
-                                format!("Unrecognized parameter to $cond: {other}"),
-                            ));
-                        }
-                    };
-                    parts[slot] = Some(Expr::parse(v)?);
-                }
-                let [i, t, e] = parts;
-                let i = i.ok_or_else(|| err(17080, "Missing 'if' parameter to $cond"))?;
-                let t = t.ok_or_else(|| err(17081, "Missing 'then' parameter to $cond"))?;
-                let e = e.ok_or_else(|| err(17082, "Missing 'else' parameter to $cond"))?;
-                return Ok(Expr::Call {
-                    op: op.to_string(),
-                    args: vec![i, t, e],
-                });
+        if op == "$cond"
+            && let Bson::Document(cd) = arg
+        {
+            let mut parts = [None, None, None];
+            for (k, v) in cd {
+                let slot = match k.as_str() {
+                    "if" => 0,
+                    "then" => 1,
+                    "else" => 2,
+                    other => {
+                        return Err(err(
+                            17083,
+                            format!("Unrecognized parameter to $cond: {other}"),
+                        ));
+                    }
+                };
+                parts[slot] = Some(Expr::parse(v)?);
             }
+            let [i, t, e] = parts;
+            let i = i.ok_or_else(|| err(17080, "Missing 'if' parameter to $cond"))?;
+            let t = t.ok_or_else(|| err(17081, "Missing 'then' parameter to $cond"))?;
+            let e = e.ok_or_else(|| err(17082, "Missing 'else' parameter to $cond"))?;
+            return Ok(Expr::Call {
+                op: op.to_string(),
+                args: vec![i, t, e],
+            });
         }
         if op == "$getField" && !matches!(arg, Bson::Document(_)) {
             return Ok(Expr::Named {
@@ -511,18 +511,18 @@ impl Expr {
             });
         }
         if DATE_PARTS.contains(&op) {
-            if let Bson::Document(dd) = arg {
-                if dd.contains_key("date") {
-                    let date = Expr::parse(dd.get("date").unwrap_or(&Bson::Null))?;
-                    let mut args = vec![date];
-                    if let Some(tz) = dd.get("timezone") {
-                        args.push(Expr::parse(tz)?);
-                    }
-                    return Ok(Expr::Call {
-                        op: op.to_string(),
-                        args,
-                    });
+            if let Bson::Document(dd) = arg
+                && dd.contains_key("date")
+            {
+                let date = Expr::parse(dd.get("date").unwrap_or(&Bson::Null))?;
+                let mut args = vec![date];
+                if let Some(tz) = dd.get("timezone") {
+                    args.push(Expr::parse(tz)?);
                 }
+                return Ok(Expr::Call {
+                    op: op.to_string(),
+                    args,
+                });
             }
             let args = match arg {
                 Bson::Array(items) if items.len() == 1 => vec![Expr::parse(&items[0])?],
@@ -555,16 +555,16 @@ impl Expr {
             ));
         };
         let args = parse_args(arg)?;
-        if let Some(n) = arity {
-            if args.len() != *n {
-                return Err(err(
-                    16020,
-                    format!(
-                        "Expression {op} takes exactly {n} arguments. {} were passed in.",
-                        args.len()
-                    ),
-                ));
-            }
+        if let Some(n) = arity
+            && args.len() != *n
+        {
+            return Err(err(
+                16020,
+                format!(
+                    "Expression {op} takes exactly {n} arguments. {} were passed in.",
+                    args.len()
+                ),
+            ));
         }
         check_arity_range(op, args.len())?;
         Ok(Expr::Call {
@@ -954,10 +954,10 @@ fn eval_named(
         "$switch" => {
             if let Some(Expr::Array(branches)) = named(args, "branches") {
                 for b in branches {
-                    if let Expr::Array(pair) = b {
-                        if truthy(pair[0].eval(root, vars)?.as_ref()) {
-                            return pair[1].eval(root, vars);
-                        }
+                    if let Expr::Array(pair) = b
+                        && truthy(pair[0].eval(root, vars)?.as_ref())
+                    {
+                        return pair[1].eval(root, vars);
                     }
                 }
             }

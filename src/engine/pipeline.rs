@@ -94,10 +94,10 @@ fn collect_values(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
             }
         }
         Bson::Array(items) => {
-            if let Ok(i) = first.parse::<usize>() {
-                if let Some(x) = items.get(i) {
-                    collect_values(x, rest, out);
-                }
+            if let Ok(i) = first.parse::<usize>()
+                && let Some(x) = items.get(i)
+            {
+                collect_values(x, rest, out);
             }
             for item in items {
                 if let Bson::Document(_) = item {

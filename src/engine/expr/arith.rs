@@ -166,7 +166,7 @@ fn add(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     }))
 }
 
-fn numeric_args<'a>(op: &str, vals: &'a [Option<Bson>]) -> Result<Option<Vec<Num>>> {
+fn numeric_args(op: &str, vals: &[Option<Bson>]) -> Result<Option<Vec<Num>>> {
     let mut out = Vec::with_capacity(vals.len());
     for v in vals {
         if nullish(v.as_ref()) {

@@ -296,10 +296,10 @@ impl GraphLookup {
                         .docs_matching_any(&self.from, &self.connect_to, &frontier, coll)?;
                 let mut next = Vec::new();
                 for m in matches {
-                    if let Some(f) = &restrict {
-                        if !f.matches(&m, ctx.vars)? {
-                            continue;
-                        }
+                    if let Some(f) = &restrict
+                        && !f.matches(&m, ctx.vars)?
+                    {
+                        continue;
                     }
                     let id = m.get("_id").cloned().unwrap_or(Bson::Null);
                     if seen_ids.iter().any(|s| value::values_equal(s, &id, coll)) {
