@@ -284,6 +284,8 @@ const OPS: &[&str] = &[
 
 fn arb_bson() -> impl Strategy<Value = Bson> {
     let leaf = prop_oneof![
+        (-3i32..12).prop_map(Bson::Int32),
+        (-3i32..12).prop_map(Bson::Int32),
         any::<i32>().prop_map(Bson::Int32),
         any::<i64>().prop_map(Bson::Int64),
         any::<f64>().prop_map(Bson::Double),
@@ -306,8 +308,32 @@ fn arb_bson() -> impl Strategy<Value = Bson> {
             prop::collection::vec(
                 (
                     prop::sample::select(vec![
-                        "input", "as", "in", "cond", "date", "unit", "amount", "format", "n",
-                        "sortBy", "to", "field", "a", "regex", "inputs", "vars",
+                        "input",
+                        "as",
+                        "in",
+                        "cond",
+                        "date",
+                        "unit",
+                        "amount",
+                        "format",
+                        "n",
+                        "sortBy",
+                        "to",
+                        "field",
+                        "a",
+                        "regex",
+                        "inputs",
+                        "vars",
+                        "year",
+                        "month",
+                        "day",
+                        "binSize",
+                        "startDate",
+                        "endDate",
+                        "dateString",
+                        "timezone",
+                        "value",
+                        "branches",
                     ]),
                     inner
                 ),
@@ -325,7 +351,7 @@ fn arb_bson() -> impl Strategy<Value = Bson> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(2000))]
 
     /// Arbitrary expressions parse or fail, and evaluate or fail, but never panic.
     #[test]

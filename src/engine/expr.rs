@@ -263,6 +263,35 @@ const POSITIONAL_OPS: &[(&str, Option<usize>)] = &[
     ("$isoWeekYear", None),
     ("$isoDayOfWeek", None),
     ("$rand", Some(0)),
+    ("$sin", Some(1)),
+    ("$cos", Some(1)),
+    ("$tan", Some(1)),
+    ("$asin", Some(1)),
+    ("$acos", Some(1)),
+    ("$atan", Some(1)),
+    ("$atan2", Some(2)),
+    ("$sinh", Some(1)),
+    ("$cosh", Some(1)),
+    ("$tanh", Some(1)),
+    ("$asinh", Some(1)),
+    ("$acosh", Some(1)),
+    ("$atanh", Some(1)),
+    ("$degreesToRadians", Some(1)),
+    ("$radiansToDegrees", Some(1)),
+    ("$binarySize", Some(1)),
+    ("$tsSecond", Some(1)),
+    ("$tsIncrement", Some(1)),
+];
+
+/// Operators mongod has that the engine does not evaluate: they fail with
+/// `NotImplemented` rather than pretending the name is unknown.
+const UNSUPPORTED_OPS: &[&str] = &[
+    "$function",
+    "$accumulator",
+    "$meta",
+    "$median",
+    "$percentile",
+    "$toHashedIndexKey",
 ];
 
 /// Date-part operators, which also accept `{date, timezone}`.
@@ -548,13 +577,20 @@ impl Expr {
                 args: parse_named(op, arg)?,
             });
         }
+        if UNSUPPORTED_OPS.contains(&op) {
+            return Err(EngineError::not_implemented(format!("the {op} expression")));
+        }
         let Some((_, arity)) = POSITIONAL_OPS.iter().find(|(name, _)| *name == op) else {
             return Err(EngineError::new(
                 ErrorCode::INVALID_PIPELINE_OPERATOR,
                 format!("Unrecognized expression '{op}'"),
             ));
         };
-        let args = parse_args(arg)?;
+        let args = match (op, arg) {
+            // `{$rand: {}}` is how the manual spells a call without arguments.
+            ("$rand", Bson::Document(d)) if d.is_empty() => Vec::new(),
+            _ => parse_args(arg)?,
+        };
         if let Some(n) = arity
             && args.len() != *n
         {
@@ -772,6 +808,33 @@ fn eval_call(op: &str, args: &[Expr], root: &Document, vars: &Vars) -> Result<Op
             )),
         },
         "$rand" => Ok(Some(Bson::Double(rand::random::<f64>()))),
+        "$binarySize" => match &vals[0] {
+            v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
+            Some(Bson::String(s)) => Ok(Some(Bson::Int32(s.len() as i32))),
+            Some(Bson::Binary(b)) => Ok(Some(Bson::Int32(b.bytes.len() as i32))),
+            other => Err(err(
+                51276,
+                format!(
+                    "$binarySize requires a string or BinData argument, found: {}",
+                    type_name(other.as_ref())
+                ),
+            )),
+        },
+        "$tsSecond" | "$tsIncrement" => match &vals[0] {
+            v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
+            Some(Bson::Timestamp(t)) => Ok(Some(Bson::Int64(i64::from(if op == "$tsSecond" {
+                t.time
+            } else {
+                t.increment
+            })))),
+            other => Err(err(
+                5687301,
+                format!(
+                    "Argument to {op} must be a timestamp, but is {}",
+                    type_name(other.as_ref())
+                ),
+            )),
+        },
         _ => {
             if let Some(r) = arith::call(op, &vals) {
                 return r;

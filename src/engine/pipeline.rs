@@ -109,6 +109,38 @@ fn collect_values(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
     }
 }
 
+/// The values at a dotted path with arrays expanded into their elements
+/// (an array is never a value itself here): what `$lookup` joins on and
+/// what `$graphLookup` follows. Empty when the path leads nowhere.
+pub(crate) fn expanded_values(doc: &Document, parts: &[&str]) -> Vec<Bson> {
+    fn walk(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
+        match (parts.split_first(), v) {
+            (None, Bson::Array(items)) => out.extend(items.iter().cloned()),
+            (None, other) => out.push(other.clone()),
+            (Some((first, rest)), Bson::Document(d)) => {
+                if let Some(x) = d.get(*first) {
+                    walk(x, rest, out);
+                }
+            }
+            (Some(_), Bson::Array(items)) => {
+                for item in items {
+                    if let Bson::Document(_) = item {
+                        walk(item, parts, out);
+                    }
+                }
+            }
+            (Some(_), _) => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some((first, rest)) = parts.split_first() {
+        if let Some(v) = doc.get(*first) {
+            walk(v, rest, &mut out);
+        }
+    }
+    out
+}
+
 /// Read a dotted path without array traversal (as `$unwind` does).
 pub(crate) fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
     let (first, rest) = path.split_first()?;

@@ -348,7 +348,21 @@ fn range(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     if step == 0 {
         return Err(err(34449, "$range requires a non-zero step value"));
     }
-    let mut out = Vec::new();
+    // mongod refuses ranges that would take more than 64 MiB; the engine
+    // applies the same bound (counted in elements) so that a stray
+    // `$range: [0, 2147483647]` cannot exhaust memory.
+    let count = if step > 0 {
+        (end - start).max(0) / step + i64::from((end - start).max(0) % step != 0)
+    } else {
+        (start - end).max(0) / -step + i64::from((start - end).max(0) % -step != 0)
+    };
+    if count > 4 * 1024 * 1024 {
+        return Err(err(
+            5804807,
+            "$range would use too much memory and cannot spill to disk",
+        ));
+    }
+    let mut out = Vec::with_capacity(count as usize);
     let mut i = start;
     while (step > 0 && i < end) || (step < 0 && i > end) {
         out.push(Bson::Int32(i as i32));

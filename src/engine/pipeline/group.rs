@@ -90,6 +90,11 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
         "$lastN" => AccOp::LastN,
         "$maxN" => AccOp::MaxN,
         "$minN" => AccOp::MinN,
+        "$accumulator" | "$median" | "$percentile" => {
+            return Err(crate::engine::error::EngineError::not_implemented(format!(
+                "the {name} accumulator"
+            )));
+        }
         other => {
             return Err(err(15952, format!("unknown group operator '{other}'")));
         }

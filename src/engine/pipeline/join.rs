@@ -4,7 +4,7 @@
 
 use bson::{Bson, Document};
 
-use super::{Ctx, Nesting, Pipeline, doc_matches_any, find_path_values, set_dotted};
+use super::{Ctx, Nesting, Pipeline, doc_matches_any, expanded_values, set_dotted};
 use crate::engine::error::{EngineError, Result};
 use crate::engine::expr::{Expr, err};
 use crate::engine::filter::Filter;
@@ -126,10 +126,11 @@ impl Lookup {
         for mut d in docs {
             let local_values = self.local_field.as_ref().map(|lf| {
                 let parts: Vec<&str> = lf.split('.').collect();
-                let mut values = find_path_values(&d, &parts);
-                // A local array matches through its elements, not as a whole.
-                if values.len() > 1 {
-                    values.retain(|v| !matches!(v, Bson::Array(_)));
+                // A local array joins through its elements; nothing at all
+                // (missing, or an empty array) joins as null.
+                let mut values = expanded_values(&d, &parts);
+                if values.is_empty() {
+                    values.push(Bson::Null);
                 }
                 values
             });
@@ -306,11 +307,7 @@ impl GraphLookup {
                         continue;
                     }
                     seen_ids.push(id);
-                    for v in find_path_values(&m, &from_parts) {
-                        if !matches!(v, Bson::Array(_)) {
-                            next.push(v);
-                        }
-                    }
+                    next.extend(expanded_values(&m, &from_parts));
                     let mut m = m;
                     if let Some(df) = &self.depth_field {
                         set_dotted(&mut m, df, Bson::Int64(depth));
