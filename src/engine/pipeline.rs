@@ -133,10 +133,10 @@ pub(crate) fn expanded_values(doc: &Document, parts: &[&str]) -> Vec<Bson> {
         }
     }
     let mut out = Vec::new();
-    if let Some((first, rest)) = parts.split_first() {
-        if let Some(v) = doc.get(*first) {
-            walk(v, rest, &mut out);
-        }
+    if let Some((first, rest)) = parts.split_first()
+        && let Some(v) = doc.get(*first)
+    {
+        walk(v, rest, &mut out);
     }
     out
 }
