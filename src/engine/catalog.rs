@@ -181,17 +181,17 @@ impl Collection {
     }
 
     fn validate(&self, doc: &Document) -> Result<()> {
-        if let Some(v) = &self.validator {
-            if !v.matches(doc, &Vars::default())? {
-                return Err(EngineError::new(
-                    ErrorCode::DOCUMENT_VALIDATION_FAILURE,
-                    "Document failed validation",
-                )
-                .with_info(doc! {"errInfo": {
-                    "failingDocumentId": doc.get("_id").cloned().unwrap_or(Bson::Null),
-                    "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []},
-                }}));
-            }
+        if let Some(v) = &self.validator
+            && !v.matches(doc, &Vars::default())?
+        {
+            return Err(EngineError::new(
+                ErrorCode::DOCUMENT_VALIDATION_FAILURE,
+                "Document failed validation",
+            )
+            .with_info(doc! {"errInfo": {
+                "failingDocumentId": doc.get("_id").cloned().unwrap_or(Bson::Null),
+                "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []},
+            }}));
         }
         Ok(())
     }
@@ -334,8 +334,27 @@ fn check_id(id: &Bson) -> Result<()> {
             ErrorCode::BAD_VALUE,
             "can't use a undefined for _id",
         )),
+        Bson::Document(d) => check_no_dollar_fields(d),
         _ => Ok(()),
     }
+}
+
+/// `_id` sub-documents may not hold `$`-prefixed field names, at any depth.
+fn check_no_dollar_fields(d: &Document) -> Result<()> {
+    for (k, v) in d {
+        if k.starts_with('$') {
+            return Err(EngineError::new(
+                ErrorCode::DOLLAR_PREFIXED_FIELD_NAME,
+                format!(
+                    "_id fields may not contain '$'-prefixed fields: {k} is not valid for storage."
+                ),
+            ));
+        }
+        if let Bson::Document(inner) = v {
+            check_no_dollar_fields(inner)?;
+        }
+    }
+    Ok(())
 }
 
 /// Decode a stored document.
@@ -772,12 +791,11 @@ impl Catalog {
                 for (rid, raw) in &c.records {
                     let Ok(doc) = to_document(raw) else { continue };
                     for (path, secs) in &ttl {
-                        if let Some(t) = earliest_date(&doc, path) {
-                            if t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
-                            {
-                                expired.push(*rid);
-                                break;
-                            }
+                        if let Some(t) = earliest_date(&doc, path)
+                            && t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
+                        {
+                            expired.push(*rid);
+                            break;
                         }
                     }
                 }

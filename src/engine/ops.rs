@@ -19,7 +19,7 @@ use super::index::RecordId;
 use super::pipeline::{Pipeline, Source};
 use super::projection::Projection;
 use super::sort::SortSpec;
-use super::update::{ApplyContext, Update, upsert_seed};
+use super::update::{ApplyContext, Update};
 use super::*;
 
 /// A matched record: its id, its document and the matched array position.
@@ -131,10 +131,10 @@ fn scan_matches(
     match index_candidates(c, filter, collation) {
         Some(rids) => {
             for rid in rids {
-                if let Some(raw) = c.raw(rid) {
-                    if !check(rid, raw)? {
-                        break;
-                    }
+                if let Some(raw) = c.raw(rid)
+                    && !check(rid, raw)?
+                {
+                    break;
                 }
             }
         }
@@ -354,7 +354,7 @@ fn upsert_insert(
     now: bson::DateTime,
     vars: &Vars,
 ) -> Result<Document> {
-    let seed = upsert_seed(filter_doc)?;
+    let seed = update.upsert_seed(filter_doc)?;
     let mut new = seed.clone();
     let ctx = ApplyContext {
         array_position: None,
@@ -363,18 +363,18 @@ fn upsert_insert(
         vars,
     };
     update.apply(&mut new, &ctx)?;
-    if let (Some(seed_id), Some(new_id)) = (seed.get("_id"), new.get("_id")) {
-        if !value::values_equal(seed_id, new_id, None) {
-            return Err(EngineError::new(
-                ErrorCode::IMMUTABLE_FIELD,
-                "After applying the update, the (immutable) field '_id' was found to have been altered",
-            ));
-        }
+    if let (Some(seed_id), Some(new_id)) = (seed.get("_id"), new.get("_id"))
+        && !value::values_equal(seed_id, new_id, None)
+    {
+        return Err(EngineError::new(
+            ErrorCode::IMMUTABLE_FIELD,
+            "After applying the update, the (immutable) field '_id' was found to have been altered",
+        ));
     }
-    if new.get("_id").is_none() {
-        if let Some(id) = seed.get("_id") {
-            new = with_id(new, id.clone());
-        }
+    if new.get("_id").is_none()
+        && let Some(id) = seed.get("_id")
+    {
+        new = with_id(new, id.clone());
     }
     let new = ensure_id(new);
     c.insert(ns, to_raw(&new)?)?;
@@ -425,7 +425,7 @@ fn update_one_statement(
         ));
     }
     let sort = parse_sort(st.sort.as_ref())?;
-    let vars = Vars::with_now(now);
+    let vars = vars_for(now, st.let_vars.as_ref())?;
     let hits = match cat.collection(db, coll) {
         Some(c) => {
             let limit = if st.multi { None } else { Some(1) };
@@ -475,9 +475,9 @@ pub(super) fn delete(
 ) -> Result<DeleteOutcome> {
     super::catalog::check_coll_name(db, coll)?;
     let mut outcome = DeleteOutcome::default();
-    let vars = Vars::with_now(now);
     for (index, st) in statements.iter().enumerate() {
         let result = (|| -> Result<u64> {
+            let vars = vars_for(now, st.let_vars.as_ref())?;
             let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
             let filter = Filter::parse(&st.filter, collation.as_ref())?;
             let Some(c) = cat.collection(db, coll) else {
@@ -990,11 +990,11 @@ fn values_at(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
             }
         }
         (Some((first, rest)), Bson::Array(items)) => {
-            if let Ok(i) = first.parse::<usize>() {
-                if let Some(child) = items.get(i) {
-                    values_at(child, rest, out);
-                    return;
-                }
+            if let Ok(i) = first.parse::<usize>()
+                && let Some(child) = items.get(i)
+            {
+                values_at(child, rest, out);
+                return;
             }
             for item in items {
                 if item.as_document().is_some() {

@@ -1,0 +1,422 @@
+//! Commands: parsing a command document into a typed [`Command`] and
+//! applying it to the engine.
+//!
+//! [`Command::from_doc`] dispatches on the body's first key, case-sensitive
+//! as mongod (with its aliases `isMaster`/`ismaster`, `buildinfo`,
+//! `findandmodify`). Each family of commands lives in its own file with a
+//! `parse` and an `apply` per command; failures are [`EngineError`]s, which
+//! [`error_reply`] turns into mongod's `{ok: 0, errmsg, code, codeName}`.
+//! A command error never closes the connection.
+
+pub mod admin;
+pub mod args;
+pub mod catalog;
+pub mod explain;
+pub mod index;
+pub mod query;
+pub mod write;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
+
+use super::cursor::CursorTable;
+use super::frame::OpMsg;
+use crate::engine::{Engine, EngineError, ErrorCode, Result};
+
+/// What a connection brings to every command it runs.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub engine: Engine,
+    /// The server's cursor table, shared by all connections.
+    pub cursors: Arc<CursorTable>,
+    /// The `connectionId` reported by `hello`.
+    pub connection_id: i32,
+    /// The client's address, for `whatsmyuri`.
+    pub peer: Option<SocketAddr>,
+}
+
+/// What a command may touch while it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub engine: &'a Engine,
+    pub cursors: &'a CursorTable,
+    pub connection_id: i32,
+    pub peer: Option<SocketAddr>,
+    /// The command's database.
+    pub db: &'a str,
+}
+
+/// A command as it arrived: the body with any document sequences merged in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandDoc {
+    /// The target database (`$db`, or the OP_QUERY namespace).
+    pub db: String,
+    pub body: Document,
+    /// An `insert`'s documents, kept as raw BSON all the way to the engine.
+    pub raw_documents: Option<Vec<RawDocumentBuf>>,
+}
+
+fn to_bson(value: RawBsonRef<'_>) -> Result<Bson> {
+    Bson::try_from(value.to_raw_bson()).map_err(|e| EngineError::bad_value(e.to_string()))
+}
+
+/// A kind-1 identifier or body field that appears twice.
+fn duplicate_field(name: &str) -> EngineError {
+    EngineError::new(
+        ErrorCode(40413),
+        format!("Duplicate field name in OP_MSG body and document sequence: '{name}'"),
+    )
+}
+
+impl CommandDoc {
+    /// Assemble a command from an OP_MSG: the body, `$db`, and the
+    /// document sequences merged under their identifiers.
+    pub fn from_msg(msg: OpMsg) -> Result<Self> {
+        let is_insert = first_key(&msg.body) == Some("insert");
+        let mut body = Document::new();
+        let mut raw_documents = None;
+        for element in &msg.body {
+            let (key, value) = element.map_err(|e| EngineError::bad_value(e.to_string()))?;
+            if is_insert
+                && key == "documents"
+                && let RawBsonRef::Array(array) = value
+            {
+                let mut docs = Vec::new();
+                for item in array {
+                    match item.map_err(|e| EngineError::bad_value(e.to_string()))? {
+                        RawBsonRef::Document(d) => docs.push(d.to_raw_document_buf()),
+                        other => {
+                            return Err(args::wrong_type(
+                                "insert.documents.0",
+                                &to_bson(other)?,
+                                "'object'",
+                            ));
+                        }
+                    }
+                }
+                raw_documents = Some(docs);
+                continue;
+            }
+            body.insert(key, to_bson(value)?);
+        }
+        for seq in msg.sequences {
+            if body.contains_key(&seq.identifier) {
+                return Err(duplicate_field(&seq.identifier));
+            }
+            if is_insert && seq.identifier == "documents" {
+                if raw_documents.is_some() {
+                    return Err(duplicate_field("documents"));
+                }
+                raw_documents = Some(seq.documents);
+            } else {
+                let docs = seq
+                    .documents
+                    .iter()
+                    .map(|d| d.to_document().map(Bson::Document))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| EngineError::bad_value(e.to_string()))?;
+                body.insert(seq.identifier, docs);
+            }
+        }
+        let db = match body.get("$db") {
+            Some(Bson::String(db)) => db.clone(),
+            Some(other) => return Err(args::wrong_type("$db", other, "'string'")),
+            None => {
+                return Err(EngineError::new(
+                    ErrorCode(40571),
+                    "OP_MSG requests require a $db argument",
+                ));
+            }
+        };
+        Ok(Self {
+            db,
+            body,
+            raw_documents,
+        })
+    }
+
+    /// Assemble a command from an OP_QUERY on `<db>.$cmd`; `None` if the
+    /// namespace is not a command namespace.
+    pub fn from_query(full_collection_name: &str, query: Document) -> Option<Self> {
+        let db = full_collection_name.strip_suffix(".$cmd")?;
+        // Legacy clients may wrap the command with read preference.
+        let body = match query.get("$query") {
+            Some(Bson::Document(inner)) => inner.clone(),
+            _ => query,
+        };
+        Some(Self {
+            db: db.to_string(),
+            body,
+            raw_documents: None,
+        })
+    }
+}
+
+fn first_key(doc: &RawDocument) -> Option<&str> {
+    doc.into_iter().next()?.ok().map(|(k, _)| k)
+}
+
+/// A parsed command.
+#[derive(Debug, Clone)]
+pub enum Command {
+    Hello(admin::Hello),
+    BuildInfo,
+    Ping,
+    GetParameter(admin::GetParameter),
+    GetLog(admin::GetLog),
+    ConnectionStatus,
+    WhatsMyUri,
+    EndSessions,
+    ListDatabases(catalog::ListDatabases),
+    ListCollections(catalog::ListCollections),
+    Create(catalog::Create),
+    Drop(catalog::Drop),
+    DropDatabase(catalog::DropDatabase),
+    RenameCollection(catalog::RenameCollection),
+    DbStats(catalog::DbStats),
+    CollStats(catalog::CollStats),
+    Insert(write::Insert),
+    Update(write::Update),
+    Delete(write::Delete),
+    FindAndModify(write::FindAndModify),
+    Find(query::Find),
+    GetMore(query::GetMore),
+    KillCursors(query::KillCursors),
+    Aggregate(query::Aggregate),
+    Count(query::Count),
+    Distinct(query::Distinct),
+    CreateIndexes(index::CreateIndexes),
+    ListIndexes(index::ListIndexes),
+    DropIndexes(index::DropIndexes),
+    Explain(explain::Explain),
+    /// A name mongod would not know either.
+    Unknown(String),
+}
+
+/// Fields that put a command inside a transaction, which needs a replica set.
+const TRANSACTION_FIELDS: [&str; 3] = ["startTransaction", "autocommit", "txnNumber"];
+
+impl Command {
+    /// Parse a command by its first key.
+    pub fn from_doc(cmd: CommandDoc) -> Result<Command> {
+        if TRANSACTION_FIELDS.iter().any(|f| cmd.body.contains_key(f)) {
+            return Err(EngineError::new(
+                ErrorCode::ILLEGAL_OPERATION,
+                "Transaction numbers are only allowed on a replica set member or mongos",
+            ));
+        }
+        let Some(name) = cmd.body.keys().next().cloned() else {
+            return Err(EngineError::failed_to_parse("no command name given"));
+        };
+        let command = match name.as_str() {
+            "hello" | "isMaster" | "ismaster" => Command::Hello(admin::Hello::parse(&name)),
+            "buildInfo" | "buildinfo" => Command::BuildInfo,
+            "ping" => Command::Ping,
+            "getParameter" => Command::GetParameter(admin::GetParameter::parse(&cmd)),
+            "getLog" => Command::GetLog(admin::GetLog::parse(&cmd)?),
+            "connectionStatus" => Command::ConnectionStatus,
+            "whatsmyuri" => Command::WhatsMyUri,
+            "endSessions" => Command::EndSessions,
+            "listDatabases" => Command::ListDatabases(catalog::ListDatabases::parse(&cmd)?),
+            "listCollections" => Command::ListCollections(catalog::ListCollections::parse(&cmd)?),
+            "create" => Command::Create(catalog::Create::parse(&cmd)?),
+            "drop" => Command::Drop(catalog::Drop::parse(&cmd)?),
+            "dropDatabase" => Command::DropDatabase(catalog::DropDatabase::parse(&cmd)),
+            "renameCollection" => {
+                Command::RenameCollection(catalog::RenameCollection::parse(&cmd)?)
+            }
+            "dbStats" => Command::DbStats(catalog::DbStats::parse(&cmd)?),
+            "collStats" => Command::CollStats(catalog::CollStats::parse(&cmd)?),
+            "insert" => Command::Insert(write::Insert::parse(cmd)?),
+            "update" => Command::Update(write::Update::parse(&cmd)?),
+            "delete" => Command::Delete(write::Delete::parse(&cmd)?),
+            "findAndModify" | "findandmodify" => {
+                Command::FindAndModify(write::FindAndModify::parse(&cmd, &name)?)
+            }
+            "find" => Command::Find(query::Find::parse(&cmd)?),
+            "getMore" => Command::GetMore(query::GetMore::parse(&cmd)?),
+            "killCursors" => Command::KillCursors(query::KillCursors::parse(&cmd)?),
+            "aggregate" => Command::Aggregate(query::Aggregate::parse(&cmd)?),
+            "count" => Command::Count(query::Count::parse(&cmd)?),
+            "distinct" => Command::Distinct(query::Distinct::parse(&cmd)?),
+            "createIndexes" => Command::CreateIndexes(index::CreateIndexes::parse(&cmd)?),
+            "listIndexes" => Command::ListIndexes(index::ListIndexes::parse(&cmd)?),
+            "dropIndexes" | "deleteIndexes" => {
+                Command::DropIndexes(index::DropIndexes::parse(&cmd)?)
+            }
+            "explain" => Command::Explain(explain::Explain::parse(&cmd)?),
+            _ => Command::Unknown(name),
+        };
+        Ok(command)
+    }
+
+    /// Run the command. The reply lacks `ok`, which [`execute`] appends.
+    pub fn apply(self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
+        match self {
+            Command::Hello(c) => raw(c.apply(ctx)),
+            Command::BuildInfo => raw(admin::build_info()),
+            Command::Ping | Command::EndSessions => raw(Document::new()),
+            Command::GetParameter(c) => raw(c.apply()),
+            Command::GetLog(c) => raw(c.apply()),
+            Command::ConnectionStatus => raw(admin::connection_status()),
+            Command::WhatsMyUri => raw(admin::whatsmyuri(ctx)),
+            Command::ListDatabases(c) => raw(c.apply(ctx)?),
+            Command::ListCollections(c) => c.apply(ctx),
+            Command::Create(c) => raw(c.apply(ctx)?),
+            Command::Drop(c) => raw(c.apply(ctx)?),
+            Command::DropDatabase(c) => raw(c.apply(ctx)),
+            Command::RenameCollection(c) => raw(c.apply(ctx)?),
+            Command::DbStats(c) => raw(c.apply(ctx)?),
+            Command::CollStats(c) => raw(c.apply(ctx)?),
+            Command::Insert(c) => raw(c.apply(ctx)?),
+            Command::Update(c) => raw(c.apply(ctx)?),
+            Command::Delete(c) => raw(c.apply(ctx)?),
+            Command::FindAndModify(c) => raw(c.apply(ctx)?),
+            Command::Find(c) => c.apply(ctx),
+            Command::GetMore(c) => c.apply(ctx),
+            Command::KillCursors(c) => raw(c.apply(ctx)),
+            Command::Aggregate(c) => c.apply(ctx),
+            Command::Count(c) => raw(c.apply(ctx)?),
+            Command::Distinct(c) => raw(c.apply(ctx)?),
+            Command::CreateIndexes(c) => raw(c.apply(ctx)?),
+            Command::ListIndexes(c) => c.apply(ctx),
+            Command::DropIndexes(c) => raw(c.apply(ctx)?),
+            Command::Explain(c) => raw(c.apply(ctx)?),
+            Command::Unknown(name) => Err(EngineError::new(
+                ErrorCode::COMMAND_NOT_FOUND,
+                format!("no such command: '{name}'"),
+            )),
+        }
+    }
+}
+
+/// Serialise a reply document.
+pub fn raw(doc: Document) -> Result<RawDocumentBuf> {
+    RawDocumentBuf::from_document(&doc)
+        .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+}
+
+/// mongod's command-error reply for an engine error, `info` fields included.
+pub fn error_reply(err: &EngineError) -> Document {
+    let mut reply = doc! {
+        "ok": 0.0,
+        "errmsg": err.message.clone(),
+        "code": err.code.code(),
+        "codeName": err.code_name(),
+    };
+    if let Some(info) = &err.info {
+        for (k, v) in info {
+            reply.insert(k.clone(), v.clone());
+        }
+    }
+    reply
+}
+
+/// Parse and run one command, producing the full reply (`ok` included).
+/// Never fails: errors become error replies.
+pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
+    let outcome = cmd.and_then(|cmd| {
+        // Cloned because `from_doc` consumes the command.
+        let db = cmd.db.clone();
+        let ctx = Context {
+            engine: &session.engine,
+            cursors: &session.cursors,
+            connection_id: session.connection_id,
+            peer: session.peer,
+            db: &db,
+        };
+        Command::from_doc(cmd).and_then(|c| c.apply(&ctx))
+    });
+    match outcome {
+        Ok(mut reply) => {
+            reply.append("ok", 1.0);
+            reply
+        }
+        Err(err) => raw(error_reply(&err)).unwrap_or_else(|_| {
+            // Only a key with a NUL byte could fail to serialise; fall back
+            // to a reply without the engine's info fields.
+            let mut r = RawDocumentBuf::new();
+            r.append("ok", 0.0);
+            r.append("errmsg", err.message.replace('\0', ""));
+            r.append("code", err.code.code());
+            r.append("codeName", err.code_name());
+            r
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn session() -> Session {
+        Session {
+            engine: Engine::new(),
+            cursors: Arc::new(CursorTable::default()),
+            connection_id: 7,
+            peer: None,
+        }
+    }
+
+    fn run(body: Document) -> Document {
+        let cmd = CommandDoc {
+            db: "test".into(),
+            body,
+            raw_documents: None,
+        };
+        execute(Ok(cmd), &session()).to_document().unwrap()
+    }
+
+    #[test]
+    fn hello_aliases_and_case_sensitivity() {
+        for name in ["hello", "isMaster", "ismaster"] {
+            let reply = run(doc! {name: 1});
+            assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{name}");
+            assert_eq!(reply.get_i32("connectionId").unwrap(), 7);
+        }
+        let reply = run(doc! {"Ping": 1});
+        assert_eq!(reply.get_i32("code").unwrap(), 59);
+        assert_eq!(reply.get_str("codeName").unwrap(), "CommandNotFound");
+        assert_eq!(reply.get_str("errmsg").unwrap(), "no such command: 'Ping'");
+    }
+
+    #[test]
+    fn error_reply_carries_info() {
+        let err = EngineError::new(ErrorCode::DUPLICATE_KEY, "E11000 duplicate key")
+            .with_info(doc! {"keyPattern": {"a": 1}, "keyValue": {"a": 2}});
+        let reply = error_reply(&err);
+        assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
+        assert_eq!(reply.get_i32("code").unwrap(), 11000);
+        assert_eq!(reply.get_str("codeName").unwrap(), "DuplicateKey");
+        assert_eq!(reply.get_document("keyValue").unwrap(), &doc! {"a": 2});
+    }
+
+    #[test]
+    fn op_query_unwraps_dollar_query() {
+        let cmd = CommandDoc::from_query(
+            "admin.$cmd",
+            doc! {"$query": {"ismaster": 1}, "$readPreference": {"mode": "primary"}},
+        )
+        .unwrap();
+        assert_eq!(cmd.db, "admin");
+        assert_eq!(cmd.body, doc! {"ismaster": 1});
+        assert!(CommandDoc::from_query("admin.users", doc! {}).is_none());
+    }
+
+    #[test]
+    fn write_parsing_follows_mongod() {
+        let reply = run(doc! {"insert": "c", "documents": []});
+        assert_eq!(reply.get_i32("code").unwrap(), 16);
+        let reply = run(doc! {"delete": "c", "deletes": [{"q": {}}]});
+        assert_eq!(reply.get_i32("code").unwrap(), 40414);
+        let reply = run(doc! {"findAndModify": "c", "query": {}});
+        assert_eq!(reply.get_i32("code").unwrap(), 9);
+        let reply = run(doc! {"find": 3});
+        assert_eq!(reply.get_i32("code").unwrap(), 73);
+        let reply = run(doc! {"ping": 1, "autocommit": false});
+        assert_eq!(reply.get_i32("code").unwrap(), 20);
+    }
+}

@@ -1,0 +1,164 @@
+//! The listener, one task per connection, and the TTL monitor.
+//!
+//! Shaped like mini-redis: the accept loop and every connection task
+//! `select!` on a broadcast shutdown signal. A connection runs its commands
+//! one after another (the wire protocol has no pipelining within a
+//! connection); a framing error closes that connection only.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::broadcast;
+
+use super::cmd::{self, CommandDoc, Session};
+use super::connection::Connection;
+use super::cursor::{CURSOR_TIMEOUT, CursorTable};
+use super::frame::{self, Frame, Request};
+use crate::engine::Engine;
+
+/// How often expired TTL documents are deleted, as mongod's
+/// `ttlMonitorSleepSecs`.
+pub const TTL_MONITOR_PERIOD: Duration = Duration::from_secs(60);
+
+/// State every connection of one server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub engine: Engine,
+    pub cursors: Arc<CursorTable>,
+    /// Source of `connectionId`s (and of reply request ids, which only need
+    /// to be distinct).
+    next_id: AtomicI32,
+}
+
+impl Shared {
+    fn next_id(&self) -> i32 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Accept connections until `shutdown` fires.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: broadcast::Receiver<()>,
+    notify: broadcast::Sender<()>,
+) {
+    loop {
+        tokio::select! {
+            _ = shutdown.recv() => return,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors or a reset before accept: keep
+                    // serving the clients we have.
+                    continue;
+                };
+                let shared = shared.clone();
+                let shutdown = notify.subscribe();
+                tokio::spawn(async move {
+                    handle(stream, shared, shutdown).await;
+                });
+            }
+        }
+    }
+}
+
+/// Serve one client until it leaves, sends garbage, or the server stops.
+async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
+    let mut conn = Connection::new(stream);
+    let session = Session {
+        engine: shared.engine.clone(),
+        cursors: shared.cursors.clone(),
+        connection_id: shared.next_id(),
+        peer: conn.peer_addr(),
+    };
+    loop {
+        let request = tokio::select! {
+            _ = shutdown.recv() => return,
+            r = conn.read_request() => r,
+        };
+        let request = match request {
+            Ok(Some(r)) => r,
+            // Clean close, or malformed input: either way this client is
+            // done, and nobody else is affected.
+            Ok(None) | Err(_) => return,
+        };
+        let Some(reply) = respond(&shared, &session, request) else {
+            continue;
+        };
+        if conn.write(&reply).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Run a request; `None` when the client asked for no reply.
+fn respond(shared: &Shared, session: &Session, request: Request) -> Option<Vec<u8>> {
+    let request_id = request.header.request_id;
+    match request.frame {
+        Frame::Msg(msg) => {
+            let quiet = msg.more_to_come();
+            let reply = cmd::execute(CommandDoc::from_msg(msg), session);
+            (!quiet).then(|| frame::encode_msg(shared.next_id(), request_id, &reply))
+        }
+        Frame::Query(query) => {
+            let reply = match CommandDoc::from_query(&query.full_collection_name, query.query) {
+                Some(cmd) => cmd::execute(Ok(cmd), session),
+                None => cmd::execute(
+                    Err(crate::engine::EngineError::new(
+                        crate::engine::ErrorCode(352),
+                        format!(
+                            "Unsupported OP_QUERY command on '{}': only commands on <db>.$cmd are supported; use OP_MSG",
+                            query.full_collection_name
+                        ),
+                    )),
+                    session,
+                ),
+            };
+            Some(frame::encode_reply(shared.next_id(), request_id, &reply))
+        }
+    }
+}
+
+/// Delete expired TTL documents and idle cursors every minute.
+pub(crate) async fn ttl_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
+    // `interval_at` so that the first pass comes a period after start, not
+    // at once (an immediate pass would race with tests' setup).
+    let start = tokio::time::Instant::now() + TTL_MONITOR_PERIOD;
+    let mut ticks = tokio::time::interval_at(start, TTL_MONITOR_PERIOD);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.recv() => return,
+            _ = ticks.tick() => {
+                let engine = shared.engine.clone();
+                engine.expire_ttl(engine.now());
+                shared.cursors.reap_idle(CURSOR_TIMEOUT);
+            }
+        }
+    }
+}
+
+/// Build the shared state of a new server.
+pub(crate) fn shared(engine: Engine) -> Arc<Shared> {
+    Arc::new(Shared {
+        engine,
+        cursors: Arc::new(CursorTable::default()),
+        next_id: AtomicI32::new(1),
+    })
+}
+
+/// Refuse to listen anywhere but loopback: the engine has no
+/// authentication and is meant for this machine only.
+pub(crate) fn check_loopback(addr: SocketAddr) -> std::io::Result<()> {
+    if addr.ip().is_loopback() {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("the embedded engine listens on loopback only, not {addr}"),
+        ))
+    }
+}
