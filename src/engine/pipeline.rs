@@ -216,6 +216,7 @@ enum Stage {
     Facet(Vec<(String, Pipeline)>),
     Sample(usize),
     Documents(Expr),
+    Redact(Expr),
 }
 
 /// A parsed pipeline.
@@ -523,6 +524,7 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
                 None => return Err(err(28749, "$sample stage must specify a size")),
             }
         }
+        "$redact" => Stage::Redact(Expr::parse(spec)?),
         "$documents" => {
             if index != 0 {
                 return Err(err(
@@ -573,7 +575,6 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
         | "$search"
         | "$searchMeta"
         | "$vectorSearch"
-        | "$redact"
         | "$setWindowFields"
         | "$densify"
         | "$fill"
@@ -693,6 +694,20 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             docs.truncate(*n);
             docs
         }
+        Stage::Redact(e) => {
+            let mut vars = ctx.vars.clone();
+            for name in ["KEEP", "PRUNE", "DESCEND"] {
+                vars.set(name, Bson::String(format!("$${name}")));
+            }
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                vars.set("ROOT", Bson::Document(d.clone()));
+                if let Some(kept) = redact(e, &d, &vars)? {
+                    out.push(kept);
+                }
+            }
+            out
+        }
         Stage::Documents(e) => match e.eval(&Document::new(), ctx.vars)? {
             Some(Bson::Array(items)) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -723,4 +738,57 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
         },
     })
+}
+
+/// `$redact` on one (sub)document: the expression decides, with the
+/// document as `$$CURRENT`, whether to keep it whole, prune it, or descend
+/// into its embedded documents (also those inside arrays).
+fn redact(e: &Expr, doc: &Document, vars: &Vars) -> Result<Option<Document>> {
+    let decision = e.eval(doc, vars)?;
+    match decision.as_ref().and_then(Bson::as_str) {
+        Some("$$KEEP") => Ok(Some(doc.clone())),
+        Some("$$PRUNE") => Ok(None),
+        Some("$$DESCEND") => {
+            let mut out = Document::new();
+            for (k, v) in doc {
+                match v {
+                    Bson::Document(sub) => {
+                        if let Some(kept) = redact(e, sub, vars)? {
+                            out.insert(k.clone(), kept);
+                        }
+                    }
+                    Bson::Array(items) => {
+                        out.insert(k.clone(), redact_array(e, items, vars)?);
+                    }
+                    other => {
+                        out.insert(k.clone(), other.clone());
+                    }
+                }
+            }
+            Ok(Some(out))
+        }
+        _ => Err(err(
+            17053,
+            format!(
+                "$redact's expression should not return anything aside from the variables $$KEEP, $$DESCEND, and $$PRUNE, but returned {}",
+                decision.map_or("MISSING".to_string(), |v| v.to_string())
+            ),
+        )),
+    }
+}
+
+fn redact_array(e: &Expr, items: &[Bson], vars: &Vars) -> Result<Bson> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Bson::Document(sub) => {
+                if let Some(kept) = redact(e, sub, vars)? {
+                    out.push(Bson::Document(kept));
+                }
+            }
+            Bson::Array(inner) => out.push(redact_array(e, inner, vars)?),
+            other => out.push(other.clone()),
+        }
+    }
+    Ok(Bson::Array(out))
 }
