@@ -215,6 +215,7 @@ fn fixtures_cover_every_stage() {
         "$bucketAuto",
         "$sample",
         "$documents",
+        "$redact",
     ] {
         assert!(stages.contains(s), "no fixture uses {s}");
     }
