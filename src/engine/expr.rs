@@ -1076,13 +1076,10 @@ fn eval_named(
                     let _ = other;
                     return Ok(None);
                 }
-                other => {
+                _ => {
                     return Err(err(
                         4161105,
-                        format!(
-                            "{op} requires 'input' to evaluate to type Object, but got {}",
-                            type_name(other.as_ref())
-                        ),
+                        format!("{op} requires 'input' to evaluate to type Object"),
                     ));
                 }
             };
