@@ -613,3 +613,37 @@ fn sensors_large_speed() {
     );
     assert!(n >= 1_000_000);
 }
+
+/// Prints documents and BSON bytes per dataset and scale (large bytes are
+/// estimated from the default scale's mean document size); run on demand:
+/// `cargo test --test datasets size_table -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn size_table() {
+    let cat = catalog();
+    for spec in cat.datasets() {
+        let mut mean: HashMap<String, f64> = HashMap::new();
+        let mut line = format!("| {} |", spec.name);
+        for scale in [Scale::Tiny, Scale::Default] {
+            let mut per: BTreeMap<String, (u64, usize)> = BTreeMap::new();
+            for (c, d) in cat.generate(&spec.name, scale, 1).unwrap() {
+                let mut buf = Vec::new();
+                d.to_writer(&mut buf).unwrap();
+                let e = per.entry(c).or_default();
+                e.0 += 1;
+                e.1 += buf.len();
+            }
+            let docs: u64 = per.values().map(|v| v.0).sum();
+            let bytes: usize = per.values().map(|v| v.1).sum();
+            for (c, (n, b)) in &per {
+                mean.insert(c.clone(), *b as f64 / (*n).max(1) as f64);
+            }
+            line += &format!(" {docs} docs, {:.1} MB |", bytes as f64 / 1e6);
+        }
+        let large = datasets::count(&spec.name, Scale::Large, 1, spec.params(Scale::Large)).unwrap();
+        let docs: u64 = large.iter().map(|(_, n)| n).sum();
+        let bytes: f64 = large.iter().map(|(c, n)| mean.get(c).copied().unwrap_or(0.0) * *n as f64).sum();
+        line += &format!(" {docs} docs, ~{:.0} MB |", bytes / 1e6);
+        println!("{line}");
+    }
+}

@@ -196,7 +196,7 @@ impl Gen {
         let n = *self.weighted(&[(1usize, 3), (2, 5), (3, 3), (4, 1)]);
         let mut w = String::with_capacity(n * 3);
         for _ in 0..n {
-            w.push_str(*self.pick(SYLLABLES));
+            w.push_str(self.pick::<&str>(SYLLABLES));
         }
         w
     }
@@ -206,7 +206,7 @@ impl Gen {
         let n = *self.weighted(&[(2usize, 3), (3, 1)]);
         let mut w = String::new();
         for _ in 0..n {
-            w.push_str(*self.pick(SYLLABLES));
+            w.push_str(self.pick::<&str>(SYLLABLES));
         }
         capitalise(&w)
     }
