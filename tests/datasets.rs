@@ -472,6 +472,17 @@ fn catalog_errors_name_file_line_and_column() {
     assert!(matches!(err, DatasetError::Catalog { .. }), "{err}");
     assert!(err.to_string().contains("non-negative integer"), "{err}");
 
+    let text = catalog_text().replace(
+        "comment_zipf = 1.1\ncomment_uniform = 0.3\nbody_chars = 1500",
+        "comment_zipf = -1.5\ncomment_uniform = 0.3\nbody_chars = 1500",
+    );
+    let err = Catalog::parse(&text, "c.toml").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`comment_zipf` must be a non-negative number"),
+        "{err}"
+    );
+
     let text = catalog_text().replace("[people", "[peeple");
     assert!(
         Catalog::parse(&text, "c.toml")
@@ -640,9 +651,13 @@ fn size_table() {
             }
             line += &format!(" {docs} docs, {:.1} MB |", bytes as f64 / 1e6);
         }
-        let large = datasets::count(&spec.name, Scale::Large, 1, spec.params(Scale::Large)).unwrap();
+        let large =
+            datasets::count(&spec.name, Scale::Large, 1, spec.params(Scale::Large)).unwrap();
         let docs: u64 = large.iter().map(|(_, n)| n).sum();
-        let bytes: f64 = large.iter().map(|(c, n)| mean.get(c).copied().unwrap_or(0.0) * *n as f64).sum();
+        let bytes: f64 = large
+            .iter()
+            .map(|(c, n)| mean.get(c).copied().unwrap_or(0.0) * *n as f64)
+            .sum();
         line += &format!(" {docs} docs, ~{:.0} MB |", bytes / 1e6);
         println!("{line}");
     }

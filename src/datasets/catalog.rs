@@ -102,7 +102,7 @@ impl Catalog {
                     };
                     let v = match (kind, value.get_ref()) {
                         (_, toml::Value::Integer(n)) if *n >= 0 => ParamValue::Int(*n),
-                        (ParamKind::Real, toml::Value::Float(x)) if x.is_finite() => {
+                        (ParamKind::Real, toml::Value::Float(x)) if x.is_finite() && *x >= 0.0 => {
                             ParamValue::Float(*x)
                         }
                         (ParamKind::Count, _) => {

@@ -22,7 +22,7 @@ pub(super) const FAMILY: Family = Family {
 fn phases(root: u64, p: &Params) -> Result<Vec<Phase>, DatasetError> {
     let nodes = p.count("nodes")?;
     let roots = p.count_min("roots", 1)?.min(nodes.max(1));
-    let max_depth = p.count_min("max_depth", 1)?.min(250) as u8;
+    let max_depth = p.count_min("max_depth", 2)?.min(250) as u8;
     let chain = p.prob("chain")?;
     Ok(vec![Phase::new("categories", nodes, move || {
         let mut g = Gen::new(root, "categories");
