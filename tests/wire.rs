@@ -63,21 +63,13 @@ async fn build_info_fields() {
     let array = info.get_array("versionArray").unwrap();
     assert_eq!(
         array,
-        &vec![
-            Bson::Int32(7),
-            Bson::Int32(0),
-            Bson::Int32(12),
-            Bson::Int32(0)
-        ]
+        &vec![Bson::Int32(7), Bson::Int32(0), Bson::Int32(12), Bson::Int32(0)]
     );
     assert!(info.get_array("modules").unwrap().is_empty());
     assert_eq!(info.get_i32("bits").unwrap(), 64);
     assert!(info.get_str("gitVersion").is_ok());
     assert_eq!(
-        info.get_document("schemalab")
-            .unwrap()
-            .get_str("engine")
-            .unwrap(),
+        info.get_document("schemalab").unwrap().get_str("engine").unwrap(),
         "schemalab embedded engine"
     );
     let fcv = client
@@ -86,10 +78,7 @@ async fn build_info_fields() {
         .await
         .unwrap();
     assert_eq!(
-        fcv.get_document("featureCompatibilityVersion")
-            .unwrap()
-            .get_str("version")
-            .unwrap(),
+        fcv.get_document("featureCompatibilityVersion").unwrap().get_str("version").unwrap(),
         "7.0"
     );
     let log = client
@@ -125,11 +114,7 @@ async fn transactions_are_refused_with_20() {
     assert_eq!(command_code(&err), 20);
     // The driver rewrites exactly this error, recognised by its code 20
     // and a message starting "Transaction numbers".
-    assert!(
-        err.to_string()
-            .contains("does not support retryable writes"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("does not support retryable writes"), "{err}");
 }
 
 #[tokio::test]
@@ -218,9 +203,7 @@ async fn insert_many_then_find_across_get_mores() {
 async fn kill_cursors() {
     let (_server, client) = start().await;
     let coll = client.database("k").collection::<Document>("c");
-    coll.insert_many((0..10).map(|i| doc! {"i": i}))
-        .await
-        .unwrap();
+    coll.insert_many((0..10).map(|i| doc! {"i": i})).await.unwrap();
     let db = client.database("k");
     let first = db
         .run_command(doc! {"find": "c", "batchSize": 2})
@@ -232,14 +215,8 @@ async fn kill_cursors() {
         .run_command(doc! {"killCursors": "c", "cursors": [id, 77_i64]})
         .await
         .unwrap();
-    assert_eq!(
-        killed.get_array("cursorsKilled").unwrap(),
-        &vec![Bson::Int64(id)]
-    );
-    assert_eq!(
-        killed.get_array("cursorsNotFound").unwrap(),
-        &vec![Bson::Int64(77)]
-    );
+    assert_eq!(killed.get_array("cursorsKilled").unwrap(), &vec![Bson::Int64(id)]);
+    assert_eq!(killed.get_array("cursorsNotFound").unwrap(), &vec![Bson::Int64(77)]);
     let err = db
         .run_command(doc! {"getMore": id, "collection": "c"})
         .await
@@ -280,9 +257,7 @@ fn background_server_and_loopback_only() {
         .unwrap();
     rt.block_on(async {
         let mut raw = Raw::connect(server.local_addr()).await;
-        let reply = raw
-            .msg(1, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
-            .await;
+        let reply = raw.msg(1, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
         assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
         let refused = serve("0.0.0.0:0".parse().unwrap(), Engine::new()).await;
         assert_eq!(
@@ -335,8 +310,7 @@ impl Raw {
         body: RawDocumentBuf,
         seqs: &[DocumentSequence],
     ) -> Document {
-        self.send(&frame::encode_msg_request(id, flags, &body, seqs))
-            .await;
+        self.send(&frame::encode_msg_request(id, flags, &body, seqs)).await;
         self.read_msg(id).await
     }
 
@@ -359,24 +333,17 @@ async fn raw_server() -> (ServerHandle, Raw) {
 async fn op_query_is_master_gets_op_reply() {
     let (_server, mut raw) = raw_server().await;
     let query = rawdoc! {"ismaster": 1, "helloOk": true, "client": {"driver": {"name": "x"}}};
-    raw.send(&frame::encode_query(41, "admin.$cmd", &query))
-        .await;
+    raw.send(&frame::encode_query(41, "admin.$cmd", &query)).await;
     let (response_to, op, body) = raw.read().await;
     assert_eq!(op, frame::OP_REPLY);
     assert_eq!(response_to, 41);
-    assert_eq!(
-        i32::from_le_bytes(body[16..20].try_into().unwrap()),
-        1,
-        "numberReturned"
-    );
+    assert_eq!(i32::from_le_bytes(body[16..20].try_into().unwrap()), 1, "numberReturned");
     let reply = Document::from_reader(&body[20..]).unwrap();
     assert!(reply.get_bool("ismaster").unwrap());
     assert_eq!(reply.get_i32("maxWireVersion").unwrap(), 21);
     assert_eq!(reply.get_i32("maxMessageSizeBytes").unwrap(), 48_000_000);
     // The connection goes on in OP_MSG.
-    let ping = raw
-        .msg(42, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
-        .await;
+    let ping = raw.msg(42, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
     assert_eq!(ping.get_f64("ok").unwrap(), 1.0);
 }
 
@@ -384,12 +351,7 @@ async fn op_query_is_master_gets_op_reply() {
 async fn op_msg_with_checksum_and_more_to_come() {
     let (_server, mut raw) = raw_server().await;
     let reply = raw
-        .msg(
-            1,
-            frame::FLAG_CHECKSUM_PRESENT,
-            rawdoc! {"ping": 1, "$db": "admin"},
-            &[],
-        )
+        .msg(1, frame::FLAG_CHECKSUM_PRESENT, rawdoc! {"ping": 1, "$db": "admin"}, &[])
         .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
     // moreToCome: no reply to request 2, so the next reply answers 3.
@@ -400,9 +362,7 @@ async fn op_msg_with_checksum_and_more_to_come() {
         &[],
     ))
     .await;
-    let reply = raw
-        .msg(3, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
-        .await;
+    let reply = raw.msg(3, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
 }
 
@@ -418,9 +378,7 @@ async fn malformed_messages_close_only_their_connection() {
     other.send(&bad_flags).await;
     assert!(other.closed().await);
     let mut fresh = Raw::connect(server.local_addr()).await;
-    let reply = fresh
-        .msg(9, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
-        .await;
+    let reply = fresh.msg(9, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
     // A missing $db is a command error, not a closed connection.
     let reply = fresh.msg(10, 0, rawdoc! {"ping": 1}, &[]).await;
@@ -436,21 +394,11 @@ async fn kind_one_section_insert() {
         documents: vec![rawdoc! {"_id": 1, "x": "a"}, rawdoc! {"_id": 2, "x": "b"}],
     };
     let reply = raw
-        .msg(
-            1,
-            0,
-            rawdoc! {"insert": "seq", "ordered": true, "$db": "raw"},
-            &[seq],
-        )
+        .msg(1, 0, rawdoc! {"insert": "seq", "ordered": true, "$db": "raw"}, &[seq])
         .await;
     assert_eq!(reply.get_i32("n").unwrap(), 2, "{reply}");
     let found = raw
-        .msg(
-            2,
-            0,
-            rawdoc! {"find": "seq", "sort": {"_id": 1}, "$db": "raw"},
-            &[],
-        )
+        .msg(2, 0, rawdoc! {"find": "seq", "sort": {"_id": 1}, "$db": "raw"}, &[])
         .await;
     let batch = found
         .get_document("cursor")
@@ -465,12 +413,7 @@ async fn kind_one_section_insert() {
         documents: vec![rawdoc! {"_id": 3}],
     };
     let reply = raw
-        .msg(
-            3,
-            0,
-            rawdoc! {"insert": "seq", "documents": [], "$db": "raw"},
-            &[seq],
-        )
+        .msg(3, 0, rawdoc! {"insert": "seq", "documents": [], "$db": "raw"}, &[seq])
         .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
 }

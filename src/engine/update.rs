@@ -78,35 +78,10 @@ const PIPELINE_STAGES: &[&str] = &[
 /// Aggregation stages that exist but are refused inside updates (others
 /// are unknown stages altogether).
 const OTHER_STAGES: &[&str] = &[
-    "$match",
-    "$group",
-    "$sort",
-    "$limit",
-    "$skip",
-    "$lookup",
-    "$unwind",
-    "$count",
-    "$facet",
-    "$bucket",
-    "$bucketAuto",
-    "$sortByCount",
-    "$sample",
-    "$out",
-    "$merge",
-    "$graphLookup",
-    "$unionWith",
-    "$densify",
-    "$fill",
-    "$setWindowFields",
-    "$redact",
-    "$geoNear",
-    "$indexStats",
-    "$collStats",
-    "$documents",
-    "$changeStream",
-    "$search",
-    "$currentOp",
-    "$listSessions",
+    "$match", "$group", "$sort", "$limit", "$skip", "$lookup", "$unwind", "$count", "$facet",
+    "$bucket", "$bucketAuto", "$sortByCount", "$sample", "$out", "$merge", "$graphLookup",
+    "$unionWith", "$densify", "$fill", "$setWindowFields", "$redact", "$geoNear", "$indexStats",
+    "$collStats", "$documents", "$changeStream", "$search", "$currentOp", "$listSessions",
 ];
 
 #[derive(Debug, Clone)]
@@ -431,9 +406,7 @@ fn split_path(path: &str) -> Result<Vec<&str>> {
         {
             return Err(EngineError::new(
                 ErrorCode::DOLLAR_PREFIXED_FIELD_NAME,
-                format!(
-                    "The dollar ($) prefixed field '{name}' in '{path}' is not valid for storage."
-                ),
+                format!("The dollar ($) prefixed field '{name}' in '{path}' is not valid for storage."),
             ));
         }
     }
@@ -528,8 +501,7 @@ fn parse_rename(from: &str, arg: &Bson) -> Result<String> {
             display::element(from, arg)
         )));
     }
-    let prefix =
-        |a: &str, b: &str| b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.';
+    let prefix = |a: &str, b: &str| b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.';
     if prefix(from, to) || prefix(to, from) {
         return Err(EngineError::bad_value(format!(
             "The source and target field for $rename must not be on the same path: {}",
@@ -596,17 +568,13 @@ fn take_rename_source(work: &mut Bson, from: &str, to: &str, env: &mut Env<'_>) 
     // Detach the source: every step is a document, as checked above.
     let mut cur: &mut Bson = work;
     for p in &parts[..parts.len() - 1] {
-        let Bson::Document(d) = cur else {
-            return Ok(false);
-        };
+        let Bson::Document(d) = cur else { return Ok(false) };
         match d.get_mut(*p) {
             Some(v) => cur = v,
             None => return Ok(false),
         }
     }
-    let Bson::Document(d) = cur else {
-        return Ok(false);
-    };
+    let Bson::Document(d) = cur else { return Ok(false) };
     let Some(value) = d.remove(parts[parts.len() - 1]) else {
         return Ok(false);
     };

@@ -152,12 +152,7 @@ impl CursorTable {
             // not held up by the serialisation.
             match cursors.remove(&id) {
                 Some(c) => c,
-                None => {
-                    return Err(EngineError::new(
-                        ErrorCode::CURSOR_NOT_FOUND,
-                        "cursor vanished",
-                    ));
-                }
+                None => return Err(EngineError::new(ErrorCode::CURSOR_NOT_FOUND, "cursor vanished")),
             }
         };
         let batch = fill(&mut cursor.remaining, batch_size)?;

@@ -203,10 +203,7 @@ fn validate(doc: &RawDocument, depth: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn take_cstring<'a>(
-    buf: &'a [u8],
-    context: &'static str,
-) -> Result<(&'a str, &'a [u8]), FrameError> {
+fn take_cstring<'a>(buf: &'a [u8], context: &'static str) -> Result<(&'a str, &'a [u8]), FrameError> {
     let nul = buf
         .iter()
         .position(|&b| b == 0)
@@ -242,8 +239,8 @@ fn decode_msg(body: &[u8]) -> Result<OpMsg, FrameError> {
             }
             1 => {
                 let size = read_i32(after, 0).ok_or(FrameError::Truncated("document sequence"))?;
-                let size = usize::try_from(size)
-                    .map_err(|_| FrameError::Truncated("document sequence"))?;
+                let size =
+                    usize::try_from(size).map_err(|_| FrameError::Truncated("document sequence"))?;
                 if size < 4 || size > after.len() {
                     return Err(FrameError::Truncated("document sequence"));
                 }

@@ -64,14 +64,10 @@ pub enum Op {
     Mul(Bson),
     Min(Bson),
     Max(Bson),
-    CurrentDate {
-        timestamp: bool,
-    },
+    CurrentDate { timestamp: bool },
     Push(PushSpec),
     AddToSet(Vec<Bson>),
-    Pop {
-        first: bool,
-    },
+    Pop { first: bool },
     Pull(PullMatcher),
     PullAll(Vec<Bson>),
     Bit(Vec<(BitOp, Bson)>),
@@ -97,11 +93,7 @@ impl Op {
             "$unset" => Op::Unset,
             "$inc" | "$mul" => {
                 if !is_number(arg) {
-                    let verb = if operator == "$inc" {
-                        "increment"
-                    } else {
-                        "multiply"
-                    };
+                    let verb = if operator == "$inc" { "increment" } else { "multiply" };
                     return Err(EngineError::type_mismatch(format!(
                         "Cannot {verb} with non-numeric argument: {{{}}}",
                         elem()
@@ -164,9 +156,7 @@ impl Op {
         Ok(match self {
             Op::Set(v) | Op::Min(v) | Op::Max(v) | Op::Inc(v) => Some(v.clone()),
             Op::SetOnInsert(v) => env.ctx.is_insert.then(|| v.clone()),
-            Op::Mul(v) => {
-                Some(arith::apply(ArithOp::Mul, &Bson::Int32(0), v).unwrap_or(Bson::Int32(0)))
-            }
+            Op::Mul(v) => Some(arith::apply(ArithOp::Mul, &Bson::Int32(0), v).unwrap_or(Bson::Int32(0))),
             Op::CurrentDate { timestamp } => Some(current_date(*timestamp, env)),
             Op::Push(spec) => {
                 let mut arr = Vec::new();
@@ -275,9 +265,7 @@ impl Op {
             }
             Op::Pull(m) => {
                 let Bson::Array(arr) = v else {
-                    return Err(EngineError::bad_value(
-                        "Cannot apply $pull to a non-array value",
-                    ));
+                    return Err(EngineError::bad_value("Cannot apply $pull to a non-array value"));
                 };
                 let mut kept = Vec::with_capacity(arr.len());
                 for e in arr.iter() {
@@ -293,9 +281,7 @@ impl Op {
             }
             Op::PullAll(values) => {
                 let Bson::Array(arr) = v else {
-                    return Err(EngineError::bad_value(
-                        "Cannot apply $pullAll to a non-array value",
-                    ));
+                    return Err(EngineError::bad_value("Cannot apply $pullAll to a non-array value"));
                 };
                 let before = arr.len();
                 arr.retain(|e| !values.iter().any(|x| values_equal(e, x, coll)));
@@ -350,7 +336,8 @@ pub fn identical(a: &Bson, b: &Bson) -> bool {
 /// [`identical`] for documents (order-sensitive, unlike `Document`'s `==`).
 pub fn documents_identical(x: &Document, y: &Document) -> bool {
     x.len() == y.len()
-        && x.iter()
+        && x
+            .iter()
             .zip(y.iter())
             .all(|((ka, va), (kb, vb))| ka == kb && identical(va, vb))
 }
@@ -594,32 +581,10 @@ fn add_to_set(arr: &mut Vec<Bson>, values: &[Bson], coll: Option<&Collation>) {
 fn is_value_operator(name: &str) -> bool {
     matches!(
         name,
-        "$eq"
-            | "$ne"
-            | "$gt"
-            | "$gte"
-            | "$lt"
-            | "$lte"
-            | "$in"
-            | "$nin"
-            | "$exists"
-            | "$type"
-            | "$mod"
-            | "$regex"
-            | "$options"
-            | "$size"
-            | "$all"
-            | "$elemMatch"
-            | "$not"
-            | "$bitsAllSet"
-            | "$bitsAllClear"
-            | "$bitsAnySet"
-            | "$bitsAnyClear"
-            | "$geoWithin"
-            | "$geoIntersects"
-            | "$near"
-            | "$nearSphere"
-            | "$within"
+        "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$in" | "$nin" | "$exists" | "$type"
+            | "$mod" | "$regex" | "$options" | "$size" | "$all" | "$elemMatch" | "$not"
+            | "$bitsAllSet" | "$bitsAllClear" | "$bitsAnySet" | "$bitsAnyClear"
+            | "$geoWithin" | "$geoIntersects" | "$near" | "$nearSphere" | "$within"
     )
 }
 

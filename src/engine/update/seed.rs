@@ -20,15 +20,11 @@ pub fn upsert_seed(filter: &Document) -> Result<Document> {
                     format!("cannot infer query fields to set, path '{p}' is matched twice"),
                 ));
             }
-            let nested = |a: &str, b: &str| {
-                b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.'
-            };
+            let nested = |a: &str, b: &str| b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.';
             if nested(p, q) || nested(q, p) {
                 return Err(EngineError::new(
                     ErrorCode::NOT_SINGLE_VALUE_FIELD,
-                    format!(
-                        "cannot infer query fields to set, both paths '{q}' and '{p}' are matched"
-                    ),
+                    format!("cannot infer query fields to set, both paths '{q}' and '{p}' are matched"),
                 ));
             }
         }

@@ -123,20 +123,13 @@ impl ObjectNode {
     }
 }
 
-fn insert_object(
-    o: &mut ObjectNode,
-    parts: &[&str],
-    i: usize,
-    full: &str,
-    leaf: &Op,
-) -> Result<()> {
+fn insert_object(o: &mut ObjectNode, parts: &[&str], i: usize, full: &str, leaf: &Op) -> Result<()> {
     let (last, want_array) = shape(parts, i);
     let slot = match Part::of(parts[i]) {
         Part::Field(name) => match o.children.iter().position(|(n, _)| n == name) {
             Some(at) => &mut o.children[at].1,
             None => {
-                o.children
-                    .push((name.to_string(), fresh(last, want_array, leaf)));
+                o.children.push((name.to_string(), fresh(last, want_array, leaf)));
                 let at = o.children.len() - 1;
                 return continue_fresh(&mut o.children[at].1, parts, i, full, leaf);
             }
@@ -166,8 +159,7 @@ fn insert_array(a: &mut ArrayNode, parts: &[&str], i: usize, full: &str, leaf: &
         Part::Filtered(id) => match a.filtered.iter().position(|(n, _)| n == id) {
             Some(at) => &mut a.filtered[at].1,
             None => {
-                a.filtered
-                    .push((id.to_string(), fresh(last, want_array, leaf)));
+                a.filtered.push((id.to_string(), fresh(last, want_array, leaf)));
                 let at = a.filtered.len() - 1;
                 return continue_fresh(&mut a.filtered[at].1, parts, i, full, leaf);
             }
@@ -307,12 +299,7 @@ fn not_viable(name: &str, parent_name: &str, parent: &Bson) -> EngineError {
 
 /// Apply an object node to `target` (a document or array) reached by
 /// `path` (empty at the root).
-pub fn apply_object(
-    node: &ObjectNode,
-    target: &mut Bson,
-    path: &str,
-    env: &Env<'_>,
-) -> Result<bool> {
+pub fn apply_object(node: &ObjectNode, target: &mut Bson, path: &str, env: &Env<'_>) -> Result<bool> {
     let merged;
     let children: &[(String, Node)] = match &node.positional {
         None => &node.children,
@@ -368,13 +355,7 @@ pub fn apply_object(
     Ok(changed)
 }
 
-fn apply_at_index(
-    child: &Node,
-    arr: &mut Vec<Bson>,
-    i: usize,
-    path: &str,
-    env: &Env<'_>,
-) -> Result<bool> {
+fn apply_at_index(child: &Node, arr: &mut Vec<Bson>, i: usize, path: &str, env: &Env<'_>) -> Result<bool> {
     let name = i.to_string();
     if i < arr.len() {
         if matches!(child, Node::Leaf(Op::Unset)) {

@@ -95,10 +95,7 @@ impl Insert {
         let outcome = ctx
             .engine
             .insert(ctx.db, &self.coll, self.documents, self.ordered)?;
-        Ok(with_errors(
-            doc! {"n": count(outcome.inserted)},
-            &outcome.errors,
-        ))
+        Ok(with_errors(doc! {"n": count(outcome.inserted)}, &outcome.errors))
     }
 }
 
@@ -115,13 +112,7 @@ fn update_statement(d: &Document) -> Result<UpdateStatement> {
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("update.updates.q"))?;
     let update = match d.get("u") {
         Some(u @ (Bson::Document(_) | Bson::Array(_))) => u.clone(),
-        Some(other) => {
-            return Err(args::wrong_type(
-                "update.updates.u",
-                other,
-                "'[object, array]'",
-            ));
-        }
+        Some(other) => return Err(args::wrong_type("update.updates.u", other, "'[object, array]'")),
         None => return Err(args::missing("update.updates.u")),
     };
     Ok(UpdateStatement {
@@ -140,8 +131,8 @@ impl Update {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "update")?;
-        let raw =
-            args::docs(cmd, "update", "updates")?.ok_or_else(|| args::missing("update.updates"))?;
+        let raw = args::docs(cmd, "update", "updates")?
+            .ok_or_else(|| args::missing("update.updates"))?;
         check_batch(raw.len())?;
         Ok(Self {
             coll,
@@ -182,8 +173,7 @@ pub struct Delete {
 fn delete_statement(d: &Document) -> Result<DeleteStatement> {
     let path = "delete.deletes";
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("delete.deletes.q"))?;
-    let limit =
-        args::int_in(d, path, "limit")?.ok_or_else(|| args::missing("delete.deletes.limit"))?;
+    let limit = args::int_in(d, path, "limit")?.ok_or_else(|| args::missing("delete.deletes.limit"))?;
     if limit != 0 && limit != 1 {
         return Err(EngineError::failed_to_parse(format!(
             "The limit field in delete objects must be 0 or 1. Got {limit}"
@@ -201,8 +191,8 @@ impl Delete {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "delete")?;
-        let raw =
-            args::docs(cmd, "delete", "deletes")?.ok_or_else(|| args::missing("delete.deletes"))?;
+        let raw = args::docs(cmd, "delete", "deletes")?
+            .ok_or_else(|| args::missing("delete.deletes"))?;
         check_batch(raw.len())?;
         Ok(Self {
             coll,
@@ -216,10 +206,7 @@ impl Delete {
         let outcome = ctx
             .engine
             .delete(ctx.db, &self.coll, &self.statements, self.ordered)?;
-        Ok(with_errors(
-            doc! {"n": count(outcome.deleted)},
-            &outcome.errors,
-        ))
+        Ok(with_errors(doc! {"n": count(outcome.deleted)}, &outcome.errors))
     }
 }
 
