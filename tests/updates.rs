@@ -12,7 +12,7 @@ use std::path::Path;
 
 use bson::{Bson, Document};
 use proptest::prelude::*;
-use schemalab::engine::error::{ErrorCode, EngineError};
+use schemalab::engine::error::{EngineError, ErrorCode};
 use schemalab::engine::expr::Vars;
 use schemalab::engine::update::{ApplyContext, Update, upsert_seed};
 
@@ -66,7 +66,10 @@ fn run_case(case: &serde_json::Value, file: &str) -> Option<String> {
             .get("position")
             .and_then(|v| v.as_u64())
             .map(|p| p as usize),
-        is_insert: case.get("insert").and_then(|v| v.as_bool()).unwrap_or(false),
+        is_insert: case
+            .get("insert")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
         now: now(),
         vars: &vars,
     };
@@ -78,7 +81,11 @@ fn run_case(case: &serde_json::Value, file: &str) -> Option<String> {
     });
     if result.is_err() {
         // On error the document must be untouched.
-        assert_eq!(bytes(&doc), bytes(&before), "{label}: document changed on error");
+        assert_eq!(
+            bytes(&doc),
+            bytes(&before),
+            "{label}: document changed on error"
+        );
     }
     check(&label, case, result)
 }
@@ -92,17 +99,26 @@ fn check(
         (Some(code), Err(e)) => {
             let want = code.as_i64().unwrap() as i32;
             if e.code != ErrorCode(want) {
-                return Some(format!("{label}: want code {want}, got {} ({})", e.code.0, e.message));
+                return Some(format!(
+                    "{label}: want code {want}, got {} ({})",
+                    e.code.0, e.message
+                ));
             }
             if let Some(msg) = case.get("errmsg").and_then(|m| m.as_str())
                 && e.message != msg
             {
-                return Some(format!("{label}: message\n  want {msg}\n  got  {}", e.message));
+                return Some(format!(
+                    "{label}: message\n  want {msg}\n  got  {}",
+                    e.message
+                ));
             }
             None
         }
         (Some(code), Ok((d, _))) => Some(format!("{label}: want error {code}, got {d}")),
-        (None, Err(e)) => Some(format!("{label}: unexpected error {} {}", e.code.0, e.message)),
+        (None, Err(e)) => Some(format!(
+            "{label}: unexpected error {} {}",
+            e.code.0, e.message
+        )),
         (None, Ok((d, changed))) => {
             let want = to_doc(&case["expect"]);
             if bytes(&d) != bytes(&want) {
@@ -114,7 +130,9 @@ fn check(
                     .and_then(|m| m.as_bool())
                     .unwrap_or_else(|| bytes(&want) != bytes(&to_doc(&case["doc"])));
                 if changed != want_modified {
-                    return Some(format!("{label}: modified want {want_modified}, got {changed}"));
+                    return Some(format!(
+                        "{label}: modified want {want_modified}, got {changed}"
+                    ));
                 }
             }
             None
@@ -135,12 +153,13 @@ fn fixtures() {
     let (mut ran, mut skipped, mut failures) = (0, 0, Vec::new());
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
-        let cases: serde_json::Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let cases: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let file = path.file_name().unwrap().to_string_lossy().to_string();
         for case in cases.as_array().unwrap() {
             let needs = |k: &str| case.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
-            if (needs("needs_filter") && !has_filter) || (needs("needs_pipeline") && !has_pipeline) {
+            if (needs("needs_filter") && !has_filter) || (needs("needs_pipeline") && !has_pipeline)
+            {
                 skipped += 1;
                 continue;
             }
@@ -152,7 +171,12 @@ fn fixtures() {
     }
     eprintln!("update fixtures: {ran} ran, {skipped} skipped (filter/pipeline not merged yet)");
     assert!(ran >= 100, "only {ran} cases ran");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn arb_value() -> impl Strategy<Value = Bson> {
@@ -174,32 +198,56 @@ fn arb_value() -> impl Strategy<Value = Bson> {
 }
 
 fn arb_path() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop_oneof!["[abc]", "[0-3]", Just("$".to_string()), Just("$[]".to_string()), Just("$[x]".to_string())], 1..4)
-        .prop_map(|parts| parts.join("."))
+    prop::collection::vec(
+        prop_oneof![
+            "[abc]",
+            "[0-3]",
+            Just("$".to_string()),
+            Just("$[]".to_string()),
+            Just("$[x]".to_string())
+        ],
+        1..4,
+    )
+    .prop_map(|parts| parts.join("."))
 }
 
 fn arb_update() -> impl Strategy<Value = Document> {
     let op = prop_oneof![
-        Just("$set"), Just("$unset"), Just("$inc"), Just("$mul"), Just("$min"), Just("$max"),
-        Just("$push"), Just("$addToSet"), Just("$pop"), Just("$pull"), Just("$pullAll"),
-        Just("$rename"), Just("$setOnInsert"), Just("$currentDate"), Just("$bit"),
+        Just("$set"),
+        Just("$unset"),
+        Just("$inc"),
+        Just("$mul"),
+        Just("$min"),
+        Just("$max"),
+        Just("$push"),
+        Just("$addToSet"),
+        Just("$pop"),
+        Just("$pull"),
+        Just("$pullAll"),
+        Just("$rename"),
+        Just("$setOnInsert"),
+        Just("$currentDate"),
+        Just("$bit"),
     ];
-    prop::collection::vec((op, prop::collection::vec((arb_path(), arb_value()), 1..3)), 1..3)
-        .prop_map(|ops| {
-            let mut d = Document::new();
-            for (op, fields) in ops {
-                let mut f = Document::new();
-                for (p, v) in fields {
-                    let v = match op {
-                        "$rename" => Bson::String(format!("r{}", p.replace('$', "z"))),
-                        _ => v,
-                    };
-                    f.insert(p, v);
-                }
-                d.insert(op, f);
+    prop::collection::vec(
+        (op, prop::collection::vec((arb_path(), arb_value()), 1..3)),
+        1..3,
+    )
+    .prop_map(|ops| {
+        let mut d = Document::new();
+        for (op, fields) in ops {
+            let mut f = Document::new();
+            for (p, v) in fields {
+                let v = match op {
+                    "$rename" => Bson::String(format!("r{}", p.replace('$', "z"))),
+                    _ => v,
+                };
+                f.insert(p, v);
             }
-            d
-        })
+            d.insert(op, f);
+        }
+        d
+    })
 }
 
 fn no_duplicate_fields(v: &Bson) -> bool {
@@ -225,7 +273,7 @@ proptest! {
         let mut doc = match doc { Bson::Document(d) => d, other => bson::doc! {"a": other} };
         let vars = Vars::default();
         let ctx = ApplyContext { array_position: pos, is_insert: insert, now: now(), vars: &vars };
-        let filters = vec![bson::doc! {"x": {"$gt": 0}}];
+        let filters = [bson::doc! {"x": {"$gt": 0}}];
         for af in [&filters[..], &[]] {
             if let Ok(u) = Update::parse(&Bson::Document(update.clone()), af, None) {
                 let before = doc.clone();

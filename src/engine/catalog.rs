@@ -334,8 +334,27 @@ fn check_id(id: &Bson) -> Result<()> {
             ErrorCode::BAD_VALUE,
             "can't use a undefined for _id",
         )),
+        Bson::Document(d) => check_no_dollar_fields(d),
         _ => Ok(()),
     }
+}
+
+/// `_id` sub-documents may not hold `$`-prefixed field names, at any depth.
+fn check_no_dollar_fields(d: &Document) -> Result<()> {
+    for (k, v) in d {
+        if k.starts_with('$') {
+            return Err(EngineError::new(
+                ErrorCode::DOLLAR_PREFIXED_FIELD_NAME,
+                format!(
+                    "_id fields may not contain '$'-prefixed fields: {k} is not valid for storage."
+                ),
+            ));
+        }
+        if let Bson::Document(inner) = v {
+            check_no_dollar_fields(inner)?;
+        }
+    }
+    Ok(())
 }
 
 /// Decode a stored document.

@@ -78,10 +78,35 @@ const PIPELINE_STAGES: &[&str] = &[
 /// Aggregation stages that exist but are refused inside updates (others
 /// are unknown stages altogether).
 const OTHER_STAGES: &[&str] = &[
-    "$match", "$group", "$sort", "$limit", "$skip", "$lookup", "$unwind", "$count", "$facet",
-    "$bucket", "$bucketAuto", "$sortByCount", "$sample", "$out", "$merge", "$graphLookup",
-    "$unionWith", "$densify", "$fill", "$setWindowFields", "$redact", "$geoNear", "$indexStats",
-    "$collStats", "$documents", "$changeStream", "$search", "$currentOp", "$listSessions",
+    "$match",
+    "$group",
+    "$sort",
+    "$limit",
+    "$skip",
+    "$lookup",
+    "$unwind",
+    "$count",
+    "$facet",
+    "$bucket",
+    "$bucketAuto",
+    "$sortByCount",
+    "$sample",
+    "$out",
+    "$merge",
+    "$graphLookup",
+    "$unionWith",
+    "$densify",
+    "$fill",
+    "$setWindowFields",
+    "$redact",
+    "$geoNear",
+    "$indexStats",
+    "$collStats",
+    "$documents",
+    "$changeStream",
+    "$search",
+    "$currentOp",
+    "$listSessions",
 ];
 
 #[derive(Debug, Clone)]
@@ -187,6 +212,17 @@ impl Update {
     /// Whether this is an update pipeline.
     pub fn is_pipeline(&self) -> bool {
         matches!(self.kind, Kind::Pipeline(_))
+    }
+
+    /// The document an upsert with this update starts from: the filter's
+    /// equalities for operator updates and pipelines, only its `_id` for a
+    /// replacement (as mongod does).
+    pub fn upsert_seed(&self, filter: &Document) -> Result<Document> {
+        if self.is_replacement() {
+            seed::id_seed(filter)
+        } else {
+            seed::upsert_seed(filter)
+        }
     }
 
     /// Apply to `doc` in place; returns whether the document changed. On
@@ -406,7 +442,9 @@ fn split_path(path: &str) -> Result<Vec<&str>> {
         {
             return Err(EngineError::new(
                 ErrorCode::DOLLAR_PREFIXED_FIELD_NAME,
-                format!("The dollar ($) prefixed field '{name}' in '{path}' is not valid for storage."),
+                format!(
+                    "The dollar ($) prefixed field '{name}' in '{path}' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith."
+                ),
             ));
         }
     }
@@ -459,6 +497,10 @@ fn parse_operators(
             root.insert(&parts, path, op)?;
         }
     }
+    // mongod keeps array filters in a map: the first unused one in
+    // identifier order is reported.
+    let mut filter_order = filter_order;
+    filter_order.sort();
     for id in filter_order {
         if !used_ids.contains(&id) {
             return Err(EngineError::failed_to_parse(format!(
@@ -501,7 +543,8 @@ fn parse_rename(from: &str, arg: &Bson) -> Result<String> {
             display::element(from, arg)
         )));
     }
-    let prefix = |a: &str, b: &str| b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.';
+    let prefix =
+        |a: &str, b: &str| b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.';
     if prefix(from, to) || prefix(to, from) {
         return Err(EngineError::bad_value(format!(
             "The source and target field for $rename must not be on the same path: {}",
@@ -568,16 +611,36 @@ fn take_rename_source(work: &mut Bson, from: &str, to: &str, env: &mut Env<'_>) 
     // Detach the source: every step is a document, as checked above.
     let mut cur: &mut Bson = work;
     for p in &parts[..parts.len() - 1] {
-        let Bson::Document(d) = cur else { return Ok(false) };
+        let Bson::Document(d) = cur else {
+            return Ok(false);
+        };
         match d.get_mut(*p) {
             Some(v) => cur = v,
             None => return Ok(false),
         }
     }
-    let Bson::Document(d) = cur else { return Ok(false) };
+    let Bson::Document(d) = cur else {
+        return Ok(false);
+    };
     let Some(value) = d.remove(parts[parts.len() - 1]) else {
         return Ok(false);
     };
     env.renamed.insert(to.to_string(), value);
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replacement_upsert_seeds_only_id() {
+        let u = Update::parse(&Bson::Document(doc! {"b": 2}), &[], None).unwrap();
+        // Conflicting non-_id paths do not matter to a replacement.
+        let seed = u.upsert_seed(&doc! {"a": 1, "a.x": 2, "_id": 5}).unwrap();
+        assert_eq!(seed, doc! {"_id": 5});
+        let u = Update::parse(&Bson::Document(doc! {"$set": {"b": 2}}), &[], None).unwrap();
+        assert!(u.upsert_seed(&doc! {"a": 1, "a.x": 2}).is_err());
+        assert!(!u.is_pipeline() && !u.is_replacement());
+    }
 }

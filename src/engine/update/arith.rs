@@ -125,7 +125,11 @@ fn decimal(op: ArithOp, a: &Bson, b: &Bson) -> Option<Bson> {
     let text = if r.is_nan() {
         "NaN".to_string()
     } else if r.is_infinite() {
-        if r > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+        if r > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
     } else {
         format!("{r:e}")
     };
@@ -153,7 +157,10 @@ mod tests {
             apply(ArithOp::Add, &Bson::Int32(i32::MAX), &Bson::Int32(1)),
             Some(Bson::Int64(i64::from(i32::MAX) + 1))
         );
-        assert_eq!(apply(ArithOp::Add, &Bson::Int64(i64::MAX), &Bson::Int32(1)), None);
+        assert_eq!(
+            apply(ArithOp::Add, &Bson::Int64(i64::MAX), &Bson::Int32(1)),
+            None
+        );
         assert_eq!(
             apply(ArithOp::Mul, &Bson::Int32(2), &Bson::Double(1.5)),
             Some(Bson::Double(3.0))

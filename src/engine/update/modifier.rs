@@ -64,10 +64,14 @@ pub enum Op {
     Mul(Bson),
     Min(Bson),
     Max(Bson),
-    CurrentDate { timestamp: bool },
+    CurrentDate {
+        timestamp: bool,
+    },
     Push(PushSpec),
     AddToSet(Vec<Bson>),
-    Pop { first: bool },
+    Pop {
+        first: bool,
+    },
     Pull(PullMatcher),
     PullAll(Vec<Bson>),
     Bit(Vec<(BitOp, Bson)>),
@@ -93,7 +97,11 @@ impl Op {
             "$unset" => Op::Unset,
             "$inc" | "$mul" => {
                 if !is_number(arg) {
-                    let verb = if operator == "$inc" { "increment" } else { "multiply" };
+                    let verb = if operator == "$inc" {
+                        "increment"
+                    } else {
+                        "multiply"
+                    };
                     return Err(EngineError::type_mismatch(format!(
                         "Cannot {verb} with non-numeric argument: {{{}}}",
                         elem()
@@ -121,7 +129,7 @@ impl Op {
                 } else {
                     return Err(EngineError::failed_to_parse(format!(
                         "$pop expects 1 or -1, found: {}",
-                        display::value(arg)
+                        n.trunc()
                     )));
                 }
             }
@@ -156,7 +164,9 @@ impl Op {
         Ok(match self {
             Op::Set(v) | Op::Min(v) | Op::Max(v) | Op::Inc(v) => Some(v.clone()),
             Op::SetOnInsert(v) => env.ctx.is_insert.then(|| v.clone()),
-            Op::Mul(v) => Some(arith::apply(ArithOp::Mul, &Bson::Int32(0), v).unwrap_or(Bson::Int32(0))),
+            Op::Mul(v) => {
+                Some(arith::apply(ArithOp::Mul, &Bson::Int32(0), v).unwrap_or(Bson::Int32(0)))
+            }
             Op::CurrentDate { timestamp } => Some(current_date(*timestamp, env)),
             Op::Push(spec) => {
                 let mut arr = Vec::new();
@@ -265,7 +275,9 @@ impl Op {
             }
             Op::Pull(m) => {
                 let Bson::Array(arr) = v else {
-                    return Err(EngineError::bad_value("Cannot apply $pull to a non-array value"));
+                    return Err(EngineError::bad_value(
+                        "Cannot apply $pull to a non-array value",
+                    ));
                 };
                 let mut kept = Vec::with_capacity(arr.len());
                 for e in arr.iter() {
@@ -281,7 +293,9 @@ impl Op {
             }
             Op::PullAll(values) => {
                 let Bson::Array(arr) = v else {
-                    return Err(EngineError::bad_value("Cannot apply $pullAll to a non-array value"));
+                    return Err(EngineError::bad_value(
+                        "Cannot apply $pullAll to a non-array value",
+                    ));
                 };
                 let before = arr.len();
                 arr.retain(|e| !values.iter().any(|x| values_equal(e, x, coll)));
@@ -336,8 +350,7 @@ pub fn identical(a: &Bson, b: &Bson) -> bool {
 /// [`identical`] for documents (order-sensitive, unlike `Document`'s `==`).
 pub fn documents_identical(x: &Document, y: &Document) -> bool {
     x.len() == y.len()
-        && x
-            .iter()
+        && x.iter()
             .zip(y.iter())
             .all(|((ka, va), (kb, vb))| ka == kb && identical(va, vb))
 }
@@ -455,10 +468,13 @@ fn parse_push(arg: &Bson) -> Result<PushSpec> {
 }
 
 fn sort_direction(v: &Bson) -> Option<bool> {
-    match value::as_f64(v) {
-        Some(x) if x == 1.0 => Some(true),
-        Some(x) if x == -1.0 => Some(false),
-        _ => None,
+    let x = value::as_f64(v)?;
+    if x == 1.0 {
+        Some(true)
+    } else if x == -1.0 {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -581,10 +597,32 @@ fn add_to_set(arr: &mut Vec<Bson>, values: &[Bson], coll: Option<&Collation>) {
 fn is_value_operator(name: &str) -> bool {
     matches!(
         name,
-        "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$in" | "$nin" | "$exists" | "$type"
-            | "$mod" | "$regex" | "$options" | "$size" | "$all" | "$elemMatch" | "$not"
-            | "$bitsAllSet" | "$bitsAllClear" | "$bitsAnySet" | "$bitsAnyClear"
-            | "$geoWithin" | "$geoIntersects" | "$near" | "$nearSphere" | "$within"
+        "$eq"
+            | "$ne"
+            | "$gt"
+            | "$gte"
+            | "$lt"
+            | "$lte"
+            | "$in"
+            | "$nin"
+            | "$exists"
+            | "$type"
+            | "$mod"
+            | "$regex"
+            | "$options"
+            | "$size"
+            | "$all"
+            | "$elemMatch"
+            | "$not"
+            | "$bitsAllSet"
+            | "$bitsAllClear"
+            | "$bitsAnySet"
+            | "$bitsAnyClear"
+            | "$geoWithin"
+            | "$geoIntersects"
+            | "$near"
+            | "$nearSphere"
+            | "$within"
     )
 }
 

@@ -1,6 +1,6 @@
 //! The document an upsert starts from: the equality conditions of the
 //! filter (`{a: 1}`, `{a: {$eq: 1}}`, a one-element `$in`, and those inside a
-//! top-level `$and`), with dotted paths expanded into embedded documents.
+//! top-level `$and`; a one-element `$in`/`$all`), with dotted paths expanded into embedded documents.
 
 use bson::{Bson, Document};
 
@@ -12,6 +12,22 @@ use crate::engine::error::{EngineError, ErrorCode, Result};
 pub fn upsert_seed(filter: &Document) -> Result<Document> {
     let mut equalities: Vec<(String, Bson)> = Vec::new();
     collect(filter, &mut equalities);
+    seed_from(equalities)
+}
+
+/// The seed of a replacement upsert: only `_id` comes from the filter.
+pub fn id_seed(filter: &Document) -> Result<Document> {
+    let mut equalities: Vec<(String, Bson)> = Vec::new();
+    collect(filter, &mut equalities);
+    equalities.retain(|(p, _)| p == "_id");
+    seed_from(equalities)
+}
+
+fn seed_from(mut equalities: Vec<(String, Bson)>) -> Result<Document> {
+    // mongod canonicalises the query (sorting its clauses by path) and keeps
+    // the equalities in a path-ordered map: fields are added in that order
+    // and conflicts are reported against the shorter, earlier path.
+    equalities.sort_by(|a, b| a.0.cmp(&b.0));
     for (i, (p, _)) in equalities.iter().enumerate() {
         for (q, _) in &equalities[..i] {
             if p == q {
@@ -20,11 +36,12 @@ pub fn upsert_seed(filter: &Document) -> Result<Document> {
                     format!("cannot infer query fields to set, path '{p}' is matched twice"),
                 ));
             }
-            let nested = |a: &str, b: &str| b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.';
-            if nested(p, q) || nested(q, p) {
+            if p.len() > q.len() && p.starts_with(q.as_str()) && p.as_bytes()[q.len()] == b'.' {
                 return Err(EngineError::new(
                     ErrorCode::NOT_SINGLE_VALUE_FIELD,
-                    format!("cannot infer query fields to set, both paths '{q}' and '{p}' are matched"),
+                    format!(
+                        "cannot infer query fields to set, both paths '{p}' and '{q}' are matched"
+                    ),
                 ));
             }
         }
@@ -63,7 +80,9 @@ fn collect(filter: &Document, out: &mut Vec<(String, Bson)>) {
                         ("$eq", v) if !matches!(v, Bson::RegularExpression(_)) => {
                             out.push((key.clone(), v.clone()));
                         }
-                        ("$in", Bson::Array(items))
+                        // A one-element `$in` or `$all` is an equality once
+                        // mongod has simplified the query.
+                        ("$in" | "$all", Bson::Array(items))
                             if items.len() == 1
                                 && !matches!(items[0], Bson::RegularExpression(_)) =>
                         {

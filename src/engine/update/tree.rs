@@ -109,6 +109,13 @@ impl ObjectNode {
         }
     }
 
+    fn child(&self, name: &str) -> Option<&Node> {
+        self.children
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c)
+    }
+
     fn creating_child(&self, is_insert: bool) -> Option<&str> {
         self.children
             .iter()
@@ -123,13 +130,20 @@ impl ObjectNode {
     }
 }
 
-fn insert_object(o: &mut ObjectNode, parts: &[&str], i: usize, full: &str, leaf: &Op) -> Result<()> {
+fn insert_object(
+    o: &mut ObjectNode,
+    parts: &[&str],
+    i: usize,
+    full: &str,
+    leaf: &Op,
+) -> Result<()> {
     let (last, want_array) = shape(parts, i);
     let slot = match Part::of(parts[i]) {
         Part::Field(name) => match o.children.iter().position(|(n, _)| n == name) {
             Some(at) => &mut o.children[at].1,
             None => {
-                o.children.push((name.to_string(), fresh(last, want_array, leaf)));
+                o.children
+                    .push((name.to_string(), fresh(last, want_array, leaf)));
                 let at = o.children.len() - 1;
                 return continue_fresh(&mut o.children[at].1, parts, i, full, leaf);
             }
@@ -159,7 +173,8 @@ fn insert_array(a: &mut ArrayNode, parts: &[&str], i: usize, full: &str, leaf: &
         Part::Filtered(id) => match a.filtered.iter().position(|(n, _)| n == id) {
             Some(at) => &mut a.filtered[at].1,
             None => {
-                a.filtered.push((id.to_string(), fresh(last, want_array, leaf)));
+                a.filtered
+                    .push((id.to_string(), fresh(last, want_array, leaf)));
                 let at = a.filtered.len() - 1;
                 return continue_fresh(&mut a.filtered[at].1, parts, i, full, leaf);
             }
@@ -299,7 +314,12 @@ fn not_viable(name: &str, parent_name: &str, parent: &Bson) -> EngineError {
 
 /// Apply an object node to `target` (a document or array) reached by
 /// `path` (empty at the root).
-pub fn apply_object(node: &ObjectNode, target: &mut Bson, path: &str, env: &Env<'_>) -> Result<bool> {
+pub fn apply_object(
+    node: &ObjectNode,
+    target: &mut Bson,
+    path: &str,
+    env: &Env<'_>,
+) -> Result<bool> {
     let merged;
     let children: &[(String, Node)] = match &node.positional {
         None => &node.children,
@@ -355,7 +375,13 @@ pub fn apply_object(node: &ObjectNode, target: &mut Bson, path: &str, env: &Env<
     Ok(changed)
 }
 
-fn apply_at_index(child: &Node, arr: &mut Vec<Bson>, i: usize, path: &str, env: &Env<'_>) -> Result<bool> {
+fn apply_at_index(
+    child: &Node,
+    arr: &mut Vec<Bson>,
+    i: usize,
+    path: &str,
+    env: &Env<'_>,
+) -> Result<bool> {
     let name = i.to_string();
     if i < arr.len() {
         if matches!(child, Node::Leaf(Op::Unset)) {
@@ -386,6 +412,14 @@ fn apply_node(node: &Node, v: &mut Bson, name: &str, path: &str, env: &Env<'_>) 
         Node::Object(o) => match v {
             Bson::Document(_) | Bson::Array(_) => apply_object(o, v, path, env),
             _ => match o.creating_child(env.ctx.is_insert) {
+                // An array update below a scalar: mongod reports the path
+                // that had to exist.
+                Some(child) if matches!(o.child(child), Some(Node::Array(_))) => {
+                    Err(EngineError::bad_value(format!(
+                        "The path '{}' must exist in the document in order to apply array updates.",
+                        join(path, child)
+                    )))
+                }
                 Some(child) => Err(not_viable(child, name, v)),
                 None => Ok(false),
             },
