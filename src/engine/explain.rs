@@ -669,33 +669,11 @@ impl Source for ExplainSource<'_> {
         let Some(c) = self.cat.collection(self.db, collection) else {
             return Ok(Vec::new());
         };
-        let filter_doc = doc! {path: {"$in": values.to_vec()}};
-        let filter = Filter::parse(&filter_doc, collation)?;
-        let vars = Vars::with_now(self.now);
-        let ctx = Ctx {
-            coll: c,
-            filter: &filter,
-            vars: &vars,
-            collation,
-        };
-        let mut q = Query::new(&filter_doc);
-        q.collation = collation;
-        let plans = planner::candidates(c, &q)?;
-        let chosen = exec::choose(plans, &ctx)?;
-        let plan = &chosen.plans[chosen.winner];
-        let mut stage = exec::build(plan, &ctx);
-        let mut out = Vec::new();
-        exec::drain(&mut stage, &ctx, |m| {
-            if let Some(d) = m.doc {
-                out.push(d);
-            }
-            true
-        })?;
-        let (keys, docs) = stage.totals();
+        let (out, read) = exec::read_matching_any(c, path, values, collation, self.now)?;
         let mut st = self.stats.borrow_mut();
-        st.keys += keys;
-        st.docs += docs;
-        match index_name(plan, c) {
+        st.keys += read.keys_examined;
+        st.docs += read.docs_examined;
+        match read.index {
             Some(name) => {
                 if !st.indexes.contains(&name) {
                     st.indexes.push(name);
@@ -704,21 +682,6 @@ impl Source for ExplainSource<'_> {
             None => st.collection_scans += 1,
         }
         Ok(out)
-    }
-}
-
-fn index_name(plan: &planner::Plan, c: &Collection) -> Option<String> {
-    use planner::Plan;
-    match plan {
-        Plan::IxScan(p) => c.indexes().get(p.index).map(|i| i.spec.name.clone()),
-        Plan::IdHack(_) => Some("_id_".into()),
-        Plan::Or(children) => children.iter().find_map(|p| index_name(p, c)),
-        Plan::Fetch { child, .. }
-        | Plan::Sort { child, .. }
-        | Plan::Skip(child, _)
-        | Plan::Limit(child, _)
-        | Plan::Projection { child, .. } => index_name(child, c),
-        Plan::CollScan => None,
     }
 }
 
