@@ -451,9 +451,25 @@ proptest! {
 #[test]
 fn id_shapes_mongod_refuses() {
     let e = Engine::new();
-    let code = |d: Document| e.insert("t", "ids", vec![raw(d)], true).unwrap().errors.first().map(|w| w.error.code);
+    let code = |d: Document| {
+        e.insert("t", "ids", vec![raw(d)], true)
+            .unwrap()
+            .errors
+            .first()
+            .map(|w| w.error.code)
+    };
     assert_eq!(code(doc! {"_id": [1, 2]}), Some(ErrorCode::BAD_VALUE));
-    assert_eq!(code(doc! {"_id": {"$a": 1}}), Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME));
-    assert_eq!(code(doc! {"_id": {"a": {"$b": 1}}}), Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME));
-    assert_eq!(code(doc! {"_id": {"a": [1, 2]}}), None, "arrays inside an _id document are fine");
+    assert_eq!(
+        code(doc! {"_id": {"$a": 1}}),
+        Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME)
+    );
+    assert_eq!(
+        code(doc! {"_id": {"a": {"$b": 1}}}),
+        Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME)
+    );
+    assert_eq!(
+        code(doc! {"_id": {"a": [1, 2]}}),
+        None,
+        "arrays inside an _id document are fine"
+    );
 }
