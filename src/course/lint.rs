@@ -280,7 +280,12 @@ fn lint_lesson(
                     match parse_program(&src) {
                         Ok(p) => {
                             if let Err(e) = stays_in(&p, &db) {
-                                l.at_pos(&spath, 1, 1, e);
+                                l.at_pos(
+                                    &spath,
+                                    e.pos.line as usize,
+                                    e.pos.col as usize,
+                                    e.message,
+                                );
                             }
                         }
                         Err(e) => {
@@ -354,7 +359,8 @@ fn lint_statement(
     match parse_program(stmt.get_ref()) {
         Ok(p) => {
             if let Err(e) = stays_in(&p, &db_name(lesson_id, vid)) {
-                l.at(path, t, span.start, e);
+                let (line, col) = inner_pos(t, &span, e.pos.line as usize, e.pos.col as usize);
+                l.at_pos(path, line, col, e.message);
             }
             if kind == OpKind::Read {
                 if let Err(e) = explain_form(&p) {

@@ -153,6 +153,16 @@ pub struct ClaimResult {
     pub verdict: Verdict,
 }
 
+/// mongod sends no codeName inside `writeErrors`; name the code the way
+/// command errors do so checks can say `error == "DuplicateKey"`.
+fn code_name(code: i32, given: &str) -> String {
+    if given.is_empty() {
+        crate::engine::ErrorCode(code).name()
+    } else {
+        given.to_string()
+    }
+}
+
 fn op_error(e: &DialectError) -> OpError {
     match e {
         DialectError::Server {
@@ -161,12 +171,12 @@ fn op_error(e: &DialectError) -> OpError {
             message,
         } => OpError {
             code: Some(*code),
-            code_name: code_name.clone(),
+            code_name: self::code_name(*code, code_name),
             message: message.clone(),
         },
         DialectError::BulkWrite { code, message } => OpError {
             code: Some(*code),
-            code_name: String::new(),
+            code_name: code_name(*code, ""),
             message: message.clone(),
         },
         other => OpError {
@@ -355,7 +365,7 @@ async fn run_experiment(
 /// Parse, check that it stays inside `db`, evaluate.
 async fn run_guarded(session: &mut Session, src: &str, db: &str) -> Result<Vec<Output>, String> {
     let program = parse_program(src).map_err(|e| e.render(src))?;
-    stays_in(&program, db)?;
+    stays_in(&program, db).map_err(|e| e.to_string())?;
     let (out, res) = session.eval_program(&program).await;
     res.map_err(|e| e.render(src))?;
     Ok(out)
@@ -384,7 +394,7 @@ async fn run_op(session: &mut Session, id: &str, kind: OpKind, stmt: &str, db: &
         }
     };
     if let Err(e) = stays_in(&program, db) {
-        result.error = Some(fail(e));
+        result.error = Some(fail(e.to_string()));
         return result;
     }
     let program = match kind {
@@ -582,15 +592,23 @@ fn is_collection_call(e: &Expr) -> bool {
         if matches!(&callee.kind, ExprKind::Member { name, .. } if name == "getCollection"))
 }
 
+/// A statement that would leave the variant's database.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} ({pos})")]
+pub struct Escape {
+    pub pos: crate::dialect::Pos,
+    pub message: String,
+}
+
 /// Refuse a program that could reach a database other than `db`: `use`,
 /// `getSiblingDB`/`getMongo`/`adminCommand`, and `$out`/`$merge` naming a
 /// database. The server is never asked to do anything outside the
 /// variant's database.
-pub fn stays_in(program: &Program, db: &str) -> Result<(), String> {
+pub fn stays_in(program: &Program, db: &str) -> Result<(), Escape> {
     program.stmts.iter().try_for_each(|s| stmt_stays(s, db))
 }
 
-fn stmt_stays(s: &Stmt, db: &str) -> Result<(), String> {
+fn stmt_stays(s: &Stmt, db: &str) -> Result<(), Escape> {
     match &s.kind {
         StmtKind::Expr(e) => expr_stays(e, db),
         StmtKind::Let { decls, .. } => decls
@@ -602,10 +620,10 @@ fn stmt_stays(s: &Stmt, db: &str) -> Result<(), String> {
             expr_stays(iterable, db)?;
             body.iter().try_for_each(|s| stmt_stays(s, db))
         }
-        StmtKind::Use(name) if name != db => Err(format!(
-            "{}: `use {name}` leaves this variant's database {db}",
-            s.pos
-        )),
+        StmtKind::Use(name) if name != db => Err(Escape {
+            pos: s.pos,
+            message: format!("`use {name}` leaves this variant's database {db}"),
+        }),
         StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => Ok(()),
     }
 }
@@ -614,12 +632,12 @@ fn names_other_db(e: &Expr, db: &str) -> bool {
     !matches!(&e.kind, ExprKind::Str(s) if s == db)
 }
 
-fn expr_stays(e: &Expr, db: &str) -> Result<(), String> {
+fn expr_stays(e: &Expr, db: &str) -> Result<(), Escape> {
     let leave = |what: &str| {
-        Err(format!(
-            "{}: {what} leaves this variant's database {db}",
-            e.pos
-        ))
+        Err(Escape {
+            pos: e.pos,
+            message: format!("{what} leaves this variant's database {db}"),
+        })
     };
     match &e.kind {
         ExprKind::Call { callee, args } => {
