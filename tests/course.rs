@@ -373,7 +373,7 @@ fn lint_finds_each_mistake_where_it_is() {
     );
     has("lessons/manifest.toml:14:7:", "30-missing");
     has("lessons/40-syntax/lesson.toml:3:16:", "unclosed array");
-    assert_eq!(got.len(), 12, "{}", got.join("\n"));
+    assert_eq!(got.len(), 11, "{}", got.join("\n"));
 }
 
 struct Fixed;
