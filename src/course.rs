@@ -32,6 +32,46 @@ pub use runner::{
     VariantReport, run_lesson,
 };
 
+/// A lesson as `schemalab lessons` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LessonSummary {
+    pub id: String,
+    pub title: String,
+    pub summary: String,
+    pub experiments: usize,
+}
+
+/// The lessons of the course under `root`, in course order.
+pub fn list_lessons(root: impl AsRef<std::path::Path>) -> Result<Vec<LessonSummary>, CourseError> {
+    let course = Course::load(root)?;
+    Ok(course
+        .lessons()?
+        .into_iter()
+        .map(|l| LessonSummary {
+            id: l.id.clone(),
+            title: l.title.clone(),
+            summary: l.summary.clone(),
+            experiments: l.experiments.len(),
+        })
+        .collect())
+}
+
+/// Connect to `uri` and run lesson `id` of the course under `root`: what
+/// `schemalab run` does once it has a URI.
+pub async fn run_by_id(
+    root: impl AsRef<std::path::Path>,
+    id: &str,
+    uri: &str,
+    opts: &RunOptions<'_>,
+) -> Result<LessonReport, CourseError> {
+    let course = Course::load(root)?;
+    let lesson = course.lesson(id)?;
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
+    run_lesson(&client, &lesson, opts).await
+}
+
 /// Prefix of every database the course creates.
 pub const DB_PREFIX: &str = "schemalab_";
 

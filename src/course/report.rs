@@ -113,13 +113,22 @@ impl Row {
             .fold(f64::NEG_INFINITY, f64::max);
         if worst > best {
             let mark = if best > 0.0 {
-                format!(" ★ ×{}", format_number(worst / best))
+                format!(" ★ ×{}", factor(worst / best))
             } else {
                 " ★".to_string()
             };
             cells[best_i].push_str(&mark);
         }
         cells
+    }
+}
+
+/// A winning factor: one decimal below 10, whole above.
+fn factor(f: f64) -> String {
+    if f >= 10.0 {
+        format!("{}", f.round() as i64)
+    } else {
+        format!("{f:.1}").trim_end_matches(".0").to_string()
     }
 }
 
@@ -221,6 +230,13 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                 .map(|r| r.and_then(|r| r.read.as_ref()).map(f))
                 .collect()
         };
+        // An operation that failed everywhere has no figures to show.
+        if results
+            .iter()
+            .all(|r| r.is_none_or(|r| r.read.is_none() && r.write.is_none()))
+        {
+            continue;
+        }
         match op.kind {
             OpKind::Read => {
                 rows.push(Row::text(
