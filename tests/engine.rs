@@ -259,6 +259,7 @@ fn failed_update_changes_nothing() {
                 collation: None,
                 hint: None,
                 sort: None,
+                let_vars: None,
             }],
             true,
         )
@@ -381,6 +382,7 @@ fn delete_one_and_many() {
                 limit,
                 collation: None,
                 hint: None,
+                let_vars: None,
             }],
             true,
         )

@@ -49,7 +49,7 @@ enum Step {
     Insert(Vec<Document>),
     Query {
         line: usize,
-        req: FindRequest,
+        req: Box<FindRequest>,
         expect: Expect,
     },
 }
@@ -159,7 +159,7 @@ fn parse(text: &str) -> Result<Vec<Step>, String> {
                 };
                 steps.push(Step::Query {
                     line: qline,
-                    req,
+                    req: Box::new(req),
                     expect,
                 });
             }

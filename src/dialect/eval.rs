@@ -279,16 +279,14 @@ impl std::fmt::Debug for Session {
 fn driver_err(e: mongodb::error::Error) -> DialectError {
     use mongodb::error::{ErrorKind, WriteFailure};
     match e.kind.as_ref() {
-        ErrorKind::Command(c) => DialectError::Server {
-            code: c.code,
-            code_name: c.code_name.clone(),
-            message: c.message.clone(),
-        },
-        ErrorKind::Write(WriteFailure::WriteError(w)) => DialectError::Server {
-            code: w.code,
-            code_name: w.code_name.clone().unwrap_or_default(),
-            message: w.message.clone(),
-        },
+        ErrorKind::Command(c) => {
+            DialectError::server(c.code, c.code_name.clone(), c.message.clone())
+        }
+        ErrorKind::Write(WriteFailure::WriteError(w)) => DialectError::server(
+            w.code,
+            w.code_name.clone().unwrap_or_default(),
+            w.message.clone(),
+        ),
         _ => DialectError::Driver(e.to_string()),
     }
 }
@@ -385,12 +383,10 @@ impl Session {
             match &stmt.kind {
                 StmtKind::Expr(e) => {
                     let v = self.expr(e, out).await?;
+                    // Inside a loop body values are not printed (only print() is),
+                    // as in a mongosh script; an unprinted cursor never runs.
                     if top {
                         self.show_value(v, out).await?;
-                    } else if let Value::Cursor(spec) = v {
-                        // A bare cursor in a loop body still runs, as it would in mongosh
-                        // only when iterated; nothing to print.
-                        let _ = spec;
                     }
                 }
                 StmtKind::Let { constant, decls } => {
@@ -399,13 +395,11 @@ impl Session {
                             Some(e) => self.expr(e, out).await?,
                             None => Value::Bson(Bson::Undefined),
                         };
-                        if let Some(b) = self.bindings.get(name) {
-                            if b.constant {
-                                return Err(type_err(
-                                    format!("Assignment to constant variable '{name}'"),
-                                    stmt.pos,
-                                ));
-                            }
+                        if self.bindings.get(name).is_some_and(|b| b.constant) {
+                            return Err(type_err(
+                                format!("Assignment to constant variable '{name}'"),
+                                stmt.pos,
+                            ));
                         }
                         self.bindings.insert(
                             name.clone(),

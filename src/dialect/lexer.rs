@@ -246,10 +246,10 @@ impl Lexer<'_> {
             if self.peek(digit_at).is_some_and(|c| c.is_ascii_digit()) {
                 s.push('e');
                 self.bump();
-                if digit_at == 2 {
-                    if let Some(sc) = self.bump() {
-                        s.push(sc);
-                    }
+                if digit_at == 2
+                    && let Some(sc) = self.bump()
+                {
+                    s.push(sc);
                 }
                 while let Some(c) = self.peek(0).filter(char::is_ascii_digit) {
                     s.push(c);

@@ -189,12 +189,8 @@ impl Parser {
                 });
             }
         }
-        if self.is_punct("{") {
-            return Err(DialectError::unsupported(
-                "a block or object literal at the start of a statement (wrap an object in parentheses)",
-                pos,
-            ));
-        }
+        // A statement starting with `{` is an object literal, as mongosh's REPL
+        // reads it (there are no bare blocks in the dialect).
         let e = self.expr()?;
         if self.is_punct("=") || self.is_punct("+=") || self.is_punct("-=") {
             return Err(DialectError::unsupported(
@@ -288,8 +284,8 @@ impl Parser {
         let e = self.additive();
         self.depth -= 1;
         let e = e?;
-        if let Tok::Punct(p) = self.peek().tok {
-            if matches!(
+        if let Tok::Punct(p) = self.peek().tok
+            && matches!(
                 p,
                 "==="
                     | "!=="
@@ -310,12 +306,12 @@ impl Parser {
                     | "^"
                     | "++"
                     | "--"
-            ) {
-                return Err(DialectError::unsupported(
-                    format!("the '{p}' operator"),
-                    self.peek().pos,
-                ));
-            }
+            )
+        {
+            return Err(DialectError::unsupported(
+                format!("the '{p}' operator"),
+                self.peek().pos,
+            ));
         }
         Ok(e)
     }

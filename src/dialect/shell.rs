@@ -81,13 +81,24 @@ pub fn needs_more_input(src: &str) -> bool {
 }
 
 /// The interactive shell. Blocks the calling thread (it builds its own
-/// tokio runtime for the driver).
+/// tokio runtime for the driver); must not be called from async code.
 pub fn run_interactive(uri: &str, db: &str) -> Result<(), DialectError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| DialectError::Io(e.to_string()))?;
+    run_interactive_on(rt.handle(), uri, db)
+}
+
+/// The interactive shell on an existing runtime (e.g. the one serving the
+/// embedded engine). Blocks the calling thread, which must not be one of
+/// the runtime's async tasks.
+pub fn run_interactive_on(
+    rt: &tokio::runtime::Handle,
+    uri: &str,
+    db: &str,
+) -> Result<(), DialectError> {
     let mut session = rt.block_on(Session::connect(uri, db))?;
     let mut editor =
         rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(e.to_string()))?;

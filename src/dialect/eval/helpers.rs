@@ -305,10 +305,10 @@ pub(super) fn parse_date(s: &str, p: Pos) -> R<bson::DateTime> {
             return Ok(bson::DateTime::from_millis(d.and_utc().timestamp_millis()));
         }
     }
-    if let Ok(d) = chrono::NaiveDate::parse_from_str(naive, "%Y-%m-%d") {
-        if let Some(dt) = d.and_hms_opt(0, 0, 0) {
-            return Ok(bson::DateTime::from_millis(dt.and_utc().timestamp_millis()));
-        }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(naive, "%Y-%m-%d")
+        && let Some(dt) = d.and_hms_opt(0, 0, 0)
+    {
+        return Ok(bson::DateTime::from_millis(dt.and_utc().timestamp_millis()));
     }
     Err(type_err(format!("invalid ISO date: {s}"), p))
 }

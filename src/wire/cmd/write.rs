@@ -110,8 +110,15 @@ pub struct Update {
     ordered: bool,
 }
 
-fn update_statement(d: &Document) -> Result<UpdateStatement> {
+fn update_statement(d: &Document, let_vars: Option<&Document>) -> Result<UpdateStatement> {
     let path = "update.updates";
+    if d.contains_key("sort") {
+        // MongoDB 8.0 added `sort`; this server answers as 7.0.
+        return Err(EngineError::new(
+            ErrorCode(40415),
+            "BSON field 'update.updates.sort' is an unknown field.",
+        ));
+    }
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("update.updates.q"))?;
     let update = match d.get("u") {
         Some(u @ (Bson::Document(_) | Bson::Array(_))) => u.clone(),
@@ -132,7 +139,8 @@ fn update_statement(d: &Document) -> Result<UpdateStatement> {
         array_filters: args::docs_in(d, path, "arrayFilters")?.unwrap_or_default(),
         collation: args::doc_in(d, path, "collation")?,
         hint: args::hint(d, path)?,
-        sort: args::doc_in(d, path, "sort")?,
+        sort: None,
+        let_vars: let_vars.cloned(),
     })
 }
 
@@ -143,9 +151,13 @@ impl Update {
         let raw =
             args::docs(cmd, "update", "updates")?.ok_or_else(|| args::missing("update.updates"))?;
         check_batch(raw.len())?;
+        let let_vars = args::doc(cmd, "update", "let")?;
         Ok(Self {
             coll,
-            statements: raw.iter().map(update_statement).collect::<Result<_>>()?,
+            statements: raw
+                .iter()
+                .map(|d| update_statement(d, let_vars.as_ref()))
+                .collect::<Result<_>>()?,
             ordered: args::bool(cmd, "update", "ordered")?.unwrap_or(true),
         })
     }
@@ -179,7 +191,7 @@ pub struct Delete {
     ordered: bool,
 }
 
-fn delete_statement(d: &Document) -> Result<DeleteStatement> {
+fn delete_statement(d: &Document, let_vars: Option<&Document>) -> Result<DeleteStatement> {
     let path = "delete.deletes";
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("delete.deletes.q"))?;
     let limit =
@@ -194,6 +206,7 @@ fn delete_statement(d: &Document) -> Result<DeleteStatement> {
         limit: u32::from(limit == 1),
         collation: args::doc_in(d, path, "collation")?,
         hint: args::hint(d, path)?,
+        let_vars: let_vars.cloned(),
     })
 }
 
@@ -204,9 +217,13 @@ impl Delete {
         let raw =
             args::docs(cmd, "delete", "deletes")?.ok_or_else(|| args::missing("delete.deletes"))?;
         check_batch(raw.len())?;
+        let let_vars = args::doc(cmd, "delete", "let")?;
         Ok(Self {
             coll,
-            statements: raw.iter().map(delete_statement).collect::<Result<_>>()?,
+            statements: raw
+                .iter()
+                .map(|d| delete_statement(d, let_vars.as_ref()))
+                .collect::<Result<_>>()?,
             ordered: args::bool(cmd, "delete", "ordered")?.unwrap_or(true),
         })
     }
