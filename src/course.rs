@@ -28,8 +28,8 @@ pub use manifest::{Course, Experiment, Lesson, LessonEntry, OpKind, Operation, V
 pub use measure::{CollStats, EngineInfo, ReadMetrics, WriteMetrics};
 pub use report::{Format, render};
 pub use runner::{
-    CancelFlag, DatasetLoader, ExperimentReport, LessonReport, OpResult, Progress, RunOptions,
-    VariantReport, run_lesson,
+    CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, OpResult, Progress,
+    RunOptions, VariantReport, run_lesson,
 };
 
 /// A lesson as `schemalab lessons` lists it.

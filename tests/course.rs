@@ -16,8 +16,8 @@ use schemalab::course::claims::{
 };
 use schemalab::course::runner::{ClaimResult, LessonMetrics};
 use schemalab::course::{
-    CancelFlag, Course, CourseError, DatasetLoader, Format, LessonReport, Progress, RunOptions,
-    Scale, lint, render, run_lesson,
+    CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, Progress,
+    RunOptions, Scale, lint, render, run_lesson,
 };
 use schemalab::engine::Engine;
 use schemalab::wire::{BackgroundServer, spawn_background};
@@ -450,4 +450,28 @@ fn placeholders_report_line_and_column() {
     assert_eq!(errs.len(), 2);
     assert_eq!((errs[0].line, errs[0].col), (2, 8));
     assert_eq!((errs[1].line, errs[1].col), (3, 1));
+}
+
+#[tokio::test]
+async fn catalog_loader_loads_the_seeded_generators() {
+    let (_server, client) = server().await;
+    let loader = CatalogLoader {
+        catalog: schemalab::datasets::Catalog::builtin().unwrap(),
+    };
+    loader
+        .load(&client, "schemalab_t_v", "community", Scale::Tiny, 42)
+        .await
+        .unwrap();
+    let users = client
+        .database("schemalab_t_v")
+        .collection::<Document>("users")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(users, 60);
+    let err = loader
+        .load(&client, "schemalab_t_v", "nosuch", Scale::Tiny, 42)
+        .await
+        .unwrap_err();
+    assert!(err.contains("nosuch"), "{err}");
 }

@@ -169,6 +169,7 @@ fn op_error(e: &DialectError) -> OpError {
             code,
             code_name,
             message,
+            ..
         } => OpError {
             code: Some(*code),
             code_name: self::code_name(*code, code_name),
@@ -829,4 +830,62 @@ fn unavailable(op: &OpResult) -> String {
 /// Collection metrics keyed by name, handy for the TUI.
 pub fn collections_by_name(v: &VariantReport) -> BTreeMap<&str, &CollStats> {
     v.collections.iter().map(|c| (c.name.as_str(), c)).collect()
+}
+
+/// The production [`DatasetLoader`]: the seeded generators of
+/// [`crate::datasets`] with the parameters of a catalog (the course's own
+/// `datasets/catalog.toml` when it has one, so instructors' edits apply).
+pub struct CatalogLoader {
+    pub catalog: crate::datasets::Catalog,
+}
+
+impl CatalogLoader {
+    /// The catalog under `root/datasets/catalog.toml`, or the built-in one
+    /// when the course has none.
+    pub fn for_course(root: impl AsRef<std::path::Path>) -> Result<Self, CourseError> {
+        let path = root.as_ref().join("datasets").join("catalog.toml");
+        let catalog = if path.is_file() {
+            crate::datasets::load_catalog(&path)
+        } else {
+            crate::datasets::Catalog::builtin()
+        }
+        .map_err(|e| CourseError::Invalid(e.to_string()))?;
+        Ok(CatalogLoader { catalog })
+    }
+}
+
+impl From<Scale> for crate::datasets::Scale {
+    fn from(s: Scale) -> Self {
+        match s {
+            Scale::Tiny => crate::datasets::Scale::Tiny,
+            Scale::Default => crate::datasets::Scale::Default,
+            Scale::Large => crate::datasets::Scale::Large,
+        }
+    }
+}
+
+impl DatasetLoader for CatalogLoader {
+    fn load<'a>(
+        &'a self,
+        client: &'a Client,
+        db: &'a str,
+        dataset: &'a str,
+        scale: Scale,
+        seed: u64,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            crate::datasets::load_with(
+                &self.catalog,
+                client,
+                db,
+                dataset,
+                scale.into(),
+                seed,
+                |_| {},
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        })
+    }
 }
