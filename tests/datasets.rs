@@ -662,3 +662,37 @@ fn size_table() {
         println!("{line}");
     }
 }
+
+/// Load time of the default community scale into the embedded engine; run
+/// on demand: `cargo test --test datasets load_speed -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore]
+async fn load_speed_community_default() {
+    let server = schemalab::wire::serve(
+        "127.0.0.1:0".parse().unwrap(),
+        schemalab::engine::Engine::new(),
+    )
+    .await
+    .unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    let report = load(
+        &client,
+        "schemalab_speed",
+        "community",
+        Scale::Default,
+        1,
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let docs: u64 = report.collections.iter().map(|(_, n)| n).sum();
+    println!(
+        "community default: {docs} docs loaded in {:.1} s",
+        report.elapsed.as_secs_f64()
+    );
+    assert_eq!(
+        count(&client.database("schemalab_speed"), "comments").await,
+        40_000
+    );
+    server.shutdown();
+}
