@@ -180,8 +180,9 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             .iter()
             .map(|v| match find(v) {
                 Some(c) => format!(
-                    "{} docs, avg {}, max {}",
+                    "{} doc{}, avg {}, max {}",
                     c.count,
+                    if c.count == 1 { "" } else { "s" },
                     human_bytes(c.avg_obj_size),
                     human_bytes(c.max_obj_size as f64)
                 ),
