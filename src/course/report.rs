@@ -189,7 +189,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                 None => "—".into(),
             })
             .collect();
-        rows.push(Row::text(format!("{name}"), cells));
+        rows.push(Row::text(name.to_string(), cells));
         let index_cells = vs
             .iter()
             .map(|v| match find(v) {
