@@ -384,12 +384,16 @@ fn lint_finds_each_mistake_where_it_is() {
     );
     has("lessons/10-bad/lesson.md:4:", "{{ }}");
     has(
+        "lessons/10-bad/lesson.md:6:1:",
+        "code block (js) is never closed",
+    );
+    has(
         "lessons/20-escape/sneaky.setup.js:2:3:",
         "getSiblingDB(…) leaves",
     );
     has("lessons/manifest.toml:14:7:", "30-missing");
     has("lessons/40-syntax/lesson.toml:3:16:", "unclosed array");
-    assert_eq!(got.len(), 11, "{}", got.join("\n"));
+    assert_eq!(got.len(), 12, "{}", got.join("\n"));
 }
 
 struct Fixed;
