@@ -1,0 +1,15 @@
+// parent_id plus the full list of ancestors, root first, in a multikey index.
+// Walk up from every node once ($graphLookup), order the ancestors from
+// the root down, and store them with the depth.
+db.categories.aggregate([
+  {$graphLookup: {from: "categories", startWith: "$parent_id", connectFromField: "parent_id", connectToField: "_id", as: "anc", depthField: "d"}},
+  {$unwind: {path: "$anc", preserveNullAndEmptyArrays: true}},
+  {$sort: {_id: 1, "anc.d": -1}},
+  {$group: {_id: "$_id", doc: {$first: "$$ROOT"}, ancestors: {$push: "$anc._id"}}},
+  {$set: {ancestors: {$filter: {input: "$ancestors", cond: {$ne: ["$$this", null]}}}}},
+  {$replaceWith: {$mergeObjects: ["$doc", {ancestors: "$ancestors", depth: {$size: "$ancestors"}}]}},
+  {$unset: ["anc"]},
+  {$out: "categories"}
+])
+db.categories.createIndex({ancestors: 1})
+db.categories.createIndex({parent_id: 1})
