@@ -100,8 +100,11 @@ pub struct UpdateStatement {
     pub array_filters: Vec<Document>,
     pub collation: Option<Document>,
     pub hint: Option<Bson>,
-    /// `sort` for updateOne/replaceOne (8.0 feature, accepted here).
+    /// `sort` for updateOne/replaceOne. MongoDB 8.0 added it; the wire
+    /// layer answers as 7.0 and refuses it, but the engine can apply it.
     pub sort: Option<Document>,
+    /// The command's `let` variables.
+    pub let_vars: Option<Document>,
 }
 
 /// One statement of a `delete` command.
@@ -112,6 +115,8 @@ pub struct DeleteStatement {
     pub limit: u32,
     pub collation: Option<Document>,
     pub hint: Option<Bson>,
+    /// The command's `let` variables.
+    pub let_vars: Option<Document>,
 }
 
 /// A write that failed, and the position of its statement in the batch.

@@ -9,9 +9,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use proptest::prelude::*;
-use schemalab::engine::{
-    Clock, DeleteStatement, Engine, ErrorCode, FindRequest, UpdateStatement,
-};
+use schemalab::engine::{Clock, DeleteStatement, Engine, ErrorCode, FindRequest, UpdateStatement};
 
 fn raw(d: Document) -> RawDocumentBuf {
     RawDocumentBuf::from_document(&d).unwrap()
@@ -56,7 +54,11 @@ fn duplicate_id_reports_key_pattern_and_value() {
         .insert(
             "t",
             "c",
-            vec![raw(doc! {"_id": 1}), raw(doc! {"_id": 1}), raw(doc! {"_id": 2})],
+            vec![
+                raw(doc! {"_id": 1}),
+                raw(doc! {"_id": 1}),
+                raw(doc! {"_id": 2}),
+            ],
             true,
         )
         .unwrap();
@@ -64,22 +66,40 @@ fn duplicate_id_reports_key_pattern_and_value() {
     let err = &out.errors[0];
     assert_eq!(err.index, 1);
     assert_eq!(err.error.code, ErrorCode::DUPLICATE_KEY);
-    assert!(err.error.message.starts_with("E11000 duplicate key error collection: t.c index: _id_ dup key: { _id: 1 }"));
+    assert!(
+        err.error.message.starts_with(
+            "E11000 duplicate key error collection: t.c index: _id_ dup key: { _id: 1 }"
+        )
+    );
     let info = err.error.info.as_ref().unwrap();
     assert_eq!(info.get_document("keyPattern").unwrap(), &doc! {"_id": 1});
     assert_eq!(info.get_document("keyValue").unwrap(), &doc! {"_id": 1});
 
     let unordered = e
-        .insert("t", "d", vec![raw(doc! {"_id": 1}), raw(doc! {"_id": 1}), raw(doc! {"_id": 2})], false)
+        .insert(
+            "t",
+            "d",
+            vec![
+                raw(doc! {"_id": 1}),
+                raw(doc! {"_id": 1}),
+                raw(doc! {"_id": 2}),
+            ],
+            false,
+        )
         .unwrap();
-    assert_eq!(unordered.inserted, 2, "unordered insert goes on after an error");
+    assert_eq!(
+        unordered.inserted, 2,
+        "unordered insert goes on after an error"
+    );
 }
 
 #[test]
 fn documents_over_16_mib_are_refused() {
     let e = Engine::new();
     let big = "x".repeat(16 * 1024 * 1024);
-    let out = e.insert("t", "c", vec![raw(doc! {"s": big})], true).unwrap();
+    let out = e
+        .insert("t", "c", vec![raw(doc! {"s": big})], true)
+        .unwrap();
     assert_eq!(out.errors[0].error.code, ErrorCode::BSON_OBJECT_TOO_LARGE);
     assert_eq!(out.errors[0].error.code_name(), "BSONObjectTooLarge");
     assert!(find(&e, "c", doc! {}).is_empty());
@@ -88,25 +108,59 @@ fn documents_over_16_mib_are_refused() {
 #[test]
 fn unique_index_refuses_duplicates_and_existing_duplicates() {
     let e = Engine::new();
-    insert(&e, "u", vec![doc! {"_id": 1, "email": "a@x"}, doc! {"_id": 2, "email": "a@x"}]);
+    insert(
+        &e,
+        "u",
+        vec![
+            doc! {"_id": 1, "email": "a@x"},
+            doc! {"_id": 2, "email": "a@x"},
+        ],
+    );
     let err = index(&e, "u", doc! {"key": {"email": 1}, "unique": true}).unwrap_err();
     assert_eq!(err.code, ErrorCode::DUPLICATE_KEY);
-    assert_eq!(e.list_indexes("t", "u").unwrap().len(), 1, "failed build adds nothing");
+    assert_eq!(
+        e.list_indexes("t", "u").unwrap().len(),
+        1,
+        "failed build adds nothing"
+    );
 
     index(&e, "v", doc! {"key": {"email": 1}, "unique": true}).unwrap();
     insert(&e, "v", vec![doc! {"_id": 1, "email": "a@x"}]);
-    let out = e.insert("t", "v", vec![raw(doc! {"_id": 2, "email": "a@x"})], true).unwrap();
+    let out = e
+        .insert("t", "v", vec![raw(doc! {"_id": 2, "email": "a@x"})], true)
+        .unwrap();
     let err = &out.errors[0].error;
     assert_eq!(err.code, ErrorCode::DUPLICATE_KEY);
-    assert!(err.message.contains("index: email_1 dup key: { email: \"a@x\" }"), "{}", err.message);
+    assert!(
+        err.message
+            .contains("index: email_1 dup key: { email: \"a@x\" }"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
 fn sparse_and_partial_unique_indexes_only_cover_their_documents() {
     let e = Engine::new();
-    index(&e, "s", doc! {"key": {"nick": 1}, "unique": true, "sparse": true}).unwrap();
-    let out = insert(&e, "s", vec![doc! {"_id": 1}, doc! {"_id": 2}, doc! {"_id": 3, "nick": "z"}]);
-    assert!(out.errors.is_empty(), "missing fields are not indexed when sparse");
+    index(
+        &e,
+        "s",
+        doc! {"key": {"nick": 1}, "unique": true, "sparse": true},
+    )
+    .unwrap();
+    let out = insert(
+        &e,
+        "s",
+        vec![
+            doc! {"_id": 1},
+            doc! {"_id": 2},
+            doc! {"_id": 3, "nick": "z"},
+        ],
+    );
+    assert!(
+        out.errors.is_empty(),
+        "missing fields are not indexed when sparse"
+    );
 
     index(
         &e,
@@ -125,7 +179,12 @@ fn sparse_and_partial_unique_indexes_only_cover_their_documents() {
     );
     assert!(out.errors.is_empty());
     let out = e
-        .insert("t", "p", vec![raw(doc! {"_id": 4, "sku": "a", "active": true})], true)
+        .insert(
+            "t",
+            "p",
+            vec![raw(doc! {"_id": 4, "sku": "a", "active": true})],
+            true,
+        )
         .unwrap();
     assert_eq!(out.errors[0].error.code, ErrorCode::DUPLICATE_KEY);
 }
@@ -140,11 +199,17 @@ fn case_insensitive_unique_index() {
     )
     .unwrap();
     insert(&e, "ci", vec![doc! {"_id": 1, "name": "Alice"}]);
-    let out = e.insert("t", "ci", vec![raw(doc! {"_id": 2, "name": "aLiCe"})], true).unwrap();
+    let out = e
+        .insert("t", "ci", vec![raw(doc! {"_id": 2, "name": "aLiCe"})], true)
+        .unwrap();
     assert_eq!(out.errors[0].error.code, ErrorCode::DUPLICATE_KEY);
     let listed = e.list_indexes("t", "ci").unwrap();
     assert_eq!(
-        listed[1].get_document("collation").unwrap().get_i32("strength").unwrap(),
+        listed[1]
+            .get_document("collation")
+            .unwrap()
+            .get_i32("strength")
+            .unwrap(),
         2
     );
 }
@@ -154,8 +219,18 @@ fn parallel_arrays_fail_atomically() {
     let e = Engine::new();
     index(&e, "m", doc! {"key": {"a": 1, "b": 1}}).unwrap();
     insert(&e, "m", vec![doc! {"_id": 1, "a": [1, 2], "b": 1}]);
-    let out = e.insert("t", "m", vec![raw(doc! {"_id": 2, "a": [1], "b": [2, 3]})], true).unwrap();
-    assert_eq!(out.errors[0].error.code, ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS);
+    let out = e
+        .insert(
+            "t",
+            "m",
+            vec![raw(doc! {"_id": 2, "a": [1], "b": [2, 3]})],
+            true,
+        )
+        .unwrap();
+    assert_eq!(
+        out.errors[0].error.code,
+        ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS
+    );
     assert_eq!(find(&e, "m", doc! {}).len(), 1);
     // The failed document left no key behind: its _id can be used again.
     insert(&e, "m", vec![doc! {"_id": 2, "a": 5, "b": 6}]);
@@ -166,7 +241,11 @@ fn parallel_arrays_fail_atomically() {
 fn failed_update_changes_nothing() {
     let e = Engine::new();
     index(&e, "f", doc! {"key": {"k": 1}, "unique": true}).unwrap();
-    insert(&e, "f", vec![doc! {"_id": 1, "k": 1}, doc! {"_id": 2, "k": 2}]);
+    insert(
+        &e,
+        "f",
+        vec![doc! {"_id": 1, "k": 1}, doc! {"_id": 2, "k": 2}],
+    );
     let out = e
         .update(
             "t",
@@ -180,6 +259,7 @@ fn failed_update_changes_nothing() {
                 collation: None,
                 hint: None,
                 sort: None,
+                let_vars: None,
             }],
             true,
         )
@@ -202,7 +282,12 @@ impl Clock for ManualClock {
 fn ttl_index_expires_documents_on_the_clock() {
     let clock = Arc::new(ManualClock(AtomicI64::new(1_000_000)));
     let e = Engine::with_clock(clock.clone());
-    index(&e, "sessions", doc! {"key": {"at": 1}, "expireAfterSeconds": 60}).unwrap();
+    index(
+        &e,
+        "sessions",
+        doc! {"key": {"at": 1}, "expireAfterSeconds": 60},
+    )
+    .unwrap();
     insert(
         &e,
         "sessions",
@@ -217,14 +302,19 @@ fn ttl_index_expires_documents_on_the_clock() {
     assert_eq!(e.expire_ttl(e.now()), 1);
     clock.0.store(1_000_000 + 90_000, Ordering::SeqCst);
     assert_eq!(e.expire_ttl(e.now()), 1);
-    assert_eq!(find(&e, "sessions", doc! {}), vec![doc! {"_id": 3, "at": "not a date"}]);
+    assert_eq!(
+        find(&e, "sessions", doc! {}),
+        vec![doc! {"_id": 3, "at": "not a date"}]
+    );
 }
 
 #[test]
 fn catalog_commands() {
     let e = Engine::new();
     e.create_collection("t", "a", &doc! {}).unwrap();
-    let err = e.create_collection("t", "a", &doc! {"capped": true}).unwrap_err();
+    let err = e
+        .create_collection("t", "a", &doc! {"capped": true})
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::NAMESPACE_EXISTS);
     insert(&e, "b", vec![doc! {"x": 1}]);
     let names: Vec<String> = e
@@ -237,7 +327,10 @@ fn catalog_commands() {
     e.rename_collection("t.b", "t.c", false).unwrap();
     assert_eq!(find(&e, "c", doc! {}).len(), 1);
     assert!(e.drop_collection("t", "c").unwrap());
-    assert!(!e.drop_collection("t", "c").unwrap(), "dropping a missing collection succeeds");
+    assert!(
+        !e.drop_collection("t", "c").unwrap(),
+        "dropping a missing collection succeeds"
+    );
     assert!(e.drop_database("t"));
     assert!(e.list_databases().is_empty());
     let err = e.create_collection("bad.db", "x", &doc! {}).unwrap_err();
@@ -250,23 +343,51 @@ fn drop_indexes_forms() {
     insert(&e, "d", vec![doc! {"a": 1, "b": 1}]);
     index(&e, "d", doc! {"key": {"a": 1}}).unwrap();
     index(&e, "d", doc! {"key": {"b": -1}, "name": "bee"}).unwrap();
-    assert_eq!(e.drop_indexes("t", "d", &Bson::Document(doc! {"a": 1})).unwrap(), 3);
-    let err = e.drop_indexes("t", "d", &Bson::String("_id_".into())).unwrap_err();
+    assert_eq!(
+        e.drop_indexes("t", "d", &Bson::Document(doc! {"a": 1}))
+            .unwrap(),
+        3
+    );
+    let err = e
+        .drop_indexes("t", "d", &Bson::String("_id_".into()))
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_OPTIONS);
-    let err = e.drop_indexes("t", "d", &Bson::String("nope".into())).unwrap_err();
+    let err = e
+        .drop_indexes("t", "d", &Bson::String("nope".into()))
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::INDEX_NOT_FOUND);
-    assert_eq!(e.drop_indexes("t", "d", &Bson::String("*".into())).unwrap(), 2);
+    assert_eq!(
+        e.drop_indexes("t", "d", &Bson::String("*".into())).unwrap(),
+        2
+    );
     assert_eq!(e.list_indexes("t", "d").unwrap().len(), 1);
 }
 
 #[test]
 fn delete_one_and_many() {
     let e = Engine::new();
-    insert(&e, "x", (0..5).map(|i| doc! {"_id": i, "even": i % 2 == 0}).collect());
+    insert(
+        &e,
+        "x",
+        (0..5)
+            .map(|i| doc! {"_id": i, "even": i % 2 == 0})
+            .collect(),
+    );
     let del = |filter: Document, limit| {
-        e.delete("t", "x", &[DeleteStatement { filter, limit, collation: None, hint: None }], true)
-            .unwrap()
-            .deleted
+        e.delete(
+            "t",
+            "x",
+            &[DeleteStatement {
+                filter,
+                limit,
+                collation: None,
+                hint: None,
+                let_vars: None,
+            }],
+            true,
+        )
+        .unwrap()
+        .deleted
     };
     assert_eq!(del(doc! {"even": true}, 1), 1);
     assert_eq!(del(doc! {"even": true}, 0), 2);
@@ -276,14 +397,25 @@ fn delete_one_and_many() {
 #[test]
 fn stats_count_exact_sizes_and_label_modelled_ones() {
     let e = Engine::new();
-    let docs: Vec<Document> = (0..100).map(|i| doc! {"_id": i, "v": "x".repeat(i as usize)}).collect();
-    let exact: i64 = docs.iter().map(|d| raw(d.clone()).as_bytes().len() as i64).sum();
+    let docs: Vec<Document> = (0..100)
+        .map(|i| doc! {"_id": i, "v": "x".repeat(i as usize)})
+        .collect();
+    let exact: i64 = docs
+        .iter()
+        .map(|d| raw(d.clone()).as_bytes().len() as i64)
+        .sum();
     insert(&e, "s", docs);
     let stats = e.coll_stats("t", "s", 1).unwrap();
     assert_eq!(stats.get_i64("size").unwrap(), exact);
     assert_eq!(stats.get_i64("count").unwrap(), 100);
     assert!(stats.get_i64("storageSize").unwrap() % 4096 == 0);
-    assert!(stats.get_document("schemalab").unwrap().get_bool("sizesModelled").unwrap());
+    assert!(
+        stats
+            .get_document("schemalab")
+            .unwrap()
+            .get_bool("sizesModelled")
+            .unwrap()
+    );
 }
 
 fn small_value() -> impl Strategy<Value = Bson> {
@@ -321,9 +453,25 @@ proptest! {
 #[test]
 fn id_shapes_mongod_refuses() {
     let e = Engine::new();
-    let code = |d: Document| e.insert("t", "ids", vec![raw(d)], true).unwrap().errors.first().map(|w| w.error.code);
+    let code = |d: Document| {
+        e.insert("t", "ids", vec![raw(d)], true)
+            .unwrap()
+            .errors
+            .first()
+            .map(|w| w.error.code)
+    };
     assert_eq!(code(doc! {"_id": [1, 2]}), Some(ErrorCode::BAD_VALUE));
-    assert_eq!(code(doc! {"_id": {"$a": 1}}), Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME));
-    assert_eq!(code(doc! {"_id": {"a": {"$b": 1}}}), Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME));
-    assert_eq!(code(doc! {"_id": {"a": [1, 2]}}), None, "arrays inside an _id document are fine");
+    assert_eq!(
+        code(doc! {"_id": {"$a": 1}}),
+        Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME)
+    );
+    assert_eq!(
+        code(doc! {"_id": {"a": {"$b": 1}}}),
+        Some(ErrorCode::DOLLAR_PREFIXED_FIELD_NAME)
+    );
+    assert_eq!(
+        code(doc! {"_id": {"a": [1, 2]}}),
+        None,
+        "arrays inside an _id document are fine"
+    );
 }

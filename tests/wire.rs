@@ -63,13 +63,21 @@ async fn build_info_fields() {
     let array = info.get_array("versionArray").unwrap();
     assert_eq!(
         array,
-        &vec![Bson::Int32(7), Bson::Int32(0), Bson::Int32(12), Bson::Int32(0)]
+        &vec![
+            Bson::Int32(7),
+            Bson::Int32(0),
+            Bson::Int32(12),
+            Bson::Int32(0)
+        ]
     );
     assert!(info.get_array("modules").unwrap().is_empty());
     assert_eq!(info.get_i32("bits").unwrap(), 64);
     assert!(info.get_str("gitVersion").is_ok());
     assert_eq!(
-        info.get_document("schemalab").unwrap().get_str("engine").unwrap(),
+        info.get_document("schemalab")
+            .unwrap()
+            .get_str("engine")
+            .unwrap(),
         "schemalab embedded engine"
     );
     let fcv = client
@@ -78,7 +86,10 @@ async fn build_info_fields() {
         .await
         .unwrap();
     assert_eq!(
-        fcv.get_document("featureCompatibilityVersion").unwrap().get_str("version").unwrap(),
+        fcv.get_document("featureCompatibilityVersion")
+            .unwrap()
+            .get_str("version")
+            .unwrap(),
         "7.0"
     );
     let log = client
@@ -114,7 +125,11 @@ async fn transactions_are_refused_with_20() {
     assert_eq!(command_code(&err), 20);
     // The driver rewrites exactly this error, recognised by its code 20
     // and a message starting "Transaction numbers".
-    assert!(err.to_string().contains("does not support retryable writes"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("does not support retryable writes"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -203,7 +218,9 @@ async fn insert_many_then_find_across_get_mores() {
 async fn kill_cursors() {
     let (_server, client) = start().await;
     let coll = client.database("k").collection::<Document>("c");
-    coll.insert_many((0..10).map(|i| doc! {"i": i})).await.unwrap();
+    coll.insert_many((0..10).map(|i| doc! {"i": i}))
+        .await
+        .unwrap();
     let db = client.database("k");
     let first = db
         .run_command(doc! {"find": "c", "batchSize": 2})
@@ -215,8 +232,14 @@ async fn kill_cursors() {
         .run_command(doc! {"killCursors": "c", "cursors": [id, 77_i64]})
         .await
         .unwrap();
-    assert_eq!(killed.get_array("cursorsKilled").unwrap(), &vec![Bson::Int64(id)]);
-    assert_eq!(killed.get_array("cursorsNotFound").unwrap(), &vec![Bson::Int64(77)]);
+    assert_eq!(
+        killed.get_array("cursorsKilled").unwrap(),
+        &vec![Bson::Int64(id)]
+    );
+    assert_eq!(
+        killed.get_array("cursorsNotFound").unwrap(),
+        &vec![Bson::Int64(77)]
+    );
     let err = db
         .run_command(doc! {"getMore": id, "collection": "c"})
         .await
@@ -257,7 +280,9 @@ fn background_server_and_loopback_only() {
         .unwrap();
     rt.block_on(async {
         let mut raw = Raw::connect(server.local_addr()).await;
-        let reply = raw.msg(1, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
+        let reply = raw
+            .msg(1, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
+            .await;
         assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
         let refused = serve("0.0.0.0:0".parse().unwrap(), Engine::new()).await;
         assert_eq!(
@@ -310,7 +335,8 @@ impl Raw {
         body: RawDocumentBuf,
         seqs: &[DocumentSequence],
     ) -> Document {
-        self.send(&frame::encode_msg_request(id, flags, &body, seqs)).await;
+        self.send(&frame::encode_msg_request(id, flags, &body, seqs))
+            .await;
         self.read_msg(id).await
     }
 
@@ -333,17 +359,24 @@ async fn raw_server() -> (ServerHandle, Raw) {
 async fn op_query_is_master_gets_op_reply() {
     let (_server, mut raw) = raw_server().await;
     let query = rawdoc! {"ismaster": 1, "helloOk": true, "client": {"driver": {"name": "x"}}};
-    raw.send(&frame::encode_query(41, "admin.$cmd", &query)).await;
+    raw.send(&frame::encode_query(41, "admin.$cmd", &query))
+        .await;
     let (response_to, op, body) = raw.read().await;
     assert_eq!(op, frame::OP_REPLY);
     assert_eq!(response_to, 41);
-    assert_eq!(i32::from_le_bytes(body[16..20].try_into().unwrap()), 1, "numberReturned");
+    assert_eq!(
+        i32::from_le_bytes(body[16..20].try_into().unwrap()),
+        1,
+        "numberReturned"
+    );
     let reply = Document::from_reader(&body[20..]).unwrap();
     assert!(reply.get_bool("ismaster").unwrap());
     assert_eq!(reply.get_i32("maxWireVersion").unwrap(), 21);
     assert_eq!(reply.get_i32("maxMessageSizeBytes").unwrap(), 48_000_000);
     // The connection goes on in OP_MSG.
-    let ping = raw.msg(42, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
+    let ping = raw
+        .msg(42, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
+        .await;
     assert_eq!(ping.get_f64("ok").unwrap(), 1.0);
 }
 
@@ -351,7 +384,12 @@ async fn op_query_is_master_gets_op_reply() {
 async fn op_msg_with_checksum_and_more_to_come() {
     let (_server, mut raw) = raw_server().await;
     let reply = raw
-        .msg(1, frame::FLAG_CHECKSUM_PRESENT, rawdoc! {"ping": 1, "$db": "admin"}, &[])
+        .msg(
+            1,
+            frame::FLAG_CHECKSUM_PRESENT,
+            rawdoc! {"ping": 1, "$db": "admin"},
+            &[],
+        )
         .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
     // moreToCome: no reply to request 2, so the next reply answers 3.
@@ -362,7 +400,9 @@ async fn op_msg_with_checksum_and_more_to_come() {
         &[],
     ))
     .await;
-    let reply = raw.msg(3, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
+    let reply = raw
+        .msg(3, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
+        .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
 }
 
@@ -378,7 +418,9 @@ async fn malformed_messages_close_only_their_connection() {
     other.send(&bad_flags).await;
     assert!(other.closed().await);
     let mut fresh = Raw::connect(server.local_addr()).await;
-    let reply = fresh.msg(9, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[]).await;
+    let reply = fresh
+        .msg(9, 0, rawdoc! {"ping": 1, "$db": "admin"}, &[])
+        .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
     // A missing $db is a command error, not a closed connection.
     let reply = fresh.msg(10, 0, rawdoc! {"ping": 1}, &[]).await;
@@ -394,11 +436,21 @@ async fn kind_one_section_insert() {
         documents: vec![rawdoc! {"_id": 1, "x": "a"}, rawdoc! {"_id": 2, "x": "b"}],
     };
     let reply = raw
-        .msg(1, 0, rawdoc! {"insert": "seq", "ordered": true, "$db": "raw"}, &[seq])
+        .msg(
+            1,
+            0,
+            rawdoc! {"insert": "seq", "ordered": true, "$db": "raw"},
+            &[seq],
+        )
         .await;
     assert_eq!(reply.get_i32("n").unwrap(), 2, "{reply}");
     let found = raw
-        .msg(2, 0, rawdoc! {"find": "seq", "sort": {"_id": 1}, "$db": "raw"}, &[])
+        .msg(
+            2,
+            0,
+            rawdoc! {"find": "seq", "sort": {"_id": 1}, "$db": "raw"},
+            &[],
+        )
         .await;
     let batch = found
         .get_document("cursor")
@@ -413,7 +465,122 @@ async fn kind_one_section_insert() {
         documents: vec![rawdoc! {"_id": 3}],
     };
     let reply = raw
-        .msg(3, 0, rawdoc! {"insert": "seq", "documents": [], "$db": "raw"}, &[seq])
+        .msg(
+            3,
+            0,
+            rawdoc! {"insert": "seq", "documents": [], "$db": "raw"},
+            &[seq],
+        )
         .await;
     assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
+}
+
+#[tokio::test]
+async fn writes_reads_and_catalog_through_the_driver() {
+    use mongodb::IndexModel;
+    use mongodb::options::ReturnDocument;
+
+    let (_server, client) = start().await;
+    let db = client.database("lab");
+    let coll = db.collection::<Document>("people");
+    coll.insert_many((0..20).map(|i| doc! {"_id": i, "age": i * 5, "team": i % 3}))
+        .await
+        .unwrap();
+
+    let upd = coll
+        .update_many(doc! {"age": {"$gte": 50}}, doc! {"$set": {"senior": true}})
+        .await
+        .unwrap();
+    assert_eq!((upd.matched_count, upd.modified_count), (10, 10));
+    let ups = coll
+        .update_one(doc! {"_id": 100}, doc! {"$set": {"age": 1}})
+        .upsert(true)
+        .await
+        .unwrap();
+    assert_eq!(ups.upserted_id, Some(Bson::Int32(100)));
+
+    let before = coll
+        .find_one_and_update(doc! {"_id": 1}, doc! {"$inc": {"age": 1}})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(before.get_i32("age").unwrap(), 5);
+    let after = coll
+        .find_one_and_update(doc! {"_id": 1}, doc! {"$inc": {"age": 1}})
+        .return_document(ReturnDocument::After)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.get_i32("age").unwrap(), 7);
+    let removed = coll.find_one_and_delete(doc! {"_id": 100}).await.unwrap();
+    assert!(removed.is_some());
+
+    let n = db
+        .run_command(doc! {"count": "people", "query": {"team": 0}})
+        .await
+        .unwrap();
+    assert_eq!(n.get_i32("n").unwrap(), 7);
+    assert_eq!(coll.estimated_document_count().await.unwrap(), 20);
+    let mut teams = coll.distinct("team", doc! {}).await.unwrap();
+    teams.sort_by_key(|b| b.as_i32());
+    assert_eq!(teams, vec![Bson::Int32(0), Bson::Int32(1), Bson::Int32(2)]);
+    let mut groups: Vec<Document> = coll
+        .aggregate(vec![doc! {"$match": {"team": 0}}])
+        .batch_size(2)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    groups.sort_by_key(|d| d.get_i32("_id").unwrap());
+    assert_eq!(groups.len(), 7);
+    assert_eq!(groups[1].get_i32("_id").unwrap(), 3);
+
+    let deleted = coll.delete_many(doc! {"senior": true}).await.unwrap();
+    assert_eq!(deleted.deleted_count, 10);
+
+    let created = coll
+        .create_index(IndexModel::builder().keys(doc! {"age": 1}).build())
+        .await
+        .unwrap();
+    assert_eq!(created.index_name, "age_1");
+    let names = coll.list_index_names().await.unwrap();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let dropped = db
+        .run_command(doc! {"dropIndexes": "people", "index": "age_1"})
+        .await
+        .unwrap();
+    assert_eq!(dropped.get_i32("nIndexesWas").unwrap(), 2);
+
+    db.create_collection("empty").await.unwrap();
+    let mut colls = db.list_collection_names().await.unwrap();
+    colls.sort();
+    assert_eq!(colls, vec!["empty".to_string(), "people".to_string()]);
+    client
+        .database("admin")
+        .run_command(doc! {"renameCollection": "lab.empty", "to": "lab.full"})
+        .await
+        .unwrap();
+    let err = db
+        .run_command(doc! {"renameCollection": "lab.full", "to": "lab.x"})
+        .await
+        .unwrap_err();
+    assert_eq!(command_code(&err), 13);
+    let stats = db.run_command(doc! {"collStats": "people"}).await.unwrap();
+    assert_eq!(stats.get_f64("ok").unwrap(), 1.0);
+    let stats = db.run_command(doc! {"dbStats": 1}).await.unwrap();
+    assert_eq!(stats.get_f64("ok").unwrap(), 1.0);
+    db.collection::<Document>("full").drop().await.unwrap();
+    assert_eq!(
+        db.list_collection_names().await.unwrap(),
+        vec!["people".to_string()]
+    );
+    db.drop().await.unwrap();
+    assert!(
+        !client
+            .list_database_names()
+            .await
+            .unwrap()
+            .contains(&"lab".to_string())
+    );
 }

@@ -345,7 +345,9 @@ fn check_no_dollar_fields(d: &Document) -> Result<()> {
         if k.starts_with('$') {
             return Err(EngineError::new(
                 ErrorCode::DOLLAR_PREFIXED_FIELD_NAME,
-                format!("_id fields may not contain '$'-prefixed fields: {k} is not valid for storage."),
+                format!(
+                    "_id fields may not contain '$'-prefixed fields: {k} is not valid for storage."
+                ),
             ));
         }
         if let Bson::Document(inner) = v {

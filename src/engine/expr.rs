@@ -2,20 +2,37 @@
 //! typed tree and evaluating it against a document.
 //!
 //! Used by `$project`/`$addFields`/`$group` and friends in the pipeline, by
-//! `$expr` in filters and by update pipelines.
+//! `$expr` in filters and by update pipelines. This file holds the tree, the
+//! parser, field paths, variables and the operators that evaluate their
+//! arguments lazily (`$cond`, `$and`, `$map`, …); the eager operator families
+//! live in the submodules, one per family of the manual's operator index.
+
+mod arith;
+mod array;
+mod convert;
+mod date;
+mod string;
 
 use std::collections::HashMap;
 
 use bson::{Bson, Document};
 
-use super::error::{EngineError, Result};
+use super::collation::Collation;
+use super::error::{EngineError, ErrorCode, Result};
+use super::value;
+
+pub(crate) use arith::{Num, add_values};
 
 /// Variables visible to an expression: `$$NOW`, `let` variables, `$lookup`'s
 /// `let`, `$map`'s `as`, and so on. `$$ROOT` and `$$CURRENT` are the document
 /// being evaluated and are not stored here.
+///
+/// The collation of the command travels with the variables because every
+/// comparison an expression makes (`$eq`, `$in`, `$setUnion`, …) must honour it.
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
     values: HashMap<String, Bson>,
+    collation: Option<Collation>,
 }
 
 impl Vars {
@@ -45,6 +62,16 @@ impl Vars {
         }
         Ok(())
     }
+
+    /// Use `collation` for string comparisons made by expressions and stages.
+    pub fn set_collation(&mut self, collation: Option<Collation>) {
+        self.collation = collation;
+    }
+
+    /// The collation in force (`None`: binary comparison).
+    pub fn collation(&self) -> Option<&Collation> {
+        self.collation.as_ref()
+    }
 }
 
 /// A parsed aggregation expression.
@@ -52,26 +79,1067 @@ impl Vars {
 pub enum Expr {
     /// A constant value.
     Literal(Bson),
+    /// `"$a.b"`: a path into `$$CURRENT`.
+    Field(Vec<String>),
+    /// `"$$name.a.b"`: a variable, optionally followed by a path.
+    Var { name: String, path: Vec<String> },
+    /// `{a: <expr>, b: <expr>}`: a document built field by field.
+    Object(Vec<(String, Expr)>),
+    /// `[<expr>, …]`.
+    Array(Vec<Expr>),
+    /// An operator with positional arguments (`{$add: [..]}`).
+    Call { op: String, args: Vec<Expr> },
+    /// An operator with named arguments (`{$filter: {input, as, cond}}`).
+    Named {
+        op: String,
+        args: Vec<(String, Expr)>,
+    },
+}
+
+/// Build an error with a numeric code, as mongod's "Location" errors are.
+pub(crate) fn err(code: i32, msg: impl Into<String>) -> EngineError {
+    EngineError::new(ErrorCode(code), msg)
+}
+
+/// The `$type` name of a possibly missing value, as error messages print it.
+pub(crate) fn type_name(v: Option<&Bson>) -> &'static str {
+    v.map_or("missing", value::type_alias)
+}
+
+/// Null, undefined and missing all count as "nullish" for most operators.
+pub(crate) fn nullish(v: Option<&Bson>) -> bool {
+    matches!(v, None | Some(Bson::Null) | Some(Bson::Undefined))
+}
+
+/// Aggregation truthiness: false, null, undefined, missing and zero are false.
+pub(crate) fn truthy(v: Option<&Bson>) -> bool {
+    match v {
+        None | Some(Bson::Null) | Some(Bson::Undefined) | Some(Bson::Boolean(false)) => false,
+        Some(n) if value::is_number(n) => value::as_f64(n).is_some_and(|f| f != 0.0),
+        Some(_) => true,
+    }
+}
+
+/// Compare two possibly missing values: missing sorts below everything.
+pub(crate) fn compare_opt(
+    a: Option<&Bson>,
+    b: Option<&Bson>,
+    collation: Option<&Collation>,
+) -> std::cmp::Ordering {
+    match (a, b) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (Some(x), Some(y)) => value::compare(x, y, collation),
+    }
+}
+
+/// Operators that take a document of named arguments.
+const NAMED_OPS: &[&str] = &[
+    "$filter",
+    "$map",
+    "$reduce",
+    "$let",
+    "$switch",
+    "$dateToString",
+    "$dateFromString",
+    "$dateTrunc",
+    "$dateAdd",
+    "$dateSubtract",
+    "$dateDiff",
+    "$dateToParts",
+    "$dateFromParts",
+    "$regexMatch",
+    "$regexFind",
+    "$regexFindAll",
+    "$trim",
+    "$ltrim",
+    "$rtrim",
+    "$convert",
+    "$getField",
+    "$setField",
+    "$unsetField",
+    "$sortArray",
+    "$zip",
+    "$replaceOne",
+    "$replaceAll",
+    "$firstN",
+    "$lastN",
+    "$maxN",
+    "$minN",
+];
+
+/// Operators taking positional arguments, with their fixed arity if any.
+const POSITIONAL_OPS: &[(&str, Option<usize>)] = &[
+    ("$add", None),
+    ("$subtract", Some(2)),
+    ("$multiply", None),
+    ("$divide", Some(2)),
+    ("$mod", Some(2)),
+    ("$abs", Some(1)),
+    ("$ceil", Some(1)),
+    ("$floor", Some(1)),
+    ("$round", None),
+    ("$trunc", None),
+    ("$sqrt", Some(1)),
+    ("$pow", Some(2)),
+    ("$exp", Some(1)),
+    ("$ln", Some(1)),
+    ("$log10", Some(1)),
+    ("$log", Some(2)),
+    ("$eq", Some(2)),
+    ("$ne", Some(2)),
+    ("$gt", Some(2)),
+    ("$gte", Some(2)),
+    ("$lt", Some(2)),
+    ("$lte", Some(2)),
+    ("$cmp", Some(2)),
+    ("$and", None),
+    ("$or", None),
+    ("$not", Some(1)),
+    ("$cond", Some(3)),
+    ("$ifNull", None),
+    ("$size", Some(1)),
+    ("$arrayElemAt", Some(2)),
+    ("$first", Some(1)),
+    ("$last", Some(1)),
+    ("$slice", None),
+    ("$in", Some(2)),
+    ("$concatArrays", None),
+    ("$isArray", Some(1)),
+    ("$indexOfArray", None),
+    ("$range", None),
+    ("$reverseArray", Some(1)),
+    ("$setUnion", None),
+    ("$setIntersection", None),
+    ("$setDifference", Some(2)),
+    ("$setEquals", None),
+    ("$setIsSubset", Some(2)),
+    ("$anyElementTrue", Some(1)),
+    ("$allElementsTrue", Some(1)),
+    ("$arrayToObject", Some(1)),
+    ("$objectToArray", Some(1)),
+    ("$concat", None),
+    ("$toUpper", Some(1)),
+    ("$toLower", Some(1)),
+    ("$substr", Some(3)),
+    ("$substrBytes", Some(3)),
+    ("$substrCP", Some(3)),
+    ("$strLenCP", Some(1)),
+    ("$strLenBytes", Some(1)),
+    ("$split", Some(2)),
+    ("$indexOfBytes", None),
+    ("$indexOfCP", None),
+    ("$strcasecmp", Some(2)),
+    ("$type", Some(1)),
+    ("$toString", Some(1)),
+    ("$toInt", Some(1)),
+    ("$toLong", Some(1)),
+    ("$toDouble", Some(1)),
+    ("$toDecimal", Some(1)),
+    ("$toBool", Some(1)),
+    ("$toDate", Some(1)),
+    ("$toObjectId", Some(1)),
+    ("$isNumber", Some(1)),
+    ("$mergeObjects", None),
+    ("$bsonSize", Some(1)),
+    ("$sum", None),
+    ("$avg", None),
+    ("$min", None),
+    ("$max", None),
+    ("$stdDevPop", None),
+    ("$stdDevSamp", None),
+    ("$year", None),
+    ("$month", None),
+    ("$dayOfMonth", None),
+    ("$hour", None),
+    ("$minute", None),
+    ("$second", None),
+    ("$millisecond", None),
+    ("$dayOfWeek", None),
+    ("$dayOfYear", None),
+    ("$week", None),
+    ("$isoWeek", None),
+    ("$isoWeekYear", None),
+    ("$isoDayOfWeek", None),
+    ("$rand", Some(0)),
+];
+
+/// Date-part operators, which also accept `{date, timezone}`.
+const DATE_PARTS: &[&str] = &[
+    "$year",
+    "$month",
+    "$dayOfMonth",
+    "$hour",
+    "$minute",
+    "$second",
+    "$millisecond",
+    "$dayOfWeek",
+    "$dayOfYear",
+    "$week",
+    "$isoWeek",
+    "$isoWeekYear",
+    "$isoDayOfWeek",
+];
+
+/// The ways a field path string can go wrong, as mongod words them.
+fn parse_path(s: &str) -> Result<Vec<String>> {
+    if s.is_empty() {
+        return Err(err(
+            16872,
+            "'$' by itself is not a valid FieldPath".to_string(),
+        ));
+    }
+    let parts: Vec<String> = s.split('.').map(str::to_string).collect();
+    if parts.iter().any(String::is_empty) {
+        return Err(err(
+            15998,
+            "FieldPath field names may not be empty strings.",
+        ));
+    }
+    if parts.iter().skip(1).any(|p| p.starts_with('$')) {
+        return Err(err(
+            16410,
+            "FieldPath field names may not start with '$'. Consider using $getField or $setField.",
+        ));
+    }
+    Ok(parts)
+}
+
+fn parse_string(s: &str) -> Result<Expr> {
+    if let Some(rest) = s.strip_prefix("$$") {
+        let mut parts = parse_path(rest)?;
+        let name = parts.remove(0);
+        return Ok(Expr::Var { name, path: parts });
+    }
+    if let Some(rest) = s.strip_prefix('$') {
+        return Ok(Expr::Field(parse_path(rest)?));
+    }
+    Ok(Expr::Literal(Bson::String(s.to_string())))
+}
+
+fn parse_args(v: &Bson) -> Result<Vec<Expr>> {
+    match v {
+        Bson::Array(items) => items.iter().map(Expr::parse).collect(),
+        other => Ok(vec![Expr::parse(other)?]),
+    }
+}
+
+fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
+    let Bson::Document(d) = v else {
+        let (code, msg) = match op {
+            "$filter" => (
+                28646,
+                "$filter only supports an object as its argument".to_string(),
+            ),
+            "$map" => (
+                16878,
+                "$map only supports an object as its argument".to_string(),
+            ),
+            "$reduce" => (
+                40075,
+                format!("{op} only supports an object as its argument"),
+            ),
+            "$let" => (
+                16874,
+                "$let only supports an object as its argument".to_string(),
+            ),
+            "$switch" => (
+                40060,
+                "$switch requires an object as an argument".to_string(),
+            ),
+            _ => (
+                40485,
+                format!(
+                    "{op} only supports an object as its argument, found: {}",
+                    value::type_alias(v)
+                ),
+            ),
+        };
+        return Err(err(code, msg));
+    };
+    let mut out = Vec::with_capacity(d.len());
+    for (k, val) in d {
+        let e = match (op, k.as_str()) {
+            ("$let", "vars") => {
+                let Bson::Document(vars) = val else {
+                    return Err(err(16875, "invalid parameter: expected an object (vars)"));
+                };
+                let mut fields = Vec::new();
+                for (name, ve) in vars {
+                    fields.push((name.clone(), Expr::parse(ve)?));
+                }
+                Expr::Object(fields)
+            }
+            ("$switch", "branches") => {
+                let Bson::Array(branches) = val else {
+                    return Err(err(40061, "$switch expected an array for 'branches'"));
+                };
+                let mut parsed = Vec::new();
+                for b in branches {
+                    let Bson::Document(bd) = b else {
+                        return Err(err(40062, "$switch expected each branch to be an object"));
+                    };
+                    let mut case = None;
+                    let mut then = None;
+                    for (bk, bv) in bd {
+                        match bk.as_str() {
+                            "case" => case = Some(Expr::parse(bv)?),
+                            "then" => then = Some(Expr::parse(bv)?),
+                            other => {
+                                return Err(err(
+                                    40063,
+                                    format!(
+                                        "$switch found an unknown argument to a branch: {other}"
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    let case = case.ok_or_else(|| {
+                        err(
+                            40064,
+                            "$switch requires each branch have a 'case' expression",
+                        )
+                    })?;
+                    let then = then.ok_or_else(|| {
+                        err(
+                            40065,
+                            "$switch requires each branch have a 'then' expression",
+                        )
+                    })?;
+                    parsed.push(Expr::Array(vec![case, then]));
+                }
+                Expr::Array(parsed)
+            }
+            ("$sortArray", "sortBy") | ("$setField" | "$getField" | "$unsetField", "field") => {
+                Expr::Literal(val.clone())
+            }
+            _ => Expr::parse(val)?,
+        };
+        out.push((k.clone(), e));
+    }
+    Ok(out)
 }
 
 impl Expr {
     /// Parse an expression. Unknown `$operators` fail with
     /// `InvalidPipelineOperator` (168), naming the operator.
     pub fn parse(value: &Bson) -> Result<Expr> {
-        Ok(Expr::Literal(value.clone()))
+        match value {
+            Bson::String(s) => parse_string(s),
+            Bson::Array(items) => Ok(Expr::Array(
+                items.iter().map(Expr::parse).collect::<Result<_>>()?,
+            )),
+            Bson::Document(d) => Self::parse_document(d),
+            other => Ok(Expr::Literal(other.clone())),
+        }
+    }
+
+    fn parse_document(d: &Document) -> Result<Expr> {
+        let Some((first, arg)) = d.iter().next() else {
+            return Ok(Expr::Object(Vec::new()));
+        };
+        if !first.starts_with('$') {
+            let mut fields = Vec::with_capacity(d.len());
+            for (k, v) in d {
+                if k.starts_with('$') {
+                    return Err(err(
+                        16404,
+                        format!(
+                            "FieldPath field names may not start with '$'. Consider using $getField or $setField. Field: {k}"
+                        ),
+                    ));
+                }
+                if k.contains('.') {
+                    return Err(err(
+                        16412,
+                        format!(
+                            "FieldPath field names may not contain '.'. Consider using $getField or $setField. Field: {k}"
+                        ),
+                    ));
+                }
+                fields.push((k.clone(), Expr::parse(v)?));
+            }
+            return Ok(Expr::Object(fields));
+        }
+        if d.len() > 1 {
+            return Err(err(
+                15983,
+                format!(
+                    "an expression specification must contain exactly one field, the name of the expression. Found {} fields in {}",
+                    d.len(),
+                    d
+                ),
+            ));
+        }
+        let op = first.as_str();
+        if op == "$literal" {
+            return Ok(Expr::Literal(arg.clone()));
+        }
+        if op == "$cond" {
+            if let Bson::Document(cd) = arg {
+                let mut parts = [None, None, None];
+                for (k, v) in cd {
+                    let slot = match k.as_str() {
+                        "if" => 0,
+                        "then" => 1,
+                        "else" => 2,
+                        other => {
+                            return Err(err(
+                                17083,
+                                format!("Unrecognized parameter to $cond: {other}"),
+                            ));
+                        }
+                    };
+                    parts[slot] = Some(Expr::parse(v)?);
+                }
+                let [i, t, e] = parts;
+                let i = i.ok_or_else(|| err(17080, "Missing 'if' parameter to $cond"))?;
+                let t = t.ok_or_else(|| err(17081, "Missing 'then' parameter to $cond"))?;
+                let e = e.ok_or_else(|| err(17082, "Missing 'else' parameter to $cond"))?;
+                return Ok(Expr::Call {
+                    op: op.to_string(),
+                    args: vec![i, t, e],
+                });
+            }
+        }
+        if op == "$getField" && !matches!(arg, Bson::Document(_)) {
+            return Ok(Expr::Named {
+                op: op.to_string(),
+                args: vec![("field".to_string(), Expr::Literal(arg.clone()))],
+            });
+        }
+        if DATE_PARTS.contains(&op) {
+            if let Bson::Document(dd) = arg {
+                if dd.contains_key("date") {
+                    let date = Expr::parse(dd.get("date").unwrap_or(&Bson::Null))?;
+                    let mut args = vec![date];
+                    if let Some(tz) = dd.get("timezone") {
+                        args.push(Expr::parse(tz)?);
+                    }
+                    return Ok(Expr::Call {
+                        op: op.to_string(),
+                        args,
+                    });
+                }
+            }
+            let args = match arg {
+                Bson::Array(items) if items.len() == 1 => vec![Expr::parse(&items[0])?],
+                Bson::Array(items) => {
+                    return Err(err(
+                        40536,
+                        format!(
+                            "{op} accepts exactly one argument if given an array, but was given {}",
+                            items.len()
+                        ),
+                    ));
+                }
+                other => vec![Expr::parse(other)?],
+            };
+            return Ok(Expr::Call {
+                op: op.to_string(),
+                args,
+            });
+        }
+        if NAMED_OPS.contains(&op) {
+            return Ok(Expr::Named {
+                op: op.to_string(),
+                args: parse_named(op, arg)?,
+            });
+        }
+        let Some((_, arity)) = POSITIONAL_OPS.iter().find(|(name, _)| *name == op) else {
+            return Err(EngineError::new(
+                ErrorCode::INVALID_PIPELINE_OPERATOR,
+                format!("Unrecognized expression '{op}'"),
+            ));
+        };
+        let args = parse_args(arg)?;
+        if let Some(n) = arity {
+            if args.len() != *n {
+                return Err(err(
+                    16020,
+                    format!(
+                        "Expression {op} takes exactly {n} arguments. {} were passed in.",
+                        args.len()
+                    ),
+                ));
+            }
+        }
+        check_arity_range(op, args.len())?;
+        Ok(Expr::Call {
+            op: op.to_string(),
+            args,
+        })
     }
 
     /// Evaluate against `root` (`$$ROOT`/`$$CURRENT`). `Ok(None)` means the
     /// result is *missing* (a field path that leads nowhere), which `$project`
     /// omits and comparisons treat as below null.
-    pub fn eval(&self, _root: &Document, _vars: &Vars) -> Result<Option<Bson>> {
+    pub fn eval(&self, root: &Document, vars: &Vars) -> Result<Option<Bson>> {
         match self {
             Expr::Literal(v) => Ok(Some(v.clone())),
+            Expr::Field(path) => Ok(get_path(root, path)),
+            Expr::Var { name, path } => {
+                let base = match name.as_str() {
+                    "ROOT" | "CURRENT" => match vars.get(name) {
+                        Some(v) => v.clone(),
+                        None => Bson::Document(root.clone()),
+                    },
+                    "REMOVE" => return Ok(None),
+                    "NOW" => vars
+                        .get("NOW")
+                        .cloned()
+                        .unwrap_or(Bson::DateTime(bson::DateTime::now())),
+                    other => match vars.get(other) {
+                        Some(v) => v.clone(),
+                        None => {
+                            return Err(err(17276, format!("Use of undefined variable: {other}")));
+                        }
+                    },
+                };
+                if path.is_empty() {
+                    Ok(Some(base))
+                } else {
+                    Ok(traverse(&base, path))
+                }
+            }
+            Expr::Object(fields) => {
+                let mut out = Document::new();
+                for (k, e) in fields {
+                    if let Some(v) = e.eval(root, vars)? {
+                        out.insert(k.clone(), v);
+                    }
+                }
+                Ok(Some(Bson::Document(out)))
+            }
+            Expr::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for e in items {
+                    // A missing element becomes null inside an array literal.
+                    out.push(e.eval(root, vars)?.unwrap_or(Bson::Null));
+                }
+                Ok(Some(Bson::Array(out)))
+            }
+            Expr::Call { op, args } => eval_call(op, args, root, vars),
+            Expr::Named { op, args } => eval_named(op, args, root, vars),
+        }
+    }
+
+    /// Evaluate to a value, turning missing into null.
+    pub fn eval_or_null(&self, root: &Document, vars: &Vars) -> Result<Bson> {
+        Ok(self.eval(root, vars)?.unwrap_or(Bson::Null))
+    }
+
+    /// Whether this is a field path (`"$a"`), as some stages require.
+    pub fn is_field_path(&self) -> bool {
+        matches!(self, Expr::Field(_))
+    }
+}
+
+fn check_arity_range(op: &str, n: usize) -> Result<()> {
+    let (min, max) = match op {
+        "$round" | "$trunc" => (1, 2),
+        "$slice" => (2, 3),
+        "$indexOfArray" | "$indexOfBytes" | "$indexOfCP" => (2, 4),
+        "$range" => (2, 3),
+        "$ifNull" => (2, usize::MAX),
+        "$setEquals" => (2, usize::MAX),
+        _ => return Ok(()),
+    };
+    if n < min || n > max {
+        let msg = if max == usize::MAX {
+            format!("Expression {op} takes at least {min} arguments, and {n} were passed in.")
+        } else {
+            format!(
+                "Expression {op} takes at least {min} arguments, and at most {max}, but {n} were passed in."
+            )
+        };
+        return Err(err(16020, msg));
+    }
+    Ok(())
+}
+
+/// `$a.b.c` on a document, with aggregation's array traversal: a path
+/// through an array of documents yields the array of each element's value.
+pub fn get_path(doc: &Document, path: &[String]) -> Option<Bson> {
+    let (first, rest) = path.split_first()?;
+    let v = doc.get(first)?;
+    if rest.is_empty() {
+        Some(v.clone())
+    } else {
+        traverse(v, rest)
+    }
+}
+
+/// Continue a field path into a value.
+pub fn traverse(v: &Bson, path: &[String]) -> Option<Bson> {
+    if path.is_empty() {
+        return Some(v.clone());
+    }
+    match v {
+        Bson::Document(d) => get_path(d, path),
+        Bson::Array(items) => Some(Bson::Array(
+            items
+                .iter()
+                .filter_map(|e| match e {
+                    Bson::Document(d) => get_path(d, path),
+                    Bson::Array(_) => traverse(e, path),
+                    _ => None,
+                })
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+fn eval_all(args: &[Expr], root: &Document, vars: &Vars) -> Result<Vec<Option<Bson>>> {
+    args.iter().map(|a| a.eval(root, vars)).collect()
+}
+
+fn eval_call(op: &str, args: &[Expr], root: &Document, vars: &Vars) -> Result<Option<Bson>> {
+    let coll = vars.collation();
+    match op {
+        "$and" => {
+            for a in args {
+                if !truthy(a.eval(root, vars)?.as_ref()) {
+                    return Ok(Some(Bson::Boolean(false)));
+                }
+            }
+            return Ok(Some(Bson::Boolean(true)));
+        }
+        "$or" => {
+            for a in args {
+                if truthy(a.eval(root, vars)?.as_ref()) {
+                    return Ok(Some(Bson::Boolean(true)));
+                }
+            }
+            return Ok(Some(Bson::Boolean(false)));
+        }
+        "$cond" => {
+            let pick = if truthy(args[0].eval(root, vars)?.as_ref()) {
+                1
+            } else {
+                2
+            };
+            return args[pick].eval(root, vars);
+        }
+        "$ifNull" => {
+            let (last, init) = args.split_last().ok_or_else(|| err(1, "$ifNull"))?;
+            for a in init {
+                let v = a.eval(root, vars)?;
+                if !nullish(v.as_ref()) {
+                    return Ok(v);
+                }
+            }
+            return last.eval(root, vars);
+        }
+        _ => {}
+    }
+    let vals = eval_all(args, root, vars)?;
+    match op {
+        "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp" => {
+            use std::cmp::Ordering::*;
+            let c = compare_opt(vals[0].as_ref(), vals[1].as_ref(), coll);
+            let b = match op {
+                "$eq" => c == Equal,
+                "$ne" => c != Equal,
+                "$gt" => c == Greater,
+                "$gte" => c != Less,
+                "$lt" => c == Less,
+                "$lte" => c != Greater,
+                _ => {
+                    return Ok(Some(Bson::Int32(match c {
+                        Less => -1,
+                        Equal => 0,
+                        Greater => 1,
+                    })));
+                }
+            };
+            Ok(Some(Bson::Boolean(b)))
+        }
+        "$not" => Ok(Some(Bson::Boolean(!truthy(vals[0].as_ref())))),
+        "$mergeObjects" => merge_objects(&vals),
+        "$bsonSize" => match &vals[0] {
+            v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
+            Some(Bson::Document(d)) => Ok(Some(Bson::Int32(value::bson_size(d) as i32))),
+            other => Err(err(
+                31393,
+                format!(
+                    "$bsonSize requires a document input, found: {}",
+                    type_name(other.as_ref())
+                ),
+            )),
+        },
+        "$rand" => Ok(Some(Bson::Double(rand::random::<f64>()))),
+        _ => {
+            if let Some(r) = arith::call(op, &vals) {
+                return r;
+            }
+            if let Some(r) = array::call(op, &vals, coll) {
+                return r;
+            }
+            if let Some(r) = string::call(op, &vals) {
+                return r;
+            }
+            if let Some(r) = convert::call(op, &vals) {
+                return r;
+            }
+            if let Some(r) = date::call(op, &vals) {
+                return r;
+            }
+            Err(EngineError::new(
+                ErrorCode::INVALID_PIPELINE_OPERATOR,
+                format!("Unrecognized expression '{op}'"),
+            ))
         }
     }
 }
 
-/// Placeholder until the expression evaluator lands.
-pub fn unsupported(op: &str) -> EngineError {
-    EngineError::not_implemented(op.to_string())
+/// `$mergeObjects` over evaluated operands (also the `$group` accumulator).
+pub(crate) fn merge_objects(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
+    let mut out = Document::new();
+    for v in vals {
+        match v {
+            None | Some(Bson::Null) | Some(Bson::Undefined) => {}
+            Some(Bson::Document(d)) => {
+                for (k, x) in d {
+                    out.insert(k.clone(), x.clone());
+                }
+            }
+            Some(other) => {
+                return Err(err(
+                    40400,
+                    format!(
+                        "$mergeObjects requires object inputs, but input {} is of type {}",
+                        other,
+                        value::type_alias(other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(Bson::Document(out)))
+}
+
+fn named<'a>(args: &'a [(String, Expr)], key: &str) -> Option<&'a Expr> {
+    args.iter().find(|(k, _)| k == key).map(|(_, e)| e)
+}
+
+/// The variable name given to `as`, defaulting to `this`.
+fn var_name(args: &[(String, Expr)], key: &str, op: &str) -> Result<String> {
+    match named(args, key) {
+        None => Ok("this".to_string()),
+        Some(Expr::Literal(Bson::String(s))) if !s.is_empty() => Ok(s.clone()),
+        Some(_) => Err(err(
+            16866,
+            format!("{op}: 'as' must be a valid variable name"),
+        )),
+    }
+}
+
+fn eval_named(
+    op: &str,
+    args: &[(String, Expr)],
+    root: &Document,
+    vars: &Vars,
+) -> Result<Option<Bson>> {
+    match op {
+        "$filter" | "$map" => {
+            let allowed: &[&str] = if op == "$filter" {
+                &["input", "as", "cond", "limit"]
+            } else {
+                &["input", "as", "in"]
+            };
+            if let Some((k, _)) = args.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+                let code = if op == "$filter" { 28647 } else { 16879 };
+                return Err(err(code, format!("Unrecognized parameter to {op}: {k}")));
+            }
+            let body_key = if op == "$filter" { "cond" } else { "in" };
+            let input = named(args, "input")
+                .ok_or_else(|| err(28648, format!("Missing 'input' parameter to {op}")))?;
+            let body = named(args, body_key)
+                .ok_or_else(|| err(28650, format!("Missing '{body_key}' parameter to {op}")))?;
+            let name = var_name(args, "as", op)?;
+            let input = input.eval(root, vars)?;
+            let items = match input {
+                v if nullish(v.as_ref()) => return Ok(Some(Bson::Null)),
+                Some(Bson::Array(items)) => items,
+                other => {
+                    let (code, msg) = if op == "$filter" {
+                        (28651, "input to $filter must be an array not")
+                    } else {
+                        (16883, "input to $map must be an array not")
+                    };
+                    return Err(err(code, format!("{msg} {}", type_name(other.as_ref()))));
+                }
+            };
+            let limit = match named(args, "limit") {
+                None => None,
+                Some(l) => match l.eval(root, vars)? {
+                    v if nullish(v.as_ref()) => None,
+                    Some(v) => match value::as_i64(&v) {
+                        Some(n) if n > 0 => Some(n as usize),
+                        _ => {
+                            return Err(err(
+                                327391,
+                                format!("$filter: limit must be greater than 0: {v}"),
+                            ));
+                        }
+                    },
+                    None => None,
+                },
+            };
+            let mut scope = vars.clone();
+            let mut out = Vec::new();
+            for item in items {
+                scope.set(name.clone(), item.clone());
+                let r = body.eval(root, &scope)?;
+                if op == "$filter" {
+                    if truthy(r.as_ref()) {
+                        out.push(item);
+                        if limit.is_some_and(|l| out.len() >= l) {
+                            break;
+                        }
+                    }
+                } else {
+                    out.push(r.unwrap_or(Bson::Null));
+                }
+            }
+            Ok(Some(Bson::Array(out)))
+        }
+        "$reduce" => {
+            let input = named(args, "input")
+                .ok_or_else(|| err(40079, "$reduce requires 'input' to be specified"))?;
+            let init = named(args, "initialValue")
+                .ok_or_else(|| err(40080, "$reduce requires 'initialValue' to be specified"))?;
+            let body = named(args, "in")
+                .ok_or_else(|| err(40081, "$reduce requires 'in' to be specified"))?;
+            let items = match input.eval(root, vars)? {
+                v if nullish(v.as_ref()) => return Ok(Some(Bson::Null)),
+                Some(Bson::Array(items)) => items,
+                other => {
+                    return Err(err(
+                        40080,
+                        format!(
+                            "$reduce requires that 'input' be an array, found: {}",
+                            other.map_or("missing".to_string(), |v| v.to_string())
+                        ),
+                    ));
+                }
+            };
+            let mut acc = init.eval(root, vars)?;
+            let mut scope = vars.clone();
+            for item in items {
+                scope.set("this", item);
+                scope.set("value", acc.unwrap_or(Bson::Null));
+                acc = body.eval(root, &scope)?;
+            }
+            Ok(acc)
+        }
+        "$let" => {
+            let Some(Expr::Object(defs)) = named(args, "vars") else {
+                return Err(err(16876, "Missing 'vars' parameter to $let"));
+            };
+            let body =
+                named(args, "in").ok_or_else(|| err(16877, "Missing 'in' parameter to $let"))?;
+            let mut scope = vars.clone();
+            for (name, e) in defs {
+                // Definitions see the outer scope, not each other.
+                let v = e.eval(root, vars)?.unwrap_or(Bson::Null);
+                scope.set(name.clone(), v);
+            }
+            body.eval(root, &scope)
+        }
+        "$switch" => {
+            if let Some(Expr::Array(branches)) = named(args, "branches") {
+                for b in branches {
+                    if let Expr::Array(pair) = b {
+                        if truthy(pair[0].eval(root, vars)?.as_ref()) {
+                            return pair[1].eval(root, vars);
+                        }
+                    }
+                }
+            }
+            match named(args, "default") {
+                Some(d) => d.eval(root, vars),
+                None => Err(err(
+                    40066,
+                    "$switch could not find a matching branch for an input, and no default was specified.",
+                )),
+            }
+        }
+        "$getField" | "$setField" | "$unsetField" => {
+            let field = match named(args, "field") {
+                Some(Expr::Literal(Bson::String(s))) => s.clone(),
+                Some(Expr::Literal(other)) if op == "$getField" => {
+                    return Err(err(
+                        3041704,
+                        format!(
+                            "{op} requires 'field' to evaluate to type String, but got {}",
+                            value::type_alias(other)
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err(err(
+                        4161106,
+                        format!(
+                            "{op} requires 'field' to evaluate to a constant, but got a non-constant argument"
+                        ),
+                    ));
+                }
+            };
+            let input = match named(args, "input") {
+                Some(e) => e.eval(root, vars)?,
+                None if op == "$getField" => Some(Bson::Document(root.clone())),
+                None => {
+                    return Err(err(
+                        4161102,
+                        format!("{op} requires 'input' to be specified"),
+                    ));
+                }
+            };
+            let doc = match input {
+                v if nullish(v.as_ref()) => {
+                    return Ok(if op == "$getField" && v.is_none() {
+                        None
+                    } else {
+                        Some(Bson::Null)
+                    });
+                }
+                Some(Bson::Document(d)) => d,
+                Some(other) if op == "$getField" => {
+                    let _ = other;
+                    return Ok(None);
+                }
+                other => {
+                    return Err(err(
+                        4161105,
+                        format!(
+                            "{op} requires 'input' to evaluate to type Object, but got {}",
+                            type_name(other.as_ref())
+                        ),
+                    ));
+                }
+            };
+            match op {
+                "$getField" => Ok(doc.get(&field).cloned()),
+                "$unsetField" => {
+                    let mut d = doc;
+                    d.remove(&field);
+                    Ok(Some(Bson::Document(d)))
+                }
+                _ => {
+                    let val = match named(args, "value") {
+                        Some(e) => e.eval(root, vars)?,
+                        None => {
+                            return Err(err(4161103, "$setField requires 'value' to be specified"));
+                        }
+                    };
+                    let mut d = doc;
+                    match val {
+                        None => {
+                            d.remove(&field);
+                        }
+                        Some(v) => {
+                            d.insert(field, v);
+                        }
+                    }
+                    Ok(Some(Bson::Document(d)))
+                }
+            }
+        }
+        _ => {
+            let mut vals: Vec<(String, Option<Bson>)> = Vec::with_capacity(args.len());
+            for (k, e) in args {
+                let v = match (op, k.as_str()) {
+                    ("$sortArray", "sortBy") => match e {
+                        Expr::Literal(l) => Some(l.clone()),
+                        other => other.eval(root, vars)?,
+                    },
+                    _ => e.eval(root, vars)?,
+                };
+                vals.push((k.clone(), v));
+            }
+            let nv = NamedVals(vals);
+            if let Some(r) = array::call_named(op, &nv, vars.collation()) {
+                return r;
+            }
+            if let Some(r) = string::call_named(op, &nv) {
+                return r;
+            }
+            if let Some(r) = convert::call_named(op, &nv) {
+                return r;
+            }
+            if let Some(r) = date::call_named(op, &nv) {
+                return r;
+            }
+            Err(EngineError::new(
+                ErrorCode::INVALID_PIPELINE_OPERATOR,
+                format!("Unrecognized expression '{op}'"),
+            ))
+        }
+    }
+}
+
+/// Evaluated named arguments.
+pub(crate) struct NamedVals(Vec<(String, Option<Bson>)>);
+
+impl NamedVals {
+    /// The value of argument `key`, `None` if absent or missing.
+    pub(crate) fn get(&self, key: &str) -> Option<&Bson> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.as_ref())
+    }
+
+    /// Whether the argument was given at all.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+
+    /// The first argument name not in `allowed`.
+    pub(crate) fn unknown(&self, allowed: &[&str]) -> Option<&str> {
+        self.0
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .find(|k| !allowed.contains(k))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::doc;
+
+    fn ev(e: Bson, d: Document) -> Result<Option<Bson>> {
+        Expr::parse(&e)?.eval(&d, &Vars::default())
+    }
+
+    #[test]
+    fn field_path_traverses_arrays() {
+        let d = doc! {"a": [{"b": 1}, {"c": 2}, {"b": [3]}, 5]};
+        assert_eq!(
+            ev(Bson::String("$a.b".into()), d).unwrap(),
+            Some(Bson::Array(vec![
+                Bson::Int32(1),
+                Bson::Array(vec![Bson::Int32(3)])
+            ]))
+        );
+    }
+
+    #[test]
+    fn unknown_operator_is_168() {
+        let e = Expr::parse(&Bson::Document(doc! {"$foo": 1})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PIPELINE_OPERATOR);
+        assert_eq!(e.message, "Unrecognized expression '$foo'");
+    }
+
+    #[test]
+    fn missing_is_below_null() {
+        let r = ev(Bson::Document(doc! {"$lt": ["$x", null]}), doc! {}).unwrap();
+        assert_eq!(r, Some(Bson::Boolean(true)));
+    }
 }

@@ -117,6 +117,26 @@ enum Node {
 struct ParseCtx {
     /// `$expr` is only allowed outside `$elemMatch`.
     allow_expr: bool,
+    /// Nesting of logical operators, `$not` and `$elemMatch`.
+    depth: usize,
+}
+
+/// mongod's limit on the nesting of a query tree; it also keeps hostile
+/// filters from exhausting the stack.
+const MAX_DEPTH: usize = 100;
+
+impl ParseCtx {
+    fn deeper(self) -> Result<ParseCtx> {
+        if self.depth >= MAX_DEPTH {
+            return Err(EngineError::bad_value(format!(
+                "exceeded maximum query tree depth of {MAX_DEPTH}"
+            )));
+        }
+        Ok(ParseCtx {
+            depth: self.depth + 1,
+            ..self
+        })
+    }
 }
 
 fn unknown_operator(name: &str) -> EngineError {
@@ -198,7 +218,7 @@ fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node
                         "$or/$and/$nor entries need to be full objects",
                     ));
                 };
-                children.push(parse_document(d, ctx)?);
+                children.push(parse_document(d, ctx.deeper()?)?);
             }
             match key {
                 "$and" => Node::And(children),
@@ -534,11 +554,14 @@ fn parse_all(field: &str, arg: &Bson, ctx: ParseCtx) -> Result<Vec<Pred>> {
     Ok(preds)
 }
 
-fn parse_elem_match(field: &str, arg: &Bson, _ctx: ParseCtx) -> Result<Pred> {
+fn parse_elem_match(field: &str, arg: &Bson, ctx: ParseCtx) -> Result<Pred> {
     let Bson::Document(d) = arg else {
         return Err(EngineError::bad_value("$elemMatch needs an Object"));
     };
-    let inner = ParseCtx { allow_expr: false };
+    let inner = ParseCtx {
+        allow_expr: false,
+        ..ctx.deeper()?
+    };
     let value_form = d
         .keys()
         .next()
@@ -564,7 +587,7 @@ fn parse_not(field: &str, arg: &Bson, ctx: ParseCtx) -> Result<Pred> {
             {
                 return Err(unknown_operator(k));
             }
-            Ok(Pred::Not(parse_operators(field, d, ctx)?))
+            Ok(Pred::Not(parse_operators(field, d, ctx.deeper()?)?))
         }
         _ => Err(EngineError::bad_value("$not needs a regex or a document")),
     }
@@ -775,7 +798,13 @@ impl Filter {
     /// "unknown operator: $foo"; unsupported ones ($where, $text, geo) with
     /// a clear not-supported error.
     pub fn parse(query: &Document, collation: Option<&Collation>) -> Result<Filter> {
-        let root = parse_document(query, ParseCtx { allow_expr: true })?;
+        let root = parse_document(
+            query,
+            ParseCtx {
+                allow_expr: true,
+                depth: 0,
+            },
+        )?;
         Ok(Filter {
             source: query.clone(),
             collation: collation.cloned(),

@@ -425,7 +425,7 @@ fn update_one_statement(
         ));
     }
     let sort = parse_sort(st.sort.as_ref())?;
-    let vars = Vars::with_now(now);
+    let vars = vars_for(now, st.let_vars.as_ref())?;
     let hits = match cat.collection(db, coll) {
         Some(c) => {
             let limit = if st.multi { None } else { Some(1) };
@@ -475,9 +475,9 @@ pub(super) fn delete(
 ) -> Result<DeleteOutcome> {
     super::catalog::check_coll_name(db, coll)?;
     let mut outcome = DeleteOutcome::default();
-    let vars = Vars::with_now(now);
     for (index, st) in statements.iter().enumerate() {
         let result = (|| -> Result<u64> {
+            let vars = vars_for(now, st.let_vars.as_ref())?;
             let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
             let filter = Filter::parse(&st.filter, collation.as_ref())?;
             let Some(c) = cat.collection(db, coll) else {

@@ -1,40 +1,254 @@
 //! Aggregation pipelines: parsing stages and running them over a stream of
 //! documents. `$out` and `$merge` are not handled here: the engine splits
 //! them off and performs the write itself.
+//!
+//! Each stage is parsed once into a typed [`Stage`] (so a malformed stage
+//! fails before any document is read) and then applied to the whole batch
+//! in turn. The stage families live in submodules: `shape` (reshaping one
+//! document: `$project`, `$addFields`, `$unwind`, …), `group` (`$group`,
+//! `$bucket`, `$sortByCount`, …) and `join` (reading other collections).
 
-use bson::Document;
+mod group;
+mod join;
+mod shape;
 
+use bson::{Bson, Document};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+
+use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
-use super::expr::Vars;
+use super::expr::{Expr, Vars, err};
+use super::filter::Filter;
+use super::sort::SortSpec;
+use super::value;
 
 /// What a pipeline may read besides its input: other collections of the same
 /// database (`$lookup`, `$graphLookup`, `$unionWith`).
+///
+/// Object-safe: stages receive it as `&dyn Source`.
 pub trait Source {
     /// Every document of `collection`, in record order (empty if absent).
     fn collection_docs(&self, collection: &str) -> Result<Vec<Document>>;
+
+    /// The documents of `collection` whose value at the dotted `path` equals
+    /// one of `values`, with the query language's semantics (an array field
+    /// matches through its elements, a missing field matches null), in
+    /// record order. `$lookup` and `$graphLookup` ask for their matches
+    /// this way; the default scans `collection_docs`, and a catalog may
+    /// override it to answer from an index.
+    fn docs_matching_any(
+        &self,
+        collection: &str,
+        path: &str,
+        values: &[Bson],
+        collation: Option<&Collation>,
+    ) -> Result<Vec<Document>> {
+        let parts: Vec<&str> = path.split('.').collect();
+        Ok(self
+            .collection_docs(collection)?
+            .into_iter()
+            .filter(|d| {
+                find_path_values(d, &parts)
+                    .iter()
+                    .any(|v| values.iter().any(|w| value::values_equal(v, w, collation)))
+            })
+            .collect())
+    }
+}
+
+/// The values a query sees at a dotted path: arrays are matched both as a
+/// whole and through their elements, numeric parts index arrays, and a path
+/// that leads nowhere yields null (which is how `{a: null}` matches a
+/// missing field).
+pub fn find_path_values(doc: &Document, parts: &[&str]) -> Vec<Bson> {
+    let mut out = Vec::new();
+    collect_values(&Bson::Document(doc.clone()), parts, &mut out);
+    if out.is_empty() {
+        out.push(Bson::Null);
+    }
+    out
+}
+
+fn collect_values(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
+    let Some((first, rest)) = parts.split_first() else {
+        if let Bson::Array(items) = v {
+            out.extend(items.iter().cloned());
+        }
+        out.push(v.clone());
+        return;
+    };
+    match v {
+        Bson::Document(d) => {
+            if let Some(x) = d.get(*first) {
+                collect_values(x, rest, out);
+            }
+        }
+        Bson::Array(items) => {
+            if let Ok(i) = first.parse::<usize>() {
+                if let Some(x) = items.get(i) {
+                    collect_values(x, rest, out);
+                }
+            }
+            for item in items {
+                if let Bson::Document(_) = item {
+                    collect_values(item, parts, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Read a dotted path without array traversal (as `$unwind` does).
+pub(crate) fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
+    let (first, rest) = path.split_first()?;
+    let v = doc.get(first)?;
+    if rest.is_empty() {
+        return Some(v);
+    }
+    match v {
+        Bson::Document(d) => get_dotted(d, rest),
+        _ => None,
+    }
+}
+
+/// Write a dotted path, creating (or replacing non-documents with)
+/// intermediate documents.
+pub(crate) fn set_dotted(doc: &mut Document, path: &[String], value: Bson) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        doc.insert(first.clone(), value);
+        return;
+    }
+    if !matches!(doc.get(first), Some(Bson::Document(_))) {
+        doc.insert(first.clone(), Document::new());
+    }
+    if let Some(Bson::Document(sub)) = doc.get_mut(first) {
+        set_dotted(sub, rest, value);
+    }
+}
+
+/// Remove a dotted path (no array traversal).
+pub(crate) fn remove_dotted(doc: &mut Document, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        doc.remove(first);
+    } else if let Some(Bson::Document(sub)) = doc.get_mut(first) {
+        remove_dotted(sub, rest);
+    }
+}
+
+/// Where a pipeline is being parsed, which decides the error for stages
+/// that may not appear there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Nesting {
+    Top,
+    Lookup,
+    Facet,
+    UnionWith,
+}
+
+/// One parsed stage.
+#[derive(Debug, Clone)]
+enum Stage {
+    Match(Document, Filter),
+    Project(shape::Projection),
+    AddFields(shape::AddFields),
+    ReplaceRoot(Expr, &'static str),
+    Unwind(shape::Unwind),
+    Group(group::Group),
+    Sort(SortSpec),
+    Skip(u64),
+    Limit(u64),
+    Count(String),
+    SortByCount(Expr),
+    Bucket(group::Bucket),
+    BucketAuto(group::BucketAuto),
+    Lookup(Box<join::Lookup>),
+    GraphLookup(Box<join::GraphLookup>),
+    UnionWith(Box<join::UnionWith>),
+    Facet(Vec<(String, Pipeline)>),
+    Sample(usize),
+    Documents(Expr),
 }
 
 /// A parsed pipeline.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
     stages: Vec<Document>,
+    parsed: Vec<Stage>,
+}
+
+/// What running stages needs besides the documents.
+pub(crate) struct Ctx<'a> {
+    pub source: &'a dyn Source,
+    pub vars: &'a Vars,
+}
+
+impl Ctx<'_> {
+    fn collation(&self) -> Option<&Collation> {
+        self.vars.collation()
+    }
+}
+
+fn number_arg(v: &Bson) -> Option<i64> {
+    if value::is_number(v) {
+        value::as_i64(v)
+    } else {
+        None
+    }
 }
 
 impl Pipeline {
     /// Parse a pipeline. An unknown stage fails with mongod's error
     /// (code 40324, "Unrecognized pipeline stage name: '$foo'").
     pub fn parse(stages: &[Document]) -> Result<Pipeline> {
-        for stage in stages {
-            if let Some(name) = stage.keys().next() {
-                return Err(EngineError::new(
-                    ErrorCode::UNRECOGNIZED_STAGE,
-                    format!("Unrecognized pipeline stage name: '{name}'"),
-                ));
-            }
+        Self::parse_nested(stages, Nesting::Top)
+    }
+
+    pub(crate) fn parse_nested(stages: &[Document], nesting: Nesting) -> Result<Pipeline> {
+        let mut parsed = Vec::with_capacity(stages.len());
+        for (i, stage) in stages.iter().enumerate() {
+            parsed.push(parse_stage(stage, i, stages.len(), nesting)?);
         }
         Ok(Pipeline {
             stages: stages.to_vec(),
+            parsed,
         })
+    }
+
+    /// Parse a pipeline given as a BSON array (inside `$lookup`, `$facet`…).
+    pub(crate) fn parse_value(v: &Bson, nesting: Nesting, what: &str) -> Result<Pipeline> {
+        let Bson::Array(items) = v else {
+            return Err(err(
+                14,
+                format!(
+                    "'{what}' option must be an array, not {}",
+                    value::type_alias(v)
+                ),
+            ));
+        };
+        let mut docs = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Bson::Document(d) => docs.push(d.clone()),
+                other => {
+                    return Err(err(
+                        14,
+                        format!(
+                            "Each element of the '{what}' array must be an object, but found {}",
+                            value::type_alias(other)
+                        ),
+                    ));
+                }
+            }
+        }
+        Self::parse_nested(&docs, nesting)
     }
 
     /// The stages as given.
@@ -46,9 +260,409 @@ impl Pipeline {
     pub fn run(
         &self,
         input: Vec<Document>,
-        _source: &dyn Source,
-        _vars: &Vars,
+        source: &dyn Source,
+        vars: &Vars,
     ) -> Result<Vec<Document>> {
-        Ok(input)
+        let ctx = Ctx { source, vars };
+        let mut docs = input;
+        for stage in &self.parsed {
+            docs = run_stage(stage, docs, &ctx)?;
+        }
+        Ok(docs)
     }
+}
+
+fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -> Result<Stage> {
+    if stage.len() != 1 {
+        return Err(err(
+            40323,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    }
+    let Some((name, spec)) = stage.iter().next() else {
+        return Err(err(
+            40323,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    };
+    let name = name.as_str();
+    let spec_doc = || -> Result<&Document> {
+        match spec {
+            Bson::Document(d) => Ok(d),
+            other => Err(err(
+                match name {
+                    "$match" => 15959,
+                    "$project" => 15969,
+                    "$addFields" | "$set" => 40272,
+                    "$group" => 15947,
+                    "$sort" => 15973,
+                    "$lookup" => 9,
+                    "$facet" => 15955,
+                    "$bucket" => 40201,
+                    "$graphLookup" => 40103,
+                    "$replaceRoot" => 40229,
+                    "$sample" => 28745,
+                    _ => 9,
+                },
+                match name {
+                    "$match" => "the match filter must be an expression in an object".to_string(),
+                    "$project" => "$project specification must be an object".to_string(),
+                    "$group" => "a group's fields must be specified in an object".to_string(),
+                    "$sort" => "the $sort key specification must be an object".to_string(),
+                    _ => format!(
+                        "{name} argument must be an object, but found: {} of type {}",
+                        other,
+                        value::type_alias(other)
+                    ),
+                },
+            )),
+        }
+    };
+    Ok(match name {
+        "$match" => {
+            let d = spec_doc()?;
+            Stage::Match(d.clone(), Filter::parse(d, None)?)
+        }
+        "$project" => Stage::Project(shape::Projection::parse(spec_doc()?)?),
+        "$addFields" | "$set" => Stage::AddFields(shape::AddFields::parse(spec_doc()?, name)?),
+        "$unset" => Stage::Project(shape::Projection::parse_unset(spec)?),
+        "$replaceRoot" => {
+            let d = spec_doc()?;
+            let Some(root) = d.get("newRoot") else {
+                return Err(err(
+                    40231,
+                    "no newRoot specified for the $replaceRoot stage",
+                ));
+            };
+            if let Some(k) = d.keys().find(|k| *k != "newRoot") {
+                return Err(err(
+                    40230,
+                    format!(
+                        "unrecognized option to $replaceRoot stage: {k}, only valid option is 'newRoot'."
+                    ),
+                ));
+            }
+            Stage::ReplaceRoot(Expr::parse(root)?, "newRoot")
+        }
+        "$replaceWith" => Stage::ReplaceRoot(Expr::parse(spec)?, "replacement document"),
+        "$unwind" => Stage::Unwind(shape::Unwind::parse(spec)?),
+        "$group" => Stage::Group(group::Group::parse(spec_doc()?)?),
+        "$sort" => {
+            let d = spec_doc()?;
+            if d.is_empty() {
+                return Err(err(15976, "$sort stage must have at least one sort key"));
+            }
+            Stage::Sort(SortSpec::parse(d)?)
+        }
+        "$skip" => match number_arg(spec) {
+            Some(n) if n >= 0 => Stage::Skip(n as u64),
+            Some(n) => {
+                return Err(err(
+                    15956,
+                    format!(
+                        "invalid argument to $skip stage: Expected a non-negative number in: $skip: {n}"
+                    ),
+                ));
+            }
+            None => {
+                return Err(err(
+                    15972,
+                    format!("invalid argument to $skip stage: Expected a number in: $skip: {spec}"),
+                ));
+            }
+        },
+        "$limit" => match number_arg(spec) {
+            Some(n) if n > 0 => Stage::Limit(n as u64),
+            Some(n) => {
+                return Err(err(
+                    15958,
+                    format!(
+                        "invalid argument to $limit stage: Expected a positive number in: $limit: {n}"
+                    ),
+                ));
+            }
+            None => {
+                return Err(err(
+                    15957,
+                    format!(
+                        "invalid argument to $limit stage: Expected a number in: $limit: {spec}"
+                    ),
+                ));
+            }
+        },
+        "$count" => {
+            let Bson::String(s) = spec else {
+                return Err(err(40156, "the count field must be a non-empty string"));
+            };
+            if s.is_empty() {
+                return Err(err(40157, "the count field must be a non-empty string"));
+            }
+            if s.starts_with('$') {
+                return Err(err(40158, "the count field cannot be a $-prefixed path"));
+            }
+            if s.contains('.') {
+                return Err(err(40160, "the count field cannot contain '.'"));
+            }
+            Stage::Count(s.clone())
+        }
+        "$sortByCount" => {
+            let ok = match spec {
+                Bson::String(s) => s.starts_with('$'),
+                Bson::Document(d) => d.keys().next().is_some_and(|k| k.starts_with('$')),
+                _ => false,
+            };
+            if !ok {
+                return Err(err(
+                    40148,
+                    "the sortByCount field must be defined as a $-prefixed path or an expression",
+                ));
+            }
+            Stage::SortByCount(Expr::parse(spec)?)
+        }
+        "$bucket" => Stage::Bucket(group::Bucket::parse(spec_doc()?)?),
+        "$bucketAuto" => Stage::BucketAuto(group::BucketAuto::parse(spec_doc()?)?),
+        "$lookup" => Stage::Lookup(Box::new(join::Lookup::parse(spec_doc()?)?)),
+        "$graphLookup" => Stage::GraphLookup(Box::new(join::GraphLookup::parse(spec_doc()?)?)),
+        "$unionWith" => Stage::UnionWith(Box::new(join::UnionWith::parse(spec)?)),
+        "$facet" => {
+            if nesting == Nesting::Facet {
+                return Err(err(
+                    40600,
+                    "$facet is not allowed to be used within a $facet stage",
+                ));
+            }
+            let d = spec_doc()?;
+            if d.is_empty() {
+                return Err(err(
+                    40169,
+                    "the $facet specification must be a non-empty object",
+                ));
+            }
+            let mut facets = Vec::with_capacity(d.len());
+            for (k, v) in d {
+                if k.starts_with('$') || k.contains('.') {
+                    return Err(err(
+                        40174,
+                        format!("FieldPath field names may not start with '$' or contain '.': {k}"),
+                    ));
+                }
+                let p = Pipeline::parse_value(v, Nesting::Facet, k)?;
+                if p.stages.is_empty() {
+                    return Err(err(
+                        40171,
+                        format!("$facet pipeline '{k}' must not be empty"),
+                    ));
+                }
+                facets.push((k.clone(), p));
+            }
+            Stage::Facet(facets)
+        }
+        "$sample" => {
+            let d = spec_doc()?;
+            match d.get("size").and_then(number_arg) {
+                Some(n) if n >= 0 => Stage::Sample(n as usize),
+                Some(_) => return Err(err(28747, "size argument to $sample must not be negative")),
+                None => return Err(err(28749, "$sample stage must specify a size")),
+            }
+        }
+        "$documents" => {
+            if index != 0 {
+                return Err(err(
+                    40602,
+                    "$documents is only valid as the first stage in a pipeline",
+                ));
+            }
+            Stage::Documents(Expr::parse(spec)?)
+        }
+        "$out" | "$merge" => {
+            let (code, msg) = match nesting {
+                Nesting::Facet => (
+                    40600,
+                    format!("{name} is not allowed to be used within a $facet stage"),
+                ),
+                Nesting::Lookup => (
+                    51047,
+                    format!("{name} is not allowed within a $lookup's sub-pipeline"),
+                ),
+                Nesting::UnionWith => (
+                    31441,
+                    format!("{name} is not allowed within a $unionWith's sub-pipeline"),
+                ),
+                Nesting::Top if index + 1 == total => {
+                    return Err(EngineError::not_implemented(format!(
+                        "{name} outside the engine's write path"
+                    )));
+                }
+                Nesting::Top => (
+                    40601,
+                    format!("{name} can only be the final stage in the pipeline"),
+                ),
+            };
+            return Err(err(code, msg));
+        }
+        "$collStats" | "$indexStats" | "$currentOp" | "$listSessions" | "$planCacheStats" => {
+            if index != 0 || nesting != Nesting::Top {
+                return Err(err(
+                    40602,
+                    format!("{name} is only valid as the first stage in a pipeline"),
+                ));
+            }
+            return Err(EngineError::not_implemented(format!(
+                "{name} outside the engine's command path"
+            )));
+        }
+        "$geoNear"
+        | "$search"
+        | "$searchMeta"
+        | "$vectorSearch"
+        | "$redact"
+        | "$setWindowFields"
+        | "$densify"
+        | "$fill"
+        | "$changeStream"
+        | "$listSearchIndexes"
+        | "$changeStreamSplitLargeEvent"
+        | "$shardedDataDistribution"
+        | "$listLocalSessions" => {
+            return Err(EngineError::not_implemented(format!("the {name} stage")));
+        }
+        other => {
+            return Err(EngineError::new(
+                ErrorCode::UNRECOGNIZED_STAGE,
+                format!("Unrecognized pipeline stage name: '{other}'"),
+            ));
+        }
+    })
+}
+
+fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+    Ok(match stage {
+        Stage::Match(spec, filter) => {
+            let reparsed;
+            let filter = match ctx.collation() {
+                Some(c) => {
+                    reparsed = Filter::parse(spec, Some(c))?;
+                    &reparsed
+                }
+                None => filter,
+            };
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                if filter.matches(&d, ctx.vars)? {
+                    out.push(d);
+                }
+            }
+            out
+        }
+        Stage::Project(p) => docs
+            .iter()
+            .map(|d| p.apply(d, ctx.vars))
+            .collect::<Result<_>>()?,
+        Stage::AddFields(a) => docs
+            .iter()
+            .map(|d| a.apply(d, ctx.vars))
+            .collect::<Result<_>>()?,
+        Stage::ReplaceRoot(e, what) => {
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                match e.eval(&d, ctx.vars)? {
+                    Some(Bson::Document(nd)) => out.push(nd),
+                    other => {
+                        let (shown, ty) = match &other {
+                            Some(v) => (v.to_string(), value::type_alias(v)),
+                            None => ("MISSING".to_string(), "missing"),
+                        };
+                        return Err(err(
+                            40228,
+                            format!(
+                                "'{what}' must evaluate to an object, but resulting value was: {shown}. Type of resulting value: '{ty}'. Input document: {d}"
+                            ),
+                        ));
+                    }
+                }
+            }
+            out
+        }
+        Stage::Unwind(u) => {
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                u.apply(d, &mut out);
+            }
+            out
+        }
+        Stage::Group(g) => g.run(docs, ctx)?,
+        Stage::Sort(spec) => {
+            let mut docs = docs;
+            let coll = ctx.collation();
+            docs.sort_by(|a, b| spec.compare(a, b, coll));
+            docs
+        }
+        Stage::Skip(n) => docs.into_iter().skip(*n as usize).collect(),
+        Stage::Limit(n) => docs.into_iter().take(*n as usize).collect(),
+        Stage::Count(name) => {
+            if docs.is_empty() {
+                Vec::new()
+            } else {
+                let n = docs.len();
+                let v = i32::try_from(n).map_or(Bson::Int64(n as i64), Bson::Int32);
+                let mut d = Document::new();
+                d.insert(name.clone(), v);
+                vec![d]
+            }
+        }
+        Stage::SortByCount(e) => group::sort_by_count(e, docs, ctx)?,
+        Stage::Bucket(b) => b.run(docs, ctx)?,
+        Stage::BucketAuto(b) => b.run(docs, ctx)?,
+        Stage::Lookup(l) => l.run(docs, ctx)?,
+        Stage::GraphLookup(g) => g.run(docs, ctx)?,
+        Stage::UnionWith(u) => u.run(docs, ctx)?,
+        Stage::Facet(facets) => {
+            let mut out = Document::new();
+            for (name, p) in facets {
+                let r = p.run(docs.clone(), ctx.source, ctx.vars)?;
+                out.insert(
+                    name.clone(),
+                    r.into_iter().map(Bson::Document).collect::<Vec<_>>(),
+                );
+            }
+            vec![out]
+        }
+        Stage::Sample(n) => {
+            let mut docs = docs;
+            // A fixed seed keeps lessons and tests reproducible.
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5c4e_3a1a);
+            docs.shuffle(&mut rng);
+            docs.truncate(*n);
+            docs
+        }
+        Stage::Documents(e) => match e.eval(&Document::new(), ctx.vars)? {
+            Some(Bson::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Bson::Document(d) => out.push(d),
+                        other => {
+                            return Err(err(
+                                40228,
+                                format!(
+                                    "'newRoot' expression must evaluate to an object, but resulting value was: {other}. Type of resulting value: '{}'.",
+                                    value::type_alias(&other)
+                                ),
+                            ));
+                        }
+                    }
+                }
+                out
+            }
+            other => {
+                return Err(err(
+                    5858203,
+                    format!(
+                        "error during $documents: expected an array, found {}",
+                        super::expr::type_name(other.as_ref())
+                    ),
+                ));
+            }
+        },
+    })
 }

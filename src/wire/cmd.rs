@@ -79,24 +79,25 @@ impl CommandDoc {
         let mut raw_documents = None;
         for element in &msg.body {
             let (key, value) = element.map_err(|e| EngineError::bad_value(e.to_string()))?;
-            if is_insert && key == "documents" {
-                if let RawBsonRef::Array(array) = value {
-                    let mut docs = Vec::new();
-                    for item in array {
-                        match item.map_err(|e| EngineError::bad_value(e.to_string()))? {
-                            RawBsonRef::Document(d) => docs.push(d.to_raw_document_buf()),
-                            other => {
-                                return Err(args::wrong_type(
-                                    "insert.documents.0",
-                                    &to_bson(other)?,
-                                    "'object'",
-                                ));
-                            }
+            if is_insert
+                && key == "documents"
+                && let RawBsonRef::Array(array) = value
+            {
+                let mut docs = Vec::new();
+                for item in array {
+                    match item.map_err(|e| EngineError::bad_value(e.to_string()))? {
+                        RawBsonRef::Document(d) => docs.push(d.to_raw_document_buf()),
+                        other => {
+                            return Err(args::wrong_type(
+                                "insert.documents.0",
+                                &to_bson(other)?,
+                                "'object'",
+                            ));
                         }
                     }
-                    raw_documents = Some(docs);
-                    continue;
                 }
+                raw_documents = Some(docs);
+                continue;
             }
             body.insert(key, to_bson(value)?);
         }
@@ -343,5 +344,79 @@ pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
             r.append("codeName", err.code_name());
             r
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn session() -> Session {
+        Session {
+            engine: Engine::new(),
+            cursors: Arc::new(CursorTable::default()),
+            connection_id: 7,
+            peer: None,
+        }
+    }
+
+    fn run(body: Document) -> Document {
+        let cmd = CommandDoc {
+            db: "test".into(),
+            body,
+            raw_documents: None,
+        };
+        execute(Ok(cmd), &session()).to_document().unwrap()
+    }
+
+    #[test]
+    fn hello_aliases_and_case_sensitivity() {
+        for name in ["hello", "isMaster", "ismaster"] {
+            let reply = run(doc! {name: 1});
+            assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{name}");
+            assert_eq!(reply.get_i32("connectionId").unwrap(), 7);
+        }
+        let reply = run(doc! {"Ping": 1});
+        assert_eq!(reply.get_i32("code").unwrap(), 59);
+        assert_eq!(reply.get_str("codeName").unwrap(), "CommandNotFound");
+        assert_eq!(reply.get_str("errmsg").unwrap(), "no such command: 'Ping'");
+    }
+
+    #[test]
+    fn error_reply_carries_info() {
+        let err = EngineError::new(ErrorCode::DUPLICATE_KEY, "E11000 duplicate key")
+            .with_info(doc! {"keyPattern": {"a": 1}, "keyValue": {"a": 2}});
+        let reply = error_reply(&err);
+        assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
+        assert_eq!(reply.get_i32("code").unwrap(), 11000);
+        assert_eq!(reply.get_str("codeName").unwrap(), "DuplicateKey");
+        assert_eq!(reply.get_document("keyValue").unwrap(), &doc! {"a": 2});
+    }
+
+    #[test]
+    fn op_query_unwraps_dollar_query() {
+        let cmd = CommandDoc::from_query(
+            "admin.$cmd",
+            doc! {"$query": {"ismaster": 1}, "$readPreference": {"mode": "primary"}},
+        )
+        .unwrap();
+        assert_eq!(cmd.db, "admin");
+        assert_eq!(cmd.body, doc! {"ismaster": 1});
+        assert!(CommandDoc::from_query("admin.users", doc! {}).is_none());
+    }
+
+    #[test]
+    fn write_parsing_follows_mongod() {
+        let reply = run(doc! {"insert": "c", "documents": []});
+        assert_eq!(reply.get_i32("code").unwrap(), 16);
+        let reply = run(doc! {"delete": "c", "deletes": [{"q": {}}]});
+        assert_eq!(reply.get_i32("code").unwrap(), 40414);
+        let reply = run(doc! {"findAndModify": "c", "query": {}});
+        assert_eq!(reply.get_i32("code").unwrap(), 9);
+        let reply = run(doc! {"find": 3});
+        assert_eq!(reply.get_i32("code").unwrap(), 73);
+        let reply = run(doc! {"ping": 1, "autocommit": false});
+        assert_eq!(reply.get_i32("code").unwrap(), 20);
     }
 }

@@ -58,7 +58,9 @@ impl Connection {
             let wanted = match self.buffer.get(..4) {
                 Some(b) => {
                     let len = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                    usize::try_from(len).unwrap_or(0).saturating_sub(self.buffer.len())
+                    usize::try_from(len)
+                        .unwrap_or(0)
+                        .saturating_sub(self.buffer.len())
                 }
                 None => 0,
             };

@@ -152,7 +152,12 @@ impl CursorTable {
             // not held up by the serialisation.
             match cursors.remove(&id) {
                 Some(c) => c,
-                None => return Err(EngineError::new(ErrorCode::CURSOR_NOT_FOUND, "cursor vanished")),
+                None => {
+                    return Err(EngineError::new(
+                        ErrorCode::CURSOR_NOT_FOUND,
+                        "cursor vanished",
+                    ));
+                }
             }
         };
         let batch = fill(&mut cursor.remaining, batch_size)?;
@@ -196,5 +201,75 @@ impl CursorTable {
     /// Whether no cursor is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bson::doc;
+
+    fn batch(reply: &RawDocumentBuf, key: &str) -> (usize, i64) {
+        let reply = reply.to_document().unwrap();
+        let cursor = reply.get_document("cursor").unwrap();
+        (
+            cursor.get_array(key).unwrap().len(),
+            cursor.get_i64("id").unwrap(),
+        )
+    }
+
+    #[test]
+    fn default_first_batch_then_rest() {
+        let table = CursorTable::default();
+        let docs = (0..250).map(|i| doc! {"i": i}).collect();
+        let first = table.open("d.c".into(), docs, None, false).unwrap();
+        let (n, id) = batch(&first, "firstBatch");
+        assert_eq!(n, DEFAULT_FIRST_BATCH);
+        assert_ne!(id, 0);
+        assert!(table.get_more(id, "d.other", None).is_err());
+        let more = table.get_more(id, "d.c", Some(100)).unwrap();
+        assert_eq!(batch(&more, "nextBatch"), (100, id));
+        let rest = table.get_more(id, "d.c", None).unwrap();
+        assert_eq!(batch(&rest, "nextBatch"), (49, 0));
+        assert!(table.is_empty());
+        let gone = table.get_more(id, "d.c", None).unwrap_err();
+        assert_eq!(gone.code, ErrorCode::CURSOR_NOT_FOUND);
+    }
+
+    #[test]
+    fn batches_stop_before_sixteen_mebibytes() {
+        let table = CursorTable::default();
+        let big = "x".repeat(1024 * 1024);
+        let docs = (0..20).map(|i| doc! {"i": i, "s": big.clone()}).collect();
+        let first = table.open("d.c".into(), docs, None, false).unwrap();
+        let (n, id) = batch(&first, "firstBatch");
+        assert_eq!(n, 15);
+        let rest = table.get_more(id, "d.c", None).unwrap();
+        assert_eq!(batch(&rest, "nextBatch"), (5, 0));
+    }
+
+    #[test]
+    fn single_batch_and_empty_results_leave_no_cursor() {
+        let table = CursorTable::default();
+        let docs = (0..5).map(|i| doc! {"i": i}).collect();
+        let reply = table.open("d.c".into(), docs, Some(2), true).unwrap();
+        assert_eq!(batch(&reply, "firstBatch"), (2, 0));
+        let reply = table
+            .open("d.c".into(), Vec::new(), Some(0), false)
+            .unwrap();
+        assert_eq!(batch(&reply, "firstBatch"), (0, 0));
+        assert!(table.is_empty());
+        let kept = table
+            .open("d.c".into(), vec![doc! {}], Some(0), false)
+            .unwrap();
+        let (_, id) = batch(&kept, "firstBatch");
+        assert_eq!(
+            table.kill(&[id, 5]),
+            KillOutcome {
+                killed: vec![id],
+                not_found: vec![5]
+            }
+        );
     }
 }

@@ -203,7 +203,10 @@ fn validate(doc: &RawDocument, depth: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn take_cstring<'a>(buf: &'a [u8], context: &'static str) -> Result<(&'a str, &'a [u8]), FrameError> {
+fn take_cstring<'a>(
+    buf: &'a [u8],
+    context: &'static str,
+) -> Result<(&'a str, &'a [u8]), FrameError> {
     let nul = buf
         .iter()
         .position(|&b| b == 0)
@@ -239,8 +242,8 @@ fn decode_msg(body: &[u8]) -> Result<OpMsg, FrameError> {
             }
             1 => {
                 let size = read_i32(after, 0).ok_or(FrameError::Truncated("document sequence"))?;
-                let size =
-                    usize::try_from(size).map_err(|_| FrameError::Truncated("document sequence"))?;
+                let size = usize::try_from(size)
+                    .map_err(|_| FrameError::Truncated("document sequence"))?;
                 if size < 4 || size > after.len() {
                     return Err(FrameError::Truncated("document sequence"));
                 }
@@ -407,7 +410,8 @@ mod tests {
             documents: vec![rawdoc! {"a": 1}, rawdoc! {"a": 2}],
         };
         let body = rawdoc! {"insert": "c", "$db": "d"};
-        let mut msg = encode_msg_request(1, FLAG_CHECKSUM_PRESENT, &body, &[seq.clone()]);
+        let mut msg =
+            encode_msg_request(1, FLAG_CHECKSUM_PRESENT, &body, std::slice::from_ref(&seq));
         let (req, _) = decode(&msg).unwrap().unwrap();
         let Frame::Msg(m) = req.frame else { panic!() };
         assert_eq!(m.sequences, vec![seq.clone()]);

@@ -17,13 +17,6 @@ pub(crate) struct Candidate<'a> {
     pub position: Option<usize>,
 }
 
-/// Something with fields: a document, or an array addressed by index.
-#[derive(Clone, Copy)]
-enum Container<'a> {
-    Doc(&'a Document),
-    Arr(&'a [Bson]),
-}
-
 /// The array index a path component denotes, if it is a canonical decimal
 /// number (mongod does not treat `"01"` as index 1).
 pub(crate) fn array_index(component: &str) -> Option<usize> {
@@ -50,19 +43,12 @@ pub(crate) fn candidates<'a>(
     if path.is_empty() {
         return out;
     }
-    walk(Container::Doc(doc), path, expand_leaf, None, &mut out);
+    walk(doc, path, expand_leaf, None, &mut out);
     out
 }
 
-fn get<'a>(container: Container<'a>, key: &str) -> Option<&'a Bson> {
-    match container {
-        Container::Doc(d) => d.get(key),
-        Container::Arr(a) => array_index(key).and_then(|i| a.get(i)),
-    }
-}
-
 fn walk<'a>(
-    container: Container<'a>,
+    doc: &'a Document,
     path: &[String],
     expand_leaf: bool,
     position: Option<usize>,
@@ -71,13 +57,13 @@ fn walk<'a>(
     let Some((first, rest)) = path.split_first() else {
         return;
     };
-    match get(container, first) {
+    match doc.get(first) {
         None => out.push(Candidate {
             value: None,
             position,
         }),
         Some(v) if rest.is_empty() => push_leaf(v, expand_leaf, position, out),
-        Some(Bson::Document(d)) => walk(Container::Doc(d), rest, expand_leaf, position, out),
+        Some(Bson::Document(d)) => walk(d, rest, expand_leaf, position, out),
         Some(Bson::Array(a)) => walk_array(a, rest, expand_leaf, position, out),
         // A scalar in the middle of a path: the rest of the path is missing.
         Some(_) => out.push(Candidate {
@@ -96,28 +82,27 @@ fn walk_array<'a>(
 ) {
     let index = rest.first().and_then(|c| array_index(c));
     for (i, element) in array.iter().enumerate() {
-        let pos = position.or(Some(i));
-        if index == Some(i) {
-            // The numeric component addresses this element directly.
-            let after = &rest[1..];
-            if after.is_empty() {
-                out.push(Candidate {
-                    value: Some(element),
-                    position: pos,
-                });
-            } else {
-                match element {
-                    Bson::Document(d) => walk(Container::Doc(d), after, expand_leaf, pos, out),
-                    Bson::Array(a) => walk(Container::Arr(a), after, expand_leaf, pos, out),
-                    _ => {}
-                }
-            }
-        }
         // Documents inside the array are searched with the whole remaining
-        // path (including a numeric component, which may be a field name).
-        // Scalars and nested arrays contribute nothing.
+        // path (a numeric component may be a field name there); scalars and
+        // nested arrays contribute nothing to an implicit traversal.
         if let Bson::Document(d) = element {
-            walk(Container::Doc(d), rest, expand_leaf, pos, out);
+            walk(d, rest, expand_leaf, position.or(Some(i)), out);
+        }
+        if index != Some(i) {
+            continue;
+        }
+        // The numeric component addresses this element explicitly. That is
+        // not an implicit traversal, so it records no array position, and an
+        // array found there is not expanded.
+        let after = &rest[1..];
+        match element {
+            _ if after.is_empty() => out.push(Candidate {
+                value: Some(element),
+                position,
+            }),
+            Bson::Document(d) => walk(d, after, expand_leaf, position, out),
+            Bson::Array(inner) => walk_array(inner, after, expand_leaf, position, out),
+            _ => {}
         }
     }
 }
@@ -178,6 +163,17 @@ mod tests {
                 (None, Some(2)),
             ]
         );
+    }
+
+    #[test]
+    fn explicit_index_into_nested_array_traverses_it() {
+        let d = doc! {"a": [[{"b": 1}]]};
+        let vals: Vec<_> = candidates(&d, &p("a.0.b"), true)
+            .iter()
+            .filter_map(|c| c.value.cloned())
+            .collect();
+        assert_eq!(vals, vec![Bson::Int32(1)]);
+        assert!(candidates(&d, &p("a.b"), true).is_empty());
     }
 
     #[test]

@@ -102,6 +102,20 @@ fn errors_are_mongods() {
 }
 
 #[test]
+fn deep_nesting_is_refused_not_overflowed() {
+    let mut f = doc! {"a": 1};
+    for _ in 0..150 {
+        f = doc! {"$and": [f]};
+    }
+    assert!(err(f).message.contains("depth"));
+    let mut f = doc! {"$gt": 1};
+    for _ in 0..150 {
+        f = doc! {"$not": f};
+    }
+    assert!(err(doc! {"a": f}).message.contains("depth"));
+}
+
+#[test]
 fn equalities_for_upserts() {
     let f = Filter::parse(
         &doc! {"a": 1, "b": {"$eq": 2}, "c": {"$gt": 3}, "$and": [{"d": 4}]},

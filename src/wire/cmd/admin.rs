@@ -7,8 +7,8 @@
 
 use bson::{Bson, Document, doc};
 
-use super::{CommandDoc, Context};
 use super::args;
+use super::{CommandDoc, Context};
 use crate::engine::{MAX_BSON_OBJECT_SIZE, Result};
 use crate::wire::frame::MAX_MESSAGE_SIZE;
 
@@ -94,7 +94,12 @@ impl GetParameter {
     /// The known parameters that were asked for.
     pub fn apply(&self) -> Document {
         let mut reply = Document::new();
-        if self.all || self.names.iter().any(|n| n == "featureCompatibilityVersion") {
+        if self.all
+            || self
+                .names
+                .iter()
+                .any(|n| n == "featureCompatibilityVersion")
+        {
             reply.insert("featureCompatibilityVersion", doc! {"version": "7.0"});
         }
         reply

@@ -71,9 +71,9 @@ pub fn bool_in(d: &Document, path: &str, field: &str) -> Result<Option<bool>> {
     match d.get(field) {
         None | Some(Bson::Null) => Ok(None),
         Some(Bson::Boolean(b)) => Ok(Some(*b)),
-        Some(v @ (Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_))) => {
-            Ok(Some(crate::engine::value::as_f64(v).is_some_and(|f| f != 0.0)))
-        }
+        Some(v @ (Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_))) => Ok(
+            Some(crate::engine::value::as_f64(v).is_some_and(|f| f != 0.0)),
+        ),
         Some(other) => Err(wrong_type(&format!("{path}.{field}"), other, "'bool'")),
     }
 }
@@ -111,12 +111,12 @@ pub fn int(cmd: &CommandDoc, command: &str, field: &str) -> Result<Option<i64>> 
 /// An optional non-negative integer (`skip`, `batchSize`).
 pub fn non_negative(cmd: &CommandDoc, command: &str, field: &str) -> Result<Option<i64>> {
     let value = int(cmd, command, field)?;
-    if let Some(v) = value {
-        if v < 0 {
-            return Err(EngineError::bad_value(format!(
-                "BSON field '{field}' value must be >= 0, actual value '{v}'"
-            )));
-        }
+    if let Some(v) = value
+        && v < 0
+    {
+        return Err(EngineError::bad_value(format!(
+            "BSON field '{field}' value must be >= 0, actual value '{v}'"
+        )));
     }
     Ok(value)
 }
@@ -130,7 +130,11 @@ pub fn docs_in(d: &Document, path: &str, field: &str) -> Result<Option<Vec<Docum
             .enumerate()
             .map(|(i, item)| match item {
                 Bson::Document(d) => Ok(d.clone()),
-                other => Err(wrong_type(&format!("{path}.{field}.{i}"), other, "'object'")),
+                other => Err(wrong_type(
+                    &format!("{path}.{field}.{i}"),
+                    other,
+                    "'object'",
+                )),
             })
             .collect::<Result<Vec<_>>>()
             .map(Some),
@@ -173,7 +177,11 @@ pub fn hint(d: &Document, path: &str) -> Result<Option<Bson>> {
     match d.get("hint") {
         None | Some(Bson::Null) => Ok(None),
         Some(h @ (Bson::String(_) | Bson::Document(_))) => Ok(Some(h.clone())),
-        Some(other) => Err(wrong_type(&format!("{path}.hint"), other, "'[string, object]'")),
+        Some(other) => Err(wrong_type(
+            &format!("{path}.hint"),
+            other,
+            "'[string, object]'",
+        )),
     }
 }
 

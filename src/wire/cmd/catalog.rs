@@ -11,7 +11,11 @@ use crate::engine::{EngineError, ErrorCode, Result};
 
 /// Keep the entries a `filter` matches (`listDatabases`,
 /// `listCollections` apply theirs over the listing).
-fn filter_entries(ctx: &Context<'_>, entries: Vec<Document>, filter: Option<&Document>) -> Result<Vec<Document>> {
+fn filter_entries(
+    ctx: &Context<'_>,
+    entries: Vec<Document>,
+    filter: Option<&Document>,
+) -> Result<Vec<Document>> {
     let Some(filter) = filter.filter(|f| !f.is_empty()) else {
         return Ok(entries);
     };
@@ -101,8 +105,12 @@ impl ListCollections {
                 entries.push(entry);
             }
         }
-        ctx.cursors
-            .open(format!("{db}.$cmd.listCollections"), entries, self.batch_size, false)
+        ctx.cursors.open(
+            format!("{db}.$cmd.listCollections"),
+            entries,
+            self.batch_size,
+            false,
+        )
     }
 }
 
@@ -198,7 +206,13 @@ impl RenameCollection {
         }
         let from = match cmd.body.get("renameCollection") {
             Some(Bson::String(s)) => s.clone(),
-            Some(other) => return Err(args::wrong_type("renameCollection.renameCollection", other, "'string'")),
+            Some(other) => {
+                return Err(args::wrong_type(
+                    "renameCollection.renameCollection",
+                    other,
+                    "'string'",
+                ));
+            }
             None => return Err(args::missing("renameCollection")),
         };
         let to = args::string(cmd, "renameCollection", "to")?
@@ -228,7 +242,9 @@ fn scale(cmd: &CommandDoc, command: &str) -> Result<i64> {
     match args::int(cmd, command, "scale")? {
         None => Ok(1),
         Some(s) if s > 0 => Ok(s),
-        Some(_) => Err(EngineError::bad_value("Scale factor must be greater than zero")),
+        Some(_) => Err(EngineError::bad_value(
+            "Scale factor must be greater than zero",
+        )),
     }
 }
 

@@ -8,8 +8,8 @@
 
 use bson::{Bson, Document};
 
-use super::{CommandDoc, Command, Context};
 use super::args;
+use super::{Command, CommandDoc, Context};
 use crate::engine::{EngineError, Result};
 
 /// How much an explain reports.
@@ -80,7 +80,9 @@ impl Explain {
             Command::Delete(_) => "delete",
             Command::FindAndModify(_) => "findAndModify",
             _ => {
-                return Err(EngineError::bad_value("Explain is not supported for this command"));
+                return Err(EngineError::bad_value(
+                    "Explain is not supported for this command",
+                ));
             }
         };
         Err(not_yet(what))

@@ -58,8 +58,12 @@ impl ListIndexes {
     /// A cursor over the index specs.
     pub fn apply(&self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
         let specs = ctx.engine.list_indexes(ctx.db, &self.coll)?;
-        ctx.cursors
-            .open(format!("{}.{}", ctx.db, self.coll), specs, self.batch_size, false)
+        ctx.cursors.open(
+            format!("{}.{}", ctx.db, self.coll),
+            specs,
+            self.batch_size,
+            false,
+        )
     }
 }
 

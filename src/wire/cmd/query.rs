@@ -43,7 +43,9 @@ impl Find {
             filter: args::doc(cmd, c, "filter")?.unwrap_or_default(),
             sort: args::doc(cmd, c, "sort")?,
             projection: args::doc(cmd, c, "projection")?,
-            skip: args::non_negative(cmd, c, "skip")?.unwrap_or(0).unsigned_abs(),
+            skip: args::non_negative(cmd, c, "skip")?
+                .unwrap_or(0)
+                .unsigned_abs(),
             limit,
             collation: args::doc(cmd, c, "collation")?,
             hint: args::hint(&cmd.body, c)?,
@@ -176,7 +178,8 @@ impl Aggregate {
             Some(Bson::Double(f)) if *f == 1.0 => None,
             _ => Some(args::collection(cmd, c)?),
         };
-        let pipeline = args::docs(cmd, c, "pipeline")?.ok_or_else(|| args::missing("aggregate.pipeline"))?;
+        let pipeline =
+            args::docs(cmd, c, "pipeline")?.ok_or_else(|| args::missing("aggregate.pipeline"))?;
         let explain = args::bool(cmd, c, "explain")?.unwrap_or(false);
         if !explain && !cmd.body.contains_key("cursor") {
             return Err(EngineError::failed_to_parse(
@@ -201,9 +204,9 @@ impl Aggregate {
         if self.explain {
             return Err(super::explain::not_yet("aggregate"));
         }
-        let docs = ctx
-            .engine
-            .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
+        let docs =
+            ctx.engine
+                .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
         let ns = match &self.coll {
             Some(coll) => format!("{}.{coll}", ctx.db),
             None => format!("{}.$cmd.aggregate", ctx.db),
@@ -232,7 +235,9 @@ impl Count {
             coll: args::collection(cmd, c)?,
             request: CountRequest {
                 filter: args::doc(cmd, c, "query")?.unwrap_or_default(),
-                skip: args::non_negative(cmd, c, "skip")?.unwrap_or(0).unsigned_abs(),
+                skip: args::non_negative(cmd, c, "skip")?
+                    .unwrap_or(0)
+                    .unsigned_abs(),
                 limit,
                 collation: args::doc(cmd, c, "collation")?,
                 hint: args::hint(&cmd.body, c)?,

@@ -95,7 +95,10 @@ impl Insert {
         let outcome = ctx
             .engine
             .insert(ctx.db, &self.coll, self.documents, self.ordered)?;
-        Ok(with_errors(doc! {"n": count(outcome.inserted)}, &outcome.errors))
+        Ok(with_errors(
+            doc! {"n": count(outcome.inserted)},
+            &outcome.errors,
+        ))
     }
 }
 
@@ -107,12 +110,25 @@ pub struct Update {
     ordered: bool,
 }
 
-fn update_statement(d: &Document) -> Result<UpdateStatement> {
+fn update_statement(d: &Document, let_vars: Option<&Document>) -> Result<UpdateStatement> {
     let path = "update.updates";
+    if d.contains_key("sort") {
+        // MongoDB 8.0 added `sort`; this server answers as 7.0.
+        return Err(EngineError::new(
+            ErrorCode(40415),
+            "BSON field 'update.updates.sort' is an unknown field.",
+        ));
+    }
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("update.updates.q"))?;
     let update = match d.get("u") {
         Some(u @ (Bson::Document(_) | Bson::Array(_))) => u.clone(),
-        Some(other) => return Err(args::wrong_type("update.updates.u", other, "'[object, array]'")),
+        Some(other) => {
+            return Err(args::wrong_type(
+                "update.updates.u",
+                other,
+                "'[object, array]'",
+            ));
+        }
         None => return Err(args::missing("update.updates.u")),
     };
     Ok(UpdateStatement {
@@ -123,7 +139,8 @@ fn update_statement(d: &Document) -> Result<UpdateStatement> {
         array_filters: args::docs_in(d, path, "arrayFilters")?.unwrap_or_default(),
         collation: args::doc_in(d, path, "collation")?,
         hint: args::hint(d, path)?,
-        sort: args::doc_in(d, path, "sort")?,
+        sort: None,
+        let_vars: let_vars.cloned(),
     })
 }
 
@@ -131,12 +148,16 @@ impl Update {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "update")?;
-        let raw = args::docs(cmd, "update", "updates")?
-            .ok_or_else(|| args::missing("update.updates"))?;
+        let raw =
+            args::docs(cmd, "update", "updates")?.ok_or_else(|| args::missing("update.updates"))?;
         check_batch(raw.len())?;
+        let let_vars = args::doc(cmd, "update", "let")?;
         Ok(Self {
             coll,
-            statements: raw.iter().map(update_statement).collect::<Result<_>>()?,
+            statements: raw
+                .iter()
+                .map(|d| update_statement(d, let_vars.as_ref()))
+                .collect::<Result<_>>()?,
             ordered: args::bool(cmd, "update", "ordered")?.unwrap_or(true),
         })
     }
@@ -170,10 +191,11 @@ pub struct Delete {
     ordered: bool,
 }
 
-fn delete_statement(d: &Document) -> Result<DeleteStatement> {
+fn delete_statement(d: &Document, let_vars: Option<&Document>) -> Result<DeleteStatement> {
     let path = "delete.deletes";
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("delete.deletes.q"))?;
-    let limit = args::int_in(d, path, "limit")?.ok_or_else(|| args::missing("delete.deletes.limit"))?;
+    let limit =
+        args::int_in(d, path, "limit")?.ok_or_else(|| args::missing("delete.deletes.limit"))?;
     if limit != 0 && limit != 1 {
         return Err(EngineError::failed_to_parse(format!(
             "The limit field in delete objects must be 0 or 1. Got {limit}"
@@ -184,6 +206,7 @@ fn delete_statement(d: &Document) -> Result<DeleteStatement> {
         limit: u32::from(limit == 1),
         collation: args::doc_in(d, path, "collation")?,
         hint: args::hint(d, path)?,
+        let_vars: let_vars.cloned(),
     })
 }
 
@@ -191,12 +214,16 @@ impl Delete {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "delete")?;
-        let raw = args::docs(cmd, "delete", "deletes")?
-            .ok_or_else(|| args::missing("delete.deletes"))?;
+        let raw =
+            args::docs(cmd, "delete", "deletes")?.ok_or_else(|| args::missing("delete.deletes"))?;
         check_batch(raw.len())?;
+        let let_vars = args::doc(cmd, "delete", "let")?;
         Ok(Self {
             coll,
-            statements: raw.iter().map(delete_statement).collect::<Result<_>>()?,
+            statements: raw
+                .iter()
+                .map(|d| delete_statement(d, let_vars.as_ref()))
+                .collect::<Result<_>>()?,
             ordered: args::bool(cmd, "delete", "ordered")?.unwrap_or(true),
         })
     }
@@ -206,7 +233,10 @@ impl Delete {
         let outcome = ctx
             .engine
             .delete(ctx.db, &self.coll, &self.statements, self.ordered)?;
-        Ok(with_errors(doc! {"n": count(outcome.deleted)}, &outcome.errors))
+        Ok(with_errors(
+            doc! {"n": count(outcome.deleted)},
+            &outcome.errors,
+        ))
     }
 }
 

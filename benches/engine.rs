@@ -1,0 +1,172 @@
+//! End-to-end benchmarks of the embedded engine through the official driver,
+//! measuring what the lessons promise: bulk load speed, point-lookup latency
+//! and memory per byte of data.
+//!
+//! - `insert_many_1m`: 1,000,000 ~100-byte documents by `insert_many`
+//!   (target >= 200,000 docs/s; criterion reports elements/s).
+//! - `find_one_indexed`: `find_one` on an indexed field (target median
+//!   <= 200 µs); also printed as the median of 10,000 timed lookups.
+//! - `memory_after_load`: resident memory grown by the load (from
+//!   `/proc/self/statm`) against the raw BSON bytes loaded (target <= 3x).
+//!
+//! The server runs on its own runtime thread (`spawn_background`), as the
+//! TUI runs it; the client on a separate runtime, as an application would.
+
+#![allow(clippy::unwrap_used)]
+
+use std::future::IntoFuture;
+use std::time::{Duration, Instant};
+
+use bson::{Document, doc, oid::ObjectId};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use mongodb::{Client, Collection, IndexModel};
+use schemalab::engine::Engine;
+use schemalab::wire::{BackgroundServer, spawn_background};
+use tokio::runtime::Runtime;
+
+const LOAD: usize = 1_000_000;
+const LOOKUPS: usize = 10_000;
+const CITIES: [&str; 4] = ["Lisbon__", "Oslo____", "Nairobi_", "Quito___"];
+
+/// A ~100-byte document (100 bytes exactly with its ObjectId `_id`).
+fn document(i: usize) -> Document {
+    doc! {
+        "_id": ObjectId::new(),
+        "k": i as i64,
+        "name": format!("user-{i:08}"),
+        "city": CITIES[i % CITIES.len()],
+        "score": (i % 1000) as f64 / 10.0,
+        "active": i.is_multiple_of(2),
+    }
+}
+
+fn documents(n: usize) -> Vec<Document> {
+    (0..n).map(document).collect()
+}
+
+struct Setup {
+    _server: BackgroundServer,
+    rt: Runtime,
+    client: Client,
+}
+
+fn setup() -> Setup {
+    let server = spawn_background(Engine::new()).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = rt.block_on(Client::with_uri_str(server.uri())).unwrap();
+    Setup {
+        _server: server,
+        rt,
+        client,
+    }
+}
+
+fn insert_many(c: &mut Criterion) {
+    let s = setup();
+    let docs = documents(LOAD);
+    let coll: Collection<Document> = s.client.database("bench").collection("load");
+    let mut group = c.benchmark_group("load");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(30))
+        .throughput(Throughput::Elements(LOAD as u64));
+    group.bench_function("insert_many_1m", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                s.rt.block_on(coll.drop().into_future()).unwrap();
+                let start = Instant::now();
+                s.rt.block_on(coll.insert_many(docs.iter()).into_future())
+                    .unwrap();
+                total += start.elapsed();
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+fn find_one_indexed(c: &mut Criterion) {
+    let s = setup();
+    let coll: Collection<Document> = s.client.database("bench").collection("lookup");
+    let n = 100_000;
+    s.rt.block_on(async {
+        coll.insert_many(documents(n)).await.unwrap();
+        coll.create_index(IndexModel::builder().keys(doc! {"k": 1}).build())
+            .await
+            .unwrap();
+    });
+    // A fixed pseudo-random walk over the keys, so every run looks up the
+    // same values.
+    let key = |i: usize| ((i * 7919) % n) as i64;
+
+    let mut times: Vec<Duration> = (0..LOOKUPS)
+        .map(|i| {
+            let start = Instant::now();
+            let found =
+                s.rt.block_on(coll.find_one(doc! {"k": key(i)}).into_future())
+                    .unwrap();
+            let took = start.elapsed();
+            assert!(found.is_some());
+            took
+        })
+        .collect();
+    times.sort();
+    println!(
+        "find_one_indexed: {LOOKUPS} lookups, median {:?}, p99 {:?} (target median <= 200µs)",
+        times[LOOKUPS / 2],
+        times[LOOKUPS * 99 / 100]
+    );
+
+    let mut i = 0;
+    c.bench_function("find_one_indexed", |b| {
+        b.iter(|| {
+            i += 1;
+            s.rt.block_on(coll.find_one(doc! {"k": key(i)}).into_future())
+                .unwrap()
+        });
+    });
+}
+
+/// Resident set size in bytes, from `/proc/self/statm` (Linux; pages of
+/// 4 KiB, the size on every platform this runs on).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+fn memory_after_load(_c: &mut Criterion) {
+    let s = setup();
+    let docs = documents(LOAD);
+    let raw_bytes: usize = docs.iter().map(|d| bson::to_vec(d).unwrap().len()).sum();
+    let coll: Collection<Document> = s.client.database("bench").collection("memory");
+    // The documents are generated before the first reading, so the growth
+    // measured is the server's copy (plus whatever the driver keeps).
+    let before = resident_bytes();
+    s.rt.block_on(coll.insert_many(docs.iter()).into_future())
+        .unwrap();
+    let after = resident_bytes();
+    match (before, after) {
+        (Some(before), Some(after)) => {
+            let grown = after.saturating_sub(before);
+            println!(
+                "memory_after_load: {LOAD} docs, raw BSON {:.1} MiB, resident grew {:.1} MiB, \
+                 ratio {:.2}x (target <= 3x)",
+                raw_bytes as f64 / 1048576.0,
+                grown as f64 / 1048576.0,
+                grown as f64 / raw_bytes as f64
+            );
+        }
+        _ => println!("memory_after_load: /proc/self/statm unavailable"),
+    }
+}
+
+criterion_group!(benches, insert_many, find_one_indexed, memory_after_load);
+criterion_main!(benches);

@@ -1,0 +1,767 @@
+//! Grouping stages: `$group` and its accumulators, and the stages mongod
+//! defines in terms of it (`$bucket`, `$bucketAuto`, `$sortByCount`).
+//!
+//! Groups are kept in first-seen order (mongod's order is unspecified; a
+//! stable order makes lessons reproducible), keyed by mongod's value
+//! comparison so that `1`, `1.0` and `NumberLong(1)` share a group.
+
+use std::cmp::Ordering;
+
+use bson::{Bson, Document};
+
+use super::Ctx;
+use crate::engine::collation::Collation;
+use crate::engine::error::Result;
+use crate::engine::expr::{Expr, Num, Vars, add_values, err, merge_objects, type_name};
+use crate::engine::sort::SortSpec;
+use crate::engine::value;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AccOp {
+    Sum,
+    Avg,
+    Min,
+    Max,
+    First,
+    Last,
+    Push,
+    AddToSet,
+    Count,
+    MergeObjects,
+    StdDevPop,
+    StdDevSamp,
+    Top,
+    Bottom,
+    TopN,
+    BottomN,
+    FirstN,
+    LastN,
+    MaxN,
+    MinN,
+}
+
+/// One accumulator: its operator, the expression it accumulates, and for
+/// the `N`/`top` family the `n` and `sortBy` arguments.
+#[derive(Debug, Clone)]
+pub(super) struct Acc {
+    op: AccOp,
+    arg: Expr,
+    n: Option<Expr>,
+    sort: Option<SortSpec>,
+}
+
+fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
+    let Bson::Document(d) = spec else {
+        return Err(err(
+            40234,
+            format!("The field '{field}' must be an accumulator object"),
+        ));
+    };
+    if d.len() != 1 {
+        return Err(err(
+            40238,
+            format!("The field '{field}' must specify one accumulator"),
+        ));
+    }
+    let Some((name, arg)) = d.iter().next() else {
+        return Err(err(
+            40238,
+            format!("The field '{field}' must specify one accumulator"),
+        ));
+    };
+    let op = match name.as_str() {
+        "$sum" => AccOp::Sum,
+        "$avg" => AccOp::Avg,
+        "$min" => AccOp::Min,
+        "$max" => AccOp::Max,
+        "$first" => AccOp::First,
+        "$last" => AccOp::Last,
+        "$push" => AccOp::Push,
+        "$addToSet" => AccOp::AddToSet,
+        "$count" => AccOp::Count,
+        "$mergeObjects" => AccOp::MergeObjects,
+        "$stdDevPop" => AccOp::StdDevPop,
+        "$stdDevSamp" => AccOp::StdDevSamp,
+        "$top" => AccOp::Top,
+        "$bottom" => AccOp::Bottom,
+        "$topN" => AccOp::TopN,
+        "$bottomN" => AccOp::BottomN,
+        "$firstN" => AccOp::FirstN,
+        "$lastN" => AccOp::LastN,
+        "$maxN" => AccOp::MaxN,
+        "$minN" => AccOp::MinN,
+        other => {
+            return Err(err(15952, format!("unknown group operator '{other}'")));
+        }
+    };
+    match op {
+        AccOp::Count => {
+            if !matches!(arg, Bson::Document(a) if a.is_empty()) {
+                return Err(err(40237, "$count takes no arguments, i.e. $count:{}"));
+            }
+            Ok(Acc {
+                op,
+                arg: Expr::Literal(Bson::Int32(1)),
+                n: None,
+                sort: None,
+            })
+        }
+        AccOp::Top
+        | AccOp::Bottom
+        | AccOp::TopN
+        | AccOp::BottomN
+        | AccOp::FirstN
+        | AccOp::LastN
+        | AccOp::MaxN
+        | AccOp::MinN => {
+            let Bson::Document(a) = arg else {
+                return Err(err(
+                    5788001,
+                    format!("specification must be an object; found {arg}"),
+                ));
+            };
+            let takes_sort = matches!(
+                op,
+                AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN
+            );
+            let takes_n = !matches!(op, AccOp::Top | AccOp::Bottom);
+            let value_key = if takes_sort { "output" } else { "input" };
+            for k in a.keys() {
+                let ok = k == value_key || (takes_n && k == "n") || (takes_sort && k == "sortBy");
+                if !ok {
+                    return Err(err(5787901, format!("Unknown argument for '{name}': {k}")));
+                }
+            }
+            let value = a.get(value_key).ok_or_else(|| {
+                err(
+                    5788004,
+                    format!("{name} requires '{value_key}' to be specified"),
+                )
+            })?;
+            let n = if takes_n {
+                let nv = a
+                    .get("n")
+                    .ok_or_else(|| err(5787906, format!("Missing value for 'n' in {name}")))?;
+                Some(Expr::parse(nv)?)
+            } else {
+                None
+            };
+            let sort = if takes_sort {
+                match a.get("sortBy") {
+                    Some(Bson::Document(s)) => Some(SortSpec::parse(s)?),
+                    _ => {
+                        return Err(err(
+                            5788005,
+                            format!("Missing value for 'sortBy' in {name}"),
+                        ));
+                    }
+                }
+            } else {
+                None
+            };
+            Ok(Acc {
+                op,
+                arg: Expr::parse(value)?,
+                n,
+                sort,
+            })
+        }
+        _ => {
+            if let Bson::Array(items) = arg {
+                if items.len() != 1 || op == AccOp::Push {
+                    return Err(err(
+                        40237,
+                        format!("The {name} accumulator is a unary operator"),
+                    ));
+                }
+            }
+            let arg = match arg {
+                Bson::Array(items) => Expr::parse(&items[0])?,
+                other => Expr::parse(other)?,
+            };
+            Ok(Acc {
+                op,
+                arg,
+                n: None,
+                sort: None,
+            })
+        }
+    }
+}
+
+/// Values collected for one accumulator of one group.
+#[derive(Debug, Default, Clone)]
+struct Collected {
+    values: Vec<Option<Bson>>,
+    /// For `$top`/`$bottom`: the document each value came from.
+    docs: Vec<Document>,
+    n: Option<Bson>,
+}
+
+impl Acc {
+    fn collect(&self, state: &mut Collected, doc: &Document, vars: &Vars) -> Result<()> {
+        let v = self.arg.eval(doc, vars)?;
+        if self.sort.is_some() {
+            state.docs.push(doc.clone());
+        }
+        if state.n.is_none() {
+            if let Some(n) = &self.n {
+                state.n = n.eval(doc, vars)?;
+            }
+        }
+        state.values.push(v);
+        Ok(())
+    }
+
+    fn finish(&self, state: Collected, coll: Option<&Collation>) -> Result<Bson> {
+        let present = || state.values.iter().flatten();
+        Ok(match self.op {
+            AccOp::Sum | AccOp::Count => present().fold(Num::Int(0), add_values).to_bson(),
+            AccOp::Avg => {
+                let mut n = 0usize;
+                let mut total = 0f64;
+                let mut dec = false;
+                for v in present() {
+                    if let Some(x) = Num::from_bson(v) {
+                        n += 1;
+                        total += x.f();
+                        dec |= matches!(x, Num::Dec(_));
+                    }
+                }
+                if n == 0 {
+                    Bson::Null
+                } else if dec {
+                    Num::Dec(total / n as f64).to_bson()
+                } else {
+                    Bson::Double(total / n as f64)
+                }
+            }
+            AccOp::Min | AccOp::Max => {
+                let want = if self.op == AccOp::Min {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                };
+                let mut best: Option<&Bson> = None;
+                for v in present().filter(|v| !matches!(v, Bson::Null | Bson::Undefined)) {
+                    if best.is_none_or(|b| value::compare(v, b, coll) == want) {
+                        best = Some(v);
+                    }
+                }
+                best.cloned().unwrap_or(Bson::Null)
+            }
+            AccOp::First => state
+                .values
+                .first()
+                .cloned()
+                .flatten()
+                .unwrap_or(Bson::Null),
+            AccOp::Last => state.values.last().cloned().flatten().unwrap_or(Bson::Null),
+            AccOp::Push => Bson::Array(present().cloned().collect()),
+            AccOp::AddToSet => {
+                let mut out: Vec<Bson> = Vec::new();
+                for v in present() {
+                    if !out.iter().any(|o| value::values_equal(o, v, coll)) {
+                        out.push(v.clone());
+                    }
+                }
+                Bson::Array(out)
+            }
+            AccOp::MergeObjects => {
+                merge_objects(&state.values)?.unwrap_or_else(|| Bson::Document(Document::new()))
+            }
+            AccOp::StdDevPop | AccOp::StdDevSamp => {
+                let xs: Vec<f64> = present().filter_map(Num::from_bson).map(Num::f).collect();
+                let sample = self.op == AccOp::StdDevSamp;
+                let n = xs.len();
+                if n == 0 || (sample && n == 1) {
+                    Bson::Null
+                } else {
+                    let mean = xs.iter().sum::<f64>() / n as f64;
+                    let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+                    Bson::Double((ss / (if sample { n - 1 } else { n }) as f64).sqrt())
+                }
+            }
+            AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN => {
+                let mut pairs: Vec<(Document, Bson)> = state
+                    .docs
+                    .into_iter()
+                    .zip(state.values)
+                    .map(|(d, v)| (d, v.unwrap_or(Bson::Null)))
+                    .collect();
+                if let Some(spec) = &self.sort {
+                    pairs.sort_by(|a, b| spec.compare(&a.0, &b.0, coll));
+                }
+                let vals: Vec<Bson> = pairs.into_iter().map(|(_, v)| v).collect();
+                match self.op {
+                    AccOp::Top => vals.into_iter().next().unwrap_or(Bson::Null),
+                    AccOp::Bottom => vals.into_iter().last().unwrap_or(Bson::Null),
+                    AccOp::TopN => Bson::Array(vals.into_iter().take(take_n(&state.n)?).collect()),
+                    _ => {
+                        let n = take_n(&state.n)?;
+                        let skip = vals.len().saturating_sub(n);
+                        Bson::Array(vals.into_iter().skip(skip).collect())
+                    }
+                }
+            }
+            AccOp::FirstN | AccOp::LastN => {
+                let n = take_n(&state.n)?;
+                let vals: Vec<Bson> = state
+                    .values
+                    .into_iter()
+                    .map(|v| v.unwrap_or(Bson::Null))
+                    .collect();
+                if self.op == AccOp::FirstN {
+                    Bson::Array(vals.into_iter().take(n).collect())
+                } else {
+                    let skip = vals.len().saturating_sub(n);
+                    Bson::Array(vals.into_iter().skip(skip).collect())
+                }
+            }
+            AccOp::MaxN | AccOp::MinN => {
+                let n = take_n(&state.n)?;
+                let mut vals: Vec<Bson> = present()
+                    .filter(|v| !matches!(v, Bson::Null | Bson::Undefined))
+                    .cloned()
+                    .collect();
+                vals.sort_by(|a, b| {
+                    let c = value::compare(a, b, coll);
+                    if self.op == AccOp::MaxN {
+                        c.reverse()
+                    } else {
+                        c
+                    }
+                });
+                vals.truncate(n);
+                Bson::Array(vals)
+            }
+        })
+    }
+}
+
+fn take_n(n: &Option<Bson>) -> Result<usize> {
+    match n {
+        Some(v) if value::is_number(v) => match value::as_i64(v) {
+            Some(x) if x > 0 => Ok(x as usize),
+            _ => Err(err(
+                5787908,
+                format!("'n' must be greater than 0, found {v}"),
+            )),
+        },
+        other => Err(err(
+            5787902,
+            format!(
+                "Value for 'n' must be of integral type, but found {}",
+                type_name(other.as_ref())
+            ),
+        )),
+    }
+}
+
+/// Groups keyed by mongod's value comparison, in first-seen order.
+struct Groups {
+    keys: Vec<Bson>,
+    states: Vec<Vec<Collected>>,
+    /// Indices into `keys`, sorted by key, for binary search.
+    sorted: Vec<usize>,
+}
+
+impl Groups {
+    fn new() -> Self {
+        Groups {
+            keys: Vec::new(),
+            states: Vec::new(),
+            sorted: Vec::new(),
+        }
+    }
+
+    fn slot(&mut self, key: Bson, n_accs: usize, coll: Option<&Collation>) -> usize {
+        let pos = self
+            .sorted
+            .binary_search_by(|&i| value::compare(&self.keys[i], &key, coll));
+        match pos {
+            Ok(p) => self.sorted[p],
+            Err(p) => {
+                let idx = self.keys.len();
+                self.keys.push(key);
+                self.states.push(vec![Collected::default(); n_accs]);
+                self.sorted.insert(p, idx);
+                idx
+            }
+        }
+    }
+}
+
+/// Run accumulators over documents grouped by `key`.
+fn group_docs(
+    docs: &[Document],
+    key: &dyn Fn(&Document) -> Result<Bson>,
+    accs: &[(String, Acc)],
+    ctx: &Ctx<'_>,
+) -> Result<Vec<(Bson, Document)>> {
+    let coll = ctx.collation();
+    let mut groups = Groups::new();
+    for d in docs {
+        let k = key(d)?;
+        let slot = groups.slot(k, accs.len(), coll);
+        for (i, (_, acc)) in accs.iter().enumerate() {
+            acc.collect(&mut groups.states[slot][i], d, ctx.vars)?;
+        }
+    }
+    let mut out = Vec::with_capacity(groups.keys.len());
+    for (k, states) in groups.keys.into_iter().zip(groups.states) {
+        let mut fields = Document::new();
+        for ((name, acc), state) in accs.iter().zip(states) {
+            fields.insert(name.clone(), acc.finish(state, coll)?);
+        }
+        out.push((k, fields));
+    }
+    Ok(out)
+}
+
+fn parse_accs(spec: &Document, skip: &[&str]) -> Result<Vec<(String, Acc)>> {
+    let mut accs = Vec::new();
+    for (k, v) in spec {
+        if skip.contains(&k.as_str()) {
+            continue;
+        }
+        if k.contains('.') {
+            return Err(err(
+                40235,
+                format!("The field name '{k}' cannot contain '.'"),
+            ));
+        }
+        if k.starts_with('$') {
+            return Err(err(
+                40236,
+                format!("The field name '{k}' cannot be an operator name"),
+            ));
+        }
+        accs.push((k.clone(), parse_acc(k, v)?));
+    }
+    Ok(accs)
+}
+
+/// A parsed `$group`.
+#[derive(Debug, Clone)]
+pub(super) struct Group {
+    id: Expr,
+    accs: Vec<(String, Acc)>,
+}
+
+impl Group {
+    pub(super) fn parse(spec: &Document) -> Result<Group> {
+        let id = spec
+            .get("_id")
+            .ok_or_else(|| err(15955, "a group specification must include an _id"))?;
+        Ok(Group {
+            id: Expr::parse(id)?,
+            accs: parse_accs(spec, &["_id"])?,
+        })
+    }
+
+    pub(super) fn run(&self, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+        let key = |d: &Document| self.id.eval_or_null(d, ctx.vars);
+        Ok(group_docs(&docs, &key, &self.accs, ctx)?
+            .into_iter()
+            .map(|(k, fields)| {
+                let mut d = Document::new();
+                d.insert("_id", k);
+                d.extend(fields);
+                d
+            })
+            .collect())
+    }
+}
+
+/// `$sortByCount`: group by the expression, count, most frequent first.
+pub(super) fn sort_by_count(e: &Expr, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+    let accs = vec![(
+        "count".to_string(),
+        Acc {
+            op: AccOp::Sum,
+            arg: Expr::Literal(Bson::Int32(1)),
+            n: None,
+            sort: None,
+        },
+    )];
+    let key = |d: &Document| e.eval_or_null(d, ctx.vars);
+    let mut out: Vec<Document> = group_docs(&docs, &key, &accs, ctx)?
+        .into_iter()
+        .map(|(k, fields)| {
+            let mut d = Document::new();
+            d.insert("_id", k);
+            d.extend(fields);
+            d
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let ca = a.get("count").and_then(value::as_i64).unwrap_or(0);
+        let cb = b.get("count").and_then(value::as_i64).unwrap_or(0);
+        cb.cmp(&ca)
+    });
+    Ok(out)
+}
+
+fn default_output() -> Vec<(String, Acc)> {
+    vec![(
+        "count".to_string(),
+        Acc {
+            op: AccOp::Sum,
+            arg: Expr::Literal(Bson::Int32(1)),
+            n: None,
+            sort: None,
+        },
+    )]
+}
+
+fn parse_group_by(v: Option<&Bson>, stage: &str, code: i32) -> Result<Expr> {
+    let ok = match v {
+        Some(Bson::String(s)) => s.starts_with('$'),
+        Some(Bson::Document(d)) => d.keys().next().is_some_and(|k| k.starts_with('$')),
+        _ => false,
+    };
+    match v {
+        Some(g) if ok => Expr::parse(g),
+        other => Err(err(
+            code,
+            format!(
+                "The {stage} 'groupBy' field must be defined as a $-prefixed path or an expression, but found: {}.",
+                other.map_or("missing".to_string(), |b| b.to_string())
+            ),
+        )),
+    }
+}
+
+fn parse_output(v: Option<&Bson>, stage: &str) -> Result<Vec<(String, Acc)>> {
+    match v {
+        None => Ok(default_output()),
+        Some(Bson::Document(d)) => parse_accs(d, &[]),
+        Some(other) => Err(err(
+            40196,
+            format!(
+                "The {stage} 'output' field must be an object, but found type: {}.",
+                value::type_alias(other)
+            ),
+        )),
+    }
+}
+
+/// A parsed `$bucket`.
+#[derive(Debug, Clone)]
+pub(super) struct Bucket {
+    group_by: Expr,
+    boundaries: Vec<Bson>,
+    default: Option<Bson>,
+    output: Vec<(String, Acc)>,
+}
+
+impl Bucket {
+    pub(super) fn parse(spec: &Document) -> Result<Bucket> {
+        for k in spec.keys() {
+            if !matches!(k.as_str(), "groupBy" | "boundaries" | "default" | "output") {
+                return Err(err(40197, format!("Unrecognized option to $bucket: {k}.")));
+            }
+        }
+        if !spec.contains_key("groupBy") || !spec.contains_key("boundaries") {
+            return Err(err(
+                40198,
+                "$bucket requires 'groupBy' and 'boundaries' to be specified.",
+            ));
+        }
+        let group_by = parse_group_by(spec.get("groupBy"), "$bucket", 40202)?;
+        let boundaries = match spec.get("boundaries") {
+            Some(Bson::Array(b)) => b.clone(),
+            Some(other) => {
+                return Err(err(
+                    40200,
+                    format!(
+                        "The $bucket 'boundaries' field must be an array, but found type: {}.",
+                        value::type_alias(other)
+                    ),
+                ));
+            }
+            None => Vec::new(),
+        };
+        if boundaries.len() < 2 {
+            return Err(err(
+                40192,
+                format!(
+                    "The $bucket 'boundaries' field must have at least 2 values, but found {} value(s).",
+                    boundaries.len()
+                ),
+            ));
+        }
+        for (i, w) in boundaries.windows(2).enumerate() {
+            if value::canonical_rank(&w[0]) != value::canonical_rank(&w[1]) {
+                return Err(err(
+                    40193,
+                    format!(
+                        "All values in the the 'boundaries' option to $bucket must have the same type. Found conflicting types {} and {}.",
+                        value::type_alias(&w[0]),
+                        value::type_alias(&w[1])
+                    ),
+                ));
+            }
+            if value::compare(&w[0], &w[1], None) != Ordering::Less {
+                return Err(err(
+                    40194,
+                    format!(
+                        "The 'boundaries' option to $bucket must be sorted in ascending order, but elements {} and {} are not in ascending order ({} is not less than {}).",
+                        i,
+                        i + 1,
+                        w[0],
+                        w[1]
+                    ),
+                ));
+            }
+        }
+        let default = spec.get("default").cloned();
+        if let Some(d) = &default {
+            let lo = &boundaries[0];
+            let hi = &boundaries[boundaries.len() - 1];
+            let same_type = value::canonical_rank(d) == value::canonical_rank(lo);
+            if same_type
+                && value::compare(d, lo, None) != Ordering::Less
+                && value::compare(d, hi, None) == Ordering::Less
+            {
+                return Err(err(
+                    40199,
+                    "The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary.",
+                ));
+            }
+        }
+        Ok(Bucket {
+            group_by,
+            boundaries,
+            default,
+            output: parse_output(spec.get("output"), "$bucket")?,
+        })
+    }
+
+    pub(super) fn run(&self, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+        let coll = ctx.collation();
+        let key = |d: &Document| -> Result<Bson> {
+            let v = self.group_by.eval_or_null(d, ctx.vars)?;
+            for w in self.boundaries.windows(2) {
+                if value::compare(&v, &w[0], coll) != Ordering::Less
+                    && value::compare(&v, &w[1], coll) == Ordering::Less
+                {
+                    return Ok(w[0].clone());
+                }
+            }
+            self.default.clone().ok_or_else(|| {
+                err(
+                    40066,
+                    "$switch could not find a matching branch for an input, and no default was specified.",
+                )
+            })
+        };
+        let mut groups = group_docs(&docs, &key, &self.output, ctx)?;
+        // Buckets come out in boundary order, the default bucket last.
+        let rank = |k: &Bson| {
+            self.boundaries
+                .iter()
+                .position(|b| value::values_equal(b, k, coll))
+                .unwrap_or(usize::MAX)
+        };
+        groups.sort_by_key(|(k, _)| rank(k));
+        Ok(groups
+            .into_iter()
+            .map(|(k, fields)| {
+                let mut d = Document::new();
+                d.insert("_id", k);
+                d.extend(fields);
+                d
+            })
+            .collect())
+    }
+}
+
+/// A parsed `$bucketAuto` (no `granularity` support: Partial).
+#[derive(Debug, Clone)]
+pub(super) struct BucketAuto {
+    group_by: Expr,
+    buckets: usize,
+    output: Vec<(String, Acc)>,
+}
+
+impl BucketAuto {
+    pub(super) fn parse(spec: &Document) -> Result<BucketAuto> {
+        for k in spec.keys() {
+            if !matches!(k.as_str(), "groupBy" | "buckets" | "output" | "granularity") {
+                return Err(err(
+                    40245,
+                    format!("Unrecognized option to $bucketAuto: {k}."),
+                ));
+            }
+        }
+        if spec.contains_key("granularity") {
+            return Err(crate::engine::error::EngineError::not_implemented(
+                "$bucketAuto granularity",
+            ));
+        }
+        let group_by = parse_group_by(spec.get("groupBy"), "$bucketAuto", 40239)?;
+        let buckets = match spec.get("buckets").and_then(|b| {
+            if value::is_number(b) {
+                value::as_i64(b)
+            } else {
+                None
+            }
+        }) {
+            Some(n) if n > 0 => n as usize,
+            _ => {
+                return Err(err(
+                    40243,
+                    "The $bucketAuto 'buckets' field must be greater than 0",
+                ));
+            }
+        };
+        Ok(BucketAuto {
+            group_by,
+            buckets,
+            output: parse_output(spec.get("output"), "$bucketAuto")?,
+        })
+    }
+
+    pub(super) fn run(&self, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+        let coll = ctx.collation();
+        let mut keyed: Vec<(Bson, Document)> = Vec::with_capacity(docs.len());
+        for d in docs {
+            let v = self.group_by.eval_or_null(&d, ctx.vars)?;
+            keyed.push((v, d));
+        }
+        keyed.sort_by(|a, b| value::compare(&a.0, &b.0, coll));
+        let n = keyed.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let per = n.div_ceil(self.buckets).max(1);
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < n {
+            let mut end = (i + per).min(n);
+            // Equal values never straddle two buckets.
+            while end < n && value::values_equal(&keyed[end - 1].0, &keyed[end].0, coll) {
+                end += 1;
+            }
+            let min = keyed[i].0.clone();
+            let max = if end < n {
+                keyed[end].0.clone()
+            } else {
+                keyed[n - 1].0.clone()
+            };
+            let chunk: Vec<Document> = keyed[i..end].iter().map(|(_, d)| d.clone()).collect();
+            let key = |_: &Document| Ok(Bson::Null);
+            let grouped = group_docs(&chunk, &key, &self.output, ctx)?;
+            let mut d = Document::new();
+            d.insert("_id", bson::doc! {"min": min, "max": max});
+            if let Some((_, fields)) = grouped.into_iter().next() {
+                d.extend(fields);
+            }
+            out.push(d);
+            i = end;
+        }
+        Ok(out)
+    }
+}
