@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod course;
 pub mod datasets;
 pub mod dialect;
 pub mod engine;
