@@ -9,4 +9,3 @@ db.logs.aggregate([
   {$unset: ["host_id", "hostname"]},
   {$out: "logs"}
 ])
-db.logs.createIndex({level: 1, ts: -1})
