@@ -147,7 +147,9 @@ fn main() -> anyhow::Result<()> {
         }) => {
             let root = content_root();
             let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
-            let format = format.parse().map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+            let format = format
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
             let database = Database::open(cli.uri)?;
             let loader = schemalab::course::CatalogLoader::for_course(&root)?;
             let progress = |p: &schemalab::course::Progress| {
