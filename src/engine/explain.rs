@@ -554,10 +554,51 @@ pub fn explain(
             out.insert("executionStats", s);
         }
     }
+    int32_counters(&mut out);
     out.insert("command", echoed);
     out.insert("serverInfo", server_info());
     out.insert("serverParameters", server_parameters());
     Ok(out)
+}
+
+/// mongod appends explain counters with `appendNumber`, which writes an
+/// int32 whenever the value fits; drivers and mongosh show them as plain
+/// numbers. Rewrite our int64 counters the same way, leaving alone every
+/// subtree that echoes the user's own values.
+fn int32_counters(doc: &mut Document) {
+    const ECHOES: [&str; 7] = [
+        "filter",
+        "parsedQuery",
+        "command",
+        "keyPattern",
+        "sortPattern",
+        "transformBy",
+        "indexBounds",
+    ];
+    for (key, value) in doc.iter_mut() {
+        // A pipeline stage's spec sits under its `$name`; only `$cursor`
+        // holds figures of ours.
+        let stage_spec = key.starts_with('$') && key != "$cursor";
+        if stage_spec || ECHOES.contains(&key.as_str()) {
+            continue;
+        }
+        match value {
+            Bson::Int64(n) => {
+                if let Ok(small) = i32::try_from(*n) {
+                    *value = Bson::Int32(small);
+                }
+            }
+            Bson::Document(inner) => int32_counters(inner),
+            Bson::Array(items) => {
+                for item in items {
+                    if let Bson::Document(inner) = item {
+                        int32_counters(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `count` with an empty query reads the collection's record count.
