@@ -30,10 +30,6 @@ const FILES: &[(&str, &str)] = &[
 /// entry: (case name, reason). The runner fails if a listed case passes, so
 /// the list cannot go stale.
 pub const KNOWN_FAILING: &[(&str, &str)] = &[
-    (
-        "aggregation/drop-indexes",
-        "engine dropIndexes('*') reply lacks mongod's msg: 'non-_id indexes dropped for collection'",
-    ),
 ];
 
 pub fn cases() -> Vec<Case> {
