@@ -133,7 +133,7 @@ async fn transactions_are_refused_with_20() {
 }
 
 #[tokio::test]
-async fn aggregate_needs_a_cursor_and_explain_is_pending() {
+async fn aggregate_needs_a_cursor_and_explain_answers() {
     let (_server, client) = start().await;
     let db = client.database("test");
     let err = db
@@ -141,11 +141,39 @@ async fn aggregate_needs_a_cursor_and_explain_is_pending() {
         .await
         .unwrap_err();
     assert_eq!(command_code(&err), 9);
-    let err = db
-        .run_command(doc! {"explain": {"find": "c", "filter": {}}, "verbosity": "queryPlanner"})
+    db.collection::<Document>("c")
+        .insert_many((0..5).map(|i| doc! {"_id": i, "k": i % 2}))
         .await
-        .unwrap_err();
-    assert_eq!(command_code(&err), 238);
+        .unwrap();
+    let explained = db
+        .run_command(
+            doc! {"explain": {"find": "c", "filter": {"k": 1}}, "verbosity": "executionStats"},
+        )
+        .await
+        .unwrap();
+    assert_eq!(explained.get_str("explainVersion").unwrap(), "1");
+    let stats = explained.get_document("executionStats").unwrap();
+    assert_eq!(stats.get_i32("nReturned").unwrap(), 2);
+    assert_eq!(stats.get_i32("totalDocsExamined").unwrap(), 5);
+    let planner = explained.get_document("queryPlanner").unwrap();
+    assert_eq!(
+        planner
+            .get_document("winningPlan")
+            .unwrap()
+            .get_str("stage")
+            .unwrap(),
+        "COLLSCAN"
+    );
+    // `aggregate` with `explain: true` and no cursor answers at
+    // queryPlanner verbosity.
+    let agg = db
+        .run_command(doc! {"aggregate": "c", "pipeline": [{"$match": {"k": 0}}], "explain": true})
+        .await
+        .unwrap();
+    assert!(
+        agg.contains_key("queryPlanner") || agg.contains_key("stages"),
+        "{agg}"
+    );
     let err = db
         .run_command(doc! {"find": "c", "filter": "nope"})
         .await
