@@ -475,3 +475,33 @@ fn id_shapes_mongod_refuses() {
         "arrays inside an _id document are fine"
     );
 }
+
+/// Regression (found by the planned-equals-scanned property): an equality on
+/// a multikey field must not let the index provide a sort on that field,
+/// because a document's sort key is its largest (descending) element.
+#[test]
+fn multikey_equality_does_not_provide_the_sort() {
+    let e = Engine::new();
+    index(&e, "mk", doc! {"key": {"a": -1, "b": 1}}).unwrap();
+    insert(
+        &e,
+        "mk",
+        vec![
+            doc! {"_id": 0, "a": [3], "b": 0},
+            doc! {"_id": 1, "a": [3, 4], "b": 0},
+        ],
+    );
+    let got = e
+        .find(
+            "t",
+            "mk",
+            &FindRequest {
+                filter: doc! {"a": 3},
+                sort: Some(doc! {"a": -1}),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let ids: Vec<i32> = got.iter().map(|d| d.get_i32("_id").unwrap()).collect();
+    assert_eq!(ids, vec![1, 0]);
+}

@@ -270,6 +270,10 @@ fn provides_sort(
 ) -> Option<bool> {
     let fields = &index.spec.fields;
     let point = |i: usize| b.constrained[i] && b.bounds[i].len() == 1 && b.bounds[i][0].is_point();
+    let multikey = |i: usize| index.multikey_paths().get(i).is_some_and(|p| !p.is_empty());
+    // A sort key pinned to one value by an equality needs no ordering, except
+    // on a multikey field: there a document's sort key is its smallest or
+    // largest element, not the value the query matched.
     let keys: Vec<&(String, bool)> = sort
         .keys
         .iter()
@@ -277,7 +281,7 @@ fn provides_sort(
             !fields
                 .iter()
                 .enumerate()
-                .any(|(i, (f, _))| f == p && point(i))
+                .any(|(i, (f, _))| f == p && point(i) && !multikey(i))
         })
         .collect();
     if keys.is_empty() {
@@ -295,11 +299,7 @@ fn provides_sort(
         if field != path {
             return None;
         }
-        if index
-            .multikey_paths()
-            .get(start + k)
-            .is_some_and(|p| !p.is_empty())
-        {
+        if multikey(start + k) {
             return None;
         }
         let same = asc == field_asc;
