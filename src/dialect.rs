@@ -1,2 +1,167 @@
 //! The mongosh dialect: a documented subset of what learners type in mongosh,
-//! parsed and evaluated through the official `mongodb` driver.
+//! parsed and evaluated through the official `mongodb` driver, so the same
+//! script runs against schemalab's embedded engine and a real MongoDB. It is
+//! not a JavaScript engine: docs/SHELL.md lists exactly what is accepted.
+//!
+//! Pipeline: [`lexer`] (text → tokens with line:col) → [`parser`] (tokens →
+//! [`ast::Program`]) → [`eval`] (statements → driver calls → [`Value`]s) →
+//! [`print`] (values → mongosh-style text). [`shell`] wraps it all into the
+//! `schemalab shell` command (file mode and an interactive line editor).
+
+pub mod ast;
+mod eval;
+mod lexer;
+mod parser;
+pub mod print;
+mod shell;
+mod suggest;
+
+use std::fmt;
+
+pub use ast::Program;
+pub use eval::{CursorSpec, Output, Session, Value};
+pub use parser::parse_program;
+pub use shell::{needs_more_input, run_file, run_interactive, run_interactive_on};
+pub use suggest::{edit_distance, suggest};
+
+/// A 1-based line and column (columns count characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// Everything that can go wrong parsing or evaluating dialect code.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DialectError {
+    /// The text is not valid in the dialect's grammar.
+    #[error("SyntaxError: {message} ({pos})")]
+    Syntax { message: String, pos: Pos },
+    /// Valid mongosh/JavaScript, but outside the documented subset.
+    #[error("not supported in schemalab's shell dialect: {what} ({pos})")]
+    Unsupported { what: String, pos: Pos },
+    /// A value was used the wrong way (unknown method, wrong argument …).
+    #[error("TypeError: {message}{}", hint(suggestion))]
+    Type {
+        message: String,
+        suggestion: Option<String>,
+        pos: Option<Pos>,
+    },
+    /// An unknown name.
+    #[error("ReferenceError: {name} is not defined{}", hint(suggestion))]
+    Reference {
+        name: String,
+        suggestion: Option<String>,
+        pos: Pos,
+    },
+    /// The server answered with an error, printed as mongosh does.
+    #[error("{}", server_line(code_name, message))]
+    Server {
+        code: i32,
+        code_name: String,
+        message: String,
+    },
+    /// An ordered/unordered bulk insert or bulkWrite hit write errors.
+    #[error("MongoBulkWriteError: {message}")]
+    BulkWrite { code: i32, message: String },
+    /// A driver-side failure (connection refused, timeout, bad URI …).
+    #[error("MongoError: {0}")]
+    Driver(String),
+    /// Reading a script file or the terminal failed.
+    #[error("Error: {0}")]
+    Io(String),
+}
+
+fn hint(s: &Option<String>) -> String {
+    match s {
+        Some(s) => format!(" (did you mean {s}?)"),
+        None => String::new(),
+    }
+}
+
+fn server_line(code_name: &str, message: &str) -> String {
+    if code_name.is_empty() {
+        format!("MongoServerError: {message}")
+    } else {
+        format!("MongoServerError[{code_name}]: {message}")
+    }
+}
+
+impl DialectError {
+    pub(crate) fn syntax(message: impl Into<String>, pos: Pos) -> Self {
+        DialectError::Syntax {
+            message: message.into(),
+            pos,
+        }
+    }
+
+    pub(crate) fn unsupported(what: impl Into<String>, pos: Pos) -> Self {
+        DialectError::Unsupported {
+            what: what.into(),
+            pos,
+        }
+    }
+
+    /// Where in the source the error is, when it is tied to a spot.
+    pub fn position(&self) -> Option<Pos> {
+        match self {
+            DialectError::Syntax { pos, .. }
+            | DialectError::Unsupported { pos, .. }
+            | DialectError::Reference { pos, .. } => Some(*pos),
+            DialectError::Type { pos, .. } => *pos,
+            _ => None,
+        }
+    }
+
+    /// The message followed, when the error has a position, by the source
+    /// line and a caret under the spot.
+    pub fn render(&self, src: &str) -> String {
+        let mut out = self.to_string();
+        if let Some(pos) = self.position()
+            && let Some(line) = src.lines().nth(pos.line.saturating_sub(1) as usize)
+        {
+            let caret_pad: String = line
+                .chars()
+                .take(pos.col.saturating_sub(1) as usize)
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            out.push_str(&format!("\n{line}\n{caret_pad}^"));
+        }
+        out
+    }
+}
+
+/// Render a value as mongosh prints it.
+pub fn render(v: &Value) -> String {
+    v.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caret_points_at_column() {
+        let e = DialectError::syntax("boom", Pos { line: 2, col: 5 });
+        assert_eq!(
+            e.render("x\nabcdefg"),
+            "SyntaxError: boom (2:5)\nabcdefg\n    ^"
+        );
+    }
+
+    #[test]
+    fn server_error_like_mongosh() {
+        let e = DialectError::Server {
+            code: 2,
+            code_name: "BadValue".into(),
+            message: "nope".into(),
+        };
+        assert_eq!(e.to_string(), "MongoServerError[BadValue]: nope");
+    }
+}

@@ -1,0 +1,653 @@
+//! Parsing: a recursive-descent parser from tokens to the [`Program`] tree.
+//! It accepts exactly the documented subset and names anything else as
+//! "not supported" (with its position) instead of guessing.
+
+use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
+use super::lexer::{Tok, Token, tokenize};
+use super::{DialectError, Pos};
+
+/// Parse a whole program. Pure: no I/O.
+pub fn parse_program(src: &str) -> Result<Program, DialectError> {
+    let tokens = tokenize(src)?;
+    let mut p = Parser {
+        tokens,
+        i: 0,
+        depth: 0,
+    };
+    let stmts = p.stmts(false)?;
+    Ok(Program { stmts })
+}
+
+/// Nesting limit so hostile input cannot overflow the stack.
+const MAX_DEPTH: u32 = 200;
+
+struct Parser {
+    tokens: Vec<Token>,
+    i: usize,
+    depth: u32,
+}
+
+impl Parser {
+    fn peek(&self) -> &Token {
+        // `tokenize` always ends with Eof and `bump` never moves past it.
+        &self.tokens[self.i.min(self.tokens.len() - 1)]
+    }
+
+    fn peek_at(&self, k: usize) -> &Token {
+        &self.tokens[(self.i + k).min(self.tokens.len() - 1)]
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.i < self.tokens.len() - 1 {
+            self.i += 1;
+        }
+        t
+    }
+
+    fn is_punct(&self, p: &str) -> bool {
+        matches!(&self.peek().tok, Tok::Punct(q) if *q == p)
+    }
+
+    fn is_ident(&self, name: &str) -> bool {
+        matches!(&self.peek().tok, Tok::Ident(s) if s == name)
+    }
+
+    fn eat_punct(&mut self, p: &str) -> bool {
+        if self.is_punct(p) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_punct(&mut self, p: &str) -> Result<Pos, DialectError> {
+        if self.is_punct(p) {
+            Ok(self.bump().pos)
+        } else {
+            Err(self.unexpected(&format!("expected '{p}'")))
+        }
+    }
+
+    fn unexpected(&self, wanted: &str) -> DialectError {
+        let t = self.peek();
+        let what = match &t.tok {
+            Tok::Eof => "end of input".to_string(),
+            Tok::Ident(s) => format!("'{s}'"),
+            Tok::Num(n) => format!("number {n}"),
+            Tok::Str(_) => "string".to_string(),
+            Tok::Regex { .. } => "regular expression".to_string(),
+            Tok::Punct(p) => format!("'{p}'"),
+        };
+        DialectError::syntax(format!("unexpected {what}, {wanted}"), t.pos)
+    }
+
+    fn ident(&mut self, what: &str) -> Result<(String, Pos), DialectError> {
+        match &self.peek().tok {
+            Tok::Ident(s) => {
+                let s = s.clone();
+                Ok((s, self.bump().pos))
+            }
+            _ => Err(self.unexpected(&format!("expected {what}"))),
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), DialectError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(DialectError::syntax("nesting too deep", self.peek().pos));
+        }
+        Ok(())
+    }
+
+    /// Statements until end of input, or until `}` when `in_block`.
+    fn stmts(&mut self, in_block: bool) -> Result<Vec<Stmt>, DialectError> {
+        let mut out = Vec::new();
+        loop {
+            while self.eat_punct(";") {}
+            match &self.peek().tok {
+                Tok::Eof if in_block => return Err(self.unexpected("expected '}'")),
+                Tok::Eof => return Ok(out),
+                Tok::Punct("}") if in_block => return Ok(out),
+                _ => {}
+            }
+            let stmt = self.stmt()?;
+            out.push(stmt);
+            // A statement ends at `;`, a newline, `}` or the end.
+            let t = self.peek();
+            let ends = matches!(t.tok, Tok::Eof | Tok::Punct(";"))
+                || t.newline_before
+                || (in_block && matches!(t.tok, Tok::Punct("}")))
+                || matches!(out.last().map(|s| &s.kind), Some(StmtKind::ForOf { .. }));
+            if !ends {
+                return Err(self.unexpected("expected ';' or a new line"));
+            }
+        }
+    }
+
+    fn stmt(&mut self) -> Result<Stmt, DialectError> {
+        let t = self.peek().clone();
+        let pos = t.pos;
+        if let Tok::Ident(word) = &t.tok {
+            let next = self.peek_at(1);
+            let next_is_word = matches!(next.tok, Tok::Ident(_)) && !next.newline_before;
+            match word.as_str() {
+                "show" if next_is_word => {
+                    self.bump();
+                    let (what, wpos) = self.ident("what to show")?;
+                    return match what.as_str() {
+                        "collections" | "tables" => Ok(Stmt {
+                            pos,
+                            kind: StmtKind::Show("collections".into()),
+                        }),
+                        "dbs" | "databases" => Ok(Stmt {
+                            pos,
+                            kind: StmtKind::Show("dbs".into()),
+                        }),
+                        other => Err(DialectError::unsupported(format!("show {other}"), wpos)),
+                    };
+                }
+                "use" if next_is_word => {
+                    self.bump();
+                    let (name, _) = self.ident("a database name")?;
+                    return Ok(Stmt {
+                        pos,
+                        kind: StmtKind::Use(name),
+                    });
+                }
+                "it" if next.newline_before || matches!(next.tok, Tok::Eof | Tok::Punct(";")) => {
+                    self.bump();
+                    return Ok(Stmt {
+                        pos,
+                        kind: StmtKind::It,
+                    });
+                }
+                "const" | "let" | "var" => {
+                    self.bump();
+                    return self.declaration(word == "const", pos);
+                }
+                "for" => {
+                    self.bump();
+                    return self.for_of(pos);
+                }
+                "if" | "while" | "do" | "function" | "class" | "return" | "switch" | "try"
+                | "throw" | "async" | "await" | "import" | "export" | "delete" | "typeof"
+                | "yield" | "break" | "continue" => {
+                    return Err(DialectError::unsupported(format!("'{word}'"), pos));
+                }
+                _ => {}
+            }
+            if let Some(Tok::Punct("=")) = Some(&next.tok) {
+                let name = word.clone();
+                self.bump();
+                self.bump();
+                let value = self.expr()?;
+                return Ok(Stmt {
+                    pos,
+                    kind: StmtKind::Assign { name, value },
+                });
+            }
+        }
+        // A statement starting with `{` is an object literal, as mongosh's REPL
+        // reads it (there are no bare blocks in the dialect).
+        let e = self.expr()?;
+        if self.is_punct("=") || self.is_punct("+=") || self.is_punct("-=") {
+            return Err(DialectError::unsupported(
+                "assignment to anything but a plain name",
+                self.peek().pos,
+            ));
+        }
+        Ok(Stmt {
+            pos,
+            kind: StmtKind::Expr(e),
+        })
+    }
+
+    fn declaration(&mut self, constant: bool, pos: Pos) -> Result<Stmt, DialectError> {
+        let mut decls = Vec::new();
+        loop {
+            if self.is_punct("{") || self.is_punct("[") {
+                return Err(DialectError::unsupported(
+                    "destructuring declarations",
+                    self.peek().pos,
+                ));
+            }
+            let (name, npos) = self.ident("a variable name")?;
+            if is_reserved(&name) {
+                return Err(DialectError::syntax(
+                    format!("'{name}' cannot be a variable name"),
+                    npos,
+                ));
+            }
+            let init = if self.eat_punct("=") {
+                Some(self.expr()?)
+            } else if constant {
+                return Err(DialectError::syntax(
+                    "missing initializer in const declaration",
+                    self.peek().pos,
+                ));
+            } else {
+                None
+            };
+            decls.push((name, init));
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        Ok(Stmt {
+            pos,
+            kind: StmtKind::Let { constant, decls },
+        })
+    }
+
+    fn for_of(&mut self, pos: Pos) -> Result<Stmt, DialectError> {
+        self.expect_punct("(")?;
+        if !(self.is_ident("const") || self.is_ident("let") || self.is_ident("var")) {
+            return Err(DialectError::unsupported(
+                "this form of 'for' (only `for (const x of …) { … }` is)",
+                self.peek().pos,
+            ));
+        }
+        self.bump();
+        let (name, _) = self.ident("a loop variable name")?;
+        if !self.is_ident("of") {
+            return Err(DialectError::unsupported(
+                "this form of 'for' (only `for (const x of …) { … }` is)",
+                self.peek().pos,
+            ));
+        }
+        self.bump();
+        let iterable = self.expr()?;
+        self.expect_punct(")")?;
+        self.enter()?;
+        let body = if self.eat_punct("{") {
+            let b = self.stmts(true)?;
+            self.expect_punct("}")?;
+            b
+        } else {
+            vec![self.stmt()?]
+        };
+        self.depth -= 1;
+        Ok(Stmt {
+            pos,
+            kind: StmtKind::ForOf {
+                name,
+                iterable,
+                body,
+            },
+        })
+    }
+
+    fn expr(&mut self) -> Result<Expr, DialectError> {
+        self.enter()?;
+        let e = self.additive();
+        self.depth -= 1;
+        let e = e?;
+        if let Tok::Punct(p) = self.peek().tok
+            && matches!(
+                p,
+                "==="
+                    | "!=="
+                    | "=="
+                    | "!="
+                    | "<"
+                    | ">"
+                    | "<="
+                    | ">="
+                    | "&&"
+                    | "||"
+                    | "??"
+                    | "?"
+                    | "=>"
+                    | "**"
+                    | "&"
+                    | "|"
+                    | "^"
+                    | "++"
+                    | "--"
+            )
+        {
+            return Err(DialectError::unsupported(
+                format!("the '{p}' operator"),
+                self.peek().pos,
+            ));
+        }
+        Ok(e)
+    }
+
+    fn additive(&mut self) -> Result<Expr, DialectError> {
+        let mut left = self.multiplicative()?;
+        loop {
+            let op = match self.peek().tok {
+                Tok::Punct("+") => BinOp::Add,
+                Tok::Punct("-") => BinOp::Sub,
+                _ => return Ok(left),
+            };
+            let pos = self.bump().pos;
+            let right = self.multiplicative()?;
+            left = Expr {
+                pos,
+                kind: ExprKind::Binary {
+                    op,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                },
+            };
+        }
+    }
+
+    fn multiplicative(&mut self) -> Result<Expr, DialectError> {
+        let mut left = self.unary()?;
+        loop {
+            let op = match self.peek().tok {
+                Tok::Punct("*") => BinOp::Mul,
+                Tok::Punct("/") => BinOp::Div,
+                Tok::Punct("%") => BinOp::Rem,
+                _ => return Ok(left),
+            };
+            let pos = self.bump().pos;
+            let right = self.unary()?;
+            left = Expr {
+                pos,
+                kind: ExprKind::Binary {
+                    op,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                },
+            };
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr, DialectError> {
+        let pos = self.peek().pos;
+        if self.eat_punct("-") {
+            self.enter()?;
+            let inner = self.unary();
+            self.depth -= 1;
+            return Ok(Expr {
+                pos,
+                kind: ExprKind::Neg(Box::new(inner?)),
+            });
+        }
+        if self.eat_punct("+") {
+            self.enter()?;
+            let inner = self.unary();
+            self.depth -= 1;
+            return inner;
+        }
+        if let Tok::Punct(p @ ("!" | "~" | "++" | "--" | "...")) = self.peek().tok {
+            return Err(DialectError::unsupported(
+                format!("the '{p}' operator"),
+                pos,
+            ));
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> Result<Expr, DialectError> {
+        let mut e = self.primary()?;
+        loop {
+            let pos = self.peek().pos;
+            if self.eat_punct(".") {
+                let (name, _) = self.ident("a property name after '.'")?;
+                e = Expr {
+                    pos,
+                    kind: ExprKind::Member {
+                        object: Box::new(e),
+                        name,
+                    },
+                };
+            } else if self.eat_punct("[") {
+                let index = self.expr()?;
+                self.expect_punct("]")?;
+                e = Expr {
+                    pos,
+                    kind: ExprKind::Index {
+                        object: Box::new(e),
+                        index: Box::new(index),
+                    },
+                };
+            } else if self.is_punct("(") {
+                let args = self.args()?;
+                e = Expr {
+                    pos: e.pos,
+                    kind: ExprKind::Call {
+                        callee: Box::new(e),
+                        args,
+                    },
+                };
+            } else if self.is_punct("?.") {
+                return Err(DialectError::unsupported("optional chaining '?.'", pos));
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn args(&mut self) -> Result<Vec<Expr>, DialectError> {
+        self.expect_punct("(")?;
+        let mut args = Vec::new();
+        loop {
+            if self.eat_punct(")") {
+                return Ok(args);
+            }
+            if self.is_punct("...") {
+                return Err(DialectError::unsupported(
+                    "spread arguments '...'",
+                    self.peek().pos,
+                ));
+            }
+            args.push(self.expr()?);
+            if !self.eat_punct(",") {
+                self.expect_punct(")")?;
+                return Ok(args);
+            }
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, DialectError> {
+        let t = self.peek().clone();
+        let pos = t.pos;
+        let kind = match t.tok {
+            Tok::Num(n) => {
+                self.bump();
+                ExprKind::Number(n)
+            }
+            Tok::Str(s) => {
+                self.bump();
+                ExprKind::Str(s)
+            }
+            Tok::Regex { pattern, flags } => {
+                self.bump();
+                ExprKind::Regex { pattern, flags }
+            }
+            Tok::Ident(word) => {
+                self.bump();
+                match word.as_str() {
+                    "true" => ExprKind::Bool(true),
+                    "false" => ExprKind::Bool(false),
+                    "null" => ExprKind::Null,
+                    "undefined" => ExprKind::Undefined,
+                    "new" => {
+                        let (callee, _) = self.ident("a constructor name after 'new'")?;
+                        let args = if self.is_punct("(") {
+                            self.args()?
+                        } else {
+                            Vec::new()
+                        };
+                        ExprKind::New { callee, args }
+                    }
+                    "function" | "async" | "await" | "this" | "typeof" | "class" | "yield"
+                    | "delete" | "void" => {
+                        return Err(DialectError::unsupported(format!("'{word}'"), pos));
+                    }
+                    w if is_reserved(w) => {
+                        return Err(DialectError::syntax(
+                            format!("unexpected keyword '{w}'"),
+                            pos,
+                        ));
+                    }
+                    _ => {
+                        if self.is_punct("=>") {
+                            return Err(DialectError::unsupported("arrow functions", pos));
+                        }
+                        ExprKind::Ident(word)
+                    }
+                }
+            }
+            Tok::Punct("(") => {
+                self.bump();
+                if self.is_punct(")") {
+                    return Err(DialectError::unsupported("arrow functions", pos));
+                }
+                let e = self.expr()?;
+                if self.is_punct(",") {
+                    return Err(DialectError::unsupported(
+                        "the comma operator or arrow functions",
+                        self.peek().pos,
+                    ));
+                }
+                self.expect_punct(")")?;
+                if self.is_punct("=>") {
+                    return Err(DialectError::unsupported("arrow functions", pos));
+                }
+                return Ok(e);
+            }
+            Tok::Punct("[") => {
+                self.bump();
+                self.enter()?;
+                let mut items = Vec::new();
+                loop {
+                    if self.eat_punct("]") {
+                        break;
+                    }
+                    if self.is_punct(",") {
+                        return Err(DialectError::unsupported(
+                            "array holes (empty elements)",
+                            self.peek().pos,
+                        ));
+                    }
+                    if self.is_punct("...") {
+                        return Err(DialectError::unsupported(
+                            "spread elements '...'",
+                            self.peek().pos,
+                        ));
+                    }
+                    items.push(self.expr()?);
+                    if !self.eat_punct(",") {
+                        self.expect_punct("]")?;
+                        break;
+                    }
+                }
+                self.depth -= 1;
+                ExprKind::Array(items)
+            }
+            Tok::Punct("{") => {
+                self.bump();
+                self.enter()?;
+                let fields = self.object_fields()?;
+                self.depth -= 1;
+                ExprKind::Object(fields)
+            }
+            Tok::Punct(p) => {
+                if p == "..." {
+                    return Err(DialectError::unsupported("spread syntax '...'", pos));
+                }
+                return Err(self.unexpected("expected an expression"));
+            }
+            Tok::Eof => return Err(self.unexpected("expected an expression")),
+        };
+        Ok(Expr { pos, kind })
+    }
+
+    fn object_fields(&mut self) -> Result<Vec<(String, Expr)>, DialectError> {
+        let mut fields = Vec::new();
+        loop {
+            if self.eat_punct("}") {
+                return Ok(fields);
+            }
+            let t = self.peek().clone();
+            let key = match &t.tok {
+                Tok::Ident(s) | Tok::Str(s) => s.clone(),
+                Tok::Num(n) => format_number_key(*n),
+                Tok::Punct("[") => {
+                    return Err(DialectError::unsupported("computed property names", t.pos));
+                }
+                Tok::Punct("...") => {
+                    return Err(DialectError::unsupported("object spread '...'", t.pos));
+                }
+                _ => return Err(self.unexpected("expected a property name")),
+            };
+            self.bump();
+            let value = if self.eat_punct(":") {
+                self.expr()?
+            } else if matches!(t.tok, Tok::Ident(_)) && (self.is_punct(",") || self.is_punct("}")) {
+                // Shorthand `{ name }` reads the binding `name`.
+                Expr {
+                    pos: t.pos,
+                    kind: ExprKind::Ident(key.clone()),
+                }
+            } else if self.is_punct("(") {
+                return Err(DialectError::unsupported(
+                    "method definitions in object literals",
+                    self.peek().pos,
+                ));
+            } else {
+                return Err(self.unexpected("expected ':'"));
+            };
+            fields.push((key, value));
+            if !self.eat_punct(",") {
+                self.expect_punct("}")?;
+                return Ok(fields);
+            }
+        }
+    }
+}
+
+fn format_number_key(n: f64) -> String {
+    super::print::format_number(n)
+}
+
+fn is_reserved(w: &str) -> bool {
+    matches!(
+        w,
+        "break"
+            | "case"
+            | "catch"
+            | "class"
+            | "const"
+            | "continue"
+            | "debugger"
+            | "default"
+            | "delete"
+            | "do"
+            | "else"
+            | "export"
+            | "extends"
+            | "finally"
+            | "for"
+            | "function"
+            | "if"
+            | "import"
+            | "in"
+            | "instanceof"
+            | "let"
+            | "new"
+            | "return"
+            | "super"
+            | "switch"
+            | "this"
+            | "throw"
+            | "try"
+            | "typeof"
+            | "var"
+            | "void"
+            | "while"
+            | "with"
+            | "yield"
+            | "true"
+            | "false"
+            | "null"
+    )
+}

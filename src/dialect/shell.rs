@@ -1,0 +1,173 @@
+//! The `schemalab shell` front end: run a script file, or an interactive
+//! line editor with history, multi-line input while brackets are open, and
+//! `Type "it" for more` cursor paging.
+
+use std::path::Path;
+
+use super::{DialectError, Output, Session};
+
+/// Run every statement of `path` against `uri`/`db`, printing outputs to
+/// stdout. Stops at the first error and returns it (already rendered with
+/// its caret line by the caller via [`DialectError::render`]).
+pub async fn run_file(uri: &str, db: &str, path: &Path) -> Result<(), DialectError> {
+    let src = std::fs::read_to_string(path)
+        .map_err(|e| DialectError::Io(format!("{}: {e}", path.display())))?;
+    let mut session = Session::connect(uri, db).await?;
+    let (outputs, result) = session.eval_partial(&src).await;
+    print_outputs(&outputs);
+    if let Err(e) = &result {
+        eprintln!("{}", e.render(&src));
+    }
+    result
+}
+
+fn print_outputs(outputs: &[Output]) {
+    for o in outputs {
+        let s = o.render();
+        if !s.is_empty() {
+            println!("{s}");
+        }
+    }
+}
+
+/// True while `src` has unclosed brackets, strings or comments, so the
+/// editor should keep reading lines.
+pub fn needs_more_input(src: &str) -> bool {
+    let mut depth: i64 = 0;
+    let mut chars = src.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                c if c == q => quote = None,
+                '\n' if q != '`' => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => quote = Some(c),
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut closed = false;
+                let mut prev = ' ';
+                for c in chars.by_ref() {
+                    if prev == '*' && c == '/' {
+                        closed = true;
+                        break;
+                    }
+                    prev = c;
+                }
+                if !closed {
+                    return true;
+                }
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth > 0 || quote == Some('`')
+}
+
+/// The interactive shell. Blocks the calling thread (it builds its own
+/// tokio runtime for the driver); must not be called from async code.
+pub fn run_interactive(uri: &str, db: &str) -> Result<(), DialectError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| DialectError::Io(e.to_string()))?;
+    run_interactive_on(rt.handle(), uri, db)
+}
+
+/// The interactive shell on an existing runtime (e.g. the one serving the
+/// embedded engine). Blocks the calling thread, which must not be one of
+/// the runtime's async tasks.
+pub fn run_interactive_on(
+    rt: &tokio::runtime::Handle,
+    uri: &str,
+    db: &str,
+) -> Result<(), DialectError> {
+    let mut session = rt.block_on(Session::connect(uri, db))?;
+    let mut editor =
+        rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(e.to_string()))?;
+    let history = directories::ProjectDirs::from("", "", "schemalab")
+        .map(|d| d.data_dir().join("shell_history"));
+    if let Some(h) = &history {
+        // A missing history file on first run is normal.
+        let _ = editor.load_history(h);
+    }
+    println!("schemalab shell (mongosh dialect). Type .exit or press Ctrl-D to leave.");
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.is_empty() {
+            format!("{}> ", session.db_name())
+        } else {
+            "... ".to_string()
+        };
+        match editor.readline(&prompt) {
+            Ok(line) => {
+                if buffer.is_empty()
+                    && matches!(line.trim(), ".exit" | "exit" | "quit" | "exit()" | "quit()")
+                {
+                    break;
+                }
+                if !buffer.is_empty() {
+                    buffer.push('\n');
+                }
+                buffer.push_str(&line);
+                if needs_more_input(&buffer) {
+                    continue;
+                }
+                let src = std::mem::take(&mut buffer);
+                if src.trim().is_empty() {
+                    continue;
+                }
+                let _ = editor.add_history_entry(src.as_str());
+                let (outputs, result) = rt.block_on(session.eval_partial(&src));
+                print_outputs(&outputs);
+                if let Err(e) = result {
+                    eprintln!("{}", e.render(&src));
+                }
+            }
+            Err(rustyline::error::ReadlineError::Interrupted) => {
+                // Ctrl-C abandons the current (multi-line) input, like mongosh.
+                buffer.clear();
+            }
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => return Err(DialectError::Io(e.to_string())),
+        }
+    }
+    if let Some(h) = &history {
+        if let Some(dir) = h.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.save_history(h);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::needs_more_input;
+
+    #[test]
+    fn open_brackets_continue() {
+        assert!(needs_more_input("db.c.find({"));
+        assert!(needs_more_input("for (const d of x) {\n print(d)"));
+        assert!(!needs_more_input("db.c.find({ a: '{' })"));
+        assert!(!needs_more_input("x // {"));
+        assert!(needs_more_input("/* open"));
+    }
+}
