@@ -15,4 +15,5 @@
 
 pub mod dialect;
 pub mod engine;
+pub mod tui;
 pub mod wire;
