@@ -298,8 +298,8 @@ pub fn render(src: &str, width: u16, theme: &Theme) -> Doc {
                 TagEnd::Heading(_) => {
                     b.styles.pop();
                     b.flush();
-                    if b.heading.take() == Some(HeadingLevel::H1) {
-                        b.lines.push(Line::default());
+                    if b.heading.take().is_some() {
+                        b.blank();
                     }
                 }
                 TagEnd::Paragraph => {

@@ -218,7 +218,8 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                 .border_style(t.border)
                 .title(Span::styled(format!(" {} ", s::OPERATIONS), t.title)),
         )
-        .highlight_style(t.selected);
+        .highlight_style(t.selected)
+        .highlight_symbol("▸");
     let mut state = ListState::default().with_selected(Some(app.experiment.op));
     frame.render_stateful_widget(list, list_rect, &mut state);
 
@@ -320,7 +321,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                     };
                     lines.push(Line::from(vec![
                         Span::styled(format!("{label:<13}"), t.dim),
-                        Span::styled(format!("{value:>10}"), t.strong),
+                        Span::styled(format!("{value:>8}"), t.strong),
                         mark_span(t, m.get(side).copied().flatten()),
                     ]));
                 }
@@ -389,14 +390,17 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
         .zip(columns(exp, body).iter())
         .enumerate()
     {
-        let bar_w = usize::from(col.width.saturating_sub(2))
-            .saturating_sub(10 + 11)
-            .max(4);
+        let colls = report.variant(&variant.id).map(|v| v.collections.as_slice()).unwrap_or(&[]);
+        let label_w = colls
+            .iter()
+            .flat_map(|c| c.indexes.iter().map(|i| i.name.chars().count()))
+            .chain([s::STORAGE_SIZE.len(), s::DATA_SIZE.len()])
+            .max()
+            .unwrap_or(8)
+            .min(usize::from(col.width / 3));
+        let bar_w = usize::from(col.width.saturating_sub(2)).saturating_sub(label_w + 1 + 11).max(4);
         let mut lines = Vec::new();
-        for c in report
-            .variant(&variant.id)
-            .map(|v| v.collections.as_slice())
-            .unwrap_or(&[])
+        for c in colls
         {
             lines.push(Line::from(vec![
                 Span::styled(c.name.clone(), t.strong),
@@ -417,7 +421,7 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
             )));
             let mut row = |label: String, value: u64, modelled: bool| {
                 let mut spans = vec![
-                    Span::styled(format!("{:<9.9} ", label), t.dim),
+                    Span::styled(format!("{label:<label_w$.label_w$} "), t.dim),
                     bar(t, value, max, bar_w, side),
                     Span::styled(format!(" {:>10}", bytes(value)), t.base),
                 ];

@@ -299,8 +299,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         let indent = "  ".repeat(n.depth);
         let arrow = if n.depth > 0 { "└ " } else { "" };
         let bar_len = (n.share * 10.0).round() as usize;
+        let cursor = if i == app.explain.node { "▸" } else { " " };
         let mut spans = vec![
-            Span::styled(format!("{indent}{arrow}"), t.dim),
+            Span::styled(format!("{cursor}{indent}{arrow}"), t.dim),
             Span::styled(n.stage.clone(), if n.heaviest { t.bad } else { t.accent }),
             Span::styled(
                 if n.detail.is_empty() {
