@@ -60,12 +60,14 @@ pub enum DialectError {
         suggestion: Option<String>,
         pos: Pos,
     },
-    /// The server answered with an error, printed as mongosh does.
-    #[error("{}", server_line(code_name, message))]
+    /// The server answered with an error, printed as mongosh does (plus a
+    /// "did you mean" hint when it names an unknown `$` operator).
+    #[error("{}{}", server_line(code_name, message), hint(suggestion))]
     Server {
         code: i32,
         code_name: String,
         message: String,
+        suggestion: Option<String>,
     },
     /// An ordered/unordered bulk insert or bulkWrite hit write errors.
     #[error("MongoBulkWriteError: {message}")]
@@ -108,6 +110,19 @@ impl DialectError {
         }
     }
 
+    /// A server error; when the message complains about an unknown `$`
+    /// name, the nearest known operator or stage is suggested.
+    pub fn server(code: i32, code_name: impl Into<String>, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let suggestion = operator_suggestion(&message);
+        DialectError::Server {
+            code,
+            code_name: code_name.into(),
+            message,
+            suggestion,
+        }
+    }
+
     /// Where in the source the error is, when it is tied to a spot.
     pub fn position(&self) -> Option<Pos> {
         match self {
@@ -137,6 +152,137 @@ impl DialectError {
     }
 }
 
+/// Query, update, stage and common expression operators, for suggestions.
+const OPERATORS: &[&str] = &[
+    "$eq",
+    "$ne",
+    "$gt",
+    "$gte",
+    "$lt",
+    "$lte",
+    "$in",
+    "$nin",
+    "$and",
+    "$or",
+    "$nor",
+    "$not",
+    "$exists",
+    "$type",
+    "$expr",
+    "$jsonSchema",
+    "$mod",
+    "$regex",
+    "$options",
+    "$text",
+    "$all",
+    "$elemMatch",
+    "$size",
+    "$comment",
+    "$currentDate",
+    "$inc",
+    "$min",
+    "$max",
+    "$mul",
+    "$rename",
+    "$set",
+    "$setOnInsert",
+    "$unset",
+    "$addToSet",
+    "$pop",
+    "$pull",
+    "$push",
+    "$pullAll",
+    "$each",
+    "$position",
+    "$slice",
+    "$sort",
+    "$bit",
+    "$addFields",
+    "$bucket",
+    "$bucketAuto",
+    "$count",
+    "$facet",
+    "$graphLookup",
+    "$group",
+    "$limit",
+    "$lookup",
+    "$match",
+    "$merge",
+    "$out",
+    "$project",
+    "$replaceRoot",
+    "$replaceWith",
+    "$sample",
+    "$skip",
+    "$sortByCount",
+    "$unionWith",
+    "$unwind",
+    "$setWindowFields",
+    "$densify",
+    "$fill",
+    "$add",
+    "$subtract",
+    "$multiply",
+    "$divide",
+    "$abs",
+    "$ceil",
+    "$floor",
+    "$round",
+    "$concat",
+    "$substr",
+    "$toUpper",
+    "$toLower",
+    "$cond",
+    "$ifNull",
+    "$switch",
+    "$sum",
+    "$avg",
+    "$first",
+    "$last",
+    "$filter",
+    "$map",
+    "$reduce",
+    "$arrayElemAt",
+    "$concatArrays",
+    "$dateToString",
+    "$year",
+    "$month",
+    "$dayOfMonth",
+    "$literal",
+    "$mergeObjects",
+    "$objectToArray",
+    "$arrayToObject",
+    "$toString",
+    "$toInt",
+    "$toDouble",
+    "$convert",
+    "$split",
+    "$strLenCP",
+    "$regexMatch",
+    "$setUnion",
+    "$setIntersection",
+    "$let",
+];
+
+/// For "unknown operator: $lten"-style messages, the closest real operator.
+fn operator_suggestion(message: &str) -> Option<String> {
+    let lower = message.to_lowercase();
+    if !(lower.contains("unknown") || lower.contains("unrecognized") || lower.contains("invalid")) {
+        return None;
+    }
+    let start = message.find('$')?;
+    let name: String = message[start..]
+        .chars()
+        .enumerate()
+        .take_while(|(i, c)| *i == 0 || c.is_alphanumeric() || *c == '_')
+        .map(|(_, c)| c)
+        .collect();
+    if name.len() < 2 || OPERATORS.contains(&name.as_str()) {
+        return None;
+    }
+    suggest(&name, OPERATORS.iter().copied())
+}
+
 /// Render a value as mongosh prints it.
 pub fn render(v: &Value) -> String {
     v.render()
@@ -157,11 +303,18 @@ mod tests {
 
     #[test]
     fn server_error_like_mongosh() {
-        let e = DialectError::Server {
-            code: 2,
-            code_name: "BadValue".into(),
-            message: "nope".into(),
-        };
+        let e = DialectError::server(2, "BadValue", "nope");
         assert_eq!(e.to_string(), "MongoServerError[BadValue]: nope");
+        let e = DialectError::server(2, "BadValue", "unknown operator: $lten");
+        assert_eq!(
+            e.to_string(),
+            "MongoServerError[BadValue]: unknown operator: $lten (did you mean $lte?)"
+        );
+        let e = DialectError::server(
+            40324,
+            "Location40324",
+            "Unrecognized pipeline stage name: '$grup'",
+        );
+        assert!(e.to_string().ends_with("(did you mean $group?)"), "{e}");
     }
 }

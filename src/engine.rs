@@ -19,11 +19,14 @@
 pub mod catalog;
 pub mod collation;
 pub mod error;
+pub mod exec;
+pub mod explain;
 pub mod expr;
 pub mod filter;
 pub mod index;
 pub mod keystring;
 pub mod pipeline;
+pub mod planner;
 pub mod projection;
 pub mod size_model;
 pub mod sort;
@@ -379,6 +382,16 @@ impl Engine {
     pub fn rename_collection(&self, from: &str, to: &str, drop_target: bool) -> Result<()> {
         let mut cat = self.catalog.write();
         cat.rename_collection(from, to, drop_target)
+    }
+
+    /// `explain` of a command given as its inner document (`{find: "c",
+    /// filter, …}`, `{aggregate: "c", pipeline}`, `{count}`, `{distinct}`,
+    /// `{update, updates}`, `{delete, deletes}`, `{findAndModify}`) at a
+    /// verbosity (`queryPlanner`, `executionStats`, `allPlansExecution`).
+    /// Returns the whole reply without `ok`; nothing is written.
+    pub fn explain(&self, db: &str, command: &Document, verbosity: &str) -> Result<Document> {
+        let cat = self.catalog.read();
+        explain::explain(&cat, db, command, verbosity, self.now())
     }
 
     /// `collStats`-shaped statistics for a collection.

@@ -13,6 +13,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod course;
+pub mod datasets;
 pub mod dialect;
 pub mod engine;
 pub mod tui;

@@ -212,6 +212,13 @@ fn long_arrays_group_in_columns() {
 fn nested_documents_break_by_depth() {
     let d = doc! { "a": { "b": { "c": { "d": 1 } } } };
     assert_eq!(print::inspect_doc(&d), "{\n  a: { b: { c: { d: 1 } } }\n}");
+    let deep =
+        doc! { "l1": { "l2": { "l3": { "l4": { "l5": { "l6": { "l7": { "x": 1 } } } } } } } };
+    assert!(
+        print::inspect_doc(&deep).contains("l6: { l7: [Object] }"),
+        "{}",
+        print::inspect_doc(&deep)
+    );
     let d = doc! { "size": { "h": 14, "w": 21, "uom": "cm" } };
     assert_eq!(
         print::inspect_doc(&d),
@@ -603,4 +610,40 @@ async fn run_file_stops_at_first_error() {
     let missing =
         schemalab::dialect::run_file(&server.uri(), "files", &dir.path().join("nope.js")).await;
     assert!(matches!(missing, Err(DialectError::Io(_))));
+}
+
+/// Mutated valid statements evaluated against the engine: whatever they
+/// do, evaluation returns (no panic), and syntax-level errors carry a spot.
+#[tokio::test]
+async fn mutated_statements_evaluate_without_panic() {
+    use rand::{Rng, SeedableRng};
+    let (_server, mut s) = engine_session("fuzz").await;
+    s.eval(
+        "db.inventory.insertMany([{ _id: 1, qty: 5, item: 'a' }, { _id: 2, qty: 50, item: 'b' }])",
+    )
+    .await
+    .unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let bases = [
+        VALID[0],
+        VALID[1],
+        VALID[3],
+        "db.inventory.findOneAndUpdate({ _id: 2 }, { $inc: { qty: 1 } }, { returnDocument: 'after' })",
+        "const n = db.inventory.countDocuments({ qty: { $gt: 1 } }); print(n * 2)",
+        "db.inventory.bulkWrite([{ deleteOne: { filter: { _id: 9 } } }])",
+        "db.inventory.createIndex({ qty: -1 }, { name: 'q' })",
+    ];
+    for seed in 0..150 {
+        let base: Vec<char> = bases[seed % bases.len()].chars().collect();
+        let at = rng.random_range(0..=base.len());
+        let end = (at + rng.random_range(0..4)).min(base.len());
+        let insert = SOUP[rng.random_range(0..SOUP.len())];
+        let mut src: String = base[..at].iter().collect();
+        src.push_str(insert);
+        src.extend(base[end..].iter());
+        let (_, res) = s.eval_partial(&src).await;
+        if let Err(e @ (DialectError::Syntax { .. } | DialectError::Unsupported { .. })) = res {
+            assert!(e.position().is_some(), "seed {seed}: {src:?}: {e}");
+        }
+    }
 }

@@ -279,16 +279,14 @@ impl std::fmt::Debug for Session {
 fn driver_err(e: mongodb::error::Error) -> DialectError {
     use mongodb::error::{ErrorKind, WriteFailure};
     match e.kind.as_ref() {
-        ErrorKind::Command(c) => DialectError::Server {
-            code: c.code,
-            code_name: c.code_name.clone(),
-            message: c.message.clone(),
-        },
-        ErrorKind::Write(WriteFailure::WriteError(w)) => DialectError::Server {
-            code: w.code,
-            code_name: w.code_name.clone().unwrap_or_default(),
-            message: w.message.clone(),
-        },
+        ErrorKind::Command(c) => {
+            DialectError::server(c.code, c.code_name.clone(), c.message.clone())
+        }
+        ErrorKind::Write(WriteFailure::WriteError(w)) => DialectError::server(
+            w.code,
+            w.code_name.clone().unwrap_or_default(),
+            w.message.clone(),
+        ),
         _ => DialectError::Driver(e.to_string()),
     }
 }

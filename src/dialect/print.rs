@@ -10,6 +10,8 @@ use bson::{Bson, Document, spec::BinarySubtype};
 
 const BREAK_LENGTH: usize = 80;
 const COMPACT: usize = 3;
+/// mongosh's default `inspectDepth`: deeper containers print as `[Object]`.
+const INSPECT_DEPTH: usize = 6;
 
 /// Format a JavaScript number as JavaScript prints it.
 pub fn format_number(n: f64) -> String {
@@ -131,6 +133,9 @@ impl Ctx {
                 if d.is_empty() {
                     return "{}".into();
                 }
+                if depth > INSPECT_DEPTH {
+                    return "[Object]".into();
+                }
                 self.current_depth = depth;
                 let mut entries = Vec::with_capacity(d.len());
                 for (k, val) in d {
@@ -144,6 +149,9 @@ impl Ctx {
             Bson::Array(a) => {
                 if a.is_empty() {
                     return "[]".into();
+                }
+                if depth > INSPECT_DEPTH {
+                    return "[Array]".into();
                 }
                 self.current_depth = depth;
                 let mut entries = Vec::with_capacity(a.len());

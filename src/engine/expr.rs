@@ -263,6 +263,35 @@ const POSITIONAL_OPS: &[(&str, Option<usize>)] = &[
     ("$isoWeekYear", None),
     ("$isoDayOfWeek", None),
     ("$rand", Some(0)),
+    ("$sin", Some(1)),
+    ("$cos", Some(1)),
+    ("$tan", Some(1)),
+    ("$asin", Some(1)),
+    ("$acos", Some(1)),
+    ("$atan", Some(1)),
+    ("$atan2", Some(2)),
+    ("$sinh", Some(1)),
+    ("$cosh", Some(1)),
+    ("$tanh", Some(1)),
+    ("$asinh", Some(1)),
+    ("$acosh", Some(1)),
+    ("$atanh", Some(1)),
+    ("$degreesToRadians", Some(1)),
+    ("$radiansToDegrees", Some(1)),
+    ("$binarySize", Some(1)),
+    ("$tsSecond", Some(1)),
+    ("$tsIncrement", Some(1)),
+];
+
+/// Operators mongod has that the engine does not evaluate: they fail with
+/// `NotImplemented` rather than pretending the name is unknown.
+const UNSUPPORTED_OPS: &[&str] = &[
+    "$function",
+    "$accumulator",
+    "$meta",
+    "$median",
+    "$percentile",
+    "$toHashedIndexKey",
 ];
 
 /// Date-part operators, which also accept `{date, timezone}`.
@@ -477,32 +506,32 @@ impl Expr {
         if op == "$literal" {
             return Ok(Expr::Literal(arg.clone()));
         }
-        if op == "$cond" {
-            if let Bson::Document(cd) = arg {
-                let mut parts = [None, None, None];
-                for (k, v) in cd {
-                    let slot = match k.as_str() {
-                        "if" => 0,
-                        "then" => 1,
-                        "else" => 2,
-                        other => {
-                            return Err(err(
-                                17083,
-                                format!("Unrecognized parameter to $cond: {other}"),
-                            ));
-                        }
-                    };
-                    parts[slot] = Some(Expr::parse(v)?);
-                }
-                let [i, t, e] = parts;
-                let i = i.ok_or_else(|| err(17080, "Missing 'if' parameter to $cond"))?;
-                let t = t.ok_or_else(|| err(17081, "Missing 'then' parameter to $cond"))?;
-                let e = e.ok_or_else(|| err(17082, "Missing 'else' parameter to $cond"))?;
-                return Ok(Expr::Call {
-                    op: op.to_string(),
-                    args: vec![i, t, e],
-                });
+        if op == "$cond"
+            && let Bson::Document(cd) = arg
+        {
+            let mut parts = [None, None, None];
+            for (k, v) in cd {
+                let slot = match k.as_str() {
+                    "if" => 0,
+                    "then" => 1,
+                    "else" => 2,
+                    other => {
+                        return Err(err(
+                            17083,
+                            format!("Unrecognized parameter to $cond: {other}"),
+                        ));
+                    }
+                };
+                parts[slot] = Some(Expr::parse(v)?);
             }
+            let [i, t, e] = parts;
+            let i = i.ok_or_else(|| err(17080, "Missing 'if' parameter to $cond"))?;
+            let t = t.ok_or_else(|| err(17081, "Missing 'then' parameter to $cond"))?;
+            let e = e.ok_or_else(|| err(17082, "Missing 'else' parameter to $cond"))?;
+            return Ok(Expr::Call {
+                op: op.to_string(),
+                args: vec![i, t, e],
+            });
         }
         if op == "$getField" && !matches!(arg, Bson::Document(_)) {
             return Ok(Expr::Named {
@@ -511,18 +540,18 @@ impl Expr {
             });
         }
         if DATE_PARTS.contains(&op) {
-            if let Bson::Document(dd) = arg {
-                if dd.contains_key("date") {
-                    let date = Expr::parse(dd.get("date").unwrap_or(&Bson::Null))?;
-                    let mut args = vec![date];
-                    if let Some(tz) = dd.get("timezone") {
-                        args.push(Expr::parse(tz)?);
-                    }
-                    return Ok(Expr::Call {
-                        op: op.to_string(),
-                        args,
-                    });
+            if let Bson::Document(dd) = arg
+                && dd.contains_key("date")
+            {
+                let date = Expr::parse(dd.get("date").unwrap_or(&Bson::Null))?;
+                let mut args = vec![date];
+                if let Some(tz) = dd.get("timezone") {
+                    args.push(Expr::parse(tz)?);
                 }
+                return Ok(Expr::Call {
+                    op: op.to_string(),
+                    args,
+                });
             }
             let args = match arg {
                 Bson::Array(items) if items.len() == 1 => vec![Expr::parse(&items[0])?],
@@ -548,23 +577,30 @@ impl Expr {
                 args: parse_named(op, arg)?,
             });
         }
+        if UNSUPPORTED_OPS.contains(&op) {
+            return Err(EngineError::not_implemented(format!("the {op} expression")));
+        }
         let Some((_, arity)) = POSITIONAL_OPS.iter().find(|(name, _)| *name == op) else {
             return Err(EngineError::new(
                 ErrorCode::INVALID_PIPELINE_OPERATOR,
                 format!("Unrecognized expression '{op}'"),
             ));
         };
-        let args = parse_args(arg)?;
-        if let Some(n) = arity {
-            if args.len() != *n {
-                return Err(err(
-                    16020,
-                    format!(
-                        "Expression {op} takes exactly {n} arguments. {} were passed in.",
-                        args.len()
-                    ),
-                ));
-            }
+        let args = match (op, arg) {
+            // `{$rand: {}}` is how the manual spells a call without arguments.
+            ("$rand", Bson::Document(d)) if d.is_empty() => Vec::new(),
+            _ => parse_args(arg)?,
+        };
+        if let Some(n) = arity
+            && args.len() != *n
+        {
+            return Err(err(
+                16020,
+                format!(
+                    "Expression {op} takes exactly {n} arguments. {} were passed in.",
+                    args.len()
+                ),
+            ));
         }
         check_arity_range(op, args.len())?;
         Ok(Expr::Call {
@@ -772,6 +808,33 @@ fn eval_call(op: &str, args: &[Expr], root: &Document, vars: &Vars) -> Result<Op
             )),
         },
         "$rand" => Ok(Some(Bson::Double(rand::random::<f64>()))),
+        "$binarySize" => match &vals[0] {
+            v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
+            Some(Bson::String(s)) => Ok(Some(Bson::Int32(s.len() as i32))),
+            Some(Bson::Binary(b)) => Ok(Some(Bson::Int32(b.bytes.len() as i32))),
+            other => Err(err(
+                51276,
+                format!(
+                    "$binarySize requires a string or BinData argument, found: {}",
+                    type_name(other.as_ref())
+                ),
+            )),
+        },
+        "$tsSecond" | "$tsIncrement" => match &vals[0] {
+            v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
+            Some(Bson::Timestamp(t)) => Ok(Some(Bson::Int64(i64::from(if op == "$tsSecond" {
+                t.time
+            } else {
+                t.increment
+            })))),
+            other => Err(err(
+                5687301,
+                format!(
+                    "Argument to {op} must be a timestamp, but is {}",
+                    type_name(other.as_ref())
+                ),
+            )),
+        },
         _ => {
             if let Some(r) = arith::call(op, &vals) {
                 return r;
@@ -954,10 +1017,10 @@ fn eval_named(
         "$switch" => {
             if let Some(Expr::Array(branches)) = named(args, "branches") {
                 for b in branches {
-                    if let Expr::Array(pair) = b {
-                        if truthy(pair[0].eval(root, vars)?.as_ref()) {
-                            return pair[1].eval(root, vars);
-                        }
+                    if let Expr::Array(pair) = b
+                        && truthy(pair[0].eval(root, vars)?.as_ref())
+                    {
+                        return pair[1].eval(root, vars);
                     }
                 }
             }
@@ -1013,13 +1076,10 @@ fn eval_named(
                     let _ = other;
                     return Ok(None);
                 }
-                other => {
+                _ => {
                     return Err(err(
                         4161105,
-                        format!(
-                            "{op} requires 'input' to evaluate to type Object, but got {}",
-                            type_name(other.as_ref())
-                        ),
+                        format!("{op} requires 'input' to evaluate to type Object"),
                     ));
                 }
             };

@@ -361,6 +361,7 @@ fn record_id_of(entry: &[u8]) -> RecordId {
 }
 
 /// Values found along one path, and where arrays were expanded.
+#[derive(Default)]
 struct PathValues {
     values: Vec<Bson>,
     found: bool,
@@ -415,25 +416,28 @@ fn collect_path(value: &Bson, parts: &[&str], depth: usize, out: &mut PathValues
     }
 }
 
+/// Walk `path` from the top of `doc` without copying it.
+fn path_values(doc: &Document, path: &str) -> PathValues {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut pv = PathValues::default();
+    if let Some(v) = doc.get(parts[0]) {
+        collect_path(v, &parts, 1, &mut pv, false);
+    }
+    pv
+}
+
 fn generate_keys(spec: &IndexSpec, doc: &Document) -> Result<DocKeys> {
     if let Some((_, filter)) = &spec.partial
         && !filter.matches(doc, &Vars::default())?
     {
         return Ok(DocKeys::default());
     }
-    let root = Bson::Document(doc.clone());
     let mut per_field: Vec<Vec<Bson>> = Vec::with_capacity(spec.fields.len());
     let mut multikey_paths = Vec::with_capacity(spec.fields.len());
     let mut any_found = false;
     let mut array_fields: Vec<&str> = Vec::new();
     for (path, _) in &spec.fields {
-        let parts: Vec<&str> = path.split('.').collect();
-        let mut pv = PathValues {
-            values: Vec::new(),
-            found: false,
-            array_prefixes: BTreeSet::new(),
-        };
-        collect_path(&root, &parts, 0, &mut pv, false);
+        let mut pv = path_values(doc, path);
         any_found |= pv.found;
         if pv.values.is_empty() {
             pv.values.push(Bson::Null);
@@ -484,16 +488,9 @@ fn generate_keys(spec: &IndexSpec, doc: &Document) -> Result<DocKeys> {
 /// The values of `doc` for each key field, for a duplicate-key message
 /// (`keyValue`): the first value found along each path.
 pub fn key_value(spec: &IndexSpec, doc: &Document) -> Document {
-    let root = Bson::Document(doc.clone());
     let mut out = Document::new();
     for (path, _) in &spec.fields {
-        let parts: Vec<&str> = path.split('.').collect();
-        let mut pv = PathValues {
-            values: Vec::new(),
-            found: false,
-            array_prefixes: BTreeSet::new(),
-        };
-        collect_path(&root, &parts, 0, &mut pv, false);
+        let pv = path_values(doc, path);
         out.insert(
             path.clone(),
             pv.values.into_iter().next().unwrap_or(Bson::Null),

@@ -73,39 +73,24 @@ fn index_candidates(
     filter: &Filter,
     collation: Option<&Collation>,
 ) -> Option<Vec<RecordId>> {
-    let equalities = filter.equalities();
-    for (path, value) in &equalities {
-        if !index_friendly(value) {
-            continue;
-        }
-        for index in c.indexes() {
-            let spec = &index.spec;
-            if spec.hidden || spec.partial.is_some() || spec.sparse || spec.fields[0].0 != *path {
-                continue;
-            }
-            if spec.collation.as_ref() != collation && has_strings(value) {
-                continue;
-            }
-            let mut prefix = Vec::new();
-            keystring::append_value(&mut prefix, value, spec.collation.as_ref());
-            if !spec.fields[0].1 {
-                for b in &mut prefix {
-                    *b = !*b;
-                }
-            }
-            let mut seen = HashSet::new();
-            let rids = index
-                .scan(
-                    std::ops::Bound::Included(&prefix),
-                    std::ops::Bound::Unbounded,
-                )
-                .take_while(|(k, _)| k.starts_with(&prefix))
-                .filter_map(|(_, rid)| seen.insert(rid).then_some(rid))
-                .collect();
-            return Some(rids);
-        }
-    }
-    None
+    // `index_friendly` and `has_strings` above are superseded by the
+    // planner's own; they stay until ops.rs's owner removes them.
+    let _ = (index_friendly, has_strings);
+    // The planner picks the index (or none); a planning failure falls back
+    // to the collection scan, which applies the filter anyway.
+    let vars = Vars::with_now(bson::DateTime::now());
+    let q = super::planner::Query {
+        filter: filter.source(),
+        collation,
+        ..super::planner::Query::new(filter.source())
+    };
+    let ctx = super::exec::Ctx {
+        coll: c,
+        filter,
+        vars: &vars,
+        collation,
+    };
+    super::exec::access_path_records(&q, &ctx).ok().flatten()
 }
 
 /// Visit matching records in order until `visit` returns false.
@@ -159,33 +144,52 @@ fn select(
     collation: Option<&Collation>,
     vars: &Vars,
 ) -> Result<Vec<Hit>> {
-    let limit = limit.filter(|l| *l > 0);
+    // Planned and executed as a stage tree: the winning plan's SORT, SKIP
+    // and LIMIT stages do what the query asks, in mongod's order.
+    let q = super::planner::Query {
+        filter: filter.source(),
+        sort: sort.filter(|s| !s.keys.is_empty()),
+        skip,
+        limit: limit.filter(|l| *l > 0),
+        collation,
+        ..super::planner::Query::new(filter.source())
+    };
+    let ctx = super::exec::Ctx {
+        coll: c,
+        filter,
+        vars,
+        collation,
+    };
     let mut hits = Vec::new();
-    match sort.filter(|s| !s.keys.is_empty()) {
-        Some(sort) => {
-            scan_matches(c, filter, collation, vars, |h| {
-                hits.push(h);
+    let mut failed = None;
+    super::exec::run(&q, &ctx, |m| match m.doc {
+        Some(doc) => {
+            hits.push(Hit {
+                rid: m.rid,
+                doc,
+                position: m.position,
+            });
+            true
+        }
+        None => match c.doc(m.rid) {
+            Ok(Some(doc)) => {
+                hits.push(Hit {
+                    rid: m.rid,
+                    doc,
+                    position: m.position,
+                });
                 true
-            })?;
-            hits.sort_by(|a, b| sort.compare(&a.doc, &b.doc, collation));
-            let hits = hits.into_iter().skip(skip as usize);
-            Ok(match limit {
-                Some(l) => hits.take(l as usize).collect(),
-                None => hits.collect(),
-            })
-        }
-        None => {
-            let mut skipped = 0;
-            scan_matches(c, filter, collation, vars, |h| {
-                if skipped < skip {
-                    skipped += 1;
-                    return true;
-                }
-                hits.push(h);
-                limit.is_none_or(|l| (hits.len() as u64) < l)
-            })?;
-            Ok(hits)
-        }
+            }
+            Ok(None) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        },
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(hits),
     }
 }
 

@@ -48,13 +48,22 @@ pub trait Source {
         Ok(self
             .collection_docs(collection)?
             .into_iter()
-            .filter(|d| {
-                find_path_values(d, &parts)
-                    .iter()
-                    .any(|v| values.iter().any(|w| value::values_equal(v, w, collation)))
-            })
+            .filter(|d| doc_matches_any(d, &parts, values, collation))
             .collect())
     }
+}
+
+/// Whether the values at `parts` in `doc` (with query semantics) include
+/// one of `values`.
+pub(crate) fn doc_matches_any(
+    doc: &Document,
+    parts: &[&str],
+    values: &[Bson],
+    collation: Option<&Collation>,
+) -> bool {
+    find_path_values(doc, parts)
+        .iter()
+        .any(|v| values.iter().any(|w| value::values_equal(v, w, collation)))
 }
 
 /// The values a query sees at a dotted path: arrays are matched both as a
@@ -85,10 +94,10 @@ fn collect_values(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
             }
         }
         Bson::Array(items) => {
-            if let Ok(i) = first.parse::<usize>() {
-                if let Some(x) = items.get(i) {
-                    collect_values(x, rest, out);
-                }
+            if let Ok(i) = first.parse::<usize>()
+                && let Some(x) = items.get(i)
+            {
+                collect_values(x, rest, out);
             }
             for item in items {
                 if let Bson::Document(_) = item {
@@ -98,6 +107,38 @@ fn collect_values(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
         }
         _ => {}
     }
+}
+
+/// The values at a dotted path with arrays expanded into their elements
+/// (an array is never a value itself here): what `$lookup` joins on and
+/// what `$graphLookup` follows. Empty when the path leads nowhere.
+pub(crate) fn expanded_values(doc: &Document, parts: &[&str]) -> Vec<Bson> {
+    fn walk(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
+        match (parts.split_first(), v) {
+            (None, Bson::Array(items)) => out.extend(items.iter().cloned()),
+            (None, other) => out.push(other.clone()),
+            (Some((first, rest)), Bson::Document(d)) => {
+                if let Some(x) = d.get(*first) {
+                    walk(x, rest, out);
+                }
+            }
+            (Some(_), Bson::Array(items)) => {
+                for item in items {
+                    if let Bson::Document(_) = item {
+                        walk(item, parts, out);
+                    }
+                }
+            }
+            (Some(_), _) => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some((first, rest)) = parts.split_first()
+        && let Some(v) = doc.get(*first)
+    {
+        walk(v, rest, &mut out);
+    }
+    out
 }
 
 /// Read a dotted path without array traversal (as `$unwind` does).
@@ -175,6 +216,7 @@ enum Stage {
     Facet(Vec<(String, Pipeline)>),
     Sample(usize),
     Documents(Expr),
+    Redact(Expr),
 }
 
 /// A parsed pipeline.
@@ -263,12 +305,29 @@ impl Pipeline {
         source: &dyn Source,
         vars: &Vars,
     ) -> Result<Vec<Document>> {
+        self.run_range(0..self.parsed.len(), input, source, vars)
+    }
+
+    /// Run only the stages in `range` (used to slip `$lookup`'s equality
+    /// match in after a leading `$documents`).
+    pub(crate) fn run_range(
+        &self,
+        range: std::ops::Range<usize>,
+        input: Vec<Document>,
+        source: &dyn Source,
+        vars: &Vars,
+    ) -> Result<Vec<Document>> {
         let ctx = Ctx { source, vars };
         let mut docs = input;
-        for stage in &self.parsed {
+        for stage in self.parsed.get(range).unwrap_or_default() {
             docs = run_stage(stage, docs, &ctx)?;
         }
         Ok(docs)
+    }
+
+    /// Number of stages.
+    pub(crate) fn len(&self) -> usize {
+        self.parsed.len()
     }
 }
 
@@ -465,6 +524,7 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
                 None => return Err(err(28749, "$sample stage must specify a size")),
             }
         }
+        "$redact" => Stage::Redact(Expr::parse(spec)?),
         "$documents" => {
             if index != 0 {
                 return Err(err(
@@ -515,7 +575,6 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
         | "$search"
         | "$searchMeta"
         | "$vectorSearch"
-        | "$redact"
         | "$setWindowFields"
         | "$densify"
         | "$fill"
@@ -635,6 +694,20 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             docs.truncate(*n);
             docs
         }
+        Stage::Redact(e) => {
+            let mut vars = ctx.vars.clone();
+            for name in ["KEEP", "PRUNE", "DESCEND"] {
+                vars.set(name, Bson::String(format!("$${name}")));
+            }
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                vars.set("ROOT", Bson::Document(d.clone()));
+                if let Some(kept) = redact(e, &d, &vars)? {
+                    out.push(kept);
+                }
+            }
+            out
+        }
         Stage::Documents(e) => match e.eval(&Document::new(), ctx.vars)? {
             Some(Bson::Array(items)) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -665,4 +738,57 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
         },
     })
+}
+
+/// `$redact` on one (sub)document: the expression decides, with the
+/// document as `$$CURRENT`, whether to keep it whole, prune it, or descend
+/// into its embedded documents (also those inside arrays).
+fn redact(e: &Expr, doc: &Document, vars: &Vars) -> Result<Option<Document>> {
+    let decision = e.eval(doc, vars)?;
+    match decision.as_ref().and_then(Bson::as_str) {
+        Some("$$KEEP") => Ok(Some(doc.clone())),
+        Some("$$PRUNE") => Ok(None),
+        Some("$$DESCEND") => {
+            let mut out = Document::new();
+            for (k, v) in doc {
+                match v {
+                    Bson::Document(sub) => {
+                        if let Some(kept) = redact(e, sub, vars)? {
+                            out.insert(k.clone(), kept);
+                        }
+                    }
+                    Bson::Array(items) => {
+                        out.insert(k.clone(), redact_array(e, items, vars)?);
+                    }
+                    other => {
+                        out.insert(k.clone(), other.clone());
+                    }
+                }
+            }
+            Ok(Some(out))
+        }
+        _ => Err(err(
+            17053,
+            format!(
+                "$redact's expression should not return anything aside from the variables $$KEEP, $$DESCEND, and $$PRUNE, but returned {}",
+                decision.map_or("MISSING".to_string(), |v| v.to_string())
+            ),
+        )),
+    }
+}
+
+fn redact_array(e: &Expr, items: &[Bson], vars: &Vars) -> Result<Bson> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Bson::Document(sub) => {
+                if let Some(kept) = redact(e, sub, vars)? {
+                    out.push(Bson::Document(kept));
+                }
+            }
+            Bson::Array(inner) => out.push(redact_array(e, inner, vars)?),
+            other => out.push(other.clone()),
+        }
+    }
+    Ok(Bson::Array(out))
 }

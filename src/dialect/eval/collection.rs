@@ -155,11 +155,7 @@ fn write_error(reply: &Document, bulk: bool) -> Option<DialectError> {
     Some(if bulk {
         DialectError::BulkWrite { code, message }
     } else {
-        DialectError::Server {
-            code,
-            code_name: first.get_str("codeName").unwrap_or("").to_string(),
-            message,
-        }
+        DialectError::server(code, first.get_str("codeName").unwrap_or(""), message)
     })
 }
 
@@ -178,14 +174,11 @@ impl Session {
             return Err(e);
         }
         if let Ok(wce) = reply.get_document("writeConcernError") {
-            return Err(DialectError::Server {
-                code: wce.get("code").and_then(as_f64).unwrap_or(0.0) as i32,
-                code_name: wce.get_str("codeName").unwrap_or("").to_string(),
-                message: wce
-                    .get_str("errmsg")
-                    .unwrap_or("write concern error")
-                    .to_string(),
-            });
+            return Err(DialectError::server(
+                wce.get("code").and_then(as_f64).unwrap_or(0.0) as i32,
+                wce.get_str("codeName").unwrap_or(""),
+                wce.get_str("errmsg").unwrap_or("write concern error"),
+            ));
         }
         Ok(reply)
     }

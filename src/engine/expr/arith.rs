@@ -166,7 +166,7 @@ fn add(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     }))
 }
 
-fn numeric_args<'a>(op: &str, vals: &'a [Option<Bson>]) -> Result<Option<Vec<Num>>> {
+fn numeric_args(op: &str, vals: &[Option<Bson>]) -> Result<Option<Vec<Num>>> {
     let mut out = Vec::with_capacity(vals.len());
     for v in vals {
         if nullish(v.as_ref()) {
@@ -367,6 +367,45 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
             })
         }),
         "$pow" => pow(vals),
+        "$sin" => float_fn(op, &vals[0], f64::sin),
+        "$cos" => float_fn(op, &vals[0], f64::cos),
+        "$tan" => float_fn(op, &vals[0], f64::tan),
+        "$sinh" => float_fn(op, &vals[0], f64::sinh),
+        "$cosh" => float_fn(op, &vals[0], f64::cosh),
+        "$tanh" => float_fn(op, &vals[0], f64::tanh),
+        "$asinh" => float_fn(op, &vals[0], f64::asinh),
+        "$atan" => float_fn(op, &vals[0], f64::atan),
+        "$degreesToRadians" => float_fn(op, &vals[0], f64::to_radians),
+        "$radiansToDegrees" => float_fn(op, &vals[0], f64::to_degrees),
+        "$asin" | "$acos" | "$atanh" | "$acosh" => {
+            let (lo, hi, f): (f64, f64, fn(f64) -> f64) = match op {
+                "$asin" => (-1.0, 1.0, f64::asin),
+                "$acos" => (-1.0, 1.0, f64::acos),
+                "$atanh" => (-1.0, 1.0, f64::atanh),
+                _ => (1.0, f64::INFINITY, f64::acosh),
+            };
+            match single_num(op, &vals[0]) {
+                Ok(Some(n)) if !(lo..=hi).contains(&n.f()) && !n.f().is_nan() => Err(err(
+                    50989,
+                    format!(
+                        "cannot apply {op} to {}, value must be in [{lo},{}]",
+                        n.to_bson(),
+                        if hi.is_infinite() {
+                            "inf".to_string()
+                        } else {
+                            hi.to_string()
+                        }
+                    ),
+                )),
+                _ => float_fn(op, &vals[0], f),
+            }
+        }
+        "$atan2" => numeric_args(op, vals).map(|ns| {
+            Some(match ns {
+                None => Bson::Null,
+                Some(ns) => Bson::Double(ns[0].f().atan2(ns[1].f())),
+            })
+        }),
         "$sum" => Ok(Some(match vals {
             [single] if !matches!(single, Some(Bson::Array(_))) => {
                 match single.as_ref().and_then(Num::from_bson) {

@@ -32,6 +32,11 @@ fn dedup(items: impl IntoIterator<Item = Bson>, coll: Option<&Collation>) -> Vec
     out
 }
 
+fn sorted(mut items: Vec<Bson>, coll: Option<&Collation>) -> Vec<Bson> {
+    items.sort_by(|a, b| value::compare(a, b, coll));
+    items
+}
+
 fn contains(set: &[Bson], v: &Bson, coll: Option<&Collation>) -> bool {
     set.iter().any(|o| value::values_equal(o, v, coll))
 }
@@ -206,16 +211,39 @@ fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
             ),
         ));
     };
-    let nums: Vec<i64> = vals[1..]
-        .iter()
-        .map(|v| v.as_ref().and_then(int_arg))
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            err(
-                28725,
-                "Second argument to $slice must be a numeric value".to_string(),
-            )
-        })?;
+    let mut nums = Vec::with_capacity(2);
+    for (i, v) in vals[1..].iter().enumerate() {
+        let (which, code) = if i == 0 {
+            ("Second", 28725)
+        } else {
+            ("Third", 28727)
+        };
+        match v {
+            Some(b) if value::is_number(b) => {
+                match value::as_i64(b).filter(|n| i32::try_from(*n).is_ok()) {
+                    Some(n) => nums.push(n),
+                    None => {
+                        return Err(err(
+                            code + 1,
+                            format!(
+                                "{which} argument to $slice can't be represented as a 32-bit integer: {b}"
+                            ),
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(err(
+                    code,
+                    format!(
+                        "{which} argument to $slice must be {}, but is of type: {}",
+                        if i == 0 { "a numeric value" } else { "numeric" },
+                        type_name(other.as_ref())
+                    ),
+                ));
+            }
+        }
+    }
     let len = arr.len() as i64;
     let (start, count) = match nums.as_slice() {
         [n] if *n >= 0 => (0, *n),
@@ -320,7 +348,21 @@ fn range(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     if step == 0 {
         return Err(err(34449, "$range requires a non-zero step value"));
     }
-    let mut out = Vec::new();
+    // mongod refuses ranges that would take more than 64 MiB; the engine
+    // applies the same bound (counted in elements) so that a stray
+    // `$range: [0, 2147483647]` cannot exhaust memory.
+    let count = if step > 0 {
+        (end - start).max(0) / step + i64::from((end - start).max(0) % step != 0)
+    } else {
+        (start - end).max(0) / -step + i64::from((start - end).max(0) % -step != 0)
+    };
+    if count > 4 * 1024 * 1024 {
+        return Err(err(
+            5804807,
+            "$range would use too much memory and cannot spill to disk",
+        ));
+    }
+    let mut out = Vec::with_capacity(count as usize);
     let mut i = start;
     while (step > 0 && i < end) || (step < 0 && i > end) {
         out.push(Bson::Int32(i as i32));
@@ -357,8 +399,10 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
                     ),
                     "$setEquals" => (
                         17044,
-                        "All operands of $setEquals must be arrays. One argument is of type:"
-                            .to_string(),
+                        format!(
+                            "All operands of $setEquals must be arrays. {}-th argument is of type:",
+                            i + 1
+                        ),
                     ),
                     _ => (
                         if i == 0 { 17046 } else { 17042 },
@@ -373,16 +417,24 @@ fn set_op(op: &str, vals: &[Option<Bson>], coll: Option<&Collation>) -> Result<O
         }
     }
     let out = match op {
-        "$setUnion" => Bson::Array(dedup(sets.into_iter().flatten().cloned(), coll)),
+        // mongod builds union and intersection in an ordered set, so they
+        // come out sorted; a difference keeps the first operand's order.
+        "$setUnion" => Bson::Array(sorted(
+            dedup(sets.into_iter().flatten().cloned(), coll),
+            coll,
+        )),
         "$setIntersection" => {
             let Some((first, rest)) = sets.split_first() else {
                 return Ok(Some(Bson::Array(Vec::new())));
             };
-            Bson::Array(dedup(
-                first
-                    .iter()
-                    .filter(|v| rest.iter().all(|s| contains(s, v, coll)))
-                    .cloned(),
+            Bson::Array(sorted(
+                dedup(
+                    first
+                        .iter()
+                        .filter(|v| rest.iter().all(|s| contains(s, v, coll)))
+                        .cloned(),
+                    coll,
+                ),
                 coll,
             ))
         }

@@ -129,12 +129,10 @@ pub(crate) fn convert_to(v: &Bson, to: &str) -> Result<Bson> {
                 Bson::Double(_) | Bson::Decimal128(_) => {
                     let f = value::as_f64(v).unwrap_or(f64::NAN);
                     if !f.is_finite() {
-                        return Err(fail(format!(
-                            "Attempt to convert NaN value to integer in $convert with no onError value"
-                        )));
+                        return Err(fail("Attempt to convert NaN value to integer in $convert with no onError value".to_string()));
                     }
                     let t = f.trunc();
-                    if t < -9.2e18 || t > 9.2e18 {
+                    if !(-9.2e18..=9.2e18).contains(&t) {
                         return Err(fail(format!(
                             "Conversion would overflow target type in $convert with no onError value: {f}"
                         )));

@@ -534,14 +534,19 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     } else {
                         anchor
                     };
-                    let width = ms * bin;
+                    let width = ms.saturating_mul(bin);
                     let since = (n - anchor).num_milliseconds();
-                    anchor + Duration::milliseconds(since.div_euclid(width) * width)
+                    Duration::try_milliseconds(since.div_euclid(width).saturating_mul(width))
+                        .and_then(|d| anchor.checked_add_signed(d))
+                        .ok_or_else(|| err(5439018, "$dateTrunc overflowed"))?
                 }
                 None => {
-                    let width = months_of(unit) * bin;
+                    let width = months_of(unit).saturating_mul(bin);
                     let since = month_index(n) - 2000 * 12;
-                    let m = since.div_euclid(width) * width + 2000 * 12;
+                    let m = since
+                        .div_euclid(width)
+                        .saturating_mul(width)
+                        .saturating_add(2000 * 12);
                     NaiveDate::from_ymd_opt(
                         (m.div_euclid(12)) as i32,
                         (m.rem_euclid(12) + 1) as u32,
@@ -569,10 +574,12 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
             }
             let tz = parse_tz(a.get("timezone"))?;
             let out = match fixed_ms(unit) {
-                Some(ms) => date + Duration::milliseconds(ms.saturating_mul(amt)),
+                Some(ms) => Duration::try_milliseconds(ms.saturating_mul(amt))
+                    .and_then(|d| date.checked_add_signed(d))
+                    .ok_or_else(|| err(5166406, format!("{op} overflowed")))?,
                 None => {
                     let n = local(date, &tz);
-                    let moved = add_months(n, amt * months_of(unit))
+                    let moved = add_months(n, amt.saturating_mul(months_of(unit)))
                         .ok_or_else(|| err(5166406, format!("{op} overflowed")))?;
                     from_local(moved, &tz)?
                 }
@@ -669,13 +676,18 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                         "'year' must evaluate to an integer in the range 1 to 9999",
                     )
                 })?;
-            let n = add_months(base, p[1] - 1)
-                .map(|n| {
-                    n + Duration::days(p[2] - 1)
-                        + Duration::hours(p[3])
-                        + Duration::minutes(p[4])
-                        + Duration::seconds(p[5])
-                        + Duration::milliseconds(p[6])
+            let offset = [
+                Duration::try_days(p[2].saturating_sub(1)),
+                Duration::try_hours(p[3]),
+                Duration::try_minutes(p[4]),
+                Duration::try_seconds(p[5]),
+                Duration::try_milliseconds(p[6]),
+            ];
+            let n = add_months(base, p[1].saturating_sub(1))
+                .and_then(|n| {
+                    offset
+                        .iter()
+                        .try_fold(n, |acc, d| d.and_then(|d| acc.checked_add_signed(d)))
                 })
                 .ok_or_else(|| err(40523, "date parts out of range"))?;
             Ok(Some(to_bson(from_local(n, &tz)?)))

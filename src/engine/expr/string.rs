@@ -13,21 +13,19 @@ fn int_arg(v: Option<&Bson>) -> Option<i64> {
 }
 
 /// `$toUpper`/`$toLower`/`$substr` coerce numbers, dates and the like.
-fn coerce(op: &str, v: &Option<Bson>) -> Result<String> {
+fn coerce(_op: &str, v: &Option<Bson>) -> Result<String> {
     match v {
         x if nullish(x.as_ref()) => Ok(String::new()),
         Some(Bson::String(s)) => Ok(s.clone()),
-        Some(b) => to_string_value(b)
-            .ok_or_else(|| {
-                err(
-                    16007,
-                    format!(
-                        "can't convert from BSON type {} to String",
-                        value::type_alias(b)
-                    ),
-                )
-            })
-            .map_err(|e| if op.is_empty() { e } else { e }),
+        Some(b) => to_string_value(b).ok_or_else(|| {
+            err(
+                16007,
+                format!(
+                    "can't convert from BSON type {} to String",
+                    value::type_alias(b)
+                ),
+            )
+        }),
         None => Ok(String::new()),
     }
 }

@@ -90,6 +90,11 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
         "$lastN" => AccOp::LastN,
         "$maxN" => AccOp::MaxN,
         "$minN" => AccOp::MinN,
+        "$accumulator" | "$median" | "$percentile" => {
+            return Err(crate::engine::error::EngineError::not_implemented(format!(
+                "the {name} accumulator"
+            )));
+        }
         other => {
             return Err(err(15952, format!("unknown group operator '{other}'")));
         }
@@ -167,13 +172,13 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
             })
         }
         _ => {
-            if let Bson::Array(items) = arg {
-                if items.len() != 1 || op == AccOp::Push {
-                    return Err(err(
-                        40237,
-                        format!("The {name} accumulator is a unary operator"),
-                    ));
-                }
+            if let Bson::Array(items) = arg
+                && (items.len() != 1 || op == AccOp::Push)
+            {
+                return Err(err(
+                    40237,
+                    format!("The {name} accumulator is a unary operator"),
+                ));
             }
             let arg = match arg {
                 Bson::Array(items) => Expr::parse(&items[0])?,
@@ -204,10 +209,10 @@ impl Acc {
         if self.sort.is_some() {
             state.docs.push(doc.clone());
         }
-        if state.n.is_none() {
-            if let Some(n) = &self.n {
-                state.n = n.eval(doc, vars)?;
-            }
+        if state.n.is_none()
+            && let Some(n) = &self.n
+        {
+            state.n = n.eval(doc, vars)?;
         }
         state.values.push(v);
         Ok(())

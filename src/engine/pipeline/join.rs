@@ -4,7 +4,7 @@
 
 use bson::{Bson, Document};
 
-use super::{Ctx, Nesting, Pipeline, find_path_values, set_dotted};
+use super::{Ctx, Nesting, Pipeline, doc_matches_any, expanded_values, set_dotted};
 use crate::engine::error::{EngineError, Result};
 use crate::engine::expr::{Expr, err};
 use crate::engine::filter::Filter;
@@ -124,16 +124,19 @@ impl Lookup {
         };
         let mut out = Vec::with_capacity(docs.len());
         for mut d in docs {
-            let candidates = match (&self.local_field, &self.foreign_field) {
-                (Some(lf), Some(ff)) => {
-                    let parts: Vec<&str> = lf.split('.').collect();
-                    let mut values = find_path_values(&d, &parts);
-                    // A local array matches through its elements, not as a whole.
-                    if values.len() > 1 {
-                        values.retain(|v| !matches!(v, Bson::Array(_)));
-                    }
-                    ctx.source
-                        .docs_matching_any(&self.from, ff, &values, coll)?
+            let local_values = self.local_field.as_ref().map(|lf| {
+                let parts: Vec<&str> = lf.split('.').collect();
+                // A local array joins through its elements; nothing at all
+                // (missing, or an empty array) joins as null.
+                let mut values = expanded_values(&d, &parts);
+                if values.is_empty() {
+                    values.push(Bson::Null);
+                }
+                values
+            });
+            let candidates = match (&local_values, &self.foreign_field) {
+                (Some(values), Some(ff)) if !self.from.is_empty() => {
+                    ctx.source.docs_matching_any(&self.from, ff, values, coll)?
                 }
                 _ => whole.clone().unwrap_or_default(),
             };
@@ -144,7 +147,20 @@ impl Lookup {
                     if let Some(l) = &self.let_vars {
                         vars.bind_let(l, &d)?;
                     }
-                    p.run(candidates, ctx.source, &vars)?
+                    match (&local_values, &self.foreign_field) {
+                        // No `from`: the pipeline opens with `$documents`,
+                        // and the equality match goes right after it.
+                        (Some(values), Some(ff)) if self.from.is_empty() => {
+                            let parts: Vec<&str> = ff.split('.').collect();
+                            let first = p.run_range(0..1, Vec::new(), ctx.source, &vars)?;
+                            let kept = first
+                                .into_iter()
+                                .filter(|f| doc_matches_any(f, &parts, values, coll))
+                                .collect();
+                            p.run_range(1..p.len(), kept, ctx.source, &vars)?
+                        }
+                        _ => p.run(candidates, ctx.source, &vars)?,
+                    }
                 }
             };
             set_dotted(
@@ -281,21 +297,17 @@ impl GraphLookup {
                         .docs_matching_any(&self.from, &self.connect_to, &frontier, coll)?;
                 let mut next = Vec::new();
                 for m in matches {
-                    if let Some(f) = &restrict {
-                        if !f.matches(&m, ctx.vars)? {
-                            continue;
-                        }
+                    if let Some(f) = &restrict
+                        && !f.matches(&m, ctx.vars)?
+                    {
+                        continue;
                     }
                     let id = m.get("_id").cloned().unwrap_or(Bson::Null);
                     if seen_ids.iter().any(|s| value::values_equal(s, &id, coll)) {
                         continue;
                     }
                     seen_ids.push(id);
-                    for v in find_path_values(&m, &from_parts) {
-                        if !matches!(v, Bson::Array(_)) {
-                            next.push(v);
-                        }
-                    }
+                    next.extend(expanded_values(&m, &from_parts));
                     let mut m = m;
                     if let Some(df) = &self.depth_field {
                         set_dotted(&mut m, df, Bson::Int64(depth));

@@ -21,7 +21,7 @@ fn find<'a>(tree: &'a [(String, Node)], key: &str) -> Option<&'a Node> {
     tree.iter().find(|(k, _)| k == key).map(|(_, n)| n)
 }
 
-fn find_mut<'a>(tree: &'a mut Vec<(String, Node)>, key: &str) -> Option<&'a mut Node> {
+fn find_mut<'a>(tree: &'a mut [(String, Node)], key: &str) -> Option<&'a mut Node> {
     tree.iter_mut().find(|(k, _)| k == key).map(|(_, n)| n)
 }
 
@@ -107,7 +107,8 @@ impl Projection {
         let mut tree = Vec::new();
         let mut mode: Option<bool> = None;
         Self::parse_level(spec, "", &mut tree, &mut mode)?;
-        let inclusion = mode.unwrap_or(false);
+        // `{_id: 1}` alone is an inclusion projection, `{_id: 0}` an exclusion.
+        let inclusion = mode.unwrap_or_else(|| matches!(find(&tree, "_id"), Some(Node::Include)));
         if inclusion && find(&tree, "_id").is_none() {
             tree.insert(0, ("_id".to_string(), Node::Include));
         }
@@ -288,11 +289,12 @@ fn include(
                     out.insert(k.clone(), v);
                 }
             }
-            Node::Sub(children) if has_computed(children) => {
-                if !matches!(doc.get(k), Some(Bson::Document(_) | Bson::Array(_))) {
-                    let sub = include(children, &Document::new(), root, vars)?;
-                    out.insert(k.clone(), sub);
-                }
+            Node::Sub(children)
+                if has_computed(children)
+                    && !matches!(doc.get(k), Some(Bson::Document(_) | Bson::Array(_))) =>
+            {
+                let sub = include(children, &Document::new(), root, vars)?;
+                out.insert(k.clone(), sub);
             }
             _ => {}
         }

@@ -1,0 +1,184 @@
+//! The course: lessons as plain files under `lessons/` (format in
+//! `docs/CONTENT_FORMAT.md`), run as measured experiments against any
+//! MongoDB-compatible server through the official driver, reported as a
+//! table, Markdown or JSON, and checked by `lint`.
+//!
+//! Pipeline: [`manifest`] (files → [`Course`]/[`Lesson`]) → [`runner`]
+//! (variants: fresh database, dataset, setup, operations) → [`measure`]
+//! (collStats, exact BSON sizes, explain) → [`claims`] (the `check` language
+//! and `{{ expr }}` prose placeholders) → [`report`] (table, Markdown,
+//! JSON). [`lint`] checks a course without a server.
+//!
+//! Safety: every database this module writes to or drops passes through
+//! [`guard_db`], which only admits `schemalab_<lesson>_<variant>` names, so
+//! a run against a real server never touches anything else.
+
+pub mod claims;
+pub mod lint;
+pub mod manifest;
+pub mod measure;
+pub mod report;
+pub mod runner;
+
+use serde::{Deserialize, Serialize};
+
+pub use claims::{Check, ClaimError, Metric, MetricSource, Val};
+pub use lint::{LintError, lint};
+pub use manifest::{Course, Experiment, Lesson, LessonEntry, OpKind, Operation, Variant};
+pub use measure::{CollStats, EngineInfo, ReadMetrics, WriteMetrics};
+pub use report::{Format, render};
+pub use runner::{
+    CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, OpResult, Progress,
+    RunOptions, VariantReport, run_lesson,
+};
+
+/// A lesson as `schemalab lessons` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LessonSummary {
+    pub id: String,
+    pub title: String,
+    pub summary: String,
+    pub experiments: usize,
+}
+
+/// The lessons of the course under `root`, in course order.
+pub fn list_lessons(root: impl AsRef<std::path::Path>) -> Result<Vec<LessonSummary>, CourseError> {
+    let course = Course::load(root)?;
+    Ok(course
+        .lessons()?
+        .into_iter()
+        .map(|l| LessonSummary {
+            id: l.id.clone(),
+            title: l.title.clone(),
+            summary: l.summary.clone(),
+            experiments: l.experiments.len(),
+        })
+        .collect())
+}
+
+/// Connect to `uri` and run lesson `id` of the course under `root`: what
+/// `schemalab run` does once it has a URI.
+pub async fn run_by_id(
+    root: impl AsRef<std::path::Path>,
+    id: &str,
+    uri: &str,
+    opts: &RunOptions<'_>,
+) -> Result<LessonReport, CourseError> {
+    let course = Course::load(root)?;
+    let lesson = course.lesson(id)?;
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
+    run_lesson(&client, &lesson, opts).await
+}
+
+/// Prefix of every database the course creates.
+pub const DB_PREFIX: &str = "schemalab_";
+
+/// How much data an experiment loads (the parameters live in
+/// `datasets/catalog.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    Tiny,
+    #[default]
+    Default,
+    Large,
+}
+
+impl Scale {
+    /// The name used on the command line and in the catalog.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scale::Tiny => "tiny",
+            Scale::Default => "default",
+            Scale::Large => "large",
+        }
+    }
+}
+
+impl std::str::FromStr for Scale {
+    type Err = CourseError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tiny" => Ok(Scale::Tiny),
+            "default" => Ok(Scale::Default),
+            "large" => Ok(Scale::Large),
+            other => Err(CourseError::Invalid(format!(
+                "unknown scale '{other}' (expected tiny, default or large)"
+            ))),
+        }
+    }
+}
+
+/// Everything that can stop a course operation as a whole (per-operation
+/// failures are recorded in the report instead).
+#[derive(Debug, thiserror::Error)]
+pub enum CourseError {
+    /// A file could not be read.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// A course file is malformed (run `schemalab lint` for every problem).
+    #[error("{0}")]
+    Invalid(String),
+    /// No lesson with that id in the manifest.
+    #[error("no lesson '{id}' in the manifest (lessons: {known})")]
+    UnknownLesson { id: String, known: String },
+    /// A database name outside `schemalab_<lesson>_<variant>` was about to be
+    /// written to.
+    #[error(
+        "refusing to write to database '{0}': schemalab only writes databases named schemalab_<lesson>_<variant>"
+    )]
+    ForbiddenDatabase(String),
+    /// The server could not be reached or refused a command the run needs.
+    #[error("server: {0}")]
+    Server(String),
+    /// The run was cancelled between two steps.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// The database an experiment variant runs in.
+pub fn db_name(lesson: &str, variant: &str) -> String {
+    format!("{DB_PREFIX}{lesson}_{variant}")
+}
+
+/// The one gate every write or drop goes through: only the database that
+/// belongs to `lesson`/`variant` is admitted. Names are compared exactly,
+/// so `schemalab_x_y` cannot reach `schemalab_x_yz` or any user database.
+pub fn guard_db(name: &str, lesson: &str, variant: &str) -> Result<(), CourseError> {
+    if name == db_name(lesson, variant) && is_plain_name(lesson) && is_plain_name(variant) {
+        Ok(())
+    } else {
+        Err(CourseError::ForbiddenDatabase(name.to_string()))
+    }
+}
+
+/// Lesson and variant ids: letters, digits, `_` and `-` (they become part of
+/// a database name, which may not hold `.`, `/`, spaces, `$` …).
+pub fn is_plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 40
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_admits_only_the_variant_database() {
+        assert!(guard_db("schemalab_bucket_naive", "bucket", "naive").is_ok());
+        assert!(guard_db("schemalab_bucket_naivex", "bucket", "naive").is_err());
+        assert!(guard_db("admin", "bucket", "naive").is_err());
+        assert!(guard_db("schemalab_a.b_c", "a.b", "c").is_err());
+        assert!(guard_db("schemalab__c", "", "c").is_err());
+    }
+
+    #[test]
+    fn scale_parses() {
+        assert_eq!("tiny".parse::<Scale>().unwrap(), Scale::Tiny);
+        assert!("huge".parse::<Scale>().is_err());
+    }
+}

@@ -1,0 +1,470 @@
+//! `schemalab lint`: check a course without a server and report every
+//! problem as `file:line:col: message`. It checks the manifest, every
+//! `lesson.toml`, that referenced files exist, that setup scripts and
+//! operation statements parse in the mongosh dialect (and stay in their
+//! variant's database), that datasets exist in `datasets/catalog.toml`,
+//! that claims parse and name declared variants and operations, and that
+//! the prose's Markdown and `{{ }}` placeholders are well formed.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+
+use super::claims::{Check, Metric, Target, placeholders};
+use super::manifest::{FORMAT_VERSION, Lesson, Manifest};
+use super::runner::{explain_form, stays_in};
+use super::{OpKind, db_name, is_plain_name};
+use crate::dialect::{DialectError, parse_program};
+
+/// One problem, at a 1-based line and column of a file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LintError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+impl fmt::Display for LintError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file.display(),
+            self.line,
+            self.col,
+            self.message
+        )
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, byte: usize) -> (usize, usize) {
+    let byte = byte.min(text.len());
+    let before = text.get(..byte).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+struct Linter {
+    errors: Vec<LintError>,
+}
+
+impl Linter {
+    fn at(&mut self, file: &Path, text: &str, byte: usize, message: impl Into<String>) {
+        let (line, col) = line_col(text, byte);
+        self.errors.push(LintError {
+            file: file.to_path_buf(),
+            line,
+            col,
+            message: message.into(),
+        });
+    }
+
+    fn at_pos(&mut self, file: &Path, line: usize, col: usize, message: impl Into<String>) {
+        self.errors.push(LintError {
+            file: file.to_path_buf(),
+            line,
+            col,
+            message: message.into(),
+        });
+    }
+
+    fn read(&mut self, path: &Path, from: Option<(&Path, &str, usize)>) -> Option<String> {
+        match std::fs::read_to_string(path) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let message = format!("cannot read {}: {e}", path.display());
+                match from {
+                    Some((file, text, byte)) => self.at(file, text, byte, message),
+                    None => self.at_pos(path, 1, 1, message),
+                }
+                None
+            }
+        }
+    }
+
+    fn toml<T: serde::de::DeserializeOwned>(&mut self, path: &Path, text: &str) -> Option<T> {
+        match toml::from_str::<T>(text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let byte = e.span().map_or(0, |s| s.start);
+                self.at(path, text, byte, e.message().trim().to_string());
+                None
+            }
+        }
+    }
+}
+
+/// Where the content of a TOML string value starts (past its quotes) and
+/// how a 1-based (line, col) inside the content maps back to the file.
+/// Escape sequences are assumed absent (columns after one shift by its
+/// length), which is what statements and checks contain in practice.
+fn inner_pos(text: &str, span: &Range<usize>, line: usize, col: usize) -> (usize, usize) {
+    let raw = text.get(span.clone()).unwrap_or("");
+    let triple = raw.starts_with("\"\"\"") || raw.starts_with("'''");
+    let mut start = span.start + if triple { 3 } else { 1 };
+    // A newline right after the opening triple quote is not part of the value.
+    if triple && text[start.min(text.len())..].starts_with('\n') {
+        start += 1;
+    } else if triple && text[start.min(text.len())..].starts_with("\r\n") {
+        start += 2;
+    }
+    let (l0, c0) = line_col(text, start);
+    if line <= 1 {
+        (l0, c0 + col.saturating_sub(1))
+    } else {
+        (l0 + line - 1, col)
+    }
+}
+
+/// Check the course under `root` (`root/lessons/manifest.toml`); an empty
+/// list means it is clean. Errors come sorted by file and position.
+pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
+    let root = root.as_ref();
+    let mut l = Linter { errors: Vec::new() };
+    let datasets = catalog_names(&mut l, &root.join("datasets").join("catalog.toml"));
+    let mpath = root.join("lessons").join("manifest.toml");
+    let Some(mtext) = l.read(&mpath, None) else {
+        return l.errors;
+    };
+    let Some(manifest) = l.toml::<Manifest>(&mpath, &mtext) else {
+        return l.errors;
+    };
+    if *manifest.format_version.get_ref() != FORMAT_VERSION {
+        l.at(
+            &mpath,
+            &mtext,
+            manifest.format_version.span().start,
+            format!(
+                "format_version {} is not supported (this build reads {FORMAT_VERSION})",
+                manifest.format_version.get_ref()
+            ),
+        );
+    }
+    if manifest.lessons.is_empty() {
+        l.at_pos(&mpath, 1, 1, "the manifest lists no [[lessons]]");
+    }
+    let mut ids = BTreeSet::new();
+    for entry in &manifest.lessons {
+        let id = entry.id.get_ref();
+        if !is_plain_name(id) {
+            l.at(
+                &mpath,
+                &mtext,
+                entry.id.span().start,
+                format!(
+                    "lesson id '{id}' must be 1-40 letters, digits, '_' or '-' (it names databases)"
+                ),
+            );
+        }
+        if !ids.insert(id.clone()) {
+            l.at(
+                &mpath,
+                &mtext,
+                entry.id.span().start,
+                format!("duplicate lesson id '{id}'"),
+            );
+        }
+        let dir = root.join("lessons").join(entry.dir.get_ref());
+        let lpath = dir.join("lesson.toml");
+        if !lpath.is_file() {
+            l.at(
+                &mpath,
+                &mtext,
+                entry.dir.span().start,
+                format!("{} does not exist", lpath.display()),
+            );
+            continue;
+        }
+        lint_lesson(&mut l, id, &dir, &lpath, datasets.as_ref());
+    }
+    l.errors.sort();
+    l.errors
+}
+
+fn catalog_names(l: &mut Linter, path: &Path) -> Option<BTreeSet<String>> {
+    let text = l.read(path, None)?;
+    let table: toml::Table = l.toml(path, &text)?;
+    Some(
+        table
+            .into_iter()
+            .filter(|(_, v)| v.is_table())
+            .map(|(k, _)| k)
+            .collect(),
+    )
+}
+
+fn dialect_pos(e: &DialectError) -> (usize, usize) {
+    e.position()
+        .map_or((1, 1), |p| (p.line as usize, p.col as usize))
+}
+
+fn lint_lesson(
+    l: &mut Linter,
+    lesson_id: &str,
+    dir: &Path,
+    path: &Path,
+    datasets: Option<&BTreeSet<String>>,
+) {
+    let Some(text) = l.read(path, None) else {
+        return;
+    };
+    let Some(lesson) = l.toml::<Lesson>(path, &text) else {
+        return;
+    };
+    let t = text.as_str();
+    // Variants and operations across the lesson, for the prose.
+    let mut all_variants = BTreeSet::new();
+    let mut all_ops = BTreeSet::new();
+    let mut exp_ids = BTreeSet::new();
+    for exp in &lesson.experiments {
+        if !exp_ids.insert(exp.id.get_ref().clone()) {
+            l.at(
+                path,
+                t,
+                exp.id.span().start,
+                format!("duplicate experiment id '{}'", exp.id.get_ref()),
+            );
+        }
+        if let Some(names) = datasets {
+            if !names.contains(exp.dataset.get_ref()) {
+                l.at(
+                    path,
+                    t,
+                    exp.dataset.span().start,
+                    format!(
+                        "unknown dataset '{}' (datasets/catalog.toml has: {})",
+                        exp.dataset.get_ref(),
+                        names.iter().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                );
+            }
+        }
+        if exp.variants.is_empty() {
+            l.at(
+                path,
+                t,
+                exp.id.span().start,
+                "an experiment needs at least one variant",
+            );
+        }
+        let mut variants = BTreeSet::new();
+        for v in &exp.variants {
+            let vid = v.id.get_ref();
+            if !is_plain_name(vid) {
+                l.at(
+                    path,
+                    t,
+                    v.id.span().start,
+                    format!("variant id '{vid}' must be 1-40 letters, digits, '_' or '-'"),
+                );
+            }
+            if !variants.insert(vid.clone()) {
+                l.at(
+                    path,
+                    t,
+                    v.id.span().start,
+                    format!("duplicate variant id '{vid}'"),
+                );
+            }
+            all_variants.insert(vid.clone());
+            let db = db_name(lesson_id, vid);
+            if let Some(setup) = &v.setup {
+                let spath = dir.join(setup.get_ref());
+                if let Some(src) = l.read(&spath, Some((path, t, setup.span().start))) {
+                    match parse_program(&src) {
+                        Ok(p) => {
+                            if let Err(e) = stays_in(&p, &db) {
+                                l.at_pos(
+                                    &spath,
+                                    e.pos.line as usize,
+                                    e.pos.col as usize,
+                                    e.message,
+                                );
+                            }
+                        }
+                        Err(e) => {
+                            let (line, col) = dialect_pos(&e);
+                            l.at_pos(&spath, line, col, e.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        let mut ops = BTreeSet::new();
+        for op in &exp.operations {
+            let oid = op.id.get_ref();
+            if !ops.insert(oid.clone()) {
+                l.at(
+                    path,
+                    t,
+                    op.id.span().start,
+                    format!("duplicate operation id '{oid}'"),
+                );
+            }
+            all_ops.insert(oid.clone());
+            for vid in &variants {
+                if !op.run.contains_key(vid) {
+                    l.at(
+                        path,
+                        t,
+                        op.id.span().start,
+                        format!("operation '{oid}' has no statement for variant '{vid}'"),
+                    );
+                }
+            }
+            for (vid, stmt) in &op.run {
+                lint_statement(l, path, t, lesson_id, &variants, vid, op.kind, stmt);
+            }
+        }
+        for claim in &exp.claims {
+            lint_check(l, path, t, &claim.check, &variants, &ops);
+        }
+    }
+    if let Some(prose) = &lesson.prose {
+        let ppath = dir.join(prose.get_ref());
+        if let Some(md) = l.read(&ppath, Some((path, t, prose.span().start))) {
+            lint_prose(l, &ppath, &md, &all_variants, &all_ops);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lint_statement(
+    l: &mut Linter,
+    path: &Path,
+    t: &str,
+    lesson_id: &str,
+    variants: &BTreeSet<String>,
+    vid: &str,
+    kind: OpKind,
+    stmt: &Spanned<String>,
+) {
+    let span = stmt.span();
+    if !variants.contains(vid) {
+        // The key's span is not kept; point at the statement.
+        l.at(
+            path,
+            t,
+            span.start,
+            format!("'{vid}' is not a variant of this experiment"),
+        );
+        return;
+    }
+    match parse_program(stmt.get_ref()) {
+        Ok(p) => {
+            if let Err(e) = stays_in(&p, &db_name(lesson_id, vid)) {
+                let (line, col) = inner_pos(t, &span, e.pos.line as usize, e.pos.col as usize);
+                l.at_pos(path, line, col, e.message);
+            }
+            if kind == OpKind::Read {
+                if let Err(e) = explain_form(&p) {
+                    l.at(path, t, span.start, e);
+                }
+            }
+        }
+        Err(e) => {
+            let (line, col) = dialect_pos(&e);
+            let (line, col) = inner_pos(t, &span, line, col);
+            l.at_pos(path, line, col, e.to_string());
+        }
+    }
+}
+
+fn lint_check(
+    l: &mut Linter,
+    path: &Path,
+    t: &str,
+    check: &Spanned<String>,
+    variants: &BTreeSet<String>,
+    ops: &BTreeSet<String>,
+) {
+    let span = check.span();
+    match Check::parse(check.get_ref()) {
+        Ok(c) => {
+            for m in c.metrics() {
+                if let Some(msg) = unknown_reference(m, variants, ops) {
+                    let (line, col) = inner_pos(t, &span, 1, m.col);
+                    l.at_pos(path, line, col, msg);
+                }
+            }
+        }
+        Err(e) => {
+            let (line, col) = inner_pos(t, &span, 1, e.col);
+            l.at_pos(path, line, col, format!("check: {}", e.message));
+        }
+    }
+}
+
+fn unknown_reference(
+    m: &Metric,
+    variants: &BTreeSet<String>,
+    ops: &BTreeSet<String>,
+) -> Option<String> {
+    if !variants.contains(&m.variant) {
+        return Some(format!(
+            "'{}' is not a declared variant (variants: {})",
+            m.variant,
+            variants.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    match &m.target {
+        Target::Op { id, .. } if !ops.contains(id) => Some(format!(
+            "'{id}' is not a declared operation (operations: {})",
+            ops.iter().cloned().collect::<Vec<_>>().join(", ")
+        )),
+        _ => None,
+    }
+}
+
+fn lint_prose(
+    l: &mut Linter,
+    path: &Path,
+    md: &str,
+    variants: &BTreeSet<String>,
+    ops: &BTreeSet<String>,
+) {
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag};
+    // pulldown-cmark accepts any text; what it reveals is a fenced code
+    // block that never closes and swallows the rest of the lesson.
+    for (event, range) in Parser::new(md).into_offset_iter() {
+        if let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) = event {
+            let block = md[range.clone()].trim_end();
+            let marker: String = block
+                .trim_start()
+                .chars()
+                .take_while(|c| *c == '`' || *c == '~')
+                .collect();
+            let closed = block.lines().count() > 1
+                && block
+                    .lines()
+                    .last()
+                    .is_some_and(|last| last.trim().starts_with(&marker));
+            if !closed {
+                l.at(
+                    path,
+                    md,
+                    range.start,
+                    format!("code block ({info}) is never closed"),
+                );
+            }
+        }
+    }
+    let (found, errs) = placeholders(md);
+    for e in errs {
+        l.at_pos(path, e.line, e.col, format!("{{{{ }}}}: {}", e.message));
+    }
+    for p in found {
+        for m in p.expr.metrics() {
+            if let Some(msg) = unknown_reference(m, variants, ops) {
+                let byte = p.range.start;
+                l.at(path, md, byte, msg);
+            }
+        }
+    }
+}

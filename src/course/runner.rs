@@ -1,0 +1,891 @@
+//! Running a lesson: for each experiment and each variant, a fresh
+//! `schemalab_<lesson>_<variant>` database, the seeded dataset, the setup
+//! script, every operation (reads explained, writes executed), then the
+//! measurements; finally the claims. Failures of a step are recorded in the
+//! report (with the server's codeName) rather than aborting the run, so a
+//! learner sees everything that did run. Progress goes to a callback and
+//! a cancel flag is checked between steps.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use bson::Bson;
+use futures_util::future::BoxFuture;
+use mongodb::Client;
+use serde::{Deserialize, Serialize};
+
+use super::claims::{Check, CollField, Metric, MetricSource, Target, Val, Verdict};
+use super::manifest::{Experiment, Lesson, OpKind};
+use super::measure::{
+    CollStats, EngineInfo, ReadMetrics, WriteMetrics, engine_info, measure_db, parse_explain,
+    parse_write_result,
+};
+use super::{CourseError, Scale, db_name, guard_db};
+use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
+use crate::dialect::{DialectError, Output, Session, Value, parse_program};
+
+/// A shared flag: set it and the run stops at the next step boundary.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Loads a dataset into a database (the seeded generators in
+/// `crate::datasets`; tests supply small fixtures).
+pub trait DatasetLoader: Send + Sync {
+    fn load<'a>(
+        &'a self,
+        client: &'a Client,
+        db: &'a str,
+        dataset: &'a str,
+        scale: Scale,
+        seed: u64,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// One step of a run, for a progress display.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub experiment: String,
+    pub variant: String,
+    /// `drop`, `load`, `setup`, `op <id>`, `measure`, `claims`.
+    pub step: String,
+    /// Steps finished so far and in all (for a progress bar).
+    pub done: usize,
+    pub total: usize,
+}
+
+/// How to run.
+pub struct RunOptions<'a> {
+    pub scale: Scale,
+    pub loader: &'a dyn DatasetLoader,
+    pub cancel: CancelFlag,
+    pub progress: Option<&'a (dyn Fn(&Progress) + Send + Sync)>,
+}
+
+/// The result of running a lesson (rendered by `report` and the TUI).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LessonReport {
+    pub lesson: String,
+    pub title: String,
+    pub scale: Scale,
+    pub engine: EngineInfo,
+    pub experiments: Vec<ExperimentReport>,
+}
+
+/// One experiment's variants, operations and claims.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentReport {
+    pub id: String,
+    pub title: String,
+    pub dataset: String,
+    pub seed: u64,
+    pub operations: Vec<OpInfo>,
+    pub variants: Vec<VariantReport>,
+    pub claims: Vec<ClaimResult>,
+}
+
+/// An operation as declared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpInfo {
+    pub id: String,
+    pub title: String,
+    pub kind: OpKind,
+    /// Share of the workload mix, in percent of all weights.
+    pub weight_percent: f64,
+}
+
+/// One variant: its database, step errors, operations and collections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantReport {
+    pub id: String,
+    pub title: String,
+    pub database: String,
+    /// Loading the dataset failed.
+    pub load_error: Option<String>,
+    /// The setup script failed (the rest still ran).
+    pub setup_error: Option<String>,
+    pub operations: Vec<OpResult>,
+    pub collections: Vec<CollStats>,
+    /// Measuring failed.
+    pub measure_error: Option<String>,
+}
+
+/// One operation's outcome in one variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpResult {
+    pub id: String,
+    pub kind: OpKind,
+    pub statement: String,
+    pub millis: Option<f64>,
+    pub read: Option<ReadMetrics>,
+    pub write: Option<WriteMetrics>,
+    pub error: Option<OpError>,
+}
+
+/// A failed operation: the server's code and codeName when it gave them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpError {
+    pub code: Option<i32>,
+    pub code_name: String,
+    pub message: String,
+}
+
+/// A claim with its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub text: String,
+    pub check: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// mongod sends no codeName inside `writeErrors`; name the code the way
+/// command errors do so checks can say `error == "DuplicateKey"`.
+fn code_name(code: i32, given: &str) -> String {
+    if given.is_empty() {
+        crate::engine::ErrorCode(code).name()
+    } else {
+        given.to_string()
+    }
+}
+
+fn op_error(e: &DialectError) -> OpError {
+    match e {
+        DialectError::Server {
+            code,
+            code_name,
+            message,
+            ..
+        } => OpError {
+            code: Some(*code),
+            code_name: self::code_name(*code, code_name),
+            message: message.clone(),
+        },
+        DialectError::BulkWrite { code, message } => OpError {
+            code: Some(*code),
+            code_name: code_name(*code, ""),
+            message: message.clone(),
+        },
+        other => OpError {
+            code: None,
+            code_name: String::new(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Run every experiment of `lesson` against `client`.
+pub async fn run_lesson(
+    client: &Client,
+    lesson: &Lesson,
+    opts: &RunOptions<'_>,
+) -> Result<LessonReport, CourseError> {
+    let engine = engine_info(client).await.map_err(CourseError::Server)?;
+    let total: usize = lesson
+        .experiments
+        .iter()
+        .map(|e| e.variants.len() * (4 + e.operations.len()) + 1)
+        .sum();
+    let mut done = 0;
+    let mut experiments = Vec::new();
+    for exp in &lesson.experiments {
+        experiments.push(run_experiment(client, lesson, exp, opts, &mut done, total).await?);
+    }
+    Ok(LessonReport {
+        lesson: lesson.id.clone(),
+        title: lesson.title.clone(),
+        scale: opts.scale,
+        engine,
+        experiments,
+    })
+}
+
+async fn run_experiment(
+    client: &Client,
+    lesson: &Lesson,
+    exp: &Experiment,
+    opts: &RunOptions<'_>,
+    done: &mut usize,
+    total: usize,
+) -> Result<ExperimentReport, CourseError> {
+    let exp_id = exp.id.get_ref().clone();
+    let step = |variant: &str, step: String, done: &mut usize| -> Result<(), CourseError> {
+        if opts.cancel.is_cancelled() {
+            return Err(CourseError::Cancelled);
+        }
+        if let Some(p) = opts.progress {
+            p(&Progress {
+                experiment: exp_id.clone(),
+                variant: variant.to_string(),
+                step,
+                done: *done,
+                total,
+            });
+        }
+        *done += 1;
+        Ok(())
+    };
+    let weights: f64 = exp.operations.iter().map(|o| o.weight.max(0.0)).sum();
+    let operations = exp
+        .operations
+        .iter()
+        .map(|o| OpInfo {
+            id: o.id.get_ref().clone(),
+            title: o.title.clone(),
+            kind: o.kind,
+            weight_percent: if weights > 0.0 {
+                100.0 * o.weight.max(0.0) / weights
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    let mut variants = Vec::new();
+    for v in &exp.variants {
+        let vid = v.id.get_ref().as_str();
+        let db = db_name(&lesson.id, vid);
+        guard_db(&db, &lesson.id, vid)?;
+        let mut report = VariantReport {
+            id: vid.to_string(),
+            title: v.title.clone(),
+            database: db.clone(),
+            load_error: None,
+            setup_error: None,
+            operations: Vec::new(),
+            collections: Vec::new(),
+            measure_error: None,
+        };
+
+        step(vid, "drop".into(), done)?;
+        client
+            .database(&db)
+            .drop()
+            .await
+            .map_err(|e| CourseError::Server(format!("dropping {db}: {e}")))?;
+
+        step(vid, "load".into(), done)?;
+        if let Err(e) = opts
+            .loader
+            .load(client, &db, exp.dataset.get_ref(), opts.scale, exp.seed)
+            .await
+        {
+            report.load_error = Some(e);
+        }
+
+        step(vid, "setup".into(), done)?;
+        let mut session = Session::new(client.clone(), db.clone());
+        match lesson.setup_text(v) {
+            Ok(Some(src)) => {
+                if let Err(e) = run_guarded(&mut session, &src, &db).await {
+                    let file = v.setup.as_ref().map_or("", |s| s.get_ref().as_str());
+                    report.setup_error = Some(format!("{file}: {e}"));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => report.setup_error = Some(e.to_string()),
+        }
+
+        for op in &exp.operations {
+            let oid = op.id.get_ref().clone();
+            step(vid, format!("op {oid}"), done)?;
+            let Some(stmt) = op.run.get(vid) else {
+                report.operations.push(OpResult {
+                    id: oid,
+                    kind: op.kind,
+                    statement: String::new(),
+                    millis: None,
+                    read: None,
+                    write: None,
+                    error: Some(OpError {
+                        code: None,
+                        code_name: String::new(),
+                        message: format!("no statement for variant '{vid}'"),
+                    }),
+                });
+                continue;
+            };
+            let stmt = stmt.get_ref();
+            report
+                .operations
+                .push(run_op(&mut session, &oid, op.kind, stmt, &db).await);
+        }
+
+        step(vid, "measure".into(), done)?;
+        match measure_db(client, &db).await {
+            Ok(c) => report.collections = c,
+            Err(e) => report.measure_error = Some(e),
+        }
+        variants.push(report);
+    }
+    step("", "claims".into(), done)?;
+    let source = ExperimentMetrics {
+        variants: &variants,
+    };
+    let claims = exp
+        .claims
+        .iter()
+        .map(|c| ClaimResult {
+            text: c.text.clone(),
+            check: c.check.get_ref().clone(),
+            verdict: match Check::parse(c.check.get_ref()) {
+                Ok(check) => check.evaluate(&source),
+                Err(e) => Verdict {
+                    passed: false,
+                    left: None,
+                    right: None,
+                    reason: format!("check does not parse: {e}"),
+                },
+            },
+        })
+        .collect();
+    Ok(ExperimentReport {
+        id: exp.id.get_ref().clone(),
+        title: exp.title.clone(),
+        dataset: exp.dataset.get_ref().clone(),
+        seed: exp.seed,
+        operations,
+        variants,
+        claims,
+    })
+}
+
+/// Parse, check that it stays inside `db`, evaluate.
+async fn run_guarded(session: &mut Session, src: &str, db: &str) -> Result<Vec<Output>, String> {
+    let program = parse_program(src).map_err(|e| e.render(src))?;
+    stays_in(&program, db).map_err(|e| e.to_string())?;
+    let (out, res) = session.eval_program(&program).await;
+    res.map_err(|e| e.render(src))?;
+    Ok(out)
+}
+
+async fn run_op(session: &mut Session, id: &str, kind: OpKind, stmt: &str, db: &str) -> OpResult {
+    let mut result = OpResult {
+        id: id.to_string(),
+        kind,
+        statement: stmt.to_string(),
+        millis: None,
+        read: None,
+        write: None,
+        error: None,
+    };
+    let fail = |message: String| OpError {
+        code: None,
+        code_name: String::new(),
+        message,
+    };
+    let program = match parse_program(stmt) {
+        Ok(p) => p,
+        Err(e) => {
+            result.error = Some(fail(e.render(stmt)));
+            return result;
+        }
+    };
+    if let Err(e) = stays_in(&program, db) {
+        result.error = Some(fail(e.to_string()));
+        return result;
+    }
+    let program = match kind {
+        OpKind::Read => match explain_form(&program) {
+            Ok(p) => p,
+            Err(e) => {
+                result.error = Some(fail(e));
+                return result;
+            }
+        },
+        OpKind::Write => program,
+    };
+    let started = Instant::now();
+    let (out, res) = session.eval_program(&program).await;
+    let wall = started.elapsed().as_secs_f64() * 1000.0;
+    if let Err(e) = res {
+        result.error = Some(op_error(&e));
+        return result;
+    }
+    let last_doc = out.iter().rev().find_map(|o| match o {
+        Output::Value(Value::Bson(Bson::Document(d))) => Some(d.clone()),
+        _ => None,
+    });
+    match (kind, last_doc) {
+        (OpKind::Read, Some(explain)) => match parse_explain(&explain) {
+            Ok((m, millis)) => {
+                result.millis = Some(millis.unwrap_or(wall));
+                result.read = Some(m);
+            }
+            Err(e) => result.error = Some(fail(e)),
+        },
+        (OpKind::Write, Some(reply)) => {
+            result.millis = Some(wall);
+            result.write = Some(parse_write_result(&reply));
+        }
+        (_, None) => {
+            result.error = Some(fail("the statement produced no result document".into()));
+        }
+    }
+    result
+}
+
+fn call(object: Expr, name: &str, args: Vec<Expr>) -> Expr {
+    let pos = object.pos;
+    Expr {
+        pos,
+        kind: ExprKind::Call {
+            callee: Box::new(Expr {
+                pos,
+                kind: ExprKind::Member {
+                    object: Box::new(object),
+                    name: name.to_string(),
+                },
+            }),
+            args,
+        },
+    }
+}
+
+fn lit(pos: crate::dialect::Pos, kind: ExprKind) -> Expr {
+    Expr { pos, kind }
+}
+
+/// Turn a read statement (`find`, `findOne`, `aggregate`, `countDocuments`,
+/// `distinct` on a collection, with any cursor modifiers) into the
+/// statement that explains it with `executionStats`. `findOne`,
+/// `countDocuments` and `distinct` are explained as the find or pipeline
+/// the shell would run for them.
+pub fn explain_form(program: &Program) -> Result<Program, String> {
+    let [stmt] = program.stmts.as_slice() else {
+        return Err("a read operation must be exactly one statement".into());
+    };
+    let StmtKind::Expr(expr) = &stmt.kind else {
+        return Err("a read operation must be an expression such as db.c.find(…)".into());
+    };
+    // The innermost call is the collection method; outer calls are cursor
+    // modifiers (sort, limit, projection …).
+    let mut inner = expr;
+    let mut depth = 0;
+    while let ExprKind::Call { callee, .. } = &inner.kind {
+        match &callee.kind {
+            ExprKind::Member { object, .. } if matches!(object.kind, ExprKind::Call { .. }) => {
+                // `db.getCollection("c").find()`: the object call is not a
+                // cursor; stop at the first call made on a collection.
+                if is_collection_call(object) {
+                    break;
+                }
+                inner = object;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let ExprKind::Call { callee, args } = &inner.kind else {
+        return Err("a read operation must call a collection method".into());
+    };
+    let ExprKind::Member { object, name } = &callee.kind else {
+        return Err("a read operation must call a collection method".into());
+    };
+    let pos = expr.pos;
+    let explain_arg = vec![lit(pos, ExprKind::Str("executionStats".into()))];
+    let empty = || lit(pos, ExprKind::Object(Vec::new()));
+    let rewritten = match name.as_str() {
+        "find" | "aggregate" => call(expr.clone(), "explain", explain_arg),
+        "findOne" | "countDocuments" | "distinct" if depth > 0 => {
+            return Err(format!(
+                "{name}() returns a value, not a cursor: nothing can follow it"
+            ));
+        }
+        "findOne" => {
+            let find = call((**object).clone(), "find", args.clone());
+            let one = call(find, "limit", vec![lit(pos, ExprKind::Number(1.0))]);
+            call(one, "explain", explain_arg)
+        }
+        "countDocuments" => {
+            let filter = args.first().cloned().unwrap_or_else(empty);
+            let pipeline = lit(
+                pos,
+                ExprKind::Array(vec![
+                    lit(pos, ExprKind::Object(vec![("$match".into(), filter)])),
+                    lit(
+                        pos,
+                        ExprKind::Object(vec![(
+                            "$group".into(),
+                            lit(
+                                pos,
+                                ExprKind::Object(vec![
+                                    ("_id".into(), lit(pos, ExprKind::Null)),
+                                    (
+                                        "n".into(),
+                                        lit(
+                                            pos,
+                                            ExprKind::Object(vec![(
+                                                "$sum".into(),
+                                                lit(pos, ExprKind::Number(1.0)),
+                                            )]),
+                                        ),
+                                    ),
+                                ]),
+                            ),
+                        )]),
+                    ),
+                ]),
+            );
+            call(
+                call((**object).clone(), "aggregate", vec![pipeline]),
+                "explain",
+                explain_arg,
+            )
+        }
+        "distinct" => {
+            let Some(key) = args.first() else {
+                return Err("distinct() needs a field name".into());
+            };
+            let group_key = match &key.kind {
+                ExprKind::Str(k) => lit(key.pos, ExprKind::Str(format!("${k}"))),
+                _ => return Err("distinct() needs a field name as a string literal".into()),
+            };
+            let filter = args.get(1).cloned().unwrap_or_else(empty);
+            let pipeline = lit(
+                pos,
+                ExprKind::Array(vec![
+                    lit(pos, ExprKind::Object(vec![("$match".into(), filter)])),
+                    lit(
+                        pos,
+                        ExprKind::Object(vec![(
+                            "$group".into(),
+                            lit(pos, ExprKind::Object(vec![("_id".into(), group_key)])),
+                        )]),
+                    ),
+                ]),
+            );
+            call(
+                call((**object).clone(), "aggregate", vec![pipeline]),
+                "explain",
+                explain_arg,
+            )
+        }
+        other => {
+            return Err(format!(
+                "{other}() is not a read (find, findOne, aggregate, countDocuments, distinct); declare the operation kind = \"write\""
+            ));
+        }
+    };
+    Ok(Program {
+        stmts: vec![Stmt {
+            pos: stmt.pos,
+            kind: StmtKind::Expr(rewritten),
+        }],
+    })
+}
+
+fn is_collection_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { callee, .. }
+        if matches!(&callee.kind, ExprKind::Member { name, .. } if name == "getCollection"))
+}
+
+/// A statement that would leave the variant's database.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} ({pos})")]
+pub struct Escape {
+    pub pos: crate::dialect::Pos,
+    pub message: String,
+}
+
+/// Refuse a program that could reach a database other than `db`: `use`,
+/// `getSiblingDB`/`getMongo`/`adminCommand`, and `$out`/`$merge` naming a
+/// database. The server is never asked to do anything outside the
+/// variant's database.
+pub fn stays_in(program: &Program, db: &str) -> Result<(), Escape> {
+    program.stmts.iter().try_for_each(|s| stmt_stays(s, db))
+}
+
+fn stmt_stays(s: &Stmt, db: &str) -> Result<(), Escape> {
+    match &s.kind {
+        StmtKind::Expr(e) => expr_stays(e, db),
+        StmtKind::Let { decls, .. } => decls
+            .iter()
+            .filter_map(|(_, e)| e.as_ref())
+            .try_for_each(|e| expr_stays(e, db)),
+        StmtKind::Assign { value, .. } => expr_stays(value, db),
+        StmtKind::ForOf { iterable, body, .. } => {
+            expr_stays(iterable, db)?;
+            body.iter().try_for_each(|s| stmt_stays(s, db))
+        }
+        StmtKind::Use(name) if name != db => Err(Escape {
+            pos: s.pos,
+            message: format!("`use {name}` leaves this variant's database {db}"),
+        }),
+        StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => Ok(()),
+    }
+}
+
+fn names_other_db(e: &Expr, db: &str) -> bool {
+    !matches!(&e.kind, ExprKind::Str(s) if s == db)
+}
+
+fn expr_stays(e: &Expr, db: &str) -> Result<(), Escape> {
+    let leave = |what: &str| {
+        Err(Escape {
+            pos: e.pos,
+            message: format!("{what} leaves this variant's database {db}"),
+        })
+    };
+    match &e.kind {
+        ExprKind::Call { callee, args } => {
+            if let ExprKind::Member { name, .. } = &callee.kind {
+                match name.as_str() {
+                    "getSiblingDB" | "getDB"
+                        if args.first().is_none_or(|a| names_other_db(a, db)) =>
+                    {
+                        return leave(&format!("{name}(…)"));
+                    }
+                    "getMongo" | "adminCommand" => return leave(&format!("{name}(…)")),
+                    _ => {}
+                }
+            }
+            expr_stays(callee, db)?;
+            args.iter().try_for_each(|a| expr_stays(a, db))
+        }
+        ExprKind::Object(fields) => {
+            for (k, v) in fields {
+                if k == "$out" || k == "$merge" {
+                    if let ExprKind::Object(spec) = &v.kind {
+                        let target = if k == "$merge" {
+                            spec.iter().find(|(k, _)| k == "into").map(|(_, v)| v)
+                        } else {
+                            Some(v)
+                        };
+                        if let Some(ExprKind::Object(into)) = target.map(|t| &t.kind) {
+                            if let Some((_, d)) = into.iter().find(|(k, _)| k == "db") {
+                                if names_other_db(d, db) {
+                                    return leave(k);
+                                }
+                            }
+                        }
+                    }
+                }
+                expr_stays(v, db)?;
+            }
+            Ok(())
+        }
+        ExprKind::Array(items) => items.iter().try_for_each(|i| expr_stays(i, db)),
+        ExprKind::Member { object, .. } => expr_stays(object, db),
+        ExprKind::Index { object, index } => {
+            expr_stays(object, db)?;
+            expr_stays(index, db)
+        }
+        ExprKind::New { args, .. } => args.iter().try_for_each(|a| expr_stays(a, db)),
+        ExprKind::Neg(x) => expr_stays(x, db),
+        ExprKind::Binary { left, right, .. } => {
+            expr_stays(left, db)?;
+            expr_stays(right, db)
+        }
+        ExprKind::Ident(_)
+        | ExprKind::Number(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::Undefined
+        | ExprKind::Regex { .. } => Ok(()),
+    }
+}
+
+/// Metrics of one experiment's variants, for claims.
+pub struct ExperimentMetrics<'a> {
+    pub variants: &'a [VariantReport],
+}
+
+impl MetricSource for ExperimentMetrics<'_> {
+    fn metric(&self, m: &Metric) -> Result<Val, String> {
+        let v = self
+            .variants
+            .iter()
+            .find(|v| v.id == m.variant)
+            .ok_or_else(|| format!("no variant '{}' in this experiment", m.variant))?;
+        variant_metric(v, m)
+    }
+}
+
+/// Metrics across a whole lesson, for prose placeholders: the first
+/// experiment whose variant has the metric answers.
+pub struct LessonMetrics<'a>(pub &'a LessonReport);
+
+impl MetricSource for LessonMetrics<'_> {
+    fn metric(&self, m: &Metric) -> Result<Val, String> {
+        let mut last = format!("no variant '{}' in this lesson", m.variant);
+        for exp in &self.0.experiments {
+            if let Some(v) = exp.variants.iter().find(|v| v.id == m.variant) {
+                match variant_metric(v, m) {
+                    Ok(val) => return Ok(val),
+                    Err(e) => last = e,
+                }
+            }
+        }
+        Err(last)
+    }
+}
+
+fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
+    use super::claims::OpField as F;
+    let n = |x: i64| Ok(Val::Num(x as f64));
+    match &m.target {
+        Target::Coll { name, field } => {
+            let c = v
+                .collections
+                .iter()
+                .find(|c| &c.name == name)
+                .ok_or_else(|| {
+                    let have: Vec<&str> = v.collections.iter().map(|c| c.name.as_str()).collect();
+                    format!(
+                        "no collection '{name}' in {} (it has: {})",
+                        v.database,
+                        if have.is_empty() {
+                            "none".into()
+                        } else {
+                            have.join(", ")
+                        }
+                    )
+                })?;
+            match field {
+                CollField::Count => n(c.count),
+                CollField::Size => n(c.size),
+                CollField::AvgObjSize => Ok(Val::Num(c.avg_obj_size)),
+                CollField::MaxObjSize => n(c.max_obj_size),
+                CollField::StorageSize => n(c.storage_size),
+                CollField::TotalIndexSize => n(c.total_index_size),
+                CollField::NIndexes => n(c.nindexes),
+                CollField::Index(i) => c
+                    .indexes
+                    .iter()
+                    .find(|x| &x.name == i)
+                    .map(|x| Val::Num(x.size as f64))
+                    .ok_or_else(|| format!("no index '{i}' on {}", c.name)),
+            }
+        }
+        Target::Op { id, field } => {
+            let op = v
+                .operations
+                .iter()
+                .find(|o| &o.id == id)
+                .ok_or_else(|| format!("operation '{id}' did not run in variant '{}'", v.id))?;
+            if *field == F::Error {
+                return Ok(Val::Str(
+                    op.error
+                        .as_ref()
+                        .map(|e| e.code_name.clone())
+                        .unwrap_or_default(),
+                ));
+            }
+            if *field == F::Millis {
+                return op.millis.map(Val::Num).ok_or_else(|| unavailable(op));
+            }
+            let read = || op.read.as_ref().ok_or_else(|| unavailable(op));
+            let write = || op.write.as_ref().ok_or_else(|| unavailable(op));
+            match field {
+                F::NReturned => n(read()?.n_returned),
+                F::KeysExamined => n(read()?.keys_examined),
+                F::DocsExamined => n(read()?.docs_examined),
+                F::Ratio => Ok(Val::Num(read()?.ratio)),
+                F::Stages => Ok(Val::Str(read()?.stages.clone())),
+                F::Index => Ok(Val::Str(read()?.index.clone())),
+                F::N => n(write()?.n),
+                F::NModified => n(write()?.n_modified),
+                F::NUpserted => n(write()?.n_upserted),
+                F::Error | F::Millis => Err("unreachable".into()),
+            }
+        }
+    }
+}
+
+fn unavailable(op: &OpResult) -> String {
+    match &op.error {
+        Some(e) if !e.code_name.is_empty() => {
+            format!(
+                "unavailable: operation '{}' failed with {}: {}",
+                op.id, e.code_name, e.message
+            )
+        }
+        Some(e) => format!("unavailable: operation '{}' failed: {}", op.id, e.message),
+        None => format!(
+            "unavailable: '{}' is a {} operation",
+            op.id,
+            match op.kind {
+                OpKind::Read => "read",
+                OpKind::Write => "write",
+            }
+        ),
+    }
+}
+
+/// Collection metrics keyed by name, handy for the TUI.
+pub fn collections_by_name(v: &VariantReport) -> BTreeMap<&str, &CollStats> {
+    v.collections.iter().map(|c| (c.name.as_str(), c)).collect()
+}
+
+/// The production [`DatasetLoader`]: the seeded generators of
+/// [`crate::datasets`] with the parameters of a catalog (the course's own
+/// `datasets/catalog.toml` when it has one, so instructors' edits apply).
+pub struct CatalogLoader {
+    pub catalog: crate::datasets::Catalog,
+}
+
+impl CatalogLoader {
+    /// The catalog under `root/datasets/catalog.toml`, or the built-in one
+    /// when the course has none.
+    pub fn for_course(root: impl AsRef<std::path::Path>) -> Result<Self, CourseError> {
+        let path = root.as_ref().join("datasets").join("catalog.toml");
+        let catalog = if path.is_file() {
+            crate::datasets::load_catalog(&path)
+        } else {
+            crate::datasets::Catalog::builtin()
+        }
+        .map_err(|e| CourseError::Invalid(e.to_string()))?;
+        Ok(CatalogLoader { catalog })
+    }
+}
+
+impl From<Scale> for crate::datasets::Scale {
+    fn from(s: Scale) -> Self {
+        match s {
+            Scale::Tiny => crate::datasets::Scale::Tiny,
+            Scale::Default => crate::datasets::Scale::Default,
+            Scale::Large => crate::datasets::Scale::Large,
+        }
+    }
+}
+
+impl DatasetLoader for CatalogLoader {
+    fn load<'a>(
+        &'a self,
+        client: &'a Client,
+        db: &'a str,
+        dataset: &'a str,
+        scale: Scale,
+        seed: u64,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            crate::datasets::load_with(
+                &self.catalog,
+                client,
+                db,
+                dataset,
+                scale.into(),
+                seed,
+                |_| {},
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        })
+    }
+}

@@ -1,0 +1,350 @@
+//! The executor: a plan ([`super::planner::Plan`]) becomes a tree of stages,
+//! each doing one unit of work per call, as mongod's classic engine does.
+//!
+//! A call to [`Stage::work`] returns a result (`Advanced`), asks to be called
+//! again (`NeedTime`: it examined something that did not qualify) or reports
+//! the end (`Eof`). Every stage counts what it did — works, keys and
+//! documents examined, seeks — so `explain` reports measured figures, and
+//! [`choose`] can race candidate plans round-robin the way mongod's
+//! multi-planner does and keep the most productive.
+
+mod fetch;
+mod scan;
+mod shape;
+mod sort;
+
+use std::time::Instant;
+
+use bson::{Bson, Document};
+
+use super::catalog::Collection;
+use super::collation::Collation;
+use super::error::Result;
+use super::expr::Vars;
+use super::filter::Filter;
+use super::index::RecordId;
+use super::planner::Plan;
+
+/// A result flowing between stages: a record, its document once fetched,
+/// and the array position the filter matched (for positional `$`).
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub rid: RecordId,
+    pub doc: Option<Document>,
+    pub position: Option<usize>,
+}
+
+/// The outcome of one unit of work.
+#[derive(Debug)]
+pub enum State {
+    Advanced(Member),
+    NeedTime,
+    Eof,
+}
+
+/// What every stage reads from.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    pub coll: &'a Collection,
+    pub filter: &'a Filter,
+    pub vars: &'a Vars,
+    pub collation: Option<&'a Collation>,
+}
+
+/// Counters common to every stage, plus the ones only some stages use.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub works: u64,
+    pub advanced: u64,
+    pub need_time: u64,
+    pub is_eof: bool,
+    pub nanos: u128,
+    pub keys_examined: u64,
+    pub docs_examined: u64,
+}
+
+impl Counters {
+    fn record(&mut self, started: Instant, state: &Result<State>) {
+        match state {
+            Ok(s) => self.record_state(started, s),
+            Err(_) => {
+                self.works += 1;
+                self.nanos += started.elapsed().as_nanos();
+            }
+        }
+    }
+
+    fn record_state(&mut self, started: Instant, state: &State) {
+        self.works += 1;
+        self.nanos += started.elapsed().as_nanos();
+        match state {
+            State::Advanced(_) => self.advanced += 1,
+            State::NeedTime => self.need_time += 1,
+            State::Eof => self.is_eof = true,
+        }
+    }
+
+    /// The fields every stage reports in executionStats mode.
+    fn common(&self, out: &mut Document) {
+        out.insert("nReturned", self.advanced as i64);
+        out.insert(
+            "executionTimeMillisEstimate",
+            (self.nanos / 1_000_000) as i64,
+        );
+        out.insert("works", self.works as i64);
+        out.insert("advanced", self.advanced as i64);
+        out.insert("needTime", self.need_time as i64);
+        out.insert("needYield", 0i64);
+        out.insert("saveState", 0i64);
+        out.insert("restoreState", 0i64);
+        out.insert("isEOF", i32::from(self.is_eof));
+    }
+}
+
+/// One executing stage.
+pub trait Stage<'a> {
+    /// Do one unit of work.
+    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State>;
+    /// The stage's explain document; with `stats`, its execution counters.
+    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document;
+    /// Keys and documents examined by this stage and its children.
+    fn totals(&self) -> (u64, u64);
+    /// The stage's own counters.
+    fn counters(&self) -> &Counters;
+}
+
+/// A boxed stage.
+pub type BoxStage<'a> = Box<dyn Stage<'a> + 'a>;
+
+/// Run `work` on a stage body, timing and counting it.
+fn counted(c: &mut Counters, f: impl FnOnce() -> Result<State>) -> Result<State> {
+    let started = Instant::now();
+    let state = f();
+    c.record(started, &state);
+    state
+}
+
+/// Build the stage tree of a plan.
+pub fn build<'a>(plan: &Plan, ctx: &Ctx<'a>) -> BoxStage<'a> {
+    match plan {
+        Plan::CollScan => Box::new(scan::CollScan::new(ctx)),
+        Plan::IdHack(id) => Box::new(scan::IdHack::new(id.clone())),
+        Plan::IxScan(p) => Box::new(scan::IxScan::new(p.clone(), ctx)),
+        Plan::Fetch { child, residual } => {
+            Box::new(fetch::Fetch::new(build(child, ctx), residual.clone()))
+        }
+        Plan::Or(children) => Box::new(fetch::Or::new(
+            children.iter().map(|c| build(c, ctx)).collect(),
+        )),
+        Plan::Sort {
+            child,
+            spec,
+            pattern,
+            limit,
+        } => Box::new(sort::Sort::new(
+            build(child, ctx),
+            spec.clone(),
+            pattern.clone(),
+            *limit,
+        )),
+        Plan::Skip(child, n) => Box::new(shape::Skip::new(build(child, ctx), *n)),
+        Plan::Limit(child, n) => Box::new(shape::Limit::new(build(child, ctx), *n)),
+        Plan::Projection { child, kind, spec } => Box::new(shape::Projection::new(
+            build(child, ctx),
+            *kind,
+            spec.clone(),
+        )),
+    }
+}
+
+/// mongod's trial budget per candidate (`internalQueryPlanEvaluationWorks`).
+pub const TRIAL_WORKS: u64 = 10_000;
+/// A candidate that produces this many results ends the trial
+/// (`internalQueryPlanEvaluationMaxResults`).
+pub const TRIAL_RESULTS: u64 = 101;
+
+/// The outcome of planning: the winner (fresh, not yet run) and every
+/// candidate as it stood at the end of the trial.
+pub struct Chosen<'a> {
+    pub winner: usize,
+    pub plans: Vec<Plan>,
+    /// The candidates after their trial (empty when there was only one).
+    pub trials: Vec<BoxStage<'a>>,
+    pub scores: Vec<f64>,
+}
+
+/// mongod's plan score: 1 + productivity, plus a tiny bonus for avoiding a
+/// FETCH or a SORT, plus one for finishing during the trial.
+fn score(stage: &dyn Stage<'_>, plan: &Plan) -> f64 {
+    let c = stage.counters();
+    let works = c.works.max(1) as f64;
+    let productivity = c.advanced as f64 / works;
+    let epsilon = (1.0 / (10.0 * works)).min(1e-4);
+    let mut bonus = 0.0;
+    if !plan.fetches() {
+        bonus += epsilon;
+    }
+    if !plan.sorts() {
+        bonus += epsilon;
+    }
+    bonus += epsilon; // no index intersection: we never build one
+    let eof = if c.is_eof { 1.0 } else { 0.0 };
+    1.0 + productivity + bonus + eof
+}
+
+/// Race the candidates round-robin and pick the best; ties go to the
+/// earliest candidate (index order), as mongod's stable sort does.
+pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
+    if plans.len() <= 1 {
+        return Ok(Chosen {
+            winner: 0,
+            plans,
+            trials: Vec::new(),
+            scores: Vec::new(),
+        });
+    }
+    let mut stages: Vec<BoxStage<'a>> = plans.iter().map(|p| build(p, ctx)).collect();
+    let mut results = vec![0u64; stages.len()];
+    let mut done = false;
+    for _ in 0..TRIAL_WORKS {
+        for (i, s) in stages.iter_mut().enumerate() {
+            match s.work(ctx)? {
+                State::Advanced(_) => {
+                    results[i] += 1;
+                    if results[i] >= TRIAL_RESULTS {
+                        done = true;
+                    }
+                }
+                State::NeedTime => {}
+                State::Eof => done = true,
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    let scores: Vec<f64> = stages
+        .iter()
+        .zip(&plans)
+        .map(|(s, p)| score(s.as_ref(), p))
+        .collect();
+    let mut winner = 0;
+    for (i, sc) in scores.iter().enumerate() {
+        if *sc > scores[winner] {
+            winner = i;
+        }
+    }
+    Ok(Chosen {
+        winner,
+        plans,
+        trials: stages,
+        scores,
+    })
+}
+
+/// Run a stage to the end, handing each result to `visit` until it returns
+/// false.
+pub fn drain<'a>(
+    stage: &mut BoxStage<'a>,
+    ctx: &Ctx<'a>,
+    mut visit: impl FnMut(Member) -> bool,
+) -> Result<()> {
+    loop {
+        match stage.work(ctx)? {
+            State::Advanced(m) => {
+                if !visit(m) {
+                    return Ok(());
+                }
+            }
+            State::NeedTime => {}
+            State::Eof => return Ok(()),
+        }
+    }
+}
+
+/// Load a member's document if a covered stage left it out; not counted as
+/// examined, since mongod would have read the values from the index key.
+fn ensure_doc(m: &mut Member, ctx: &Ctx<'_>) -> Result<()> {
+    if m.doc.is_none()
+        && let Some(doc) = ctx.coll.doc(m.rid)?
+    {
+        m.doc = Some(doc);
+    }
+    Ok(())
+}
+
+/// The explain document of a leaf or inner stage: name, its own fields,
+/// then counters, then children.
+fn stage_doc(
+    name: &str,
+    fields: Document,
+    counters: Option<&Counters>,
+    extra: Document,
+    children: Vec<Document>,
+) -> Document {
+    let mut out = bson::doc! {"stage": name};
+    out.extend(fields);
+    if let Some(c) = counters {
+        c.common(&mut out);
+        out.extend(extra);
+    }
+    match children.len() {
+        0 => {}
+        1 => {
+            if let Some(child) = children.into_iter().next() {
+                out.insert("inputStage", child);
+            }
+        }
+        _ => {
+            out.insert(
+                "inputStages",
+                children.into_iter().map(Bson::Document).collect::<Vec<_>>(),
+            );
+        }
+    }
+    out
+}
+
+/// Plan `q`, pick the winner and run it, handing each result to `visit`
+/// until it returns false. This is how the operations read a collection.
+pub fn run<'a>(
+    q: &super::planner::Query<'_>,
+    ctx: &Ctx<'a>,
+    visit: impl FnMut(Member) -> bool,
+) -> Result<()> {
+    let plans = super::planner::candidates(ctx.coll, q)?;
+    let chosen = choose(plans, ctx)?;
+    let mut stage = build(&chosen.plans[chosen.winner], ctx);
+    drain(&mut stage, ctx, visit)
+}
+
+/// The record ids the winning plan's index access path yields (keys in
+/// bounds, deduplicated), or `None` when the winner scans the collection.
+pub fn access_path_records(
+    q: &super::planner::Query<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Option<Vec<RecordId>>> {
+    let plans = super::planner::candidates(ctx.coll, q)?;
+    let chosen = choose(plans, ctx)?;
+    let mut plan = &chosen.plans[chosen.winner];
+    loop {
+        match plan {
+            Plan::CollScan => return Ok(None),
+            Plan::IdHack(id) => return Ok(Some(ctx.coll.find_by_id(id).into_iter().collect())),
+            Plan::IxScan(_) | Plan::Or(_) => {
+                let mut stage = build(plan, ctx);
+                let mut rids = Vec::new();
+                drain(&mut stage, ctx, |m| {
+                    rids.push(m.rid);
+                    true
+                })?;
+                return Ok(Some(rids));
+            }
+            Plan::Fetch { child, .. }
+            | Plan::Sort { child, .. }
+            | Plan::Skip(child, _)
+            | Plan::Limit(child, _)
+            | Plan::Projection { child, .. } => plan = child,
+        }
+    }
+}

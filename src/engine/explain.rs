@@ -1,0 +1,861 @@
+//! `explain`: what the planner considered and what the winning plan did.
+//!
+//! The reply has mongod 7.0's classic shape (`explainVersion: "1"`):
+//! `queryPlanner` with the winning and rejected plans, `executionStats`
+//! measured by running the winner to completion (without writing anything,
+//! for updates and deletes), and with `allPlansExecution` the trial figures
+//! of every candidate. Aggregations report a `$cursor` stage for the part
+//! pushed into the query layer and per-stage counts for the rest; `$lookup`
+//! reports how its foreign reads went (index or collection scan).
+
+use std::cell::RefCell;
+use std::time::Instant;
+
+use bson::{Bson, Document, doc};
+
+use super::catalog::{Catalog, Collection};
+use super::collation::Collation;
+use super::error::{EngineError, ErrorCode, Result};
+use super::exec::{self, BoxStage, Ctx, Member};
+use super::expr::Vars;
+use super::filter::Filter;
+use super::pipeline::{Pipeline, Source};
+use super::planner::{self, Query};
+use super::sort::SortSpec;
+use super::update::{ApplyContext, Update};
+use super::value;
+
+/// The server version explain reports.
+pub const VERSION: &str = "7.0.12";
+
+/// How much explain reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    QueryPlanner,
+    ExecutionStats,
+    AllPlansExecution,
+}
+
+impl Verbosity {
+    /// Parse mongod's verbosity names.
+    pub fn parse(s: &str) -> Result<Verbosity> {
+        match s {
+            "queryPlanner" => Ok(Verbosity::QueryPlanner),
+            "executionStats" => Ok(Verbosity::ExecutionStats),
+            "allPlansExecution" => Ok(Verbosity::AllPlansExecution),
+            _ => Err(EngineError::bad_value(
+                "verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}",
+            )),
+        }
+    }
+}
+
+/// A write the explained command would do to the matches.
+enum Write {
+    Update {
+        update: Box<Update>,
+        multi: bool,
+        upsert: bool,
+    },
+    Delete {
+        multi: bool,
+    },
+}
+
+/// One explained query: the pieces `find`, `count`, `distinct`, `update`,
+/// `delete` and `findAndModify` share.
+struct Explained {
+    query_planner: Document,
+    execution_stats: Option<Document>,
+}
+
+fn num(d: &Document, key: &str) -> u64 {
+    d.get(key)
+        .and_then(value::as_i64)
+        .map_or(0, |n| n.unsigned_abs())
+}
+
+fn coll_name<'a>(command: &'a Document, key: &str) -> Result<&'a str> {
+    command.get_str(key).map_err(|_| {
+        EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!(
+                "collection name has invalid type {}",
+                command.get(key).map_or("missing", value::type_alias)
+            ),
+        )
+    })
+}
+
+fn opt_doc<'a>(command: &'a Document, key: &str) -> Option<&'a Document> {
+    command.get(key).and_then(Bson::as_document)
+}
+
+/// A stable 8-hex-digit hash of the query's shape (field names and
+/// operators, not values), standing in for mongod's `queryHash`.
+fn shape_hash(parts: &[Option<&Document>]) -> String {
+    fn shape(v: &Bson, out: &mut String) {
+        match v {
+            Bson::Document(d) => {
+                out.push('{');
+                for (k, v) in d {
+                    out.push_str(k);
+                    out.push(':');
+                    shape(v, out);
+                }
+                out.push('}');
+            }
+            Bson::Array(a) => {
+                out.push('[');
+                for v in a {
+                    shape(v, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(value::type_alias(other)),
+        }
+    }
+    let mut s = String::new();
+    for p in parts {
+        if let Some(d) = p {
+            shape(&Bson::Document((*d).clone()), &mut s);
+        }
+        s.push('|');
+    }
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08X}")
+}
+
+/// mongod's `parsedQuery`: implicit equalities made explicit, several
+/// conditions under one `$and`.
+pub fn parsed_query(filter: &Document) -> Document {
+    let mut terms = Vec::new();
+    for (k, v) in filter {
+        if k.starts_with('$') {
+            terms.push(doc! {k.clone(): v.clone()});
+            continue;
+        }
+        match v {
+            Bson::Document(d) if d.keys().next().is_some_and(|k| k.starts_with('$')) => {
+                for (op, arg) in d {
+                    terms.push(doc! {k.clone(): {op.clone(): arg.clone()}});
+                }
+            }
+            other => terms.push(doc! {k.clone(): {"$eq": other.clone()}}),
+        }
+    }
+    match terms.len() {
+        0 => Document::new(),
+        1 => terms.pop().unwrap_or_default(),
+        _ => doc! {"$and": terms.into_iter().map(Bson::Document).collect::<Vec<_>>()},
+    }
+}
+
+fn effective_collation(
+    c: Option<&Collection>,
+    given: Option<&Document>,
+) -> Result<Option<Collation>> {
+    match given {
+        Some(spec) => Collation::parse(spec),
+        None => Ok(c.and_then(|c| c.collation().cloned())),
+    }
+}
+
+/// Plan and (unless only planning) run one query.
+#[allow(clippy::too_many_arguments)]
+fn explain_query(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    q: &Query<'_>,
+    filter: &Filter,
+    vars: &Vars,
+    verbosity: Verbosity,
+    write: Option<&Write>,
+) -> Result<Explained> {
+    let ns = format!("{db}.{coll}");
+    let mut qp = doc! {
+        "namespace": ns,
+        "indexFilterSet": false,
+        "parsedQuery": parsed_query(q.filter),
+        "queryHash": shape_hash(&[Some(q.filter), q.projection]),
+        "planCacheKey": shape_hash(&[Some(q.filter), q.projection, Some(&Document::new())]),
+        "maxIndexedOrSolutionsReached": false,
+        "maxIndexedAndSolutionsReached": false,
+        "maxScansToExplodeReached": false,
+    };
+    let Some(c) = cat.collection(db, coll) else {
+        let eof = wrap_write(doc! {"stage": "EOF"}, write);
+        qp.insert("winningPlan", eof.clone());
+        qp.insert("rejectedPlans", Vec::<Bson>::new());
+        let stats = (verbosity != Verbosity::QueryPlanner).then(|| {
+            let mut s = doc! {
+                "executionSuccess": true, "nReturned": 0, "executionTimeMillis": 0,
+                "totalKeysExamined": 0, "totalDocsExamined": 0,
+                "executionStages": doc! {"stage": "EOF", "nReturned": 0, "executionTimeMillisEstimate": 0, "works": 1, "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0, "restoreState": 0, "isEOF": 1},
+            };
+            if verbosity == Verbosity::AllPlansExecution {
+                s.insert("allPlansExecution", Vec::<Bson>::new());
+            }
+            s
+        });
+        return Ok(Explained {
+            query_planner: qp,
+            execution_stats: stats,
+        });
+    };
+    let ctx = Ctx {
+        coll: c,
+        filter,
+        vars,
+        collation: q.collation,
+    };
+    let started = Instant::now();
+    let plans = planner::candidates(c, q)?;
+    let chosen = exec::choose(plans, &ctx)?;
+    let mut winner = exec::build(&chosen.plans[chosen.winner], &ctx);
+    let rejected: Vec<Bson> = chosen
+        .trials
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != chosen.winner)
+        .map(|(_, s)| Bson::Document(s.explain(&ctx, false)))
+        .collect();
+    let execution_stats = if verbosity == Verbosity::QueryPlanner {
+        None
+    } else {
+        let mut members: Vec<Member> = Vec::new();
+        let single = matches!(
+            write,
+            Some(Write::Update { multi: false, .. } | Write::Delete { multi: false })
+        );
+        exec::drain(&mut winner, &ctx, |m| {
+            members.push(m);
+            !single
+        })?;
+        let stages = winner.explain(&ctx, true);
+        let (keys, docs) = winner.totals();
+        let n_returned = if write.is_some() {
+            0
+        } else {
+            members.len() as i64
+        };
+        let stages = match write {
+            Some(w) => write_stats(stages, w, &members, c, vars)?,
+            None => stages,
+        };
+        let mut s = doc! {
+            "executionSuccess": true,
+            "nReturned": n_returned,
+            "executionTimeMillis": started.elapsed().as_millis() as i64,
+            "totalKeysExamined": keys as i64,
+            "totalDocsExamined": docs as i64,
+            "executionStages": stages,
+        };
+        if verbosity == Verbosity::AllPlansExecution {
+            let all: Vec<Bson> = chosen
+                .trials
+                .iter()
+                .map(|t| Bson::Document(trial_stats(t, &ctx)))
+                .collect();
+            s.insert("allPlansExecution", all);
+        }
+        Some(s)
+    };
+    let winning = match chosen.trials.get(chosen.winner) {
+        Some(t) => t.explain(&ctx, false),
+        None => winner.explain(&ctx, false),
+    };
+    qp.insert("winningPlan", wrap_write(winning, write));
+    qp.insert("rejectedPlans", rejected);
+    Ok(Explained {
+        query_planner: qp,
+        execution_stats,
+    })
+}
+
+fn trial_stats<'a>(t: &BoxStage<'a>, ctx: &Ctx<'a>) -> Document {
+    let (keys, docs) = t.totals();
+    let c = t.counters();
+    doc! {
+        "nReturned": c.advanced as i64,
+        "executionTimeMillisEstimate": (c.nanos / 1_000_000) as i64,
+        "totalKeysExamined": keys as i64,
+        "totalDocsExamined": docs as i64,
+        "executionStages": t.explain(ctx, true),
+    }
+}
+
+fn wrap_write(plan: Document, write: Option<&Write>) -> Document {
+    match write {
+        Some(Write::Update { .. }) => doc! {"stage": "UPDATE", "inputStage": plan},
+        Some(Write::Delete { .. }) => doc! {"stage": "DELETE", "inputStage": plan},
+        None => plan,
+    }
+}
+
+/// The UPDATE/DELETE stage's figures: what the write would have done.
+fn write_stats(
+    input: Document,
+    write: &Write,
+    members: &[Member],
+    c: &Collection,
+    vars: &Vars,
+) -> Result<Document> {
+    let mut out = match write {
+        Write::Update { .. } => doc! {"stage": "UPDATE"},
+        Write::Delete { .. } => doc! {"stage": "DELETE"},
+    };
+    let time = input
+        .get("executionTimeMillisEstimate")
+        .cloned()
+        .unwrap_or(Bson::Int64(0));
+    let works = input.get_i64("works").unwrap_or(0) + 1;
+    out.extend(doc! {
+        "nReturned": 0i64, "executionTimeMillisEstimate": time, "works": works,
+        "advanced": 0i64, "needTime": works - 1, "needYield": 0i64, "saveState": 0i64,
+        "restoreState": 0i64, "isEOF": 1,
+    });
+    match write {
+        Write::Update { update, upsert, .. } => {
+            let mut modify = 0i64;
+            for m in members {
+                let doc = match &m.doc {
+                    Some(d) => d.clone(),
+                    None => c.doc(m.rid)?.unwrap_or_default(),
+                };
+                let mut new = doc.clone();
+                let ctx = ApplyContext {
+                    array_position: m.position,
+                    is_insert: false,
+                    now: bson::DateTime::now(),
+                    vars,
+                };
+                if update.apply(&mut new, &ctx)? {
+                    modify += 1;
+                }
+            }
+            out.insert("nMatched", members.len() as i64);
+            out.insert("nWouldModify", modify);
+            out.insert("nWouldUpsert", i64::from(*upsert && members.is_empty()));
+        }
+        Write::Delete { .. } => {
+            out.insert("nWouldDelete", members.len() as i64);
+        }
+    }
+    out.insert("inputStage", input);
+    Ok(out)
+}
+
+/// The request pieces every query command carries.
+struct Parts {
+    coll: String,
+    filter: Document,
+    sort: Option<Document>,
+    projection: Option<Document>,
+    skip: u64,
+    limit: Option<u64>,
+    hint: Option<Bson>,
+    collation: Option<Document>,
+    write: Option<(Bson, Vec<Document>, bool, bool, bool)>,
+}
+
+fn parts_of(command: &Document) -> Result<Parts> {
+    let Some((name, _)) = command.iter().next() else {
+        return Err(EngineError::failed_to_parse(
+            "explain command requires a nested object",
+        ));
+    };
+    let mut p = Parts {
+        coll: coll_name(command, name)?.to_string(),
+        filter: Document::new(),
+        sort: None,
+        projection: None,
+        skip: 0,
+        limit: None,
+        hint: None,
+        collation: None,
+        write: None,
+    };
+    let from = |p: &mut Parts, d: &Document, filter_key: &str| {
+        p.filter = opt_doc(d, filter_key).cloned().unwrap_or_default();
+        p.hint = d.get("hint").cloned();
+        p.collation = opt_doc(d, "collation").cloned();
+    };
+    match name.as_str() {
+        "find" => {
+            from(&mut p, command, "filter");
+            p.sort = opt_doc(command, "sort").cloned();
+            p.projection = opt_doc(command, "projection").cloned();
+            p.skip = num(command, "skip");
+            p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
+        }
+        "count" => {
+            from(&mut p, command, "query");
+            p.skip = num(command, "skip");
+            p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
+        }
+        "distinct" => from(&mut p, command, "query"),
+        "update" => {
+            let st = first_statement(command, "updates")?;
+            from(&mut p, &st, "q");
+            let filters = array_filters(&st);
+            p.write = Some((
+                st.get("u")
+                    .cloned()
+                    .unwrap_or(Bson::Document(Document::new())),
+                filters,
+                st.get_bool("multi").unwrap_or(false),
+                st.get_bool("upsert").unwrap_or(false),
+                false,
+            ));
+        }
+        "delete" => {
+            let st = first_statement(command, "deletes")?;
+            from(&mut p, &st, "q");
+            let multi = st.get("limit").and_then(value::as_i64).unwrap_or(0) == 0;
+            p.write = Some((Bson::Null, Vec::new(), multi, false, true));
+        }
+        "findAndModify" | "findandmodify" => {
+            from(&mut p, command, "query");
+            p.sort = opt_doc(command, "sort").cloned();
+            let remove = command.get_bool("remove").unwrap_or(false);
+            p.write = Some((
+                command
+                    .get("update")
+                    .cloned()
+                    .unwrap_or(Bson::Document(Document::new())),
+                array_filters(command),
+                false,
+                command.get_bool("upsert").unwrap_or(false),
+                remove,
+            ));
+        }
+        other => {
+            return Err(EngineError::new(
+                ErrorCode::COMMAND_NOT_FOUND,
+                format!("Explain failed due to unknown command: {other}"),
+            ));
+        }
+    }
+    Ok(p)
+}
+
+fn first_statement(command: &Document, key: &str) -> Result<Document> {
+    match command.get(key) {
+        Some(Bson::Array(items)) => items
+            .first()
+            .and_then(Bson::as_document)
+            .cloned()
+            .ok_or_else(|| {
+                EngineError::failed_to_parse(format!("'{key}' must contain at least one statement"))
+            }),
+        _ => Err(EngineError::failed_to_parse(format!(
+            "BSON field '{key}' is missing but a required field"
+        ))),
+    }
+}
+
+fn array_filters(d: &Document) -> Vec<Document> {
+    match d.get("arrayFilters") {
+        Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_document().cloned()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn server_info() -> Document {
+    doc! {
+        "host": "127.0.0.1",
+        "port": 27017,
+        "version": VERSION,
+        "gitVersion": "schemalab-embedded",
+    }
+}
+
+fn server_parameters() -> Document {
+    doc! {
+        "internalQueryFacetBufferSizeBytes": 104_857_600,
+        "internalQueryFacetMaxOutputDocSizeBytes": 104_857_600,
+        "internalLookupStageIntermediateDocumentMaxSizeBytes": 104_857_600,
+        "internalDocumentSourceGroupMaxMemoryBytes": 104_857_600,
+        "internalQueryMaxBlockingSortMemoryUsageBytes": 104_857_600,
+        "internalQueryProhibitBlockingMergeOnMongoS": 0,
+        "internalQueryMaxAddToSetBytes": 104_857_600,
+        "internalDocumentSourceSetWindowFieldsMaxMemoryBytes": 104_857_600,
+        "internalQueryFrameworkControl": "forceClassicEngine",
+    }
+}
+
+/// Explain one command (the inner document of `{explain: …}`); the reply
+/// without `ok`.
+pub fn explain(
+    cat: &Catalog,
+    db: &str,
+    command: &Document,
+    verbosity: &str,
+    now: bson::DateTime,
+) -> Result<Document> {
+    let verbosity = Verbosity::parse(verbosity)?;
+    let mut echoed = command.clone();
+    echoed.insert("$db", db);
+    let name = command.keys().next().cloned().unwrap_or_default();
+    let mut out = doc! {"explainVersion": "1"};
+    if name == "aggregate" {
+        out.extend(explain_aggregate(cat, db, command, verbosity, now)?);
+    } else {
+        let p = parts_of(command)?;
+        let c = cat.collection(db, &p.coll);
+        let collation = effective_collation(c, p.collation.as_ref())?;
+        let filter = Filter::parse(&p.filter, collation.as_ref())?;
+        let sort = p.sort.as_ref().map(SortSpec::parse).transpose()?;
+        let vars = Vars::with_now(now);
+        let write = match &p.write {
+            Some((_, _, multi, _, true)) => Some(Write::Delete { multi: *multi }),
+            Some((u, filters, multi, upsert, false)) => Some(Write::Update {
+                update: Box::new(Update::parse(u, filters, collation.as_ref())?),
+                multi: *multi,
+                upsert: *upsert,
+            }),
+            None => None,
+        };
+        let q = Query {
+            filter: &p.filter,
+            sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+            projection: p.projection.as_ref(),
+            skip: p.skip,
+            limit: p.limit,
+            hint: p.hint.as_ref(),
+            collation: collation.as_ref(),
+        };
+        let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
+            fast_count(cat, db, &p, verbosity)
+        } else {
+            let mut e = explain_query(
+                cat,
+                db,
+                &p.coll,
+                &q,
+                &filter,
+                &vars,
+                verbosity,
+                write.as_ref(),
+            )?;
+            if name == "count" {
+                wrap_count(&mut e);
+            }
+            e
+        };
+        out.insert("queryPlanner", e.query_planner);
+        if let Some(s) = e.execution_stats {
+            out.insert("executionStats", s);
+        }
+    }
+    out.insert("command", echoed);
+    out.insert("serverInfo", server_info());
+    out.insert("serverParameters", server_parameters());
+    Ok(out)
+}
+
+/// `count` with an empty query reads the collection's record count.
+fn fast_count(cat: &Catalog, db: &str, p: &Parts, verbosity: Verbosity) -> Explained {
+    let n = cat.collection(db, &p.coll).map_or(0, |c| c.len() as u64);
+    let n = n.saturating_sub(p.skip);
+    let n = p.limit.map_or(n, |l| n.min(l));
+    let plan = doc! {"stage": "RECORD_STORE_FAST_COUNT"};
+    Explained {
+        query_planner: doc! {
+            "namespace": format!("{db}.{}", p.coll),
+            "indexFilterSet": false,
+            "parsedQuery": {},
+            "maxIndexedOrSolutionsReached": false,
+            "maxIndexedAndSolutionsReached": false,
+            "maxScansToExplodeReached": false,
+            "winningPlan": {"stage": "COUNT", "inputStage": plan},
+            "rejectedPlans": [],
+        },
+        execution_stats: (verbosity != Verbosity::QueryPlanner).then(|| {
+            doc! {
+                "executionSuccess": true, "nReturned": 0, "executionTimeMillis": 0,
+                "totalKeysExamined": 0, "totalDocsExamined": 0,
+                "executionStages": {
+                    "stage": "COUNT", "nReturned": 0, "executionTimeMillisEstimate": 0, "works": 1,
+                    "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0, "restoreState": 0,
+                    "isEOF": 1, "nCounted": n as i64, "nSkipped": p.skip as i64,
+                    "inputStage": {"stage": "RECORD_STORE_FAST_COUNT", "nReturned": 0, "executionTimeMillisEstimate": 0,
+                        "works": 1, "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0,
+                        "restoreState": 0, "isEOF": 1, "nCounted": n as i64, "nSkipped": p.skip as i64},
+                },
+            }
+        }),
+    }
+}
+
+/// Put a COUNT stage over a query plan; the count's results are counted,
+/// not returned.
+fn wrap_count(e: &mut Explained) {
+    if let Ok(plan) = e.query_planner.get_document("winningPlan") {
+        let wrapped = doc! {"stage": "COUNT", "inputStage": plan.clone()};
+        e.query_planner.insert("winningPlan", wrapped);
+    }
+    if let Some(s) = &mut e.execution_stats {
+        let n = s.get_i64("nReturned").unwrap_or(0);
+        if let Ok(stages) = s.get_document("executionStages") {
+            let mut count = doc! {"stage": "COUNT", "nReturned": 0i64};
+            for key in [
+                "executionTimeMillisEstimate",
+                "works",
+                "needTime",
+                "needYield",
+                "saveState",
+                "restoreState",
+                "isEOF",
+            ] {
+                if let Some(v) = stages.get(key) {
+                    count.insert(key, v.clone());
+                }
+            }
+            count.insert("nCounted", n);
+            count.insert("nSkipped", 0i64);
+            count.insert("inputStage", stages.clone());
+            s.insert("executionStages", count);
+        }
+        s.insert("nReturned", 0i64);
+    }
+}
+
+/// What `$lookup`'s foreign reads did, gathered while the pipeline runs.
+#[derive(Default)]
+struct LookupStats {
+    docs: u64,
+    keys: u64,
+    collection_scans: u64,
+    indexes: Vec<String>,
+}
+
+/// A pipeline source that answers `$lookup` matches through the planner,
+/// recording what each read examined.
+struct ExplainSource<'a> {
+    cat: &'a Catalog,
+    db: &'a str,
+    now: bson::DateTime,
+    stats: RefCell<LookupStats>,
+}
+
+impl Source for ExplainSource<'_> {
+    fn collection_docs(&self, collection: &str) -> Result<Vec<Document>> {
+        match self.cat.collection(self.db, collection) {
+            Some(c) => {
+                self.stats.borrow_mut().collection_scans += 1;
+                self.stats.borrow_mut().docs += c.len() as u64;
+                c.records()
+                    .map(|(_, raw)| super::catalog::to_document(raw))
+                    .collect()
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn docs_matching_any(
+        &self,
+        collection: &str,
+        path: &str,
+        values: &[Bson],
+        collation: Option<&Collation>,
+    ) -> Result<Vec<Document>> {
+        let Some(c) = self.cat.collection(self.db, collection) else {
+            return Ok(Vec::new());
+        };
+        let filter_doc = doc! {path: {"$in": values.to_vec()}};
+        let filter = Filter::parse(&filter_doc, collation)?;
+        let vars = Vars::with_now(self.now);
+        let ctx = Ctx {
+            coll: c,
+            filter: &filter,
+            vars: &vars,
+            collation,
+        };
+        let mut q = Query::new(&filter_doc);
+        q.collation = collation;
+        let plans = planner::candidates(c, &q)?;
+        let chosen = exec::choose(plans, &ctx)?;
+        let plan = &chosen.plans[chosen.winner];
+        let mut stage = exec::build(plan, &ctx);
+        let mut out = Vec::new();
+        exec::drain(&mut stage, &ctx, |m| {
+            if let Some(d) = m.doc {
+                out.push(d);
+            }
+            true
+        })?;
+        let (keys, docs) = stage.totals();
+        let mut st = self.stats.borrow_mut();
+        st.keys += keys;
+        st.docs += docs;
+        match index_name(plan, c) {
+            Some(name) => {
+                if !st.indexes.contains(&name) {
+                    st.indexes.push(name);
+                }
+            }
+            None => st.collection_scans += 1,
+        }
+        Ok(out)
+    }
+}
+
+fn index_name(plan: &planner::Plan, c: &Collection) -> Option<String> {
+    use planner::Plan;
+    match plan {
+        Plan::IxScan(p) => c.indexes().get(p.index).map(|i| i.spec.name.clone()),
+        Plan::IdHack(_) => Some("_id_".into()),
+        Plan::Or(children) => children.iter().find_map(|p| index_name(p, c)),
+        Plan::Fetch { child, .. }
+        | Plan::Sort { child, .. }
+        | Plan::Skip(child, _)
+        | Plan::Limit(child, _)
+        | Plan::Projection { child, .. } => index_name(child, c),
+        Plan::CollScan => None,
+    }
+}
+
+fn explain_aggregate(
+    cat: &Catalog,
+    db: &str,
+    command: &Document,
+    verbosity: Verbosity,
+    now: bson::DateTime,
+) -> Result<Document> {
+    let coll = coll_name(command, "aggregate")?.to_string();
+    let pipeline: Vec<Document> = match command.get("pipeline") {
+        Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_document().cloned()).collect(),
+        _ => {
+            return Err(EngineError::failed_to_parse(
+                "'pipeline' option must be specified as an array",
+            ));
+        }
+    };
+    // Leading $match stages (merged) and a $sort go into the query layer.
+    let mut filter_terms = Vec::new();
+    let mut rest = pipeline.as_slice();
+    while let Some(m) = rest.first().and_then(|s| s.get_document("$match").ok()) {
+        filter_terms.push(Bson::Document(m.clone()));
+        rest = &rest[1..];
+    }
+    let filter_doc = match filter_terms.len() {
+        0 => Document::new(),
+        1 => filter_terms
+            .pop()
+            .and_then(|b| b.as_document().cloned())
+            .unwrap_or_default(),
+        _ => doc! {"$and": filter_terms},
+    };
+    let sort_doc = rest
+        .first()
+        .and_then(|s| s.get_document("$sort").ok())
+        .cloned();
+    if sort_doc.is_some() {
+        rest = &rest[1..];
+    }
+    let c = cat.collection(db, &coll);
+    let collation = effective_collation(c, opt_doc(command, "collation"))?;
+    let filter = Filter::parse(&filter_doc, collation.as_ref())?;
+    let sort = sort_doc.as_ref().map(SortSpec::parse).transpose()?;
+    let vars = Vars::with_now(now);
+    let q = Query {
+        filter: &filter_doc,
+        sort: sort.as_ref(),
+        projection: None,
+        skip: 0,
+        limit: None,
+        hint: command.get("hint"),
+        collation: collation.as_ref(),
+    };
+    let cursor = explain_query(cat, db, &coll, &q, &filter, &vars, verbosity, None)?;
+    if rest.is_empty() {
+        let mut out = Document::new();
+        let mut qp = cursor.query_planner;
+        qp.insert("optimizedPipeline", true);
+        out.insert("queryPlanner", qp);
+        if let Some(s) = cursor.execution_stats {
+            out.insert("executionStats", s);
+        }
+        return Ok(out);
+    }
+    let mut cursor_doc = doc! {"queryPlanner": cursor.query_planner};
+    let mut stages = Vec::new();
+    let with_stats = verbosity != Verbosity::QueryPlanner;
+    let mut input: Vec<Document> = Vec::new();
+    let mut cursor_stage = Document::new();
+    if let Some(s) = cursor.execution_stats {
+        cursor_doc.insert("executionStats", s.clone());
+        // Re-read the documents the cursor produced, for the later stages.
+        if let Some(c) = c {
+            let ctx = Ctx {
+                coll: c,
+                filter: &filter,
+                vars: &vars,
+                collation: collation.as_ref(),
+            };
+            let plans = planner::candidates(c, &q)?;
+            let chosen = exec::choose(plans, &ctx)?;
+            let mut stage = exec::build(&chosen.plans[chosen.winner], &ctx);
+            let mut failed = None;
+            exec::drain(&mut stage, &ctx, |m| {
+                match m
+                    .doc
+                    .map(Ok)
+                    .unwrap_or_else(|| c.doc(m.rid).map(Option::unwrap_or_default))
+                {
+                    Ok(d) => input.push(d),
+                    Err(e) => failed = Some(e),
+                }
+                true
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+        cursor_stage.insert("nReturned", input.len() as i64);
+        cursor_stage.insert(
+            "executionTimeMillisEstimate",
+            s.get("executionTimeMillis")
+                .cloned()
+                .unwrap_or(Bson::Int64(0)),
+        );
+    }
+    let mut first = doc! {"$cursor": cursor_doc};
+    first.extend(cursor_stage);
+    stages.push(Bson::Document(first));
+    for stage in rest {
+        let mut entry = stage.clone();
+        if with_stats {
+            let source = ExplainSource {
+                cat,
+                db,
+                now,
+                stats: RefCell::new(LookupStats::default()),
+            };
+            let started = Instant::now();
+            let parsed = Pipeline::parse(std::slice::from_ref(stage))?;
+            input = parsed.run(std::mem::take(&mut input), &source, &vars)?;
+            entry.insert("nReturned", input.len() as i64);
+            entry.insert(
+                "executionTimeMillisEstimate",
+                started.elapsed().as_millis() as i64,
+            );
+            if stage.contains_key("$lookup") {
+                let st = source.stats.into_inner();
+                entry.insert("totalDocsExamined", st.docs as i64);
+                entry.insert("totalKeysExamined", st.keys as i64);
+                entry.insert("collectionScans", st.collection_scans as i64);
+                entry.insert("indexesUsed", st.indexes);
+            }
+        }
+        stages.push(Bson::Document(entry));
+    }
+    Ok(doc! {"stages": stages})
+}

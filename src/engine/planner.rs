@@ -1,0 +1,580 @@
+//! The query planner: which ways of reading a collection can answer a query.
+//!
+//! It walks the filter *document* (not the parsed tree, so that it depends
+//! only on the query language's syntax) and turns the predicates it can
+//! serve from an index — equalities, `$in`, the four range operators and
+//! `$elemMatch` — into per-field index bounds. Every non-hidden index whose
+//! bounds constrain it, or whose order provides the requested sort, becomes a
+//! candidate plan; a top-level `$or` whose every branch is indexable becomes
+//! an OR plan; a collection scan is the fallback. Choosing among candidates is
+//! the executor's job ([`super::exec::choose`]): like mongod's multi-planner
+//! it races them. The full filter is always re-applied to fetched documents,
+//! so bounds only ever need to be a superset of the matches; only a covered
+//! plan (no FETCH) relies on bounds being exact.
+
+mod bounds;
+
+use bson::{Bson, Document};
+
+use super::catalog::Collection;
+use super::collation::Collation;
+use super::error::{EngineError, ErrorCode, Result};
+use super::index::Index;
+use super::sort::SortSpec;
+
+pub use bounds::{Interval, PathPredicates, collect_predicates};
+
+/// How to scan one index.
+#[derive(Debug, Clone)]
+pub struct IxScanPlan {
+    /// Position of the index in the collection's index list.
+    pub index: usize,
+    /// Per index field, the intervals to scan, in ascending value order.
+    pub bounds: Vec<Vec<Interval>>,
+    /// How many leading fields narrow the key range (equalities, then at most
+    /// one range); the rest are only reported.
+    pub scan_fields: usize,
+    /// Forward or backward (to provide a descending sort).
+    pub forward: bool,
+}
+
+/// A query plan: a tree of stages, leaves first in execution.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    CollScan,
+    IdHack(Bson),
+    IxScan(IxScanPlan),
+    /// Load documents and apply the filter (`residual` is what explain
+    /// shows; the whole filter is applied).
+    Fetch {
+        child: Box<Plan>,
+        residual: Option<Document>,
+    },
+    Or(Vec<Plan>),
+    Sort {
+        child: Box<Plan>,
+        spec: SortSpec,
+        pattern: Document,
+        limit: Option<u64>,
+    },
+    Skip(Box<Plan>, u64),
+    Limit(Box<Plan>, u64),
+    Projection {
+        child: Box<Plan>,
+        kind: ProjectionKind,
+        spec: Document,
+    },
+}
+
+/// mongod's three projection stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectionKind {
+    Simple,
+    Default,
+    Covered,
+}
+
+impl ProjectionKind {
+    /// The stage name.
+    pub fn stage(self) -> &'static str {
+        match self {
+            ProjectionKind::Simple => "PROJECTION_SIMPLE",
+            ProjectionKind::Default => "PROJECTION_DEFAULT",
+            ProjectionKind::Covered => "PROJECTION_COVERED",
+        }
+    }
+}
+
+impl Plan {
+    /// Whether the plan reads documents (has a FETCH or a COLLSCAN).
+    pub fn fetches(&self) -> bool {
+        match self {
+            Plan::CollScan | Plan::IdHack(_) | Plan::Fetch { .. } => true,
+            Plan::IxScan(_) => false,
+            Plan::Or(children) => children.iter().any(Plan::fetches),
+            Plan::Sort { child, .. }
+            | Plan::Skip(child, _)
+            | Plan::Limit(child, _)
+            | Plan::Projection { child, .. } => child.fetches(),
+        }
+    }
+
+    /// Whether the plan sorts in memory.
+    pub fn sorts(&self) -> bool {
+        match self {
+            Plan::Sort { .. } => true,
+            Plan::Or(children) => children.iter().any(Plan::sorts),
+            Plan::Fetch { child, .. }
+            | Plan::Skip(child, _)
+            | Plan::Limit(child, _)
+            | Plan::Projection { child, .. } => child.sorts(),
+            _ => false,
+        }
+    }
+
+    /// The stage chain from the root down the first children, e.g.
+    /// `"FETCH<-IXSCAN"`.
+    pub fn chain(&self) -> String {
+        let (name, child): (&str, Option<&Plan>) = match self {
+            Plan::CollScan => ("COLLSCAN", None),
+            Plan::IdHack(_) => ("IDHACK", None),
+            Plan::IxScan(_) => ("IXSCAN", None),
+            Plan::Fetch { child, .. } => ("FETCH", Some(child)),
+            Plan::Or(children) => ("OR", children.first()),
+            Plan::Sort { child, .. } => ("SORT", Some(child)),
+            Plan::Skip(child, _) => ("SKIP", Some(child)),
+            Plan::Limit(child, _) => ("LIMIT", Some(child)),
+            Plan::Projection { child, kind, .. } => (kind.stage(), Some(child)),
+        };
+        match child {
+            Some(c) => format!("{name}<-{}", c.chain()),
+            None => name.to_string(),
+        }
+    }
+}
+
+/// What a query asks for, as the planner needs it.
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    pub filter: &'a Document,
+    pub sort: Option<&'a SortSpec>,
+    pub projection: Option<&'a Document>,
+    pub skip: u64,
+    pub limit: Option<u64>,
+    pub hint: Option<&'a Bson>,
+    pub collation: Option<&'a Collation>,
+}
+
+impl<'a> Query<'a> {
+    /// A plain query: the filter and nothing else.
+    pub fn new(filter: &'a Document) -> Self {
+        Query {
+            filter,
+            sort: None,
+            projection: None,
+            skip: 0,
+            limit: None,
+            hint: None,
+            collation: None,
+        }
+    }
+}
+
+/// Whether a value can bound an index scan as a point: arrays match both as
+/// a whole and by element, and null matches missing fields, so those are
+/// left to the filter.
+pub fn index_friendly(v: &Bson) -> bool {
+    !matches!(
+        v,
+        Bson::Array(_)
+            | Bson::Null
+            | Bson::Undefined
+            | Bson::RegularExpression(_)
+            | Bson::MinKey
+            | Bson::MaxKey
+    ) && !matches!(v, Bson::Double(d) if d.is_nan())
+}
+
+pub(crate) fn has_strings(v: &Bson) -> bool {
+    match v {
+        Bson::String(_) | Bson::Symbol(_) => true,
+        Bson::Document(d) => d.values().any(has_strings),
+        Bson::Array(a) => a.iter().any(has_strings),
+        _ => false,
+    }
+}
+
+/// Bounds of one index for a filter: per field its intervals, plus whether
+/// every predicate of the filter became an exact bound.
+struct IndexBounds {
+    bounds: Vec<Vec<Interval>>,
+    /// Fields that got bounds from a predicate.
+    constrained: Vec<bool>,
+    exact: bool,
+}
+
+fn bounds_for(
+    index: &Index,
+    preds: &PathPredicates,
+    query_collation: Option<&Collation>,
+) -> IndexBounds {
+    let spec = &index.spec;
+    let same_collation = spec.collation.as_ref() == query_collation;
+    let mut out = IndexBounds {
+        bounds: Vec::with_capacity(spec.fields.len()),
+        constrained: Vec::with_capacity(spec.fields.len()),
+        exact: preds.all_exact && !index.is_multikey(),
+    };
+    let multikey = index.multikey_paths();
+    for (i, (path, _)) in spec.fields.iter().enumerate() {
+        let field_multikey = multikey.get(i).is_some_and(|p| !p.is_empty());
+        match preds.intervals(path, field_multikey, same_collation, query_collation) {
+            Some(iv) => {
+                out.bounds.push(iv);
+                out.constrained.push(true);
+            }
+            None => {
+                out.bounds.push(vec![Interval::all()]);
+                out.constrained.push(false);
+            }
+        }
+    }
+    // Every filtered path must be an index field with its bounds applied.
+    for path in preds.paths() {
+        let pos = spec.fields.iter().position(|(p, _)| p == path);
+        if pos.is_none_or(|i| !out.constrained[i]) || preds.dropped(path, same_collation) {
+            out.exact = false;
+        }
+    }
+    out
+}
+
+/// How many leading fields narrow the scan: equality prefix plus one range.
+fn scan_fields(b: &IndexBounds) -> usize {
+    let mut n = 0;
+    for (iv, constrained) in b.bounds.iter().zip(&b.constrained) {
+        if !constrained {
+            break;
+        }
+        n += 1;
+        if !iv.iter().all(Interval::is_point) {
+            break;
+        }
+    }
+    n
+}
+
+/// Whether an index scan provides `sort`, and in which direction.
+fn provides_sort(
+    index: &Index,
+    b: &IndexBounds,
+    sort: &SortSpec,
+    query_collation: Option<&Collation>,
+) -> Option<bool> {
+    let fields = &index.spec.fields;
+    let point = |i: usize| b.constrained[i] && b.bounds[i].len() == 1 && b.bounds[i][0].is_point();
+    let keys: Vec<&(String, bool)> = sort
+        .keys
+        .iter()
+        .filter(|(p, _)| {
+            !fields
+                .iter()
+                .enumerate()
+                .any(|(i, (f, _))| f == p && point(i))
+        })
+        .collect();
+    if keys.is_empty() {
+        return Some(true);
+    }
+    if index.spec.collation.as_ref() != query_collation {
+        return None;
+    }
+    let start = (0..fields.len())
+        .find(|&i| !point(i))
+        .unwrap_or(fields.len());
+    let mut direction = None;
+    for (k, (path, asc)) in keys.iter().enumerate() {
+        let (field, field_asc) = fields.get(start + k)?;
+        if field != path {
+            return None;
+        }
+        if index
+            .multikey_paths()
+            .get(start + k)
+            .is_some_and(|p| !p.is_empty())
+        {
+            return None;
+        }
+        let same = asc == field_asc;
+        match direction {
+            None => direction = Some(same),
+            Some(d) if d != same => return None,
+            _ => {}
+        }
+    }
+    direction
+}
+
+/// Whether a projection is inclusion-only over plain fields all in `fields`.
+fn covered_by(projection: &Document, index: &Index) -> bool {
+    let in_index = |p: &str| index.spec.fields.iter().any(|(f, _)| f == p);
+    let mut id_ok = in_index("_id");
+    let mut any = false;
+    for (k, v) in projection {
+        let on = match v {
+            Bson::Boolean(b) => *b,
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) => {
+                super::value::as_f64(v).is_some_and(|n| n != 0.0)
+            }
+            _ => return false,
+        };
+        if k == "_id" {
+            if !on {
+                id_ok = true;
+            }
+            continue;
+        }
+        if !on || k.starts_with('$') || k.contains('$') || !in_index(k) {
+            return false;
+        }
+        any = true;
+    }
+    any && id_ok
+}
+
+/// The projection stage mongod would use for a projection spec.
+pub fn projection_kind(projection: &Document) -> ProjectionKind {
+    let simple = projection.iter().all(|(k, v)| {
+        !k.contains('.')
+            && !k.contains('$')
+            && matches!(
+                v,
+                Bson::Boolean(_) | Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)
+            )
+    });
+    let inclusion = projection
+        .iter()
+        .filter(|(k, _)| k.as_str() != "_id")
+        .all(|(_, v)| {
+            super::value::as_f64(v).is_some_and(|n| n != 0.0) || v.as_bool() == Some(true)
+        });
+    if simple && inclusion {
+        ProjectionKind::Simple
+    } else {
+        ProjectionKind::Default
+    }
+}
+
+/// Wrap an access path with the stages the query needs above it.
+fn finish(mut plan: Plan, q: &Query<'_>, sort_provided: bool, covered: bool) -> Plan {
+    let limit = q.limit.filter(|l| *l > 0);
+    if let Some(sort) = q.sort.filter(|s| !s.keys.is_empty())
+        && !sort_provided
+    {
+        let mut pattern = Document::new();
+        for (p, asc) in &sort.keys {
+            pattern.insert(p.clone(), if *asc { 1 } else { -1 });
+        }
+        plan = Plan::Sort {
+            child: Box::new(plan),
+            spec: sort.clone(),
+            pattern,
+            limit: limit.map(|l| l + q.skip),
+        };
+        if q.skip > 0 {
+            plan = Plan::Skip(Box::new(plan), q.skip);
+        }
+    } else {
+        if q.skip > 0 {
+            plan = Plan::Skip(Box::new(plan), q.skip);
+        }
+        if let Some(l) = limit {
+            plan = Plan::Limit(Box::new(plan), l);
+        }
+    }
+    if let Some(p) = q.projection.filter(|p| !p.is_empty()) {
+        plan = Plan::Projection {
+            child: Box::new(plan),
+            kind: if covered {
+                ProjectionKind::Covered
+            } else {
+                projection_kind(p)
+            },
+            spec: p.clone(),
+        };
+    }
+    plan
+}
+
+/// The plan an index gives a query, if it may serve it.
+fn index_plan(
+    c: &Collection,
+    pos: usize,
+    q: &Query<'_>,
+    preds: &PathPredicates,
+    hinted: bool,
+) -> Option<Plan> {
+    let index = &c.indexes()[pos];
+    let spec = &index.spec;
+    if spec.hidden && !hinted {
+        return None;
+    }
+    if let Some((partial_doc, partial)) = &spec.partial
+        && !preds.implies(partial_doc, partial)
+    {
+        return None;
+    }
+    let b = bounds_for(index, preds, q.collation);
+    let sort_dir = q
+        .sort
+        .filter(|s| !s.keys.is_empty())
+        .and_then(|s| provides_sort(index, &b, s, q.collation));
+    let any_bound = b.constrained.iter().any(|x| *x);
+    if spec.sparse && !any_bound {
+        return None;
+    }
+    if !hinted && !b.constrained[0] && sort_dir.is_none() {
+        return None;
+    }
+    let forward = sort_dir.unwrap_or(true);
+    let scan = Plan::IxScan(IxScanPlan {
+        index: pos,
+        scan_fields: scan_fields(&b),
+        bounds: b.bounds,
+        forward,
+    });
+    let covered = b.exact
+        && spec.collation.is_none()
+        && q.projection.is_some_and(|p| covered_by(p, index))
+        && q.sort.is_none_or(|s| {
+            s.keys
+                .iter()
+                .all(|(k, _)| spec.fields.iter().any(|(f, _)| f == k))
+        });
+    let access = if covered {
+        scan
+    } else {
+        Plan::Fetch {
+            child: Box::new(scan),
+            residual: (!b.exact && !q.filter.is_empty()).then(|| q.filter.clone()),
+        }
+    };
+    Some(finish(access, q, sort_dir.is_some(), covered))
+}
+
+/// An OR plan for a top-level `$or` whose every branch can use an index.
+fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
+    let branches = match q.filter.get("$or") {
+        Some(Bson::Array(b)) if !b.is_empty() => b,
+        _ => return None,
+    };
+    let mut scans = Vec::new();
+    for branch in branches {
+        let Bson::Document(d) = branch else {
+            return None;
+        };
+        let preds = collect_predicates(d);
+        let mut best: Option<(usize, IxScanPlan)> = None;
+        for (pos, index) in c.indexes().iter().enumerate() {
+            if index.spec.hidden || index.spec.partial.is_some() {
+                continue;
+            }
+            let b = bounds_for(index, &preds, q.collation);
+            if !b.constrained[0] {
+                continue;
+            }
+            let n = scan_fields(&b);
+            if best.as_ref().is_none_or(|(m, _)| n > *m) {
+                best = Some((
+                    n,
+                    IxScanPlan {
+                        index: pos,
+                        scan_fields: n,
+                        bounds: b.bounds,
+                        forward: true,
+                    },
+                ));
+            }
+        }
+        scans.push(Plan::IxScan(best?.1));
+    }
+    let access = Plan::Fetch {
+        child: Box::new(Plan::Or(scans)),
+        residual: Some(q.filter.clone()),
+    };
+    Some(finish(access, q, false, false))
+}
+
+/// Find the index a hint names (by name or key pattern).
+pub fn hinted_index(c: &Collection, hint: &Bson) -> Result<Option<usize>> {
+    let bad = || {
+        EngineError::new(
+            ErrorCode::BAD_VALUE,
+            "hint provided does not correspond to an existing index",
+        )
+    };
+    match hint {
+        Bson::String(name) => c
+            .indexes()
+            .iter()
+            .position(|i| &i.spec.name == name)
+            .map(Some)
+            .ok_or_else(bad),
+        Bson::Document(d) if d.is_empty() => Ok(None),
+        Bson::Document(d) if d.contains_key("$natural") => Ok(None),
+        Bson::Document(d) => c
+            .indexes()
+            .iter()
+            .position(|i| super::value::compare_documents(&i.spec.key, d, None).is_eq())
+            .map(Some)
+            .ok_or_else(bad),
+        _ => Err(bad()),
+    }
+}
+
+/// Whether mongod's `_id` fast path applies: the filter is exactly
+/// `{_id: <scalar>}` (or `{_id: {$eq: scalar}}`) and nothing needs ordering.
+fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
+    if q.filter.len() != 1
+        || q.hint.is_some()
+        || q.sort.is_some_and(|s| !s.keys.is_empty())
+        || q.skip > 0
+    {
+        return None;
+    }
+    let v = q.filter.get("_id")?;
+    let v = match v {
+        Bson::Document(d) if d.keys().next().is_some_and(|k| k.starts_with('$')) => {
+            if d.len() == 1 {
+                d.get("$eq")?
+            } else {
+                return None;
+            }
+        }
+        other => other,
+    };
+    if !index_friendly(v)
+        || matches!(v, Bson::Document(_))
+        || (has_strings(v) && q.collation.is_some())
+    {
+        return None;
+    }
+    Some(v)
+}
+
+/// Every candidate plan for `q`, in index order, COLLSCAN when none applies.
+pub fn candidates(c: &Collection, q: &Query<'_>) -> Result<Vec<Plan>> {
+    if let Some(hint) = q.hint {
+        let preds = collect_predicates(q.filter);
+        return Ok(match hinted_index(c, hint)? {
+            Some(pos) => index_plan(c, pos, q, &preds, true).into_iter().collect(),
+            None => vec![finish(collscan(q), q, false, false)],
+        });
+    }
+    if let Some(id) = idhack_value(q) {
+        let mut plan = Plan::IdHack(id.clone());
+        if let Some(p) = q.projection.filter(|p| !p.is_empty()) {
+            plan = Plan::Projection {
+                child: Box::new(plan),
+                kind: projection_kind(p),
+                spec: p.clone(),
+            };
+        }
+        return Ok(vec![plan]);
+    }
+    let preds = collect_predicates(q.filter);
+    let mut out: Vec<Plan> = (0..c.indexes().len())
+        .filter_map(|pos| index_plan(c, pos, q, &preds, false))
+        .collect();
+    if let Some(or) = or_plan(c, q) {
+        out.push(or);
+    }
+    if out.is_empty() {
+        out.push(finish(collscan(q), q, false, false));
+    }
+    Ok(out)
+}
+
+fn collscan(_q: &Query<'_>) -> Plan {
+    Plan::CollScan
+}

@@ -1,0 +1,477 @@
+//! The course layer end to end: the miniature course in
+//! `tests/fixtures/course` runs on the embedded engine and its claims
+//! evaluate; the claims language; lint on a broken course; and a run
+//! leaves every non-schemalab database untouched.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use bson::{Document, doc};
+use futures_util::TryStreamExt;
+use futures_util::future::BoxFuture;
+use mongodb::Client;
+use schemalab::course::claims::{
+    Check, Metric, MetricSource, Val, parse_expr, placeholders, render_prose,
+};
+use schemalab::course::runner::{ClaimResult, LessonMetrics};
+use schemalab::course::{
+    CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, Progress,
+    RunOptions, Scale, lint, render, run_lesson,
+};
+use schemalab::engine::Engine;
+use schemalab::wire::{BackgroundServer, spawn_background};
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/course")
+        .join(rel)
+}
+
+/// The fixture course's one dataset: ten customers, a hundred orders.
+struct Shop;
+
+impl DatasetLoader for Shop {
+    fn load<'a>(
+        &'a self,
+        client: &'a Client,
+        db: &'a str,
+        dataset: &'a str,
+        _scale: Scale,
+        seed: u64,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if dataset != "shop" {
+                return Err(format!("unknown dataset {dataset}"));
+            }
+            let d = client.database(db);
+            let customers: Vec<Document> = (0..10)
+                .map(|i| doc! {"_id": i, "name": format!("customer {i}")})
+                .collect();
+            let orders: Vec<Document> = (0..100)
+                .map(|i| doc! {"_id": i, "customer_id": i % 10, "total": ((i * 7 + seed as i32) % 50) as f64})
+                .collect();
+            d.collection("customers")
+                .insert_many(customers)
+                .await
+                .map_err(|e| e.to_string())?;
+            d.collection("orders")
+                .insert_many(orders)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+}
+
+async fn server() -> (BackgroundServer, Client) {
+    let server = spawn_background(Engine::new()).unwrap();
+    let client = Client::with_uri_str(server.uri()).await.unwrap();
+    (server, client)
+}
+
+async fn run(client: &Client, root: &str, lesson: &str) -> LessonReport {
+    let course = Course::load(fixture(root)).unwrap();
+    let lesson = course.lesson(lesson).unwrap();
+    let opts = RunOptions {
+        scale: Scale::Tiny,
+        loader: &Shop,
+        cancel: CancelFlag::new(),
+        progress: None,
+    };
+    run_lesson(client, &lesson, &opts).await.unwrap()
+}
+
+fn claim<'a>(report: &'a LessonReport, check: &str) -> &'a ClaimResult {
+    report.experiments[0]
+        .claims
+        .iter()
+        .find(|c| c.check == check)
+        .unwrap_or_else(|| panic!("no claim {check}"))
+}
+
+#[tokio::test]
+async fn mini_course_runs_and_claims_evaluate() {
+    let (_server, client) = server().await;
+    let report = run(&client, "", "embed").await;
+
+    assert!(report.engine.modelled);
+    assert_eq!(
+        report.engine.name,
+        "schemalab embedded engine (sizes modelled)"
+    );
+    let exp = &report.experiments[0];
+    let refs = &exp.variants[0];
+    let embed = &exp.variants[1];
+    assert_eq!(refs.database, "schemalab_embed_refs");
+    assert_eq!(refs.setup_error, None);
+    assert_eq!(embed.setup_error, None);
+    let names: Vec<&str> = embed.collections.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["customers_embedded"]);
+    let orders = refs
+        .collections
+        .iter()
+        .find(|c| c.name == "orders")
+        .unwrap();
+    assert_eq!(orders.count, 101);
+    assert!(orders.modelled);
+    assert!(orders.max_obj_size > 0 && orders.max_obj_size as f64 >= orders.avg_obj_size);
+    assert!(orders.indexes.iter().any(|i| i.name == "customer_id_1"));
+
+    // Writes: the duplicate key is reported with its codeName, the upsert counted.
+    let dup = refs.operations.iter().find(|o| o.id == "dup").unwrap();
+    assert_eq!(dup.error.as_ref().unwrap().code_name, "DuplicateKey");
+    assert_eq!(dup.error.as_ref().unwrap().code, Some(11000));
+    let up = embed.operations.iter().find(|o| o.id == "dup").unwrap();
+    assert_eq!(up.write.as_ref().unwrap().n_upserted, 1);
+
+    for check in [
+        "refs.coll.orders.count == 101",
+        "refs.coll.orders.count >= 5 * embed.coll.customers_embedded.count",
+        "embed.coll.customers_embedded.maxObjSize > refs.coll.orders.maxObjSize",
+        "refs.coll.orders.index.customer_id_1 > 0",
+        "refs.op.dup.error == 'DuplicateKey'",
+        "embed.op.dup.nUpserted == 1",
+        "embed.op.add_order.nModified == 1",
+        "refs.op.add_order.n == 1",
+    ] {
+        let c = claim(&report, check);
+        assert!(c.verdict.passed, "{check}: {}", c.verdict.reason);
+    }
+    let missing = claim(&report, "refs.coll.nosuch.count > 0");
+    assert!(!missing.verdict.passed);
+    assert!(
+        missing.verdict.reason.contains("no collection 'nosuch'"),
+        "{}",
+        missing.verdict.reason
+    );
+
+    // Reads are explained; until the engine explains, the metric is
+    // unavailable with the server's reason and the claim fails, not the run.
+    let read = claim(&report, "embed.op.customer_orders.docsExamined <= 1");
+    let op = embed
+        .operations
+        .iter()
+        .find(|o| o.id == "customer_orders")
+        .unwrap();
+    match &op.read {
+        Some(m) => {
+            assert!(read.verdict.passed, "{}", read.verdict.reason);
+            assert_eq!(m.n_returned, 1);
+        }
+        None => {
+            assert!(op.error.is_some());
+            assert!(!read.verdict.passed);
+            assert!(
+                read.verdict.reason.contains("unavailable"),
+                "{}",
+                read.verdict.reason
+            );
+        }
+    }
+
+    // Every format renders the figures.
+    let table = render(&report, Format::Table);
+    assert!(table.contains("schemalab_embed_refs"), "{table}");
+    assert!(table.contains("(modelled)"));
+    assert!(table.contains('★'));
+    assert!(table.contains("✗ A collection that does not exist"));
+    let md = render(&report, Format::Markdown);
+    assert!(md.contains("| **documents** |"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&render(&report, Format::Json)).unwrap();
+    assert_eq!(
+        json["experiments"][0]["variants"][0]["collections"][1]["count"],
+        101
+    );
+    assert_eq!(json["engine"]["modelled"], true);
+
+    // Prose placeholders take measured values (101 orders / 11 customers).
+    let prose = course_prose();
+    let rendered = render_prose(&prose, Some(&LessonMetrics(&report)));
+    assert!(rendered.contains("about 9.18 orders"), "{rendered}");
+    assert!(render_prose(&prose, None).contains("about … orders"));
+}
+
+fn course_prose() -> String {
+    let course = Course::load(fixture("")).unwrap();
+    course
+        .lesson("embed")
+        .unwrap()
+        .prose_text()
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn run_reports_progress_and_cancels() {
+    let (_server, client) = server().await;
+    let course = Course::load(fixture("")).unwrap();
+    let lesson = course.lesson("embed").unwrap();
+    let cancel = CancelFlag::new();
+    let steps = std::sync::Mutex::new(Vec::new());
+    let c2 = cancel.clone();
+    let progress = |p: &Progress| {
+        steps.lock().unwrap().push(p.step.clone());
+        // Cancel once the first variant starts running operations.
+        if p.step.starts_with("op ") {
+            c2.cancel();
+        }
+    };
+    let opts = RunOptions {
+        scale: Scale::Tiny,
+        loader: &Shop,
+        cancel,
+        progress: Some(&progress),
+    };
+    let err = run_lesson(&client, &lesson, &opts).await.unwrap_err();
+    assert!(matches!(err, CourseError::Cancelled));
+    assert_eq!(
+        *steps.lock().unwrap(),
+        ["drop", "load", "setup", "op customer_orders"]
+    );
+}
+
+async fn dump(client: &Client, db: &str) -> Vec<(String, Vec<Document>, Vec<Document>)> {
+    let d = client.database(db);
+    let mut names = d.list_collection_names().await.unwrap();
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        let c = d.collection::<Document>(&n);
+        let docs: Vec<Document> = c
+            .find(doc! {})
+            .sort(doc! {"_id": 1})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        let mut idx: Vec<Document> = d
+            .run_cursor_command(doc! {"listIndexes": &n})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        idx.sort_by_key(|i| i.get_str("name").unwrap_or("").to_string());
+        out.push((n, docs, idx));
+    }
+    out
+}
+
+#[tokio::test]
+async fn other_databases_are_left_untouched() {
+    let (_server, client) = server().await;
+    let other = client.database("other");
+    other
+        .collection::<Document>("db")
+        .insert_many(vec![
+            doc! {"_id": 1, "a": "x"},
+            doc! {"_id": 2, "a": "y", "n": 2.5},
+        ])
+        .await
+        .unwrap();
+    other
+        .collection::<Document>("db")
+        .create_index(mongodb::IndexModel::builder().keys(doc! {"a": 1}).build())
+        .await
+        .unwrap();
+    // A database whose name shares the prefix but is not a variant's.
+    client
+        .database("schemalab_embed_refs_keep")
+        .collection::<Document>("k")
+        .insert_one(doc! {"_id": 1})
+        .await
+        .unwrap();
+    let before = (
+        dump(&client, "other").await,
+        dump(&client, "schemalab_embed_refs_keep").await,
+    );
+
+    let report = run(&client, "", "embed").await;
+    assert_eq!(report.experiments[0].variants.len(), 2);
+    // A setup that reaches for `other` is refused before it runs.
+    let escape = run(&client, "broken", "escape").await;
+    let err = escape.experiments[0].variants[0]
+        .setup_error
+        .clone()
+        .unwrap();
+    assert!(
+        err.contains("getSiblingDB(…) leaves this variant's database"),
+        "{err}"
+    );
+
+    let after = (
+        dump(&client, "other").await,
+        dump(&client, "schemalab_embed_refs_keep").await,
+    );
+    assert_eq!(before, after);
+    assert_eq!(before.0[0].1.len(), 2);
+    assert_eq!(before.0[0].2.len(), 2);
+    let mut dbs = client.list_database_names().await.unwrap();
+    dbs.retain(|d| !["admin", "config", "local"].contains(&d.as_str()));
+    dbs.sort();
+    assert_eq!(
+        dbs,
+        [
+            "other",
+            "schemalab_embed_embed",
+            "schemalab_embed_refs",
+            "schemalab_embed_refs_keep",
+            "schemalab_escape_sneaky"
+        ]
+    );
+}
+
+#[test]
+fn mini_course_lints_clean() {
+    let errors = lint(fixture(""));
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn lint_finds_each_mistake_where_it_is() {
+    let root = fixture("broken");
+    let got: Vec<String> = lint(&root)
+        .iter()
+        .map(|e| {
+            let rel = e.file.strip_prefix(&root).unwrap().display().to_string();
+            format!("{rel}:{}:{}: {}", e.line, e.col, e.message)
+        })
+        .collect();
+    let has = |prefix: &str, needle: &str| {
+        assert!(
+            got.iter()
+                .any(|g| g.starts_with(prefix) && g.contains(needle)),
+            "no {prefix} … {needle} in\n{}",
+            got.join("\n")
+        );
+    };
+    has(
+        "lessons/10-bad/lesson.toml:6:11:",
+        "unknown dataset 'nosuchdata'",
+    );
+    has("lessons/10-bad/lesson.toml:14:11:", "missing.setup.js");
+    has("lessons/10-bad/a.setup.js:2:", "SyntaxError");
+    has("lessons/10-bad/lesson.toml:20:22:", "SyntaxError");
+    has(
+        "lessons/10-bad/lesson.toml:21:7:",
+        "insertOne() is not a read",
+    );
+    has(
+        "lessons/10-bad/lesson.toml:25:28:",
+        "check: expected a number",
+    );
+    has(
+        "lessons/10-bad/lesson.toml:29:12:",
+        "'zz' is not a declared variant",
+    );
+    has("lessons/10-bad/lesson.md:4:", "{{ }}");
+    has(
+        "lessons/20-escape/sneaky.setup.js:2:3:",
+        "getSiblingDB(…) leaves",
+    );
+    has("lessons/manifest.toml:14:7:", "30-missing");
+    has("lessons/40-syntax/lesson.toml:3:16:", "unclosed array");
+    assert_eq!(got.len(), 11, "{}", got.join("\n"));
+}
+
+struct Fixed;
+
+impl MetricSource for Fixed {
+    fn metric(&self, m: &Metric) -> Result<Val, String> {
+        match m.to_string().as_str() {
+            "a.coll.r.count" => Ok(Val::Num(12000.0)),
+            "b.coll.k.count" => Ok(Val::Num(60.0)),
+            "a.op.q.stages" => Ok(Val::Str("FETCH<-IXSCAN".into())),
+            other => Err(format!("{other} was not measured")),
+        }
+    }
+}
+
+#[test]
+fn claims_evaluate() {
+    let pass = Check::parse("a.coll.r.count >= 100 * b.coll.k.count")
+        .unwrap()
+        .evaluate(&Fixed);
+    assert!(pass.passed);
+    assert_eq!(pass.reason, "12000 >= 6000");
+    let fail = Check::parse("a.coll.r.count / b.coll.k.count < 200")
+        .unwrap()
+        .evaluate(&Fixed);
+    assert!(!fail.passed);
+    assert_eq!(fail.reason, "not 200 < 200");
+    let s = Check::parse("a.op.q.stages == \"FETCH<-IXSCAN\"")
+        .unwrap()
+        .evaluate(&Fixed);
+    assert!(s.passed, "{}", s.reason);
+    let ord = Check::parse("a.op.q.stages < 'x'")
+        .unwrap()
+        .evaluate(&Fixed);
+    assert!(!ord.passed && ord.reason.contains("only with == and !="));
+    let missing = Check::parse("a.op.zz.millis > 1").unwrap().evaluate(&Fixed);
+    assert!(!missing.passed);
+    assert_eq!(
+        missing.reason,
+        "a.op.zz.millis: a.op.zz.millis was not measured"
+    );
+    let div = Check::parse("a.coll.r.count / (b.coll.k.count - 60) > 1")
+        .unwrap()
+        .evaluate(&Fixed);
+    assert!(!div.passed && div.reason.contains("division by zero"));
+}
+
+#[test]
+fn claim_parse_errors_have_columns() {
+    let cases = [
+        ("a.coll.r.count", 15, "expected a comparison"),
+        ("a.coll.r.count > ", 18, "expected a number"),
+        ("a.coll.r.cnt > 1", 1, "unknown collection metric 'cnt'"),
+        ("1 > a.op.q.speed", 5, "unknown operation metric 'speed'"),
+        ("a.b > 1", 1, "is not a metric"),
+        ("(1 + 2 > 3", 8, "expected ')'"),
+        ("1 = 1", 3, "did you mean =="),
+        ("1 > 'open", 5, "unterminated string"),
+        ("1 > 2 3", 7, "unexpected text"),
+        ("1 > 2 # x", 7, "unexpected character '#'"),
+    ];
+    for (src, col, msg) in cases {
+        let e = Check::parse(src).unwrap_err();
+        assert_eq!(e.col, col, "{src}: {e}");
+        assert!(e.message.contains(msg), "{src}: {e}");
+    }
+    assert!(parse_expr("a.coll.r.count / 2").is_ok());
+}
+
+#[test]
+fn placeholders_report_line_and_column() {
+    let (ok, errs) = placeholders("x\n{{ 1 + }} and {{ a.coll.b.count }}\n{{ oops");
+    assert_eq!(ok.len(), 1);
+    assert_eq!(errs.len(), 2);
+    assert_eq!((errs[0].line, errs[0].col), (2, 8));
+    assert_eq!((errs[1].line, errs[1].col), (3, 1));
+}
+
+#[tokio::test]
+async fn catalog_loader_loads_the_seeded_generators() {
+    let (_server, client) = server().await;
+    let loader = CatalogLoader {
+        catalog: schemalab::datasets::Catalog::builtin().unwrap(),
+    };
+    loader
+        .load(&client, "schemalab_t_v", "community", Scale::Tiny, 42)
+        .await
+        .unwrap();
+    let users = client
+        .database("schemalab_t_v")
+        .collection::<Document>("users")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(users, 60);
+    let err = loader
+        .load(&client, "schemalab_t_v", "nosuch", Scale::Tiny, 42)
+        .await
+        .unwrap_err();
+    assert!(err.contains("nosuch"), "{err}");
+}

@@ -1,0 +1,443 @@
+//! Data-driven tests of the planner, the executor and `explain`.
+//!
+//! Every `tests/explain/*.json` file (MongoDB Extended JSON, relaxed) holds
+//!
+//! ```json
+//! {"docs": [...], "indexes": [{"key": {...}, ...}], "collections": {"other": {"docs": [...], "indexes": [...]}},
+//!  "cases": [{"name": "...", "command": {"find": "c", ...}, "verbosity": "executionStats",
+//!             "expect": {"chain": "FETCH<-IXSCAN", "indexName": "a_1", "nReturned": 3,
+//!                        "totalKeysExamined": 3, "totalDocsExamined": 3, "rejectedPlans": 1,
+//!                        "indexBounds": {...}, "direction": "forward", "isMultiKey": true,
+//!                        "error": 2, "paths": {"<dotted path in the reply>": <value>}}}]}
+//! ```
+//!
+//! The main collection is `c`. `chain` is the winning plan's stage names
+//! from the root down the first children (`inputStage`, or the first of
+//! `inputStages`); for an aggregation it is read from `stages[0].$cursor`.
+//! Figures from the MongoDB manual's "Analyze Query Performance" tutorial
+//! are reproduced in `inventory.json`.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use bson::{Bson, Document, RawDocumentBuf, doc};
+use schemalab::engine::{Engine, FindRequest};
+
+fn load(e: &Engine, coll: &str, spec: &Document) {
+    let docs: Vec<RawDocumentBuf> = spec
+        .get_array("docs")
+        .map(|a| {
+            a.iter()
+                .map(|d| RawDocumentBuf::from_document(d.as_document().unwrap()).unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    e.create_collection("t", coll, &Document::new()).unwrap();
+    if !docs.is_empty() {
+        e.insert("t", coll, docs, true).unwrap();
+    }
+    if let Ok(indexes) = spec.get_array("indexes") {
+        let specs: Vec<Document> = indexes
+            .iter()
+            .map(|i| i.as_document().unwrap().clone())
+            .collect();
+        e.create_indexes("t", coll, &specs).unwrap();
+    }
+}
+
+/// The plan root: `winningPlan` / `executionStages`, or inside `$cursor`.
+fn planner_of(reply: &Document) -> &Document {
+    match reply.get_array("stages") {
+        Ok(stages) => stages[0]
+            .as_document()
+            .unwrap()
+            .get_document("$cursor")
+            .unwrap()
+            .get_document("queryPlanner")
+            .unwrap(),
+        Err(_) => reply.get_document("queryPlanner").unwrap(),
+    }
+}
+
+fn stats_of(reply: &Document) -> Option<&Document> {
+    match reply.get_array("stages") {
+        Ok(stages) => stages[0]
+            .as_document()
+            .unwrap()
+            .get_document("$cursor")
+            .unwrap()
+            .get_document("executionStats")
+            .ok(),
+        Err(_) => reply.get_document("executionStats").ok(),
+    }
+}
+
+fn chain(plan: &Document) -> String {
+    let name = plan.get_str("stage").unwrap().to_string();
+    let child = plan.get_document("inputStage").ok().or_else(|| {
+        plan.get_array("inputStages")
+            .ok()
+            .and_then(|a| a.first())
+            .and_then(Bson::as_document)
+    });
+    match child {
+        Some(c) => format!("{name}<-{}", chain(c)),
+        None => name,
+    }
+}
+
+fn find_stage<'a>(plan: &'a Document, stage: &str) -> Option<&'a Document> {
+    if plan.get_str("stage").ok() == Some(stage) {
+        return Some(plan);
+    }
+    if let Ok(c) = plan.get_document("inputStage") {
+        return find_stage(c, stage);
+    }
+    plan.get_array("inputStages")
+        .ok()?
+        .iter()
+        .filter_map(Bson::as_document)
+        .find_map(|c| find_stage(c, stage))
+}
+
+fn at_path<'a>(d: &'a Bson, path: &str) -> Option<&'a Bson> {
+    let mut cur = d;
+    for part in path.split('.') {
+        cur = match cur {
+            Bson::Document(d) => d.get(part)?,
+            Bson::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+fn as_i64(v: &Bson) -> i64 {
+    match v {
+        Bson::Int32(i) => i64::from(*i),
+        Bson::Int64(i) => *i,
+        Bson::Double(d) => *d as i64,
+        other => panic!("not a number: {other}"),
+    }
+}
+
+fn same(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_),
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_),
+        ) => as_i64(a) == as_i64(b),
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), String> {
+    let e = Engine::new();
+    load(&e, "c", fixture);
+    if let Ok(others) = fixture.get_document("collections") {
+        for (name, spec) in others {
+            load(&e, name, spec.as_document().unwrap());
+        }
+    }
+    let name = case.get_str("name").unwrap();
+    let ctx = format!("{file} / {name}");
+    let command = case.get_document("command").unwrap();
+    let verbosity = case.get_str("verbosity").unwrap_or("executionStats");
+    let expect = case.get_document("expect").unwrap();
+    let reply = e.explain("t", command, verbosity);
+    if let Some(code) = expect.get("error") {
+        return match reply {
+            Err(err) if i64::from(err.code.code()) == as_i64(code) => Ok(()),
+            Err(err) => Err(format!("{ctx}: expected error {code}, got {err:?}")),
+            Ok(r) => Err(format!("{ctx}: expected error {code}, got {r}")),
+        };
+    }
+    let reply = reply.map_err(|err| format!("{ctx}: explain failed: {err:?}"))?;
+    let fail = |what: &str| format!("{ctx}: {what}\nreply: {reply}");
+    let qp = planner_of(&reply);
+    let winning = qp.get_document("winningPlan").unwrap();
+    if let Ok(want) = expect.get_str("chain")
+        && chain(winning) != want
+    {
+        return Err(fail(&format!("chain {} != {want}", chain(winning))));
+    }
+    let ixscan = find_stage(winning, "IXSCAN");
+    for key in ["indexName", "direction", "isMultiKey", "indexBounds"] {
+        if let Some(want) = expect.get(key) {
+            let got = ixscan.and_then(|s| s.get(key));
+            if !got.is_some_and(|g| same(g, want)) {
+                return Err(fail(&format!("{key}: {got:?} != {want}")));
+            }
+        }
+    }
+    if let Some(want) = expect.get("rejectedPlans") {
+        let got = qp.get_array("rejectedPlans").unwrap().len() as i64;
+        if got != as_i64(want) {
+            return Err(fail(&format!("rejectedPlans {got} != {want}")));
+        }
+    }
+    for key in ["nReturned", "totalKeysExamined", "totalDocsExamined"] {
+        if let Some(want) = expect.get(key) {
+            let got = stats_of(&reply).and_then(|s| s.get(key)).map(as_i64);
+            if got != Some(as_i64(want)) {
+                return Err(fail(&format!("{key}: {got:?} != {want}")));
+            }
+        }
+    }
+    if let Ok(paths) = expect.get_document("paths") {
+        let root = Bson::Document(reply.clone());
+        for (path, want) in paths {
+            let got = at_path(&root, path);
+            if !got.is_some_and(|g| same(g, want)) {
+                return Err(fail(&format!("{path}: {got:?} != {want}")));
+            }
+        }
+    }
+    // The explained find returns what find itself returns.
+    if let Some(Bson::String(coll)) = command.get("find") {
+        let n = stats_of(&reply)
+            .and_then(|s| s.get("nReturned"))
+            .map(as_i64);
+        let req = FindRequest {
+            filter: command.get_document("filter").cloned().unwrap_or_default(),
+            sort: command.get_document("sort").ok().cloned(),
+            projection: command.get_document("projection").ok().cloned(),
+            skip: command.get("skip").map_or(0, |v| as_i64(v) as u64),
+            limit: command.get("limit").map(|v| as_i64(v) as u64),
+            collation: command.get_document("collation").ok().cloned(),
+            hint: command.get("hint").cloned(),
+            let_vars: None,
+        };
+        let found = e
+            .find("t", coll, &req)
+            .map_err(|err| format!("{ctx}: find failed: {err:?}"))?;
+        if let Some(n) = n
+            && n != found.len() as i64
+        {
+            return Err(fail(&format!(
+                "find returned {} but explain nReturned {n}",
+                found.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn explain_fixtures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/explain");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let (mut n, mut failures) = (0, Vec::new());
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
+        let text = std::fs::read_to_string(path).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let Bson::Document(fixture) = Bson::try_from(json).unwrap() else {
+            panic!("{}: not an object", path.display());
+        };
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        for case in fixture.get_array("cases").unwrap() {
+            n += 1;
+            if let Err(msg) = run_case(&file, &fixture, case.as_document().unwrap()) {
+                failures.push(msg);
+            }
+        }
+    }
+    assert!(n >= 20, "only {n} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn verbosity_controls_sections() {
+    let e = Engine::new();
+    e.insert(
+        "t",
+        "v",
+        vec![RawDocumentBuf::from_document(&doc! {"a": 1}).unwrap()],
+        true,
+    )
+    .unwrap();
+    e.create_indexes(
+        "t",
+        "v",
+        &[doc! {"key": {"a": 1}}, doc! {"key": {"a": 1, "b": 1}}],
+    )
+    .unwrap();
+    let cmd = doc! {"find": "v", "filter": {"a": 1}};
+    let qp = e.explain("t", &cmd, "queryPlanner").unwrap();
+    assert!(qp.get("executionStats").is_none());
+    assert_eq!(qp.get_str("explainVersion").unwrap(), "1");
+    assert_eq!(
+        qp.get_document("serverInfo")
+            .unwrap()
+            .get_str("version")
+            .unwrap(),
+        "7.0.12"
+    );
+    assert_eq!(
+        qp.get_document("command").unwrap().get_str("$db").unwrap(),
+        "t"
+    );
+    let all = e.explain("t", &cmd, "allPlansExecution").unwrap();
+    let plans = all
+        .get_document("executionStats")
+        .unwrap()
+        .get_array("allPlansExecution")
+        .unwrap();
+    assert_eq!(plans.len(), 2);
+    assert!(e.explain("t", &cmd, "loud").is_err());
+}
+
+#[test]
+fn sort_over_memory_limit_fails_with_292() {
+    // 110 documents of ~1 MiB each: more than the 100 MB sort budget.
+    let e = Engine::new();
+    let big = "x".repeat(1024 * 1024);
+    let docs: Vec<RawDocumentBuf> = (0..110)
+        .map(|i| RawDocumentBuf::from_document(&doc! {"i": i, "s": &big}).unwrap())
+        .collect();
+    e.insert("t", "big", docs, true).unwrap();
+    let req = FindRequest {
+        sort: Some(doc! {"i": -1}),
+        ..Default::default()
+    };
+    let err = e.find("t", "big", &req).unwrap_err();
+    assert_eq!(err.code.code(), 292);
+    // With a limit only the best few are kept, which fits.
+    let req = FindRequest {
+        sort: Some(doc! {"i": -1}),
+        limit: Some(2),
+        ..Default::default()
+    };
+    let top = e.find("t", "big", &req).unwrap();
+    assert_eq!(top.len(), 2);
+    assert_eq!(top[0].get_i32("i").unwrap(), 109);
+}
+
+mod planned_equals_scanned {
+    //! Whatever plan wins, a query returns what a collection scan returns.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = Bson> {
+        prop_oneof![
+            (0i32..6).prop_map(Bson::Int32),
+            (0i32..6).prop_map(|i| Bson::Double(f64::from(i) + 0.5)),
+            "[a-c]".prop_map(Bson::String),
+            proptest::collection::vec((0i32..6).prop_map(Bson::Int32), 0..3).prop_map(Bson::Array),
+            Just(Bson::Null),
+        ]
+    }
+
+    fn scalar() -> impl Strategy<Value = Bson> {
+        prop_oneof![
+            (0i32..6).prop_map(Bson::Int32),
+            "[a-c]".prop_map(Bson::String)
+        ]
+    }
+
+    fn predicate() -> impl Strategy<Value = Bson> {
+        prop_oneof![
+            scalar(),
+            (
+                prop_oneof![Just("$gt"), Just("$gte"), Just("$lt"), Just("$lte")],
+                scalar()
+            )
+                .prop_map(|(op, v)| Bson::Document(doc! {op: v})),
+            (scalar(), scalar()).prop_map(|(lo, hi)| Bson::Document(doc! {"$gte": lo, "$lt": hi})),
+            proptest::collection::vec(scalar(), 1..4).prop_map(|v| Bson::Document(doc! {"$in": v})),
+            (scalar(), scalar())
+                .prop_map(|(lo, hi)| Bson::Document(doc! {"$elemMatch": {"$gte": lo, "$lte": hi}})),
+        ]
+    }
+
+    fn filter() -> impl Strategy<Value = Document> {
+        (
+            proptest::option::of(predicate()),
+            proptest::option::of(predicate()),
+            any::<bool>(),
+        )
+            .prop_map(|(a, b, or)| {
+                let mut d = Document::new();
+                match (a, b, or) {
+                    (Some(a), Some(b), true) => {
+                        d.insert(
+                            "$or",
+                            vec![Bson::Document(doc! {"a": a}), Bson::Document(doc! {"b": b})],
+                        );
+                    }
+                    (a, b, _) => {
+                        if let Some(a) = a {
+                            d.insert("a", a);
+                        }
+                        if let Some(b) = b {
+                            d.insert("b", b);
+                        }
+                    }
+                }
+                d
+            })
+    }
+
+    fn ids(docs: &[Document]) -> Vec<String> {
+        let mut out: Vec<String> = docs
+            .iter()
+            .map(|d| d.get("_id").unwrap().to_string())
+            .collect();
+        out.sort();
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn same_results(docs in proptest::collection::vec((value(), value()), 0..25), f in filter(), desc in any::<bool>()) {
+            let e = Engine::new();
+            let raws: Vec<RawDocumentBuf> = docs
+                .iter()
+                .enumerate()
+                .map(|(i, (a, b))| {
+                    let mut d = doc! {"_id": i as i32};
+                    if !matches!(a, Bson::Null) { d.insert("a", a.clone()); }
+                    d.insert("b", b.clone());
+                    RawDocumentBuf::from_document(&d).unwrap()
+                })
+                .collect();
+            e.create_collection("t", "p", &Document::new()).unwrap();
+            if !raws.is_empty() {
+                e.insert("t", "p", raws, false).unwrap();
+            }
+            // Arrays in both a and b would make the compound indexes refuse
+            // the document (parallel arrays), so index only what fits.
+            let _ = e.create_indexes("t", "p", &[doc! {"key": {"a": 1}}, doc! {"key": {"b": -1}}]);
+            let _ = e.create_indexes("t", "p", &[doc! {"key": {"a": -1, "b": 1}}]);
+            let planned = e.find("t", "p", &FindRequest { filter: f.clone(), ..Default::default() }).unwrap();
+            let scanned = e.find("t", "p", &FindRequest { filter: f.clone(), hint: Some(Bson::Document(doc! {"$natural": 1})), ..Default::default() }).unwrap();
+            prop_assert_eq!(ids(&planned), ids(&scanned));
+            // With a sort, the sort-key sequence is the same too.
+            let sort = doc! {"a": if desc { -1 } else { 1 }};
+            let sorted = e.find("t", "p", &FindRequest { filter: f.clone(), sort: Some(sort.clone()), ..Default::default() }).unwrap();
+            let reference = e.find("t", "p", &FindRequest { filter: f.clone(), sort: Some(sort), hint: Some(Bson::Document(doc! {"$natural": 1})), ..Default::default() }).unwrap();
+            let keys = |v: &[Document]| v.iter().map(|d| d.get("a").cloned().unwrap_or(Bson::Null).to_string()).collect::<Vec<_>>();
+            prop_assert_eq!(keys(&sorted), keys(&reference));
+            prop_assert_eq!(ids(&sorted), ids(&reference));
+        }
+    }
+}
