@@ -13,6 +13,7 @@
 pub mod action;
 pub mod app;
 pub mod content;
+pub mod course_runner;
 pub mod event;
 pub mod fixture;
 pub mod highlight;
@@ -36,11 +37,11 @@ pub mod screens {
 }
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::course::{CancelFlag, Scale};
 use action::{Action, Effect, TaskMsg};
 use app::{App, ConnState, EngineStatus};
 use event::Event;
@@ -55,8 +56,8 @@ pub struct TuiOptions {
     pub uri: Option<String>,
     /// Presenter mode: high contrast, sections revealed one at a time.
     pub present: bool,
-    /// Dataset scale for runs (1.0 = the dataset's default size).
-    pub scale: f64,
+    /// Dataset scale for runs (changed in the TUI with `+`/`-`).
+    pub scale: Scale,
     pub lessons_dir: PathBuf,
     pub datasets_dir: PathBuf,
 }
@@ -66,7 +67,7 @@ impl Default for TuiOptions {
         TuiOptions {
             uri: None,
             present: false,
-            scale: 1.0,
+            scale: Scale::Default,
             lessons_dir: PathBuf::from("lessons"),
             datasets_dir: PathBuf::from("datasets"),
         }
@@ -90,11 +91,11 @@ pub struct RunContext<'a> {
     pub datasets_dir: &'a Path,
     pub lesson: &'a Lesson,
     pub experiment: &'a Experiment,
-    pub scale: f64,
-    /// Report progress (called from the runner's thread).
-    pub progress: &'a dyn Fn(RunProgress),
+    pub scale: Scale,
+    /// Report progress (called from the runner's threads).
+    pub progress: &'a (dyn Fn(RunProgress) + Send + Sync),
     /// Set when the user cancels; the runner stops at the next step.
-    pub cancel: &'a AtomicBool,
+    pub cancel: &'a CancelFlag,
 }
 
 /// Runs an experiment and measures it. The course module provides the real
@@ -112,9 +113,11 @@ impl ExperimentRunner for NoRunner {
     }
 }
 
-/// Opens the TUI and returns when the user quits.
+/// Opens the TUI and returns when the user quits. Experiments run through
+/// the course runner ([`course_runner::CourseRunner`]).
 pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
-    run_with(opts, Arc::new(NoRunner))
+    let runner = course_runner::CourseRunner::new(&opts.lessons_dir, &opts.datasets_dir);
+    run_with(opts, Arc::new(runner))
 }
 
 /// [`run`] with an explicit experiment runner.
@@ -164,7 +167,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     terminal::spawn_signal_listener(rt.handle(), tx.clone());
     rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
     let shell_tx = spawn_shell_worker(uri.clone(), tx.clone());
-    let cancel: Arc<Mutex<Option<Arc<AtomicBool>>>> = Arc::new(Mutex::new(None));
+    let mut cancel: Option<CancelFlag> = None;
 
     let size = guard.terminal.size()?;
     app.update(Action::Resize {
@@ -211,10 +214,8 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                     ) else {
                         continue;
                     };
-                    let flag = Arc::new(AtomicBool::new(false));
-                    if let Ok(mut slot) = cancel.lock() {
-                        *slot = Some(flag.clone());
-                    }
+                    let flag = CancelFlag::new();
+                    cancel = Some(flag.clone());
                     let job = RunJob {
                         runner: runner.clone(),
                         uri: uri.clone(),
@@ -232,8 +233,8 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                         .spawn(move || job.run())?;
                 }
                 Effect::CancelRun => {
-                    if let Some(flag) = cancel.lock().ok().and_then(|s| s.clone()) {
-                        flag.store(true, Ordering::Relaxed);
+                    if let Some(flag) = &cancel {
+                        flag.cancel();
                     }
                 }
                 Effect::ShellEval { db, src } => {
@@ -252,6 +253,9 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
             break;
         }
     }
+    if let Some(flag) = &cancel {
+        flag.cancel();
+    }
     drop(guard);
     drop(server);
     rt.shutdown_background();
@@ -265,9 +269,9 @@ struct RunJob {
     datasets_dir: PathBuf,
     lesson: Lesson,
     experiment: Experiment,
-    scale: f64,
+    scale: Scale,
     run_id: u64,
-    cancel: Arc<AtomicBool>,
+    cancel: CancelFlag,
     tx: Sender<Event>,
 }
 

@@ -6,6 +6,7 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use schemalab::course::Scale;
 use schemalab::tui::action::{Action, Effect, TaskMsg};
 use schemalab::tui::app::{App, ConnState, EngineStatus, ExpTab, Screen};
 use schemalab::tui::keys::{self, KeyContext};
@@ -21,7 +22,7 @@ fn app_with(theme: Theme, present: bool, size: (u16, u16)) -> App {
         theme,
         present,
         EngineStatus { label: strings::EMBEDDED_ENGINE.into(), state: ConnState::Connected },
-        1.0,
+        Scale::Default,
         Progress::default(),
     );
     app.update(Action::Resize { width: size.0, height: size.1 });
@@ -378,16 +379,17 @@ fn cancel_and_stale_results() {
 #[test]
 fn scale_cycles_within_bounds_and_is_sent_with_run() {
     let mut app = app_with(Theme::normal(), false, (100, 30));
+    assert_eq!(app.scale, Scale::Default);
     key(&mut app, KeyCode::Char('+'));
-    assert_eq!(app.scale, 5.0);
+    assert_eq!(app.scale, Scale::Large);
     key(&mut app, KeyCode::Char('+'));
-    assert_eq!(app.scale, 5.0);
+    assert_eq!(app.scale, Scale::Large);
     for _ in 0..5 {
         key(&mut app, KeyCode::Char('-'));
     }
-    assert_eq!(app.scale, 0.1);
+    assert_eq!(app.scale, Scale::Tiny);
     let effects = chars(&mut app, "10r");
-    assert!(effects.iter().any(|e| matches!(e, Effect::StartRun { scale, .. } if *scale == 0.1)));
+    assert!(effects.iter().any(|e| matches!(e, Effect::StartRun { scale: Scale::Tiny, .. })));
 }
 
 #[test]

@@ -83,7 +83,7 @@ pub enum Effect {
         run_id: u64,
         lesson: usize,
         experiment: usize,
-        scale: f64,
+        scale: crate::course::Scale,
     },
     CancelRun,
     ShellEval {

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 
 use ratatui::layout::Rect;
 
+use crate::course::Scale;
+
 use super::action::{Action, Effect, TaskMsg};
 use super::keys::KeyContext;
 use super::markdown::{self, Doc};
@@ -124,7 +126,7 @@ pub struct ShellState {
 }
 
 /// Dataset scales the runner can be asked for.
-pub const SCALES: [f64; 4] = [0.1, 0.5, 1.0, 5.0];
+pub const SCALES: [Scale; 3] = [Scale::Tiny, Scale::Default, Scale::Large];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct App {
@@ -147,7 +149,7 @@ pub struct App {
     pub reports: HashMap<(String, String), Report>,
     /// A message for the status line (failed run, save error).
     pub notice: Option<String>,
-    pub scale: f64,
+    pub scale: Scale,
     pub tick: u64,
     pub should_quit: bool,
     next_run_id: u64,
@@ -159,7 +161,7 @@ impl App {
         theme: Theme,
         present: bool,
         engine: EngineStatus,
-        scale: f64,
+        scale: Scale,
         progress: Progress,
     ) -> App {
         let lesson = progress
@@ -631,8 +633,8 @@ impl App {
             Action::ScaleUp | Action::ScaleDown => {
                 let pos = SCALES
                     .iter()
-                    .position(|&x| x >= self.scale)
-                    .unwrap_or(SCALES.len() - 1);
+                    .position(|&x| x == self.scale)
+                    .unwrap_or(1);
                 let next = if action == Action::ScaleUp {
                     (pos + 1).min(SCALES.len() - 1)
                 } else {

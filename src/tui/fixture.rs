@@ -178,7 +178,7 @@ pub fn bucket_report() -> Report {
     Report {
         lesson: "bucket".into(),
         experiment: "readings".into(),
-        scale: 1.0,
+        scale: "default".into(),
         variants: vec![
             VariantReport {
                 id: "naive".into(),
@@ -220,6 +220,7 @@ pub fn bucket_report() -> Report {
                         doc! {"_id": 1, "sensor_id": 3, "ts": bson::DateTime::from_millis(1_767_312_000_000), "value": 21.5},
                     ],
                 )],
+                errors: Vec::new(),
             },
             VariantReport {
                 id: "bucket".into(),
@@ -266,6 +267,7 @@ pub fn bucket_report() -> Report {
                         ]},
                     ],
                 )],
+                errors: Vec::new(),
             },
         ],
         claims: vec![
@@ -294,7 +296,7 @@ impl ExperimentRunner for FixtureRunner {
             .iter()
             .enumerate()
         {
-            if ctx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            if ctx.cancel.is_cancelled() {
                 return Err("cancelled".into());
             }
             (ctx.progress)(RunProgress {

@@ -57,7 +57,8 @@ pub struct Operation {
 pub struct Report {
     pub lesson: String,
     pub experiment: String,
-    pub scale: f64,
+    /// The dataset scale it ran at (`tiny`, `default`, `large`).
+    pub scale: String,
     pub variants: Vec<VariantReport>,
     pub claims: Vec<ClaimResult>,
 }
@@ -69,6 +70,8 @@ pub struct VariantReport {
     pub operations: Vec<OpResult>,
     /// A few sample documents per collection name.
     pub samples: Vec<(String, Vec<Document>)>,
+    /// Steps that failed (loading, setup, measuring), shown with the results.
+    pub errors: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

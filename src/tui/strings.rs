@@ -94,9 +94,9 @@ pub const K_SEND: &str = "run statement";
 pub const K_HISTORY: &str = "history";
 pub const K_CLEAR: &str = "clear search";
 
-/// "Lesson 3 of 18" style counters.
-pub fn scale_label(scale: f64) -> String {
-    format!("scale ×{scale}")
+/// The status bar's dataset scale.
+pub fn scale_label(scale: crate::course::Scale) -> String {
+    format!("scale: {}", scale.as_str())
 }
 
 pub fn factor(f: f64) -> String {

@@ -11,18 +11,29 @@ use crate::tui::strings as s;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
+    let width = area.width.saturating_sub(8).min(96);
+    let inner_w = usize::from(width.saturating_sub(2));
     let mut lines = Vec::new();
     for (section, hints) in keys::help() {
         lines.push(Line::from(Span::styled(section, t.heading)));
-        let mut row = Vec::new();
+        // Pack hints into lines by hand so the popup's height is exact.
+        let mut row: Vec<Span> = Vec::new();
+        let mut used = 0;
         for (key, label) in hints {
-            row.push(Span::styled(format!(" {key} "), t.footer_key));
-            row.push(Span::styled(format!(" {label}  "), t.base));
+            let k = Span::styled(format!(" {key} "), t.footer_key);
+            let l = Span::styled(format!(" {label}  "), t.base);
+            let w = k.width() + l.width();
+            if used + w > inner_w && !row.is_empty() {
+                lines.push(Line::from(std::mem::take(&mut row)));
+                used = 0;
+            }
+            used += w;
+            row.push(k);
+            row.push(l);
         }
         lines.push(Line::from(row));
     }
-    let width = area.width.saturating_sub(8).min(96);
-    let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let height = (lines.len() as u16 + 2).min(area.height);
     let popup = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height.saturating_sub(height)) / 2,
@@ -34,11 +45,5 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(t.accent)
         .title(Span::styled(format!(" {} ", s::HELP_TITLE), t.title));
-    frame.render_widget(
-        Paragraph::new(lines)
-            .style(t.base)
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .block(block),
-        popup,
-    );
+    frame.render_widget(Paragraph::new(lines).style(t.base).block(block), popup);
 }
