@@ -83,6 +83,7 @@ async fn enrich(client: &mongodb::Client, db: &str, variant: &mut VariantReport)
                 Output::Value(Value::Bson(Bson::Document(d))) => Some(d),
                 _ => None,
             });
+            op.index_keys = op.explain.as_ref().and_then(|e| ixscan_keys(e, 0));
         }
     }
     for coll in &variant.collections {
@@ -168,5 +169,22 @@ pub fn convert(report: &LessonReport, id: &str) -> Option<Report> {
                 reason: (!c.verdict.reason.is_empty()).then(|| c.verdict.reason.clone()),
             })
             .collect(),
+    })
+}
+
+/// The key pattern of the first IXSCAN in an explain, as mongosh prints it.
+fn ixscan_keys(doc: &Document, depth: usize) -> Option<String> {
+    if depth > 64 {
+        return None;
+    }
+    if doc.get_str("stage").is_ok_and(|s| s.eq_ignore_ascii_case("IXSCAN"))
+        && let Ok(kp) = doc.get_document("keyPattern")
+    {
+        return Some(crate::dialect::print::inspect_doc(kp));
+    }
+    doc.values().find_map(|v| match v {
+        Bson::Document(d) => ixscan_keys(d, depth + 1),
+        Bson::Array(items) => items.iter().find_map(|i| i.as_document().and_then(|d| ixscan_keys(d, depth + 1))),
+        _ => None,
     })
 }

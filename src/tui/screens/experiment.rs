@@ -284,6 +284,9 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
         .collect();
     for (side, (variant, col)) in exp.variants.iter().zip(cols.iter()).enumerate() {
         let mut lines: Vec<Line> = Vec::new();
+        for err in report.variant(&variant.id).map(|v| v.errors.as_slice()).unwrap_or(&[]) {
+            lines.push(Line::from(Span::styled(format!("✗ {err}"), t.bad)));
+        }
         match results.get(side).copied().flatten() {
             None => lines.push(Line::from(Span::styled(s::NOT_MEASURED, t.dim))),
             Some(r) => {
