@@ -1,0 +1,5 @@
+// Posts keep only author_id; the list joins users through the _id index.
+db.posts.createIndex({status: 1, created_at: -1})
+db.posts.createIndex({author_id: 1})
+db.comments.drop()
+db.follows.drop()

@@ -1,0 +1,2 @@
+// Raw comments only.
+db.follows.drop()

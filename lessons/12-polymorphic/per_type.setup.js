@@ -1,0 +1,12 @@
+// Split by type into five collections, each with the same inbox index.
+db.notifications.aggregate([{$match: {type: "like"}}, {$out: "likes"}])
+db.notifications.aggregate([{$match: {type: "comment"}}, {$out: "comments"}])
+db.notifications.aggregate([{$match: {type: "follow"}}, {$out: "follows"}])
+db.notifications.aggregate([{$match: {type: "mention"}}, {$out: "mentions"}])
+db.notifications.aggregate([{$match: {type: "system"}}, {$out: "system"}])
+db.notifications.drop()
+db.likes.createIndex({recipient_id: 1, created_at: -1})
+db.comments.createIndex({recipient_id: 1, created_at: -1})
+db.follows.createIndex({recipient_id: 1, created_at: -1})
+db.mentions.createIndex({recipient_id: 1, created_at: -1})
+db.system.createIndex({recipient_id: 1, created_at: -1})

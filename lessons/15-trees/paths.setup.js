@@ -1,0 +1,34 @@
+// A materialised path: the ids from the root down to the node itself,
+// comma-separated and comma-terminated, e.g. ",<root>,<child>,<node>,".
+// Compute every node's ancestors (root first) without a recursive walk, by
+// pointer doubling: each node starts with [parent_id]; each pass prepends the
+// list of the furthest ancestor it knows, so the known chain doubles and four
+// passes cover trees up to 16 levels deep. Each pass is one linear
+// $unionWith + $group. (Inside a loop nothing prints the cursor, so
+// .toArray() runs each pass.)
+db.categories.aggregate([
+  {$set: {ancestors: {$cond: [{$eq: [{$ifNull: ["$parent_id", null]}, null]}, [], ["$parent_id"]]}}},
+  {$out: "categories"}
+])
+for (const pass of [1, 2, 3, 4]) {
+  db.categories.aggregate([
+    {$match: {"ancestors.0": {$exists: true}}},
+    {$project: {_id: 0, key: {$first: "$ancestors"}, child: {id: "$_id", own: "$ancestors"}}},
+    {$unionWith: {coll: "categories", pipeline: [{$project: {_id: 0, key: "$_id", anc: "$ancestors"}}]}},
+    {$group: {_id: "$key", anc: {$max: "$anc"}, children: {$push: "$child"}}},
+    {$unwind: "$children"},
+    {$project: {_id: "$children.id", ancestors: {$concatArrays: ["$anc", "$children.own"]}}},
+    {$merge: {into: "categories", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}
+  ]).toArray()
+}
+db.categories.aggregate([{$set: {depth: {$size: "$ancestors"}}}, {$out: "categories"}])
+db.categories.aggregate([
+  {$set: {path: {$concat: [
+    {$reduce: {input: "$ancestors", initialValue: ",", in: {$concat: ["$$value", {$toString: "$$this"}, ","]}}},
+    {$toString: "$_id"}, ","
+  ]}}},
+  {$unset: ["ancestors"]},
+  {$out: "categories"}
+])
+db.categories.createIndex({path: 1})
+db.categories.createIndex({parent_id: 1})

@@ -1,0 +1,5 @@
+// References only.
+db.posts.createIndex({status: 1, created_at: -1})
+db.posts.createIndex({author_id: 1})
+db.comments.drop()
+db.follows.drop()
