@@ -21,11 +21,17 @@ fn app_with(theme: Theme, present: bool, size: (u16, u16)) -> App {
         fixture::course(),
         theme,
         present,
-        EngineStatus { label: strings::EMBEDDED_ENGINE.into(), state: ConnState::Connected },
+        EngineStatus {
+            label: strings::EMBEDDED_ENGINE.into(),
+            state: ConnState::Connected,
+        },
         Scale::Default,
         Progress::default(),
     );
-    app.update(Action::Resize { width: size.0, height: size.1 });
+    app.update(Action::Resize {
+        width: size.0,
+        height: size.1,
+    });
     app
 }
 
@@ -50,14 +56,27 @@ fn finish_run(app: &mut App) {
         Some(r) => r.id,
         None => panic!("no run in progress"),
     };
-    app.update(Action::Task(TaskMsg::RunFinished { run_id: id, result: Ok(Box::new(fixture::bucket_report())) }));
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: id,
+        result: Ok(Box::new(fixture::bucket_report())),
+    }));
 }
 
 /// Launch → bucket comparison, as a learner types it.
 fn at_comparison(size: (u16, u16)) -> App {
     let mut app = app_with(Theme::normal(), false, size);
     let effects = chars(&mut app, "10r");
-    assert!(effects.iter().any(|e| matches!(e, Effect::StartRun { lesson: 9, experiment: 0, .. })), "{effects:?}");
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::StartRun {
+                lesson: 9,
+                experiment: 0,
+                ..
+            }
+        )),
+        "{effects:?}"
+    );
     finish_run(&mut app);
     app
 }
@@ -138,7 +157,10 @@ fn snapshot_experiment_running() {
         let id = app.run.as_ref().unwrap().id;
         app.update(Action::Task(TaskMsg::RunProgress {
             run_id: id,
-            progress: RunProgress { fraction: 0.4, step: "loading dataset".into() },
+            progress: RunProgress {
+                fraction: 0.4,
+                step: "loading dataset".into(),
+            },
         }));
         app
     });
@@ -224,10 +246,16 @@ fn snapshot_shell() {
         key(&mut app, KeyCode::Char('s'));
         chars(&mut app, "show collections");
         key(&mut app, KeyCode::Enter);
-        app.update(Action::Task(TaskMsg::ShellOutput { text: "readings".into(), error: false }));
+        app.update(Action::Task(TaskMsg::ShellOutput {
+            text: "readings".into(),
+            error: false,
+        }));
         chars(&mut app, "db.nope(");
         key(&mut app, KeyCode::Enter);
-        app.update(Action::Task(TaskMsg::ShellOutput { text: "SyntaxError: unexpected end (1:9)".into(), error: true }));
+        app.update(Action::Task(TaskMsg::ShellOutput {
+            text: "SyntaxError: unexpected end (1:9)".into(),
+            error: true,
+        }));
         app
     });
 }
@@ -245,7 +273,10 @@ fn snapshot_help() {
 fn too_small_terminal_shows_notice_instead_of_panicking() {
     for (w, h) in [(79, 24), (80, 23), (20, 5), (1, 1), (0, 0)] {
         let mut app = at_comparison((100, 30));
-        app.update(Action::Resize { width: w, height: h });
+        app.update(Action::Resize {
+            width: w,
+            height: h,
+        });
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
         terminal.draw(|f| view::render(&app, f)).unwrap();
         if w >= 40 && h >= 2 {
@@ -253,7 +284,10 @@ fn too_small_terminal_shows_notice_instead_of_panicking() {
         }
     }
     let mut app = app_with(Theme::normal(), false, (60, 20));
-    app.update(Action::Resize { width: 60, height: 20 });
+    app.update(Action::Resize {
+        width: 60,
+        height: 20,
+    });
     insta::assert_snapshot!("too_small_60x20", draw(&app));
 }
 
@@ -263,8 +297,14 @@ fn no_color_theme_renders_same_text() {
     let mut app = at_comparison((100, 30));
     app.theme = Theme::no_color();
     assert_eq!(plain, draw(&app));
-    assert_eq!(Theme::select(false, true).kind, schemalab::tui::theme::ThemeKind::NoColor);
-    assert_eq!(Theme::select(true, false).kind, schemalab::tui::theme::ThemeKind::Presenter);
+    assert_eq!(
+        Theme::select(false, true).kind,
+        schemalab::tui::theme::ThemeKind::NoColor
+    );
+    assert_eq!(
+        Theme::select(true, false).kind,
+        schemalab::tui::theme::ThemeKind::Presenter
+    );
 }
 
 // ---- events ----
@@ -278,11 +318,17 @@ fn three_keys_from_launch_to_bucket_comparison() {
     chars(&mut app, "10");
     assert_eq!(app.outline.selected, 9);
     let effects = key(&mut app, KeyCode::Char('r'));
-    assert!(matches!(effects.last(), Some(Effect::StartRun { lesson: 9, .. })));
+    assert!(matches!(
+        effects.last(),
+        Some(Effect::StartRun { lesson: 9, .. })
+    ));
     assert_eq!(app.screen, Screen::Experiment);
     finish_run(&mut app);
     let screen = draw(&app);
-    assert!(screen.contains("keys examined") && screen.contains("✓ 180×"), "{screen}");
+    assert!(
+        screen.contains("keys examined") && screen.contains("✓ 180×"),
+        "{screen}"
+    );
     assert_eq!(app.progress.mark("bucket"), Mark::Done);
 }
 
@@ -292,7 +338,10 @@ fn digits_jump_and_restart() {
     chars(&mut app, "3");
     assert_eq!(app.outline.selected, 2);
     chars(&mut app, "1");
-    assert_eq!(app.outline.selected, 0, "31 is out of range, so 1 starts again");
+    assert_eq!(
+        app.outline.selected, 0,
+        "31 is out of range, so 1 starts again"
+    );
     chars(&mut app, "2");
     assert_eq!(app.outline.selected, 11, "1 then 2 is lesson 12");
     key(&mut app, KeyCode::Down);
@@ -326,7 +375,10 @@ fn placeholders_show_ellipsis_then_values() {
     finish_run(&mut app);
     key(&mut app, KeyCode::Esc);
     let after = draw(&app);
-    assert!(after.contains("keeps 144,000 readings") && after.contains("200 times fewer"), "{after}");
+    assert!(
+        after.contains("keeps 144,000 readings") && after.contains("200 times fewer"),
+        "{after}"
+    );
 }
 
 #[test]
@@ -336,8 +388,14 @@ fn section_jumps_move_between_headings() {
     key(&mut app, KeyCode::Enter);
     let sections = app.reader.doc.sections.clone();
     assert_eq!(sections.len(), 2);
-    let height = schemalab::tui::screens::reader::text_area(schemalab::tui::app::main_area(app.size)).height;
-    let max_scroll = app.reader.doc.lines.len().saturating_sub(usize::from(height));
+    let height =
+        schemalab::tui::screens::reader::text_area(schemalab::tui::app::main_area(app.size)).height;
+    let max_scroll = app
+        .reader
+        .doc
+        .lines
+        .len()
+        .saturating_sub(usize::from(height));
     key(&mut app, KeyCode::Char('n'));
     assert_eq!(app.reader.scroll, sections[0].min(max_scroll));
     assert!(app.reader.scroll > 0);
@@ -365,11 +423,22 @@ fn cancel_and_stale_results() {
     let id = app.run.as_ref().unwrap().id;
     assert_eq!(key(&mut app, KeyCode::Char('c')), vec![Effect::CancelRun]);
     // A report from an older run is ignored.
-    app.update(Action::Task(TaskMsg::RunFinished { run_id: id + 7, result: Err("x".into()) }));
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: id + 7,
+        result: Err("x".into()),
+    }));
     assert!(app.run.is_some());
-    app.update(Action::Task(TaskMsg::RunFinished { run_id: id, result: Err("cancelled".into()) }));
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: id,
+        result: Err("cancelled".into()),
+    }));
     assert!(app.run.is_none());
-    assert!(app.notice.as_deref().unwrap().starts_with(strings::EXP_CANCELLED));
+    assert!(
+        app.notice
+            .as_deref()
+            .unwrap()
+            .starts_with(strings::EXP_CANCELLED)
+    );
     assert!(app.current_report().is_none());
     // While a run is in progress `r` does not start another.
     key(&mut app, KeyCode::Char('r'));
@@ -389,7 +458,13 @@ fn scale_cycles_within_bounds_and_is_sent_with_run() {
     }
     assert_eq!(app.scale, Scale::Tiny);
     let effects = chars(&mut app, "10r");
-    assert!(effects.iter().any(|e| matches!(e, Effect::StartRun { scale: Scale::Tiny, .. })));
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        Effect::StartRun {
+            scale: Scale::Tiny,
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -426,10 +501,16 @@ fn shell_history_and_eval_effect() {
     let effects = key(&mut app, KeyCode::Enter);
     assert_eq!(
         effects,
-        vec![Effect::ShellEval { db: "schemalab_bucket_naive".into(), src: "db.buckets.countDocuments()".into() }]
+        vec![Effect::ShellEval {
+            db: "schemalab_bucket_naive".into(),
+            src: "db.buckets.countDocuments()".into()
+        }]
     );
     assert!(app.shell.busy);
-    app.update(Action::Task(TaskMsg::ShellOutput { text: "720".into(), error: false }));
+    app.update(Action::Task(TaskMsg::ShellOutput {
+        text: "720".into(),
+        error: false,
+    }));
     assert!(!app.shell.busy);
     key(&mut app, KeyCode::Up);
     assert_eq!(app.shell.input, "db.buckets.countDocuments()");
@@ -456,7 +537,12 @@ fn mouse_click_selects_then_opens() {
 fn experiment_tabs_cycle_and_explain_sides() {
     let mut app = at_comparison((100, 30));
     assert_eq!(app.experiment.tab, ExpTab::Operations);
-    for expected in [ExpTab::Collections, ExpTab::Samples, ExpTab::Claims, ExpTab::Operations] {
+    for expected in [
+        ExpTab::Collections,
+        ExpTab::Samples,
+        ExpTab::Claims,
+        ExpTab::Operations,
+    ] {
         key(&mut app, KeyCode::Tab);
         assert_eq!(app.experiment.tab, expected);
     }
@@ -484,8 +570,18 @@ fn explain_tree_classic_and_sbe_agree_on_shape() {
         let total: f64 = nodes.iter().map(|n| n.share).sum();
         assert!((total - 1.0).abs() < 1e-9);
     }
-    assert_eq!((classic[1].keys_examined, classic[0].docs_examined), (1440, 1440));
-    assert_eq!((sbe[1].keys_examined, sbe[0].docs_examined, sbe[0].n_returned), (8, 8, Some(8)));
+    assert_eq!(
+        (classic[1].keys_examined, classic[0].docs_examined),
+        (1440, 1440)
+    );
+    assert_eq!(
+        (
+            sbe[1].keys_examined,
+            sbe[0].docs_examined,
+            sbe[0].n_returned
+        ),
+        (8, 8, Some(8))
+    );
     assert_eq!(sbe[1].detail, "sensor_id_1_start_1");
 }
 
@@ -515,15 +611,31 @@ fn progress_round_trips_and_tolerates_garbage() {
     assert_eq!(Progress::load(&path), p);
     std::fs::write(&path, "{not json").unwrap();
     assert_eq!(Progress::load(&path), Progress::default());
-    assert_eq!(Progress::load(&dir.path().join("missing.json")), Progress::default());
+    assert_eq!(
+        Progress::load(&dir.path().join("missing.json")),
+        Progress::default()
+    );
 }
 
 #[test]
 fn report_expressions() {
     let r = fixture::bucket_report();
-    assert_eq!(r.eval("naive.coll.readings.count / bucket.coll.buckets.count").unwrap().to_string(), "200");
-    assert_eq!(r.eval("naive.op.one_day.stages").unwrap().to_string(), "FETCH<-IXSCAN");
-    assert_eq!(r.eval("bucket.coll.buckets.index.sensor_id_1_start_1").unwrap().to_string(), "12,000");
+    assert_eq!(
+        r.eval("naive.coll.readings.count / bucket.coll.buckets.count")
+            .unwrap()
+            .to_string(),
+        "200"
+    );
+    assert_eq!(
+        r.eval("naive.op.one_day.stages").unwrap().to_string(),
+        "FETCH<-IXSCAN"
+    );
+    assert_eq!(
+        r.eval("bucket.coll.buckets.index.sensor_id_1_start_1")
+            .unwrap()
+            .to_string(),
+        "12,000"
+    );
     assert_eq!(r.eval("(1 + 2) * 3").unwrap().to_string(), "9");
     assert!(r.eval("naive.coll.nope.count").is_none());
     assert!(r.eval("1 / 0").is_none());
@@ -538,10 +650,21 @@ fn markdown_blocks() {
     let joined = text.join("\n");
     assert_eq!(doc.sections.len(), 2);
     assert!(text[doc.sections[1]].contains("B"));
-    for needle in ["• one", "1. first", "▌ quoted", "a │ b", "1 │ 22", "│ db.x.find({a: 1})", "⟨http://x⟩"] {
+    for needle in [
+        "• one",
+        "1. first",
+        "▌ quoted",
+        "a │ b",
+        "1 │ 22",
+        "│ db.x.find({a: 1})",
+        "⟨http://x⟩",
+    ] {
         assert!(joined.contains(needle), "missing {needle:?} in\n{joined}");
     }
-    assert_eq!(markdown::fill_placeholders("a {{ x }} b {{y}}", |e| (e == "x").then(|| "1".into())), "a 1 b …");
+    assert_eq!(
+        markdown::fill_placeholders("a {{ x }} b {{y}}", |e| (e == "x").then(|| "1".into())),
+        "a 1 b …"
+    );
     // Wrapping respects the width.
     let long = markdown::render(&"word ".repeat(100), 30, &Theme::normal());
     assert!(long.lines.iter().all(|l| l.width() <= 30));

@@ -631,10 +631,7 @@ impl App {
                 }
             }
             Action::ScaleUp | Action::ScaleDown => {
-                let pos = SCALES
-                    .iter()
-                    .position(|&x| x == self.scale)
-                    .unwrap_or(1);
+                let pos = SCALES.iter().position(|&x| x == self.scale).unwrap_or(1);
                 let next = if action == Action::ScaleUp {
                     (pos + 1).min(SCALES.len() - 1)
                 } else {

@@ -243,7 +243,10 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
     .split(cols_rect);
     let is_write = op.kind == "write";
     let metric = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
-        results.iter().map(|r| r.and_then(f)).collect()
+        results
+            .iter()
+            .map(|r| r.filter(|o| o.error.is_none()).and_then(f))
+            .collect()
     };
     let rows: Vec<(&str, Vec<Option<f64>>, bool)> = if is_write {
         vec![
@@ -253,7 +256,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                 metric(&|o| o.n_modified.map(|v| v as f64)),
                 false,
             ),
-            (s::TIME, metric(&|o| Some(o.millis)), true),
+            (s::TIME, metric(&|o| Some(o.millis)), false),
         ]
     } else {
         vec![
@@ -269,7 +272,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                 true,
             ),
             (s::RATIO, metric(&|o| Some(o.ratio())), true),
-            (s::TIME, metric(&|o| Some(o.millis)), true),
+            (s::TIME, metric(&|o| Some(o.millis)), false),
         ]
     };
     let marks: Vec<Vec<Option<(bool, f64)>>> = rows
@@ -284,7 +287,11 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
         .collect();
     for (side, (variant, col)) in exp.variants.iter().zip(cols.iter()).enumerate() {
         let mut lines: Vec<Line> = Vec::new();
-        for err in report.variant(&variant.id).map(|v| v.errors.as_slice()).unwrap_or(&[]) {
+        for err in report
+            .variant(&variant.id)
+            .map(|v| v.errors.as_slice())
+            .unwrap_or(&[])
+        {
             lines.push(Line::from(Span::styled(format!("✗ {err}"), t.bad)));
         }
         match results.get(side).copied().flatten() {
@@ -328,6 +335,8 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                         mark_span(t, m.get(side).copied().flatten()),
                     ]));
                 }
+                lines.push(Line::default());
+                lines.push(Line::from(Span::styled(s::TIME_CAVEAT, t.dim)));
             }
         }
         let block = Block::default()
@@ -393,7 +402,10 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
         .zip(columns(exp, body).iter())
         .enumerate()
     {
-        let colls = report.variant(&variant.id).map(|v| v.collections.as_slice()).unwrap_or(&[]);
+        let colls = report
+            .variant(&variant.id)
+            .map(|v| v.collections.as_slice())
+            .unwrap_or(&[]);
         let label_w = colls
             .iter()
             .flat_map(|c| c.indexes.iter().map(|i| i.name.chars().count()))
@@ -401,10 +413,11 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
             .max()
             .unwrap_or(8)
             .min(usize::from(col.width / 3));
-        let bar_w = usize::from(col.width.saturating_sub(2)).saturating_sub(label_w + 1 + 11).max(4);
+        let bar_w = usize::from(col.width.saturating_sub(2))
+            .saturating_sub(label_w + 1 + 11)
+            .max(4);
         let mut lines = Vec::new();
-        for c in colls
-        {
+        for c in colls {
             lines.push(Line::from(vec![
                 Span::styled(c.name.clone(), t.strong),
                 Span::styled(

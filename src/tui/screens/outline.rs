@@ -89,7 +89,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             list_rect,
         );
     } else {
-        let list = List::new(items).block(block).highlight_style(t.selected).highlight_symbol("▸");
+        let list = List::new(items)
+            .block(block)
+            .highlight_style(t.selected)
+            .highlight_symbol("▸");
         let mut state = ListState::default()
             .with_offset(offset(app, list_rect))
             .with_selected(visible.iter().position(|&i| i == app.outline.selected));
