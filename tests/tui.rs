@@ -669,3 +669,47 @@ fn markdown_blocks() {
     let long = markdown::render(&"word ".repeat(100), 30, &Theme::normal());
     assert!(long.lines.iter().all(|l| l.width() <= 30));
 }
+
+#[test]
+fn real_lessons_load_and_render_at_both_sizes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons");
+    if !dir.join("manifest.toml").is_file() {
+        eprintln!("skipped: no lessons/ in this checkout");
+        return;
+    }
+    let course = schemalab::tui::content::load_course(&dir).unwrap();
+    assert!(!course.lessons.is_empty());
+    for size in [(100, 30), (80, 24)] {
+        let mut app = App::new(
+            course.clone(),
+            Theme::normal(),
+            false,
+            EngineStatus {
+                label: strings::EMBEDDED_ENGINE.into(),
+                state: ConnState::Connecting,
+            },
+            Scale::Default,
+            Progress::default(),
+        );
+        app.update(Action::Resize {
+            width: size.0,
+            height: size.1,
+        });
+        for i in 0..course.lessons.len() {
+            app.outline.selected = i;
+            app.update(Action::Open);
+            assert!(
+                !app.reader.doc.lines.is_empty(),
+                "lesson {} has prose",
+                course.lessons[i].id
+            );
+            draw(&app);
+            app.update(Action::Bottom);
+            draw(&app);
+            app.update(Action::Results);
+            draw(&app);
+            app.update(Action::Back);
+            app.update(Action::Back);
+        }
+    }
+}

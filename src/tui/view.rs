@@ -72,6 +72,12 @@ fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
             s::EXP_RUNNING,
             run.progress.fraction * 100.0
         ));
+    } else if let Some(notice) = app
+        .notice
+        .as_ref()
+        .filter(|_| app.screen != Screen::Experiment)
+    {
+        left.push_str(&format!("  ⚠ {notice}"));
     }
     let right = format!(
         "{} · {} │ {} ",
