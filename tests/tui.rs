@@ -713,3 +713,31 @@ fn real_lessons_load_and_render_at_both_sizes() {
         }
     }
 }
+
+#[test]
+fn highlighting_uses_the_app_theme() {
+    use schemalab::tui::highlight;
+    let theme = Theme::normal();
+    let line = highlight::highlight_line("db.x.find({a: 'text', n: 42}) // why", "js", &theme);
+    let style_of = |needle: &str| {
+        line.spans
+            .iter()
+            .find(|s| s.content.contains(needle))
+            .map(|s| s.style)
+    };
+    assert_eq!(style_of("text"), Some(theme.string));
+    assert_eq!(style_of("42"), Some(theme.number));
+    assert_eq!(style_of("why"), Some(theme.comment));
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    assert_eq!(text, "db.x.find({a: 'text', n: 42}) // why", "no text lost");
+    let plain = Theme::no_color();
+    let line = highlight::highlight_line("db.x.find({a: 'text'})", "js", &plain);
+    assert!(
+        line.spans
+            .iter()
+            .all(|s| s.style.fg.is_none() && s.style.bg.is_none())
+    );
+    // Unknown languages come back unhighlighted but whole.
+    let lines = highlight::highlight("a\nb", "cobol-ish", &theme);
+    assert_eq!(lines.len(), 2);
+}

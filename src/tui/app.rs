@@ -6,10 +6,12 @@
 use std::collections::HashMap;
 
 use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
 
 use crate::course::Scale;
 
 use super::action::{Action, Effect, TaskMsg};
+use super::highlight;
 use super::keys::KeyContext;
 use super::markdown::{self, Doc};
 use super::model::{Course, Experiment, Lesson, Report, RunProgress};
@@ -152,6 +154,9 @@ pub struct App {
     pub scale: Scale,
     pub tick: u64,
     pub should_quit: bool,
+    /// Highlighted code by (language, text), filled by `update` so that
+    /// rendering never runs the (slow) syntax parser.
+    pub code_cache: HashMap<(String, String), Vec<Line<'static>>>,
     next_run_id: u64,
 }
 
@@ -202,6 +207,7 @@ impl App {
             scale,
             tick: 0,
             should_quit: false,
+            code_cache: HashMap::new(),
             next_run_id: 0,
         }
     }
@@ -452,8 +458,72 @@ impl App {
         }
     }
 
+    /// Highlighted `code`: from the cache, or plain when not warmed.
+    pub fn code(&self, code: &str, lang: &str) -> Vec<Line<'static>> {
+        match self.code_cache.get(&(lang.to_string(), code.to_string())) {
+            Some(lines) => lines.clone(),
+            None => code
+                .lines()
+                .map(|l| Line::from(Span::styled(l.to_string(), self.theme.code)))
+                .collect(),
+        }
+    }
+
+    fn warm(&mut self, code: &str, lang: &str) {
+        let key = (lang.to_string(), code.to_string());
+        if !self.code_cache.contains_key(&key) {
+            let lines = highlight::highlight(code, lang, &self.theme);
+            self.code_cache.insert(key, lines);
+        }
+    }
+
+    /// Highlights what the current screen may show.
+    fn warm_cache(&mut self) {
+        let mut todo: Vec<(String, &'static str)> = Vec::new();
+        if let Some(lesson) = self.current_lesson() {
+            for exp in &lesson.experiments {
+                for op in &exp.operations {
+                    todo.extend(op.run.values().map(|s| (s.clone(), "js")));
+                }
+            }
+        }
+        if let Some(report) = self.current_report() {
+            for v in &report.variants {
+                for (_, docs) in &v.samples {
+                    todo.extend(
+                        docs.iter()
+                            .map(|d| (screens::experiment::pretty(d), "json")),
+                    );
+                }
+                todo.extend(v.operations.iter().map(|o| (o.statement.clone(), "js")));
+            }
+        }
+        if self.screen == Screen::Explain
+            && self.explain.raw
+            && let Some(explain) = screens::explain_tree::selected_explain(self)
+        {
+            todo.push((screens::experiment::pretty(explain), "json"));
+        }
+        for (src, _) in &self.shell.output {
+            if let Some(stmt) = src.strip_prefix(s::SHELL_PROMPT) {
+                todo.push((stmt.to_string(), "js"));
+            }
+        }
+        for (code, lang) in todo {
+            self.warm(&code, lang);
+        }
+    }
+
     /// Applies one action; returns the effects for the event loop.
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        let effects = self.apply(action);
+        if !matches!(self.screen, Screen::Outline) {
+            self.warm_cache();
+        }
+        effects
+    }
+
+    fn apply(&mut self, action: Action) -> Vec<Effect> {
         if !matches!(action, Action::Digit(_) | Action::Task(_) | Action::Tick) {
             self.outline.digits = 0;
         }

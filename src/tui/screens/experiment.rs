@@ -9,7 +9,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragraph, Wrap};
 
 use crate::tui::app::{App, ExpTab};
-use crate::tui::highlight;
 use crate::tui::model::{Experiment, OpResult, Report, group_thousands};
 use crate::tui::strings as s;
 use crate::tui::theme::Theme;
@@ -302,7 +301,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                     .get(&variant.id)
                     .cloned()
                     .unwrap_or_else(|| r.statement.clone());
-                lines.push(highlight::highlight_line(&stmt, "js", t));
+                lines.extend(app.code(&stmt, "js"));
                 lines.push(Line::default());
                 if !is_write {
                     lines.push(Line::from(vec![
@@ -492,7 +491,7 @@ fn render_samples(app: &App, exp: &Experiment, report: &Report, frame: &mut Fram
             lines.push(Line::from(Span::styled(format!("{coll}:"), t.strong)));
             for doc in docs {
                 let text = pretty(doc);
-                let all = highlight::highlight(&text, "json", t);
+                let all = app.code(&text, "json");
                 let total = all.len();
                 if app.experiment.folded && total > FOLD_LINES {
                     lines.extend(all.into_iter().take(FOLD_LINES));

@@ -15,7 +15,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use crate::tui::app::App;
-use crate::tui::highlight;
 use crate::tui::model::{OpResult, group_thousands};
 use crate::tui::strings as s;
 
@@ -231,6 +230,11 @@ fn selected_op(app: &App) -> Option<&OpResult> {
         .find(|o| o.id == op.id)
 }
 
+/// The raw explain of the operation and side on screen.
+pub fn selected_explain(app: &App) -> Option<&Document> {
+    selected_op(app).and_then(|o| o.explain.as_ref())
+}
+
 pub fn node_count(app: &App) -> usize {
     selected_op(app)
         .and_then(|o| o.explain.as_ref())
@@ -279,7 +283,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     if app.explain.raw {
         let json = crate::tui::screens::experiment::pretty(explain);
-        let lines = highlight::highlight(&json, "json", t);
+        let lines = app.code(&json, "json");
         let title = Span::styled(format!(" {} ", s::EXPLAIN_RAW), t.title);
         frame.render_widget(
             Paragraph::new(lines)

@@ -7,7 +7,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::tui::app::App;
-use crate::tui::highlight;
 use crate::tui::strings as s;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -26,9 +25,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         lines.push(if *error {
             Line::from(Span::styled(text.clone(), t.bad))
         } else if let Some(stmt) = text.strip_prefix(s::SHELL_PROMPT) {
-            let mut l = highlight::highlight_line(stmt, "js", t);
-            l.spans.insert(0, Span::styled(s::SHELL_PROMPT, t.accent));
-            l
+            let mut spans = vec![Span::styled(s::SHELL_PROMPT, t.accent)];
+            spans.extend(app.code(stmt, "js").into_iter().flat_map(|l| l.spans));
+            Line::from(spans)
         } else {
             Line::from(Span::styled(text.clone(), t.base))
         });
