@@ -27,6 +27,25 @@ enum Command {
         #[arg(long, default_value_t = 27017)]
         port: u16,
     },
+    /// The course outline.
+    Lessons,
+    /// Run a lesson's experiments side by side and report what each
+    /// variant examined, returned and weighed.
+    Run {
+        /// The lesson id (see `schemalab lessons`).
+        lesson: String,
+        /// tiny, default or large.
+        #[arg(long, default_value = "default")]
+        scale: String,
+        /// table, markdown or json.
+        #[arg(long, default_value = "table")]
+        format: String,
+    },
+    /// Check every lesson, statement, claim and dataset reference.
+    Lint,
+    /// Datasets.
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
     /// The mongosh-dialect shell, interactive or running a file.
     Shell {
         /// Run this file instead of prompting.
@@ -36,6 +55,36 @@ enum Command {
         #[arg(long, default_value = "test")]
         db: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum DatasetCommand {
+    /// Write a dataset as Extended JSON arrays that `mongoimport --jsonArray`
+    /// accepts, one file per collection.
+    Export {
+        /// The dataset name (see datasets/catalog.toml).
+        name: String,
+        /// tiny, default or large.
+        #[arg(long, default_value = "default")]
+        scale: String,
+        /// The seed; the same seed gives the same bytes.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Folder to write into.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+}
+
+/// The folder holding `lessons/` and `datasets/`: the working directory
+/// when it has them, else the folder the program was built from.
+fn content_root() -> PathBuf {
+    let cwd = PathBuf::from(".");
+    if cwd.join("lessons/manifest.toml").exists() {
+        cwd
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    }
 }
 
 /// The database everything talks to: the embedded engine on an ephemeral
@@ -82,6 +131,82 @@ fn main() -> anyhow::Result<()> {
             runtime
                 .block_on(schemalab::wire::run_serve(port))
                 .with_context(|| format!("serving on 127.0.0.1:{port}"))?;
+        }
+        Some(Command::Lessons) => {
+            for (n, l) in schemalab::course::list_lessons(content_root())?
+                .iter()
+                .enumerate()
+            {
+                println!("{:>2}. {:<24} {}", n + 1, l.id, l.title);
+            }
+        }
+        Some(Command::Run {
+            lesson,
+            scale,
+            format,
+        }) => {
+            let root = content_root();
+            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let format = format
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+            let database = Database::open(cli.uri)?;
+            let loader = schemalab::course::CatalogLoader::for_course(&root)?;
+            let progress = |p: &schemalab::course::Progress| {
+                eprintln!(
+                    "[{}/{}] {} · {} · {}",
+                    p.done + 1,
+                    p.total,
+                    p.experiment,
+                    p.variant,
+                    p.step
+                );
+            };
+            let opts = schemalab::course::RunOptions {
+                scale,
+                loader: &loader,
+                cancel: schemalab::course::CancelFlag::new(),
+                progress: Some(&progress),
+            };
+            let report = database.runtime.block_on(schemalab::course::run_by_id(
+                &root,
+                &lesson,
+                &database.uri,
+                &opts,
+            ))?;
+            print!("{}", schemalab::course::render(&report, format));
+        }
+        Some(Command::Lint) => {
+            let errors = schemalab::course::lint(content_root());
+            for e in &errors {
+                println!("{e}");
+            }
+            if !errors.is_empty() {
+                eprintln!("{} problem(s)", errors.len());
+                std::process::exit(1);
+            }
+            eprintln!("lint: clean");
+        }
+        Some(Command::Dataset(DatasetCommand::Export {
+            name,
+            scale,
+            seed,
+            out,
+        })) => {
+            use schemalab::datasets as d;
+            let catalog = d::load_catalog(content_root().join("datasets/catalog.toml"))?;
+            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let files = d::export_extjson_with(
+                &catalog,
+                &name,
+                scale,
+                seed,
+                &out,
+                d::ExtJsonMode::Canonical,
+            )?;
+            for f in files {
+                println!("{}", f.display());
+            }
         }
         Some(Command::Shell { file, db }) => {
             let database = Database::open(cli.uri)?;

@@ -16,8 +16,8 @@ use schemalab::course::claims::{
 };
 use schemalab::course::runner::{ClaimResult, LessonMetrics};
 use schemalab::course::{
-    CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, Progress,
-    RunOptions, Scale, lint, render, run_lesson,
+    CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, OpKind,
+    Progress, RunOptions, Scale, lint, render, run_lesson,
 };
 use schemalab::engine::Engine;
 use schemalab::wire::{BackgroundServer, spawn_background};
@@ -167,6 +167,22 @@ async fn mini_course_runs_and_claims_evaluate() {
                 "{}",
                 read.verdict.reason
             );
+        }
+    }
+
+    // Every read form is sent to the server as an explain: it either
+    // answers or refuses with its own error, never a shell error.
+    for v in [refs, embed] {
+        for op in v.operations.iter().filter(|o| o.kind == OpKind::Read) {
+            match (&op.read, &op.error) {
+                (Some(_), None) => {}
+                (None, Some(e)) => assert_eq!(
+                    e.code_name, "NotImplemented",
+                    "{}: {}",
+                    op.statement, e.message
+                ),
+                other => panic!("{}: {other:?}", op.statement),
+            }
         }
     }
 
@@ -368,12 +384,16 @@ fn lint_finds_each_mistake_where_it_is() {
     );
     has("lessons/10-bad/lesson.md:4:", "{{ }}");
     has(
+        "lessons/10-bad/lesson.md:6:1:",
+        "code block (js) is never closed",
+    );
+    has(
         "lessons/20-escape/sneaky.setup.js:2:3:",
         "getSiblingDB(…) leaves",
     );
     has("lessons/manifest.toml:14:7:", "30-missing");
     has("lessons/40-syntax/lesson.toml:3:16:", "unclosed array");
-    assert_eq!(got.len(), 11, "{}", got.join("\n"));
+    assert_eq!(got.len(), 12, "{}", got.join("\n"));
 }
 
 struct Fixed;
@@ -474,4 +494,58 @@ async fn catalog_loader_loads_the_seeded_generators() {
         .await
         .unwrap_err();
     assert!(err.contains("nosuch"), "{err}");
+}
+
+/// The explain parser reads the engine's own explain replies (asked of the
+/// engine directly, so this holds whether or not the wire routes explain).
+#[tokio::test]
+async fn explain_parser_reads_engine_explains() {
+    use schemalab::course::measure::parse_explain;
+    let engine = Engine::new();
+    let server = spawn_background(engine.clone()).unwrap();
+    let client = Client::with_uri_str(server.uri()).await.unwrap();
+    run(&client, "", "embed").await;
+    let db = "schemalab_embed_refs";
+
+    let find = engine
+        .explain(
+            db,
+            &doc! {"find": "orders", "filter": {"customer_id": 7}},
+            "executionStats",
+        )
+        .unwrap();
+    let (m, _) = parse_explain(&find).unwrap();
+    assert_eq!(m.stages, "FETCH<-IXSCAN", "{find}");
+    assert_eq!(m.index, "customer_id_1");
+    assert_eq!(m.n_returned, 11);
+    assert_eq!(m.keys_examined, 11);
+    assert_eq!(m.ratio, 1.0);
+
+    let scan = engine
+        .explain(
+            db,
+            &doc! {"find": "orders", "filter": {"total": 3.0}},
+            "executionStats",
+        )
+        .unwrap();
+    let (m, _) = parse_explain(&scan).unwrap();
+    assert_eq!(m.stages, "COLLSCAN");
+    assert_eq!(m.index, "");
+    assert_eq!(m.docs_examined, 101);
+
+    // countDocuments is explained as the pipeline the shell runs for it.
+    let agg = engine
+        .explain(
+            db,
+            &doc! {"aggregate": "orders", "pipeline": [
+                {"$match": {"customer_id": 7}},
+                {"$group": {"_id": null, "n": {"$sum": 1}}},
+            ], "cursor": {}},
+            "executionStats",
+        )
+        .unwrap();
+    let (m, _) = parse_explain(&agg).unwrap();
+    assert!(m.stages.ends_with("IXSCAN"), "{agg}");
+    assert_eq!(m.keys_examined, 11);
+    assert_eq!(m.n_returned, 1, "{agg}");
 }

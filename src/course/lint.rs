@@ -231,19 +231,19 @@ fn lint_lesson(
                 format!("duplicate experiment id '{}'", exp.id.get_ref()),
             );
         }
-        if let Some(names) = datasets {
-            if !names.contains(exp.dataset.get_ref()) {
-                l.at(
-                    path,
-                    t,
-                    exp.dataset.span().start,
-                    format!(
-                        "unknown dataset '{}' (datasets/catalog.toml has: {})",
-                        exp.dataset.get_ref(),
-                        names.iter().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                );
-            }
+        if let Some(names) = datasets
+            && !names.contains(exp.dataset.get_ref())
+        {
+            l.at(
+                path,
+                t,
+                exp.dataset.span().start,
+                format!(
+                    "unknown dataset '{}' (datasets/catalog.toml has: {})",
+                    exp.dataset.get_ref(),
+                    names.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            );
         }
         if exp.variants.is_empty() {
             l.at(
@@ -362,10 +362,10 @@ fn lint_statement(
                 let (line, col) = inner_pos(t, &span, e.pos.line as usize, e.pos.col as usize);
                 l.at_pos(path, line, col, e.message);
             }
-            if kind == OpKind::Read {
-                if let Err(e) = explain_form(&p) {
-                    l.at(path, t, span.start, e);
-                }
+            if kind == OpKind::Read
+                && let Err(e) = explain_form(&p)
+            {
+                l.at(path, t, span.start, e);
             }
         }
         Err(e) => {

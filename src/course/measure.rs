@@ -163,10 +163,10 @@ async fn max_obj_size(client: &Client, db: &str, coll: &str) -> Result<i64, Stri
         doc! {"$project": {"_id": 0, "s": {"$bsonSize": "$$ROOT"}}},
         doc! {"$group": {"_id": Bson::Null, "max": {"$max": "$s"}}},
     ];
-    if let Ok(cursor) = c.aggregate(pipeline).await {
-        if let Ok(docs) = cursor.try_collect::<Vec<Document>>().await {
-            return Ok(docs.first().and_then(|d| num(d.get("max"))).unwrap_or(0.0) as i64);
-        }
+    if let Ok(cursor) = c.aggregate(pipeline).await
+        && let Ok(docs) = cursor.try_collect::<Vec<Document>>().await
+    {
+        return Ok(docs.first().and_then(|d| num(d.get("max"))).unwrap_or(0.0) as i64);
     }
     let mut cursor = c
         .clone_with_type::<bson::RawDocumentBuf>()
@@ -256,10 +256,10 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), S
 
 fn stage_chain(plan: &Document, indexes: &mut Vec<String>) -> String {
     let stage = plan.get_str("stage").unwrap_or("?").to_string();
-    if let Ok(name) = plan.get_str("indexName") {
-        if !indexes.iter().any(|i| i == name) {
-            indexes.push(name.to_string());
-        }
+    if let Ok(name) = plan.get_str("indexName")
+        && !indexes.iter().any(|i| i == name)
+    {
+        indexes.push(name.to_string());
     }
     if let Ok(input) = plan.get_document("inputStage") {
         return format!("{stage}<-{}", stage_chain(input, indexes));

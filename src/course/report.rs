@@ -180,15 +180,16 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             .iter()
             .map(|v| match find(v) {
                 Some(c) => format!(
-                    "{} docs, avg {}, max {}",
+                    "{} doc{}, avg {}, max {}",
                     c.count,
+                    if c.count == 1 { "" } else { "s" },
                     human_bytes(c.avg_obj_size),
                     human_bytes(c.max_obj_size as f64)
                 ),
                 None => "—".into(),
             })
             .collect();
-        rows.push(Row::text(format!("{name}"), cells));
+        rows.push(Row::text(name.to_string(), cells));
         let index_cells = vs
             .iter()
             .map(|v| match find(v) {

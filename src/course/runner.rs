@@ -633,6 +633,22 @@ fn names_other_db(e: &Expr, db: &str) -> bool {
     !matches!(&e.kind, ExprKind::Str(s) if s == db)
 }
 
+/// The database a `$out`/`$merge` spec names, if it names one.
+fn out_db<'a>(stage: &str, spec: &'a Expr) -> Option<&'a Expr> {
+    let ExprKind::Object(fields) = &spec.kind else {
+        return None;
+    };
+    let target = if stage == "$merge" {
+        &fields.iter().find(|(k, _)| k == "into")?.1
+    } else {
+        spec
+    };
+    let ExprKind::Object(into) = &target.kind else {
+        return None;
+    };
+    into.iter().find(|(k, _)| k == "db").map(|(_, d)| d)
+}
+
 fn expr_stays(e: &Expr, db: &str) -> Result<(), Escape> {
     let leave = |what: &str| {
         Err(Escape {
@@ -658,21 +674,11 @@ fn expr_stays(e: &Expr, db: &str) -> Result<(), Escape> {
         }
         ExprKind::Object(fields) => {
             for (k, v) in fields {
-                if k == "$out" || k == "$merge" {
-                    if let ExprKind::Object(spec) = &v.kind {
-                        let target = if k == "$merge" {
-                            spec.iter().find(|(k, _)| k == "into").map(|(_, v)| v)
-                        } else {
-                            Some(v)
-                        };
-                        if let Some(ExprKind::Object(into)) = target.map(|t| &t.kind) {
-                            if let Some((_, d)) = into.iter().find(|(k, _)| k == "db") {
-                                if names_other_db(d, db) {
-                                    return leave(k);
-                                }
-                            }
-                        }
-                    }
+                if (k == "$out" || k == "$merge")
+                    && let Some(target_db) = out_db(k, v)
+                    && names_other_db(target_db, db)
+                {
+                    return leave(k);
                 }
                 expr_stays(v, db)?;
             }

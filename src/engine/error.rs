@@ -96,6 +96,7 @@ impl ErrorCode {
             168 => "InvalidPipelineOperator",
             171 => "CannotIndexParallelArrays",
             238 => "NotImplemented",
+            241 => "ConversionFailure",
             292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
             10334 => "BSONObjectTooLarge",
             11000 => "DuplicateKey",

@@ -348,3 +348,56 @@ pub fn access_path_records(
         }
     }
 }
+
+/// What a planned read examined, and the index it used.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReadStats {
+    pub keys_examined: u64,
+    pub docs_examined: u64,
+    /// The index used, or `None` for a collection scan.
+    pub index: Option<String>,
+}
+
+/// The documents of `c` whose `path` equals any of `values` (with
+/// `$lookup`'s array and null semantics, which are `$in`'s), read through
+/// the planner: an index on `path` when there is one, a collection scan
+/// otherwise. `$lookup` and `$graphLookup` read their foreign side this way.
+pub fn read_matching_any(
+    c: &Collection,
+    path: &str,
+    values: &[Bson],
+    collation: Option<&Collation>,
+    now: bson::DateTime,
+) -> Result<(Vec<Document>, ReadStats)> {
+    let filter_doc = bson::doc! {path: {"$in": values.to_vec()}};
+    let filter = Filter::parse(&filter_doc, collation)?;
+    let vars = Vars::with_now(now);
+    let ctx = Ctx {
+        coll: c,
+        filter: &filter,
+        vars: &vars,
+        collation,
+    };
+    let mut q = super::planner::Query::new(&filter_doc);
+    q.collation = collation;
+    let plans = super::planner::candidates(c, &q)?;
+    let chosen = choose(plans, &ctx)?;
+    let plan = &chosen.plans[chosen.winner];
+    let mut stage = build(plan, &ctx);
+    let mut out = Vec::new();
+    drain(&mut stage, &ctx, |m| {
+        if let Some(d) = m.doc {
+            out.push(d);
+        }
+        true
+    })?;
+    let (keys_examined, docs_examined) = stage.totals();
+    Ok((
+        out,
+        ReadStats {
+            keys_examined,
+            docs_examined,
+            index: plan.index_name(c),
+        },
+    ))
+}

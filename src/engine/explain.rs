@@ -554,10 +554,51 @@ pub fn explain(
             out.insert("executionStats", s);
         }
     }
+    int32_counters(&mut out);
     out.insert("command", echoed);
     out.insert("serverInfo", server_info());
     out.insert("serverParameters", server_parameters());
     Ok(out)
+}
+
+/// mongod appends explain counters with `appendNumber`, which writes an
+/// int32 whenever the value fits; drivers and mongosh show them as plain
+/// numbers. Rewrite our int64 counters the same way, leaving alone every
+/// subtree that echoes the user's own values.
+fn int32_counters(doc: &mut Document) {
+    const ECHOES: [&str; 7] = [
+        "filter",
+        "parsedQuery",
+        "command",
+        "keyPattern",
+        "sortPattern",
+        "transformBy",
+        "indexBounds",
+    ];
+    for (key, value) in doc.iter_mut() {
+        // A pipeline stage's spec sits under its `$name`; only `$cursor`
+        // holds figures of ours.
+        let stage_spec = key.starts_with('$') && key != "$cursor";
+        if stage_spec || ECHOES.contains(&key.as_str()) {
+            continue;
+        }
+        match value {
+            Bson::Int64(n) => {
+                if let Ok(small) = i32::try_from(*n) {
+                    *value = Bson::Int32(small);
+                }
+            }
+            Bson::Document(inner) => int32_counters(inner),
+            Bson::Array(items) => {
+                for item in items {
+                    if let Bson::Document(inner) = item {
+                        int32_counters(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `count` with an empty query reads the collection's record count.
@@ -669,33 +710,11 @@ impl Source for ExplainSource<'_> {
         let Some(c) = self.cat.collection(self.db, collection) else {
             return Ok(Vec::new());
         };
-        let filter_doc = doc! {path: {"$in": values.to_vec()}};
-        let filter = Filter::parse(&filter_doc, collation)?;
-        let vars = Vars::with_now(self.now);
-        let ctx = Ctx {
-            coll: c,
-            filter: &filter,
-            vars: &vars,
-            collation,
-        };
-        let mut q = Query::new(&filter_doc);
-        q.collation = collation;
-        let plans = planner::candidates(c, &q)?;
-        let chosen = exec::choose(plans, &ctx)?;
-        let plan = &chosen.plans[chosen.winner];
-        let mut stage = exec::build(plan, &ctx);
-        let mut out = Vec::new();
-        exec::drain(&mut stage, &ctx, |m| {
-            if let Some(d) = m.doc {
-                out.push(d);
-            }
-            true
-        })?;
-        let (keys, docs) = stage.totals();
+        let (out, read) = exec::read_matching_any(c, path, values, collation, self.now)?;
         let mut st = self.stats.borrow_mut();
-        st.keys += keys;
-        st.docs += docs;
-        match index_name(plan, c) {
+        st.keys += read.keys_examined;
+        st.docs += read.docs_examined;
+        match read.index {
             Some(name) => {
                 if !st.indexes.contains(&name) {
                     st.indexes.push(name);
@@ -704,21 +723,6 @@ impl Source for ExplainSource<'_> {
             None => st.collection_scans += 1,
         }
         Ok(out)
-    }
-}
-
-fn index_name(plan: &planner::Plan, c: &Collection) -> Option<String> {
-    use planner::Plan;
-    match plan {
-        Plan::IxScan(p) => c.indexes().get(p.index).map(|i| i.spec.name.clone()),
-        Plan::IdHack(_) => Some("_id_".into()),
-        Plan::Or(children) => children.iter().find_map(|p| index_name(p, c)),
-        Plan::Fetch { child, .. }
-        | Plan::Sort { child, .. }
-        | Plan::Skip(child, _)
-        | Plan::Limit(child, _)
-        | Plan::Projection { child, .. } => index_name(child, c),
-        Plan::CollScan => None,
     }
 }
 

@@ -40,31 +40,17 @@ fn effective_collation(
     }
 }
 
-fn vars_for(now: bson::DateTime, let_vars: Option<&Document>) -> Result<Vars> {
+fn vars_for(
+    now: bson::DateTime,
+    let_vars: Option<&Document>,
+    collation: Option<&Collation>,
+) -> Result<Vars> {
     let mut vars = Vars::with_now(now);
+    vars.set_collation(collation.cloned());
     if let Some(spec) = let_vars {
         vars.bind_let(spec, &Document::new())?;
     }
     Ok(vars)
-}
-
-/// Whether a value can be looked up in an index by exact key: arrays match
-/// both as a whole and by element, and null matches missing fields and
-/// arrays holding null, so those need a scan.
-fn index_friendly(v: &Bson) -> bool {
-    !matches!(
-        v,
-        Bson::Array(_) | Bson::Null | Bson::Undefined | Bson::RegularExpression(_)
-    )
-}
-
-fn has_strings(v: &Bson) -> bool {
-    match v {
-        Bson::String(_) | Bson::Symbol(_) => true,
-        Bson::Document(d) => d.values().any(has_strings),
-        Bson::Array(a) => a.iter().any(has_strings),
-        _ => false,
-    }
 }
 
 /// Candidate record ids from an index equality, or `None` for a full scan.
@@ -73,9 +59,6 @@ fn index_candidates(
     filter: &Filter,
     collation: Option<&Collation>,
 ) -> Option<Vec<RecordId>> {
-    // `index_friendly` and `has_strings` above are superseded by the
-    // planner's own; they stay until ops.rs's owner removes them.
-    let _ = (index_friendly, has_strings);
     // The planner picks the index (or none); a planning failure falls back
     // to the collection scan, which applies the filter anyway.
     let vars = Vars::with_now(bson::DateTime::now());
@@ -134,16 +117,29 @@ fn scan_matches(
     Ok(())
 }
 
+/// How a read orders and cuts its matches, and the index it was told to use.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shape<'a> {
+    sort: Option<&'a SortSpec>,
+    skip: u64,
+    limit: Option<u64>,
+    hint: Option<&'a Bson>,
+}
+
 /// Every match, sorted when a sort is given, then skipped and limited.
 fn select(
     c: &Collection,
     filter: &Filter,
-    sort: Option<&SortSpec>,
-    skip: u64,
-    limit: Option<u64>,
+    shape: Shape<'_>,
     collation: Option<&Collation>,
     vars: &Vars,
 ) -> Result<Vec<Hit>> {
+    let Shape {
+        sort,
+        skip,
+        limit,
+        hint,
+    } = shape;
     // Planned and executed as a stage tree: the winning plan's SORT, SKIP
     // and LIMIT stages do what the query asks, in mongod's order.
     let q = super::planner::Query {
@@ -151,6 +147,7 @@ fn select(
         sort: sort.filter(|s| !s.keys.is_empty()),
         skip,
         limit: limit.filter(|l| *l > 0),
+        hint,
         collation,
         ..super::planner::Query::new(filter.source())
     };
@@ -282,16 +279,19 @@ pub(super) fn find(
     let filter = Filter::parse(&req.filter, collation.as_ref())?;
     let sort = parse_sort(req.sort.as_ref())?;
     let projection = req.projection.as_ref().map(Projection::parse).transpose()?;
-    let vars = vars_for(now, req.let_vars.as_ref())?;
+    let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
     let Some(c) = c else {
         return Ok(Vec::new());
     };
     let hits = select(
         c,
         &filter,
-        sort.as_ref(),
-        req.skip,
-        req.limit,
+        Shape {
+            sort: sort.as_ref(),
+            skip: req.skip,
+            limit: req.limit,
+            hint: req.hint.as_ref(),
+        },
         collation.as_ref(),
         &vars,
     )?;
@@ -429,16 +429,19 @@ fn update_one_statement(
         ));
     }
     let sort = parse_sort(st.sort.as_ref())?;
-    let vars = vars_for(now, st.let_vars.as_ref())?;
+    let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
     let hits = match cat.collection(db, coll) {
         Some(c) => {
             let limit = if st.multi { None } else { Some(1) };
             select(
                 c,
                 &filter,
-                sort.as_ref(),
-                0,
-                limit,
+                Shape {
+                    sort: sort.as_ref(),
+                    skip: 0,
+                    limit,
+                    hint: st.hint.as_ref(),
+                },
                 collation.as_ref(),
                 &vars,
             )?
@@ -481,14 +484,24 @@ pub(super) fn delete(
     let mut outcome = DeleteOutcome::default();
     for (index, st) in statements.iter().enumerate() {
         let result = (|| -> Result<u64> {
-            let vars = vars_for(now, st.let_vars.as_ref())?;
             let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
+            let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
             let filter = Filter::parse(&st.filter, collation.as_ref())?;
             let Some(c) = cat.collection(db, coll) else {
                 return Ok(0);
             };
             let limit = (st.limit == 1).then_some(1);
-            let hits = select(c, &filter, None, 0, limit, collation.as_ref(), &vars)?;
+            let hits = select(
+                c,
+                &filter,
+                Shape {
+                    limit,
+                    hint: st.hint.as_ref(),
+                    ..Shape::default()
+                },
+                collation.as_ref(),
+                &vars,
+            )?;
             let c = cat
                 .collection_mut(db, coll)
                 .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
@@ -551,7 +564,7 @@ pub(super) fn find_and_modify(
         .as_ref()
         .map(|u| Update::parse(u, &req.array_filters, collation.as_ref()))
         .transpose()?;
-    let vars = vars_for(now, req.let_vars.as_ref())?;
+    let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
     let project = |d: Document, pos: Option<usize>| -> Result<Document> {
         match &projection {
             Some(p) => p.apply(&d, pos, &vars),
@@ -562,9 +575,12 @@ pub(super) fn find_and_modify(
         Some(c) => select(
             c,
             &filter,
-            sort.as_ref(),
-            0,
-            Some(1),
+            Shape {
+                sort: sort.as_ref(),
+                skip: 0,
+                limit: Some(1),
+                hint: req.hint.as_ref(),
+            },
             collation.as_ref(),
             &vars,
         )?
@@ -624,12 +640,26 @@ pub(super) fn pipeline_writes(pipeline: &[Document]) -> bool {
 struct CatalogSource<'a> {
     cat: &'a Catalog,
     db: &'a str,
+    now: bson::DateTime,
 }
 
 impl Source for CatalogSource<'_> {
     fn collection_docs(&self, collection: &str) -> Result<Vec<Document>> {
         match self.cat.collection(self.db, collection) {
             Some(c) => c.records().map(|(_, raw)| to_document(raw)).collect(),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn docs_matching_any(
+        &self,
+        collection: &str,
+        path: &str,
+        values: &[Bson],
+        collation: Option<&Collation>,
+    ) -> Result<Vec<Document>> {
+        match self.cat.collection(self.db, collection) {
+            Some(c) => Ok(super::exec::read_matching_any(c, path, values, collation, self.now)?.0),
             None => Ok(Vec::new()),
         }
     }
@@ -646,7 +676,7 @@ pub(super) fn aggregate(
     super::catalog::check_db_name(db)?;
     let c = coll.and_then(|name| cat.collection(db, name));
     let collation = effective_collation(c, opts.collation.as_ref())?;
-    let vars = vars_for(now, opts.let_vars.as_ref())?;
+    let vars = vars_for(now, opts.let_vars.as_ref(), collation.as_ref())?;
     let (input, rest) = match (pipeline.first(), coll) {
         (Some(stage), Some(name)) if stage.contains_key("$collStats") => {
             let spec = stage.get_document("$collStats").map_err(|_| {
@@ -665,10 +695,19 @@ pub(super) fn aggregate(
             })?;
             let filter = Filter::parse(spec, collation.as_ref())?;
             let docs = match c {
-                Some(c) => select(c, &filter, None, 0, None, collation.as_ref(), &vars)?
-                    .into_iter()
-                    .map(|h| h.doc)
-                    .collect(),
+                Some(c) => select(
+                    c,
+                    &filter,
+                    Shape {
+                        hint: opts.hint.as_ref(),
+                        ..Shape::default()
+                    },
+                    collation.as_ref(),
+                    &vars,
+                )?
+                .into_iter()
+                .map(|h| h.doc)
+                .collect(),
                 None => Vec::new(),
             };
             (docs, &pipeline[1..])
@@ -686,7 +725,7 @@ pub(super) fn aggregate(
         (_, None) => (Vec::new(), pipeline),
     };
     let parsed = Pipeline::parse(rest)?;
-    parsed.run(input, &CatalogSource { cat, db }, &vars)
+    parsed.run(input, &CatalogSource { cat, db, now }, &vars)
 }
 
 fn coll_stats_stage(
@@ -871,9 +910,18 @@ fn merge(
         let existing = if key.is_empty() {
             None
         } else {
-            select(c, &filter, None, 0, Some(1), None, &vars)?
-                .into_iter()
-                .next()
+            select(
+                c,
+                &filter,
+                Shape {
+                    limit: Some(1),
+                    ..Shape::default()
+                },
+                None,
+                &vars,
+            )?
+            .into_iter()
+            .next()
         };
         match existing {
             Some(hit) => match &when_matched {
@@ -974,9 +1022,12 @@ pub(super) fn count(
     Ok(select(
         c,
         &filter,
-        None,
-        req.skip,
-        req.limit,
+        Shape {
+            sort: None,
+            skip: req.skip,
+            limit: req.limit,
+            hint: req.hint.as_ref(),
+        },
         collation.as_ref(),
         &vars,
     )?

@@ -66,6 +66,23 @@ pub enum Plan {
     },
 }
 
+impl Plan {
+    /// The index the plan reads, or `None` for a collection scan.
+    pub fn index_name(&self, c: &Collection) -> Option<String> {
+        match self {
+            Plan::IxScan(p) => c.indexes().get(p.index).map(|i| i.spec.name.clone()),
+            Plan::IdHack(_) => Some("_id_".into()),
+            Plan::Or(children) => children.iter().find_map(|p| p.index_name(c)),
+            Plan::Fetch { child, .. }
+            | Plan::Sort { child, .. }
+            | Plan::Skip(child, _)
+            | Plan::Limit(child, _)
+            | Plan::Projection { child, .. } => child.index_name(c),
+            Plan::CollScan => None,
+        }
+    }
+}
+
 /// mongod's three projection stages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectionKind {

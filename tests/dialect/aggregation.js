@@ -144,7 +144,11 @@ db.orders.createIndexes([{ price: 1 }, { quantity: -1 }])
 // @case drop-indexes
 db.orders.dropIndexes()
 // @expect
-// { nIndexesWas: 4, msg: 'non-_id indexes dropped for collection', ok: 1 }
+// {
+//   nIndexesWas: 4,
+//   msg: 'non-_id indexes dropped for collection',
+//   ok: 1
+// }
 
 // @case explain-find
 db.orders.find({ size: "small" }).explain("executionStats").executionStats.nReturned

@@ -30,16 +30,6 @@ const FILES: &[(&str, &str)] = &[
 /// entry: (case name, reason). The runner fails if a listed case passes, so
 /// the list cannot go stale.
 pub const KNOWN_FAILING: &[(&str, &str)] = &[
-    (
-        "aggregation/project-id-only",
-        "engine $project: { _id: 1 } alone keeps every field; mongod keeps only _id (engine/pipeline.rs)",
-    ),
-    (
-        "aggregation/drop-indexes",
-        "engine dropIndexes('*') reply lacks mongod's msg: 'non-_id indexes dropped for collection'",
-    ),
-    ("aggregation/explain-find", "engine answers explain with NotImplemented"),
-    ("aggregation/explain-aggregate-ok", "engine answers explain with NotImplemented"),
 ];
 
 pub fn cases() -> Vec<Case> {

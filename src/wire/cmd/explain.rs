@@ -3,8 +3,7 @@
 //!
 //! The command is parsed here (the inner command through the same
 //! [`Command::from_doc`] as any other, so its errors are the usual ones);
-//! answering it waits for the planner, which will take the parsed inner
-//! command and the verbosity and build the classic explain document.
+//! the engine's planner then answers with the classic explain document.
 
 use bson::{Bson, Document};
 
@@ -24,12 +23,20 @@ pub enum Verbosity {
 #[derive(Debug, Clone)]
 pub struct Explain {
     pub inner: Box<Command>,
+    /// The inner command as sent, which the engine's explain reads.
+    pub inner_doc: Document,
     pub verbosity: Verbosity,
 }
 
-/// The reply while the planner is missing.
-pub fn not_yet(what: &str) -> EngineError {
-    EngineError::not_implemented(format!("explain of {what}"))
+impl Verbosity {
+    /// The name mongod uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verbosity::QueryPlanner => "queryPlanner",
+            Verbosity::ExecutionStats => "executionStats",
+            Verbosity::AllPlansExecution => "allPlansExecution",
+        }
+    }
 }
 
 impl Explain {
@@ -60,31 +67,32 @@ impl Explain {
         }
         let inner = Command::from_doc(CommandDoc {
             db: cmd.db.clone(),
-            body,
+            body: body.clone(),
             raw_documents: None,
         })?;
         Ok(Self {
             inner: Box::new(inner),
+            inner_doc: body,
             verbosity,
         })
     }
 
-    /// Not yet: the planner is a later piece of work.
-    pub fn apply(&self, _ctx: &Context<'_>) -> Result<Document> {
-        let what = match self.inner.as_ref() {
-            Command::Find(_) => "find",
-            Command::Aggregate(_) => "aggregate",
-            Command::Count(_) => "count",
-            Command::Distinct(_) => "distinct",
-            Command::Update(_) => "update",
-            Command::Delete(_) => "delete",
-            Command::FindAndModify(_) => "findAndModify",
-            _ => {
-                return Err(EngineError::bad_value(
-                    "Explain is not supported for this command",
-                ));
+    /// The engine's explain of the inner command.
+    pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
+        match self.inner.as_ref() {
+            Command::Find(_)
+            | Command::Aggregate(_)
+            | Command::Count(_)
+            | Command::Distinct(_)
+            | Command::Update(_)
+            | Command::Delete(_)
+            | Command::FindAndModify(_) => {
+                ctx.engine
+                    .explain(ctx.db, &self.inner_doc, self.verbosity.as_str())
             }
-        };
-        Err(not_yet(what))
+            _ => Err(EngineError::bad_value(
+                "Explain is not supported for this command",
+            )),
+        }
     }
 }

@@ -94,9 +94,14 @@ impl DropIndexes {
         })
     }
 
-    /// `{nIndexesWas}`.
+    /// `{nIndexesWas}`, plus mongod's `msg` when every index but `_id_`
+    /// went.
     pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
         let was = ctx.engine.drop_indexes(ctx.db, &self.coll, &self.which)?;
-        Ok(doc! {"nIndexesWas": i32::try_from(was).unwrap_or(i32::MAX)})
+        let mut reply = doc! {"nIndexesWas": i32::try_from(was).unwrap_or(i32::MAX)};
+        if matches!(&self.which, bson::Bson::String(s) if s == "*") {
+            reply.insert("msg", "non-_id indexes dropped for collection");
+        }
+        Ok(reply)
     }
 }

@@ -164,8 +164,9 @@ pub struct Aggregate {
     pub pipeline: Vec<Document>,
     pub options: AggregateOptions,
     pub batch_size: Option<usize>,
-    /// `explain: true`, answered by the explain command's machinery.
-    pub explain: bool,
+    /// With `explain: true`, the command to explain (without `explain`),
+    /// answered at queryPlanner verbosity as mongod does.
+    pub explain: Option<Document>,
 }
 
 impl Aggregate {
@@ -195,14 +196,18 @@ impl Aggregate {
                 hint: args::hint(&cmd.body, c)?,
             },
             batch_size: args::cursor_batch_size(cmd, c)?,
-            explain,
+            explain: explain.then(|| {
+                let mut inner = cmd.body.clone();
+                inner.remove("explain");
+                inner
+            }),
         })
     }
 
     /// Run the pipeline and open a cursor on its results.
     pub fn apply(self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
-        if self.explain {
-            return Err(super::explain::not_yet("aggregate"));
+        if let Some(inner) = &self.explain {
+            return super::raw(ctx.engine.explain(ctx.db, inner, "queryPlanner")?);
         }
         let docs =
             ctx.engine
