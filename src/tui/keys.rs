@@ -47,7 +47,10 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
             KeyCode::Down => Some(Action::Down),
             KeyCode::PageUp => Some(Action::PageUp),
             KeyCode::PageDown => Some(Action::PageDown),
-            KeyCode::Char(c) if !ctrl => Some(Action::Input(c)),
+            // Alt+key (or a fast Esc then key) is not text.
+            KeyCode::Char(c) if !ctrl && !key.modifiers.contains(KeyModifiers::ALT) => {
+                Some(Action::Input(c))
+            }
             _ => None,
         };
     }

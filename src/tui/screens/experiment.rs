@@ -412,8 +412,17 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
             .max()
             .unwrap_or(8)
             .min(usize::from(col.width / 3));
+        // Room for " modelled" whenever any size on this side is modelled.
+        let any_modelled = colls
+            .iter()
+            .any(|c| c.storage_modelled || c.indexes.iter().any(|i| i.modelled));
+        let tag_w = if any_modelled {
+            s::MODELLED.chars().count() + 1
+        } else {
+            0
+        };
         let bar_w = usize::from(col.width.saturating_sub(2))
-            .saturating_sub(label_w + 1 + 11)
+            .saturating_sub(label_w + 1 + 11 + tag_w)
             .max(4);
         let mut lines = Vec::new();
         for c in colls {
