@@ -19,15 +19,24 @@ pub enum Event {
     Signal,
 }
 
-/// Starts the input thread. It ends when the receiver is gone or the
-/// terminal stops producing events.
+/// Starts the input thread. It ends when the receiver is gone; if the
+/// terminal stops producing events it asks the loop to quit.
 pub fn spawn_input_reader(tx: Sender<Event>) {
     std::thread::Builder::new()
         .name("schemalab-input".into())
         .spawn(move || {
-            while let Ok(ev) = ct::read() {
-                if tx.send(Event::Term(ev)).is_err() {
-                    break;
+            loop {
+                match ct::read() {
+                    Ok(ev) => {
+                        if tx.send(Event::Term(ev)).is_err() {
+                            break;
+                        }
+                    }
+                    // The terminal is gone: leave rather than wait forever.
+                    Err(_) => {
+                        let _ = tx.send(Event::Signal);
+                        break;
+                    }
                 }
             }
         })
