@@ -17,4 +17,5 @@ pub mod course;
 pub mod datasets;
 pub mod dialect;
 pub mod engine;
+pub mod tui;
 pub mod wire;

@@ -1,0 +1,58 @@
+//! Rendering cost of the experiment view (target: ≤ 2 ms per frame), drawn
+//! from fixture data into a TestBackend at 100×30 and 200×60.
+#![allow(clippy::unwrap_used)]
+// Until Cargo.toml registers this bench with `harness = false`, libtest's
+// harness replaces criterion's `main`; keep that build warning-free.
+#![allow(dead_code)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use schemalab::course::Scale;
+use schemalab::tui::action::{Action, TaskMsg};
+use schemalab::tui::app::{App, ConnState, EngineStatus};
+use schemalab::tui::progress::Progress;
+use schemalab::tui::theme::Theme;
+use schemalab::tui::{fixture, strings, view};
+
+fn comparison(width: u16, height: u16) -> App {
+    let mut app = App::new(
+        fixture::course(),
+        Theme::normal(),
+        false,
+        EngineStatus {
+            label: strings::EMBEDDED_ENGINE.into(),
+            state: ConnState::Connected,
+        },
+        Scale::Default,
+        Progress::default(),
+    );
+    app.update(Action::Resize { width, height });
+    app.update(Action::Digit(1));
+    app.update(Action::Digit(0));
+    app.update(Action::Run);
+    let id = app.run.as_ref().unwrap().id;
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: id,
+        result: Ok(Box::new(fixture::bucket_report())),
+    }));
+    app
+}
+
+fn bench(c: &mut Criterion) {
+    for (w, h) in [(100, 30), (200, 60)] {
+        let app = comparison(w, h);
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        c.bench_function(&format!("experiment_view_{w}x{h}"), |b| {
+            b.iter(|| {
+                terminal
+                    .draw(|f| view::render(&app, f))
+                    .map(|_| ())
+                    .unwrap()
+            })
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,395 @@
+//! The terminal user interface: course outline, lesson reader, experiment
+//! comparison, explain drill-down, shell pane and presenter mode.
+//!
+//! Shape (state → action → update → pure render): [`event`] turns terminal
+//! input, background reports and signals into [`action::Action`]s through
+//! [`keys`]; [`app::App::update`] changes state and returns
+//! [`action::Effect`]s; the loop in [`run_with`] performs the effects (the
+//! only I/O: starting runs, shell statements, saving progress) and draws
+//! with [`view::render`], which only reads state. Background work reports
+//! through one channel, and the loop blocks on it (ticking only while
+//! something runs), so an idle TUI uses no CPU.
+
+pub mod action;
+pub mod app;
+pub mod content;
+pub mod course_runner;
+pub mod event;
+pub mod fixture;
+pub mod highlight;
+pub mod keys;
+pub mod markdown;
+pub mod model;
+pub mod progress;
+pub mod strings;
+pub mod terminal;
+pub mod theme;
+pub mod view;
+
+/// One module per screen.
+pub mod screens {
+    pub mod experiment;
+    pub mod explain_tree;
+    pub mod help;
+    pub mod outline;
+    pub mod reader;
+    pub mod shell;
+}
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use crate::course::{CancelFlag, Scale};
+use action::{Action, Effect, TaskMsg};
+use app::{App, ConnState, EngineStatus};
+use event::Event;
+use model::{Experiment, Lesson, Report, RunProgress};
+use progress::Progress;
+use theme::Theme;
+
+/// How the TUI is started (`schemalab` with no subcommand).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuiOptions {
+    /// A MongoDB URI; `None` starts the embedded engine.
+    pub uri: Option<String>,
+    /// Presenter mode: high contrast, sections revealed one at a time.
+    pub present: bool,
+    /// Dataset scale for runs (changed in the TUI with `+`/`-`).
+    pub scale: Scale,
+    pub lessons_dir: PathBuf,
+    pub datasets_dir: PathBuf,
+}
+
+impl Default for TuiOptions {
+    fn default() -> Self {
+        TuiOptions {
+            uri: None,
+            present: false,
+            scale: Scale::Default,
+            lessons_dir: PathBuf::from("lessons"),
+            datasets_dir: PathBuf::from("datasets"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("course content: {0}")]
+    Content(String),
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// What a runner gets for one experiment run.
+pub struct RunContext<'a> {
+    pub uri: &'a str,
+    pub lessons_dir: &'a Path,
+    pub datasets_dir: &'a Path,
+    pub lesson: &'a Lesson,
+    pub experiment: &'a Experiment,
+    pub scale: Scale,
+    /// Report progress (called from the runner's threads).
+    pub progress: &'a (dyn Fn(RunProgress) + Send + Sync),
+    /// Set when the user cancels; the runner stops at the next step.
+    pub cancel: &'a CancelFlag,
+}
+
+/// Runs an experiment and measures it. The course module provides the real
+/// one; tests use fixtures. Called on a background thread.
+pub trait ExperimentRunner: Send + Sync {
+    fn run(&self, ctx: RunContext<'_>) -> Result<Report, String>;
+}
+
+/// Used until a runner is wired in: every run fails with an explanation.
+pub struct NoRunner;
+
+impl ExperimentRunner for NoRunner {
+    fn run(&self, _ctx: RunContext<'_>) -> Result<Report, String> {
+        Err(strings::RUNNER_MISSING.to_string())
+    }
+}
+
+/// Opens the TUI and returns when the user quits. Experiments run through
+/// the course runner ([`course_runner::CourseRunner`]).
+pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
+    let runner = course_runner::CourseRunner::new(&opts.lessons_dir, &opts.datasets_dir);
+    run_with(opts, Arc::new(runner))
+}
+
+/// [`run`] with an explicit experiment runner.
+pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(), TuiError> {
+    let course = content::load_course(&opts.lessons_dir)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .thread_name("schemalab-tui")
+        .build()?;
+    // The embedded engine lives as long as the TUI.
+    let server = match &opts.uri {
+        Some(_) => None,
+        None => Some(crate::wire::spawn_background(crate::engine::Engine::new())?),
+    };
+    let uri = match (&opts.uri, &server) {
+        (Some(u), _) => u.clone(),
+        (None, Some(s)) => s.uri(),
+        (None, None) => return Err(TuiError::Runtime("no database".into())),
+    };
+    let label = if server.is_some() {
+        strings::EMBEDDED_ENGINE.to_string()
+    } else {
+        uri.clone()
+    };
+    let progress_path = Progress::default_path();
+    let progress = progress_path
+        .as_deref()
+        .map(Progress::load)
+        .unwrap_or_default();
+    let theme = Theme::select(opts.present, Theme::no_color_requested());
+    let mut app = App::new(
+        course,
+        theme,
+        opts.present,
+        EngineStatus {
+            label,
+            state: ConnState::Connecting,
+        },
+        opts.scale,
+        progress,
+    );
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut guard = terminal::Guard::new()?;
+    event::spawn_input_reader(tx.clone());
+    terminal::spawn_signal_listener(rt.handle(), tx.clone());
+    rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
+    let shell_tx = spawn_shell_worker(uri.clone(), tx.clone());
+    let mut cancel: Option<CancelFlag> = None;
+
+    let size = guard.terminal.size()?;
+    app.update(Action::Resize {
+        width: size.width,
+        height: size.height,
+    });
+    const TICK: Duration = Duration::from_millis(120);
+    loop {
+        guard.terminal.draw(|frame| view::render(&app, frame))?;
+        let event = if app.busy() {
+            match rx.recv_timeout(TICK) {
+                Ok(ev) => Some(ev),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(ev) => Some(ev),
+                Err(_) => break,
+            }
+        };
+        let action = match event {
+            None => Some(Action::Tick),
+            Some(Event::Term(ev)) => event::to_action(app.key_context(), &ev),
+            Some(Event::Task(msg)) => Some(Action::Task(msg)),
+            Some(Event::Signal) => Some(Action::Quit),
+        };
+        let Some(action) = action else { continue };
+        for effect in app.update(action) {
+            match effect {
+                Effect::StartRun {
+                    run_id,
+                    lesson,
+                    experiment,
+                    scale,
+                } => {
+                    let (Some(l), Some(e)) = (
+                        app.course.lessons.get(lesson).cloned(),
+                        app.course
+                            .lessons
+                            .get(lesson)
+                            .and_then(|l| l.experiments.get(experiment))
+                            .cloned(),
+                    ) else {
+                        continue;
+                    };
+                    let flag = CancelFlag::new();
+                    cancel = Some(flag.clone());
+                    let job = RunJob {
+                        runner: runner.clone(),
+                        uri: uri.clone(),
+                        lessons_dir: opts.lessons_dir.clone(),
+                        datasets_dir: opts.datasets_dir.clone(),
+                        lesson: l,
+                        experiment: e,
+                        scale,
+                        run_id,
+                        cancel: flag,
+                        tx: tx.clone(),
+                    };
+                    std::thread::Builder::new()
+                        .name("schemalab-run".into())
+                        .spawn(move || job.run())?;
+                }
+                Effect::CancelRun => {
+                    if let Some(flag) = &cancel {
+                        flag.cancel();
+                    }
+                }
+                Effect::ShellEval { db, src } => {
+                    let _ = shell_tx.send((db, src));
+                }
+                Effect::SaveProgress => {
+                    if let Some(path) = &progress_path
+                        && let Err(e) = app.progress.save(path)
+                    {
+                        app.notice = Some(format!("{}: {e}", path.display()));
+                    }
+                }
+            }
+        }
+        if app.should_quit {
+            break;
+        }
+    }
+    if let Some(flag) = &cancel {
+        flag.cancel();
+    }
+    drop(guard);
+    drop(server);
+    rt.shutdown_background();
+    Ok(())
+}
+
+struct RunJob {
+    runner: Arc<dyn ExperimentRunner>,
+    uri: String,
+    lessons_dir: PathBuf,
+    datasets_dir: PathBuf,
+    lesson: Lesson,
+    experiment: Experiment,
+    scale: Scale,
+    run_id: u64,
+    cancel: CancelFlag,
+    tx: Sender<Event>,
+}
+
+impl RunJob {
+    fn run(self) {
+        let tx = self.tx.clone();
+        let run_id = self.run_id;
+        let report = move |progress: RunProgress| {
+            let _ = tx.send(Event::Task(TaskMsg::RunProgress { run_id, progress }));
+        };
+        let result = self.runner.run(RunContext {
+            uri: &self.uri,
+            lessons_dir: &self.lessons_dir,
+            datasets_dir: &self.datasets_dir,
+            lesson: &self.lesson,
+            experiment: &self.experiment,
+            scale: self.scale,
+            progress: &report,
+            cancel: &self.cancel,
+        });
+        let _ = self.tx.send(Event::Task(TaskMsg::RunFinished {
+            run_id,
+            result: result.map(Box::new),
+        }));
+    }
+}
+
+/// Asks the server who it is, for the status bar.
+async fn probe(uri: String, embedded: bool, tx: Sender<Event>) {
+    let msg = match tokio::time::timeout(Duration::from_secs(10), build_info(&uri)).await {
+        Ok(Ok((version, host))) => TaskMsg::Connected {
+            label: if embedded {
+                strings::EMBEDDED_ENGINE.to_string()
+            } else {
+                format!("MongoDB {version} at {host}")
+            },
+        },
+        Ok(Err(e)) => TaskMsg::ConnectionFailed(e),
+        Err(_) => TaskMsg::ConnectionFailed("timed out".into()),
+    };
+    let _ = tx.send(Event::Task(msg));
+}
+
+async fn build_info(uri: &str) -> Result<(String, String), String> {
+    let options = mongodb::options::ClientOptions::parse(uri)
+        .await
+        .map_err(|e| e.to_string())?;
+    let host = options
+        .hosts
+        .first()
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    let client = mongodb::Client::with_options(options).map_err(|e| e.to_string())?;
+    let info = client
+        .database("admin")
+        .run_command(bson::doc! {"buildInfo": 1})
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((info.get_str("version").unwrap_or("?").to_string(), host))
+}
+
+/// The shell's session lives on its own thread (one statement at a time,
+/// in order); statements arrive over a channel, output goes back as tasks.
+fn spawn_shell_worker(uri: String, tx: Sender<Event>) -> Sender<(String, String)> {
+    let (shell_tx, shell_rx) = mpsc::channel::<(String, String)>();
+    let _ = std::thread::Builder::new()
+        .name("schemalab-shell".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let mut session: Option<(String, crate::dialect::Session)> = None;
+            while let Ok((db, src)) = shell_rx.recv() {
+                let msg = rt.block_on(async {
+                    if session.as_ref().is_none_or(|(d, _)| d != &db) {
+                        match crate::dialect::Session::connect(&uri, &db).await {
+                            Ok(s) => session = Some((db.clone(), s)),
+                            Err(e) => {
+                                return TaskMsg::ShellOutput {
+                                    text: e.to_string(),
+                                    error: true,
+                                };
+                            }
+                        }
+                    }
+                    let Some((_, s)) = session.as_mut() else {
+                        return TaskMsg::ShellOutput {
+                            text: String::new(),
+                            error: true,
+                        };
+                    };
+                    let (outputs, result) = s.eval_partial(&src).await;
+                    let mut text: Vec<String> = outputs
+                        .iter()
+                        .map(|o| o.render())
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    match result {
+                        Ok(()) => TaskMsg::ShellOutput {
+                            text: text.join("\n"),
+                            error: false,
+                        },
+                        Err(e) => {
+                            text.push(e.render(&src));
+                            TaskMsg::ShellOutput {
+                                text: text.join("\n"),
+                                error: true,
+                            }
+                        }
+                    }
+                });
+                if tx.send(Event::Task(msg)).is_err() {
+                    break;
+                }
+            }
+        });
+    shell_tx
+}

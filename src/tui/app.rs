@@ -1,0 +1,864 @@
+//! The TUI's state and its one state machine, [`App::update`]: an action in,
+//! state changed, effects out. No I/O happens here (effects are performed by
+//! the event loop in `tui.rs`), so every behaviour is testable by feeding
+//! actions and reading state.
+
+use std::collections::HashMap;
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::course::Scale;
+
+use super::action::{Action, Effect, TaskMsg};
+use super::highlight;
+use super::keys::KeyContext;
+use super::markdown::{self, Doc};
+use super::model::{Course, Experiment, Lesson, Report, RunProgress};
+use super::progress::Progress;
+use super::screens;
+use super::strings as s;
+use super::theme::Theme;
+
+/// The screen in front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Outline,
+    Reader,
+    Experiment,
+    Explain,
+    Shell,
+}
+
+/// Tabs of the experiment view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpTab {
+    Operations,
+    Collections,
+    Samples,
+    Claims,
+}
+
+impl ExpTab {
+    pub const ALL: [ExpTab; 4] = [
+        ExpTab::Operations,
+        ExpTab::Collections,
+        ExpTab::Samples,
+        ExpTab::Claims,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ExpTab::Operations => s::TAB_OPERATIONS,
+            ExpTab::Collections => s::TAB_COLLECTIONS,
+            ExpTab::Samples => s::TAB_SAMPLES,
+            ExpTab::Claims => s::TAB_CLAIMS,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConnState {
+    Connecting,
+    Connected,
+    Failed(String),
+}
+
+/// What the status bar says about the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineStatus {
+    pub label: String,
+    pub state: ConnState,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunState {
+    pub id: u64,
+    pub lesson: usize,
+    pub experiment: usize,
+    pub progress: RunProgress,
+    pub cancelling: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutlineState {
+    pub selected: usize,
+    /// `Some` while searching (the query typed so far).
+    pub search: Option<String>,
+    /// Digits typed so far for a lesson-number jump.
+    pub digits: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReaderState {
+    pub scroll: usize,
+    /// Presenter mode: how many `##` sections are revealed.
+    pub revealed: usize,
+    pub doc: Doc,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentState {
+    pub experiment: usize,
+    pub op: usize,
+    pub tab: ExpTab,
+    pub folded: bool,
+    pub scroll: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExplainState {
+    pub side: usize,
+    pub node: usize,
+    pub raw: bool,
+    pub scroll: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShellState {
+    pub input: String,
+    pub history: Vec<String>,
+    pub history_pos: Option<usize>,
+    /// (text, is_error)
+    pub output: Vec<(String, bool)>,
+    /// Lines scrolled up from the bottom.
+    pub scroll: usize,
+    pub busy: bool,
+    pub return_to: Option<Screen>,
+}
+
+/// Dataset scales the runner can be asked for.
+pub const SCALES: [Scale; 3] = [Scale::Tiny, Scale::Default, Scale::Large];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct App {
+    pub course: Course,
+    pub theme: Theme,
+    pub present: bool,
+    pub size: (u16, u16),
+    pub screen: Screen,
+    pub help: bool,
+    pub engine: EngineStatus,
+    pub progress: Progress,
+    pub lesson: usize,
+    pub outline: OutlineState,
+    pub reader: ReaderState,
+    pub experiment: ExperimentState,
+    pub explain: ExplainState,
+    pub shell: ShellState,
+    pub run: Option<RunState>,
+    /// Last run result per (lesson id, experiment id).
+    pub reports: HashMap<(String, String), Report>,
+    /// A message for the status line (failed run, save error).
+    pub notice: Option<String>,
+    pub scale: Scale,
+    pub tick: u64,
+    pub should_quit: bool,
+    /// Highlighted code by (language, text), filled by `update` so that
+    /// rendering never runs the (slow) syntax parser.
+    pub code_cache: HashMap<(String, String), Vec<Line<'static>>>,
+    next_run_id: u64,
+}
+
+impl App {
+    pub fn new(
+        course: Course,
+        theme: Theme,
+        present: bool,
+        engine: EngineStatus,
+        scale: Scale,
+        progress: Progress,
+    ) -> App {
+        let lesson = progress
+            .last
+            .as_ref()
+            .and_then(|id| course.lessons.iter().position(|l| &l.id == id))
+            .unwrap_or(0);
+        App {
+            course,
+            theme,
+            present,
+            size: (100, 30),
+            screen: Screen::Outline,
+            help: false,
+            engine,
+            progress,
+            lesson,
+            outline: OutlineState {
+                selected: lesson,
+                ..OutlineState::default()
+            },
+            reader: ReaderState {
+                revealed: 1,
+                ..ReaderState::default()
+            },
+            experiment: ExperimentState {
+                experiment: 0,
+                op: 0,
+                tab: ExpTab::Operations,
+                folded: true,
+                scroll: 0,
+            },
+            explain: ExplainState::default(),
+            shell: ShellState::default(),
+            run: None,
+            reports: HashMap::new(),
+            notice: None,
+            scale,
+            tick: 0,
+            should_quit: false,
+            code_cache: HashMap::new(),
+            next_run_id: 0,
+        }
+    }
+
+    /// Which key table applies now.
+    pub fn key_context(&self) -> KeyContext {
+        if self.help {
+            return KeyContext::Help;
+        }
+        match self.screen {
+            Screen::Outline if self.outline.search.is_some() => KeyContext::Search,
+            Screen::Outline => KeyContext::Outline,
+            Screen::Reader if self.present => KeyContext::Presenter,
+            Screen::Reader => KeyContext::Reader,
+            Screen::Experiment => KeyContext::Experiment,
+            Screen::Explain => KeyContext::Explain,
+            Screen::Shell => KeyContext::Shell,
+        }
+    }
+
+    /// Whether something runs in the background (the loop then ticks).
+    pub fn busy(&self) -> bool {
+        self.run.is_some() || self.shell.busy
+    }
+
+    pub fn current_lesson(&self) -> Option<&Lesson> {
+        self.course.lessons.get(self.lesson)
+    }
+
+    pub fn current_experiment(&self) -> Option<&Experiment> {
+        self.current_lesson()?
+            .experiments
+            .get(self.experiment.experiment)
+    }
+
+    /// The report of the experiment on screen, if it ran.
+    pub fn current_report(&self) -> Option<&Report> {
+        let lesson = self.current_lesson()?;
+        let exp = self.current_experiment()?;
+        self.reports.get(&(lesson.id.clone(), exp.id.clone()))
+    }
+
+    /// Lessons shown in the outline (all, or those matching the search).
+    pub fn visible_lessons(&self) -> Vec<usize> {
+        let query = self.outline.search.as_deref().unwrap_or("").to_lowercase();
+        self.course
+            .lessons
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                query.is_empty()
+                    || l.title.to_lowercase().contains(&query)
+                    || l.id.to_lowercase().contains(&query)
+                    || l.summary.to_lowercase().contains(&query)
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Lines the reader shows (presenter mode hides unrevealed sections).
+    pub fn reader_visible_len(&self) -> usize {
+        let doc = &self.reader.doc;
+        if self.present {
+            doc.sections
+                .get(self.reader.revealed)
+                .copied()
+                .unwrap_or(doc.lines.len())
+        } else {
+            doc.lines.len()
+        }
+    }
+
+    /// Re-lays out the lesson prose for the current width and report.
+    pub fn relayout(&mut self) {
+        let area = screens::reader::text_area(main_area(self.size));
+        let Some(lesson) = self.current_lesson() else {
+            self.reader.doc = Doc::default();
+            return;
+        };
+        let reports: Vec<&Report> = lesson
+            .experiments
+            .iter()
+            .filter_map(|e| self.reports.get(&(lesson.id.clone(), e.id.clone())))
+            .collect();
+        let prose = markdown::fill_placeholders(&lesson.prose, |expr| {
+            reports
+                .iter()
+                .find_map(|r| r.eval(expr))
+                .map(|m| m.to_string())
+        });
+        self.reader.doc = markdown::render(&prose, area.width, &self.theme);
+        self.clamp_reader();
+    }
+
+    fn reader_height(&self) -> usize {
+        usize::from(screens::reader::text_area(main_area(self.size)).height)
+    }
+
+    fn clamp_reader(&mut self) {
+        let max = self
+            .reader_visible_len()
+            .saturating_sub(self.reader_height());
+        self.reader.scroll = self.reader.scroll.min(max);
+    }
+
+    fn open_lesson(&mut self, index: usize) -> Vec<Effect> {
+        if index >= self.course.lessons.len() {
+            return Vec::new();
+        }
+        if self.lesson != index {
+            self.experiment = ExperimentState {
+                experiment: 0,
+                op: 0,
+                tab: ExpTab::Operations,
+                folded: true,
+                scroll: 0,
+            };
+        }
+        self.lesson = index;
+        self.screen = Screen::Reader;
+        self.reader.scroll = 0;
+        self.reader.revealed = 1;
+        self.relayout();
+        let id = self.course.lessons[index].id.clone();
+        self.progress.see(&id);
+        vec![Effect::SaveProgress]
+    }
+
+    fn start_run(&mut self) -> Vec<Effect> {
+        if self.run.is_some() {
+            return Vec::new();
+        }
+        if self.current_experiment().is_none() {
+            self.notice = Some(s::NO_EXPERIMENT.to_string());
+            return Vec::new();
+        }
+        self.next_run_id += 1;
+        self.notice = None;
+        let run = RunState {
+            id: self.next_run_id,
+            lesson: self.lesson,
+            experiment: self.experiment.experiment,
+            progress: RunProgress {
+                fraction: 0.0,
+                step: String::new(),
+            },
+            cancelling: false,
+        };
+        let effect = Effect::StartRun {
+            run_id: run.id,
+            lesson: run.lesson,
+            experiment: run.experiment,
+            scale: self.scale,
+        };
+        self.run = Some(run);
+        self.screen = Screen::Experiment;
+        self.experiment.tab = ExpTab::Operations;
+        vec![effect]
+    }
+
+    fn shell_db(&self) -> String {
+        match (self.current_lesson(), self.current_experiment()) {
+            (Some(l), Some(e)) => match e.variants.first() {
+                Some(v) => format!("schemalab_{}_{}", l.id, v.id),
+                None => "test".into(),
+            },
+            _ => "test".into(),
+        }
+    }
+
+    fn op_count(&self) -> usize {
+        self.current_experiment().map_or(0, |e| e.operations.len())
+    }
+
+    fn variant_count(&self) -> usize {
+        self.current_experiment().map_or(0, |e| e.variants.len())
+    }
+
+    fn move_selection(&mut self, delta: isize) {
+        let page = self.reader_height().max(1) as isize;
+        match self.screen {
+            Screen::Outline => {
+                let visible = self.visible_lessons();
+                let pos = visible
+                    .iter()
+                    .position(|&i| i == self.outline.selected)
+                    .unwrap_or(0) as isize;
+                let next = (pos + delta.signum() * delta.abs().min(page))
+                    .clamp(0, visible.len() as isize - 1);
+                if let Some(&i) = usize::try_from(next).ok().and_then(|n| visible.get(n)) {
+                    self.outline.selected = i;
+                }
+            }
+            Screen::Reader => {
+                self.reader.scroll = self.reader.scroll.saturating_add_signed(delta);
+                self.clamp_reader();
+            }
+            Screen::Experiment => match self.experiment.tab {
+                ExpTab::Operations => {
+                    let n = self.op_count() as isize;
+                    if n > 0 {
+                        self.experiment.op =
+                            (self.experiment.op as isize + delta).clamp(0, n - 1) as usize;
+                    }
+                }
+                _ => self.experiment.scroll = self.experiment.scroll.saturating_add_signed(delta),
+            },
+            Screen::Explain => {
+                if self.explain.raw {
+                    self.explain.scroll = self.explain.scroll.saturating_add_signed(delta);
+                } else {
+                    let n = screens::explain_tree::node_count(self) as isize;
+                    if n > 0 {
+                        self.explain.node =
+                            (self.explain.node as isize + delta).clamp(0, n - 1) as usize;
+                    }
+                }
+            }
+            Screen::Shell => {
+                self.shell.scroll = self.shell.scroll.saturating_add_signed(-delta);
+            }
+        }
+    }
+
+    fn jump_section(&mut self, forward: bool) {
+        let sections = &self.reader.doc.sections;
+        let cur = self.reader.scroll;
+        let target = if forward {
+            sections.iter().copied().find(|&l| l > cur)
+        } else {
+            sections
+                .iter()
+                .rev()
+                .copied()
+                .find(|&l| l < cur)
+                .or(Some(0))
+        };
+        if let Some(line) = target {
+            if self.present {
+                let idx = sections
+                    .iter()
+                    .position(|&l| l == line)
+                    .map_or(0, |i| i + 1);
+                self.reader.revealed = self.reader.revealed.max(idx);
+            }
+            self.reader.scroll = line;
+            self.clamp_reader();
+        }
+    }
+
+    /// Highlighted `code`: from the cache, or plain when not warmed.
+    pub fn code(&self, code: &str, lang: &str) -> Vec<Line<'static>> {
+        match self.code_cache.get(&(lang.to_string(), code.to_string())) {
+            Some(lines) => lines.clone(),
+            None => code
+                .lines()
+                .map(|l| Line::from(Span::styled(l.to_string(), self.theme.code)))
+                .collect(),
+        }
+    }
+
+    fn warm(&mut self, code: &str, lang: &str) {
+        let key = (lang.to_string(), code.to_string());
+        if !self.code_cache.contains_key(&key) {
+            let lines = highlight::highlight(code, lang, &self.theme);
+            self.code_cache.insert(key, lines);
+        }
+    }
+
+    /// Highlights what the current screen may show.
+    fn warm_cache(&mut self) {
+        let mut todo: Vec<(String, &'static str)> = Vec::new();
+        if let Some(lesson) = self.current_lesson() {
+            for exp in &lesson.experiments {
+                for op in &exp.operations {
+                    todo.extend(op.run.values().map(|s| (s.clone(), "js")));
+                }
+            }
+        }
+        if let Some(report) = self.current_report() {
+            for v in &report.variants {
+                for (_, docs) in &v.samples {
+                    todo.extend(
+                        docs.iter()
+                            .map(|d| (screens::experiment::pretty(d), "json")),
+                    );
+                }
+                todo.extend(v.operations.iter().map(|o| (o.statement.clone(), "js")));
+            }
+        }
+        if self.screen == Screen::Explain
+            && self.explain.raw
+            && let Some(explain) = screens::explain_tree::selected_explain(self)
+        {
+            todo.push((screens::experiment::pretty(explain), "json"));
+        }
+        for (src, _) in &self.shell.output {
+            if let Some(stmt) = src.strip_prefix(s::SHELL_PROMPT) {
+                todo.push((stmt.to_string(), "js"));
+            }
+        }
+        for (code, lang) in todo {
+            self.warm(&code, lang);
+        }
+    }
+
+    /// Applies one action; returns the effects for the event loop.
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        let effects = self.apply(action);
+        if !matches!(self.screen, Screen::Outline) {
+            self.warm_cache();
+        }
+        effects
+    }
+
+    fn apply(&mut self, action: Action) -> Vec<Effect> {
+        if !matches!(action, Action::Digit(_) | Action::Task(_) | Action::Tick) {
+            self.outline.digits = 0;
+        }
+        if self.help
+            && !matches!(
+                action,
+                Action::Task(_) | Action::Resize { .. } | Action::Tick | Action::Quit
+            )
+        {
+            self.help = false;
+            return Vec::new();
+        }
+        match action {
+            Action::Quit => {
+                self.should_quit = true;
+                if self.run.is_some() {
+                    return vec![Effect::CancelRun];
+                }
+            }
+            Action::ToggleHelp => self.help = !self.help,
+            Action::Tick => self.tick = self.tick.wrapping_add(1),
+            Action::Resize { width, height } => {
+                self.size = (width, height);
+                self.relayout();
+            }
+            Action::Back => match self.screen {
+                Screen::Outline => {
+                    self.outline.search = None;
+                }
+                Screen::Reader => self.screen = Screen::Outline,
+                Screen::Experiment => self.screen = Screen::Reader,
+                Screen::Explain => self.screen = Screen::Experiment,
+                Screen::Shell => {
+                    self.screen = self.shell.return_to.take().unwrap_or(Screen::Outline)
+                }
+            },
+            Action::Up => self.move_selection(-1),
+            Action::Down => self.move_selection(1),
+            Action::ScrollUp => self.move_selection(if self.screen == Screen::Reader {
+                -3
+            } else {
+                -1
+            }),
+            Action::ScrollDown => {
+                self.move_selection(if self.screen == Screen::Reader { 3 } else { 1 })
+            }
+            Action::PageUp => {
+                let page = self.reader_height().max(2) as isize - 1;
+                self.move_selection(-page);
+            }
+            Action::PageDown => {
+                let page = self.reader_height().max(2) as isize - 1;
+                self.move_selection(page);
+            }
+            Action::Top => self.move_selection(isize::MIN / 2),
+            Action::Bottom => self.move_selection(isize::MAX / 2),
+            Action::Open | Action::Submit if self.screen == Screen::Outline => {
+                self.outline.search = None;
+                return self.open_lesson(self.outline.selected);
+            }
+            Action::Open => {}
+            Action::Digit(d) => {
+                let n = self.course.lessons.len();
+                let d = usize::from(d);
+                let combined = self.outline.digits * 10 + d;
+                let pick = if combined >= 1 && combined <= n && self.outline.digits > 0 {
+                    combined
+                } else {
+                    d
+                };
+                if pick >= 1 && pick <= n {
+                    self.outline.selected = pick - 1;
+                    self.outline.digits = pick;
+                } else {
+                    self.outline.digits = 0;
+                }
+            }
+            Action::SearchStart => {
+                self.outline.search = Some(String::new());
+            }
+            Action::Input(c) => match self.screen {
+                Screen::Shell => {
+                    self.shell.input.push(c);
+                    self.shell.history_pos = None;
+                }
+                _ => {
+                    if let Some(q) = self.outline.search.as_mut() {
+                        q.push(c);
+                    }
+                    if let Some(&first) = self.visible_lessons().first() {
+                        self.outline.selected = first;
+                    }
+                }
+            },
+            Action::Backspace => match self.screen {
+                Screen::Shell => {
+                    self.shell.input.pop();
+                }
+                _ => {
+                    if let Some(q) = self.outline.search.as_mut() {
+                        q.pop();
+                    }
+                }
+            },
+            Action::Submit => {
+                if self.screen == Screen::Shell && !self.shell.busy {
+                    let src = self.shell.input.trim().to_string();
+                    if src.is_empty() {
+                        return Vec::new();
+                    }
+                    self.shell.input.clear();
+                    self.shell.history_pos = None;
+                    if self.shell.history.last() != Some(&src) {
+                        self.shell.history.push(src.clone());
+                    }
+                    self.shell
+                        .output
+                        .push((format!("{}{src}", s::SHELL_PROMPT), false));
+                    self.shell.scroll = 0;
+                    self.shell.busy = true;
+                    return vec![Effect::ShellEval {
+                        db: self.shell_db(),
+                        src,
+                    }];
+                }
+            }
+            Action::HistoryPrev => {
+                if !self.shell.history.is_empty() {
+                    let pos = match self.shell.history_pos {
+                        Some(p) => p.saturating_sub(1),
+                        None => self.shell.history.len() - 1,
+                    };
+                    self.shell.history_pos = Some(pos);
+                    self.shell.input = self.shell.history[pos].clone();
+                }
+            }
+            Action::HistoryNext => {
+                if let Some(p) = self.shell.history_pos {
+                    if p + 1 < self.shell.history.len() {
+                        self.shell.history_pos = Some(p + 1);
+                        self.shell.input = self.shell.history[p + 1].clone();
+                    } else {
+                        self.shell.history_pos = None;
+                        self.shell.input.clear();
+                    }
+                }
+            }
+            Action::NextSection => self.jump_section(true),
+            Action::PrevSection => self.jump_section(false),
+            Action::Reveal => {
+                let total = self.reader.doc.sections.len();
+                if self.reader.revealed < total {
+                    self.reader.revealed += 1;
+                    if let Some(&line) = self.reader.doc.sections.get(self.reader.revealed - 1) {
+                        self.reader.scroll = line;
+                    }
+                    self.clamp_reader();
+                } else {
+                    self.move_selection(self.reader_height().max(2) as isize - 1);
+                }
+            }
+            Action::Run => {
+                if self.screen == Screen::Outline {
+                    self.lesson = self.outline.selected;
+                    let mut effects = self.open_lesson(self.outline.selected);
+                    effects.extend(self.start_run());
+                    return effects;
+                }
+                return self.start_run();
+            }
+            Action::CancelRun => {
+                if let Some(run) = self.run.as_mut() {
+                    run.cancelling = true;
+                    return vec![Effect::CancelRun];
+                }
+            }
+            Action::ScaleUp | Action::ScaleDown => {
+                let pos = SCALES.iter().position(|&x| x == self.scale).unwrap_or(1);
+                let next = if action == Action::ScaleUp {
+                    (pos + 1).min(SCALES.len() - 1)
+                } else {
+                    pos.saturating_sub(1)
+                };
+                self.scale = SCALES[next];
+            }
+            Action::Results => {
+                if self.current_experiment().is_some() {
+                    self.screen = Screen::Experiment;
+                } else {
+                    self.notice = Some(s::NO_EXPERIMENT.to_string());
+                }
+            }
+            Action::NextTab => {
+                let i = ExpTab::ALL
+                    .iter()
+                    .position(|&t| t == self.experiment.tab)
+                    .unwrap_or(0);
+                self.experiment.tab = ExpTab::ALL[(i + 1) % ExpTab::ALL.len()];
+                self.experiment.scroll = 0;
+            }
+            Action::Left | Action::Right => {
+                let forward = action == Action::Right;
+                match self.screen {
+                    Screen::Explain => {
+                        let n = self.variant_count().max(1);
+                        self.explain.side = if forward {
+                            (self.explain.side + 1) % n
+                        } else {
+                            (self.explain.side + n - 1) % n
+                        };
+                        self.explain.node = 0;
+                        self.explain.scroll = 0;
+                    }
+                    Screen::Experiment => {
+                        let n = self.current_lesson().map_or(0, |l| l.experiments.len());
+                        if n > 1 {
+                            let e = self.experiment.experiment;
+                            self.experiment.experiment = if forward {
+                                (e + 1) % n
+                            } else {
+                                (e + n - 1) % n
+                            };
+                            self.experiment.op = 0;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Action::OpenExplain => {
+                if self.experiment.tab == ExpTab::Operations && self.op_count() > 0 {
+                    self.screen = Screen::Explain;
+                    self.explain.node = 0;
+                    self.explain.scroll = 0;
+                }
+            }
+            Action::ToggleRaw => {
+                self.explain.raw = !self.explain.raw;
+                self.explain.scroll = 0;
+            }
+            Action::ToggleFold => self.experiment.folded = !self.experiment.folded,
+            Action::OpenShell => {
+                if self.screen != Screen::Shell {
+                    self.shell.return_to = Some(self.screen);
+                    self.screen = Screen::Shell;
+                }
+            }
+            Action::Click { column, row } => return self.click(column, row),
+            Action::Task(msg) => return self.task(msg),
+        }
+        Vec::new()
+    }
+
+    fn click(&mut self, column: u16, row: u16) -> Vec<Effect> {
+        let main = main_area(self.size);
+        match self.screen {
+            Screen::Outline => {
+                let list = screens::outline::list_area(main);
+                if let Some(idx) = screens::outline::row_at(self, list, column, row) {
+                    if idx == self.outline.selected {
+                        return self.open_lesson(idx);
+                    }
+                    self.outline.selected = idx;
+                }
+            }
+            Screen::Experiment => {
+                if let Some(op) = screens::experiment::op_at(self, main, column, row) {
+                    if op == self.experiment.op {
+                        self.screen = Screen::Explain;
+                        self.explain.node = 0;
+                    }
+                    self.experiment.op = op;
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn task(&mut self, msg: TaskMsg) -> Vec<Effect> {
+        match msg {
+            TaskMsg::Connected { label } => {
+                self.engine = EngineStatus {
+                    label,
+                    state: ConnState::Connected,
+                };
+            }
+            TaskMsg::ConnectionFailed(e) => self.engine.state = ConnState::Failed(e),
+            TaskMsg::RunProgress { run_id, progress } => {
+                if let Some(run) = self.run.as_mut().filter(|r| r.id == run_id) {
+                    run.progress = progress;
+                }
+            }
+            TaskMsg::RunFinished { run_id, result } => {
+                let Some(run) = self.run.take_if(|r| r.id == run_id) else {
+                    return Vec::new();
+                };
+                let Some(lesson) = self.course.lessons.get(run.lesson) else {
+                    return Vec::new();
+                };
+                let lesson_id = lesson.id.clone();
+                let exp_id = lesson
+                    .experiments
+                    .get(run.experiment)
+                    .map(|e| e.id.clone())
+                    .unwrap_or_default();
+                match result {
+                    Ok(report) => {
+                        self.reports.insert((lesson_id.clone(), exp_id), *report);
+                        self.progress.complete(&lesson_id);
+                        self.notice = None;
+                        self.relayout();
+                        return vec![Effect::SaveProgress];
+                    }
+                    Err(e) if run.cancelling => {
+                        self.notice = Some(format!("{} ({e})", s::EXP_CANCELLED))
+                    }
+                    Err(e) => self.notice = Some(format!("{}: {e}", s::EXP_FAILED)),
+                }
+            }
+            TaskMsg::ShellOutput { text, error } => {
+                self.shell.busy = false;
+                for line in text.lines() {
+                    self.shell.output.push((line.to_string(), error));
+                }
+                const KEEP: usize = 2000;
+                if self.shell.output.len() > KEEP {
+                    self.shell.output.drain(..self.shell.output.len() - KEEP);
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+/// The area between the status bar and the footer.
+pub fn main_area(size: (u16, u16)) -> Rect {
+    Rect::new(0, 1, size.0, size.1.saturating_sub(2))
+}

@@ -1,0 +1,561 @@
+//! The experiment view: variants side by side. Tabs: the workload
+//! (statement, stage chain, counters with the winning side and factor), the
+//! collections (bar charts of data, storage and index sizes, document
+//! stats), sample documents and the lesson's claims.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragraph, Wrap};
+
+use crate::tui::app::{App, ExpTab};
+use crate::tui::model::{Experiment, OpResult, Report, group_thousands};
+use crate::tui::strings as s;
+use crate::tui::theme::Theme;
+
+struct Areas {
+    header: Rect,
+    status: Rect,
+    body: Rect,
+}
+
+fn areas(main: Rect) -> Areas {
+    let [header, status, body] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Min(1),
+    ])
+    .areas(main);
+    Areas {
+        header,
+        status,
+        body,
+    }
+}
+
+fn ops_split(body: Rect) -> (Rect, Rect) {
+    let list_w = (body.width / 4).clamp(18, 30);
+    let [list, rest] =
+        Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(body);
+    (list, rest)
+}
+
+/// The operation under a mouse click, if any.
+pub fn op_at(app: &App, main: Rect, column: u16, row: u16) -> Option<usize> {
+    if app.experiment.tab != ExpTab::Operations {
+        return None;
+    }
+    let (list, _) = ops_split(areas(main).body);
+    if column <= list.x || column + 1 >= list.right() || row <= list.y || row + 1 >= list.bottom() {
+        return None;
+    }
+    let idx = usize::from(row - list.y - 1);
+    (idx < app.current_experiment().map_or(0, |e| e.operations.len())).then_some(idx)
+}
+
+/// Human sizes in binary units.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    let a = areas(area);
+    let (Some(lesson), Some(exp)) = (app.current_lesson(), app.current_experiment()) else {
+        frame.render_widget(Paragraph::new(s::NO_EXPERIMENT).style(t.dim), area);
+        return;
+    };
+    let mut tabs = vec![Span::raw(" ")];
+    for tab in ExpTab::ALL {
+        let style = if tab == app.experiment.tab {
+            t.selected
+        } else {
+            t.dim
+        };
+        tabs.push(Span::styled(format!(" {} ", tab.label()), style));
+        tabs.push(Span::raw(" "));
+    }
+    let header = vec![
+        Line::from(vec![
+            Span::styled(format!(" {} › ", lesson.title), t.dim),
+            Span::styled(exp.title.clone(), t.title),
+            Span::styled(
+                format!("  · {} · {}", exp.dataset, s::scale_label(app.scale)),
+                t.dim,
+            ),
+        ]),
+        Line::from(tabs),
+    ];
+    frame.render_widget(Paragraph::new(header), a.header);
+
+    let report = app.current_report();
+    render_status(app, frame, a.status, report.is_some());
+    let Some(report) = report else {
+        return;
+    };
+    match app.experiment.tab {
+        ExpTab::Operations => render_ops(app, exp, report, frame, a.body),
+        ExpTab::Collections => render_collections(app, exp, report, frame, a.body),
+        ExpTab::Samples => render_samples(app, exp, report, frame, a.body),
+        ExpTab::Claims => render_claims(app, report, frame, a.body),
+    }
+}
+
+fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
+    let t = &app.theme;
+    if let Some(run) = &app.run {
+        let label = format!(
+            "{} {:.0}% {}{}",
+            s::EXP_RUNNING,
+            run.progress.fraction * 100.0,
+            run.progress.step,
+            if run.cancelling { " (cancelling)" } else { "" }
+        );
+        let gauge = Gauge::default()
+            .gauge_style(t.accent)
+            .ratio(run.progress.fraction.clamp(0.0, 1.0))
+            .label(label);
+        frame.render_widget(gauge, area);
+    } else if let Some(notice) = &app.notice {
+        frame.render_widget(
+            Paragraph::new(Span::styled(format!(" {notice}"), t.bad)),
+            area,
+        );
+    } else if !has_report {
+        frame.render_widget(
+            Paragraph::new(Span::styled(format!(" {}", s::EXP_NOT_RUN), t.accent)),
+            area,
+        );
+    }
+}
+
+/// Per side: `Some((is_winner, factor))`; lower is better.
+fn winners(values: &[Option<f64>]) -> Vec<Option<(bool, f64)>> {
+    let present: Vec<f64> = values.iter().flatten().copied().collect();
+    if present.len() < 2 {
+        return vec![None; values.len()];
+    }
+    let best = present.iter().copied().fold(f64::INFINITY, f64::min);
+    let worst = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if (worst - best).abs() < f64::EPSILON {
+        return values.iter().map(|v| v.map(|_| (false, 1.0))).collect();
+    }
+    values
+        .iter()
+        .map(|v| v.map(|x| (x == best, worst.max(1.0) / best.max(1.0))))
+        .collect()
+}
+
+fn mark_span(t: &Theme, w: Option<(bool, f64)>) -> Span<'static> {
+    match w {
+        Some((true, f)) => Span::styled(format!(" ✓ {}", s::factor(f)), t.good),
+        Some((false, f)) if (f - 1.0).abs() < f64::EPSILON => Span::styled(" =", t.dim),
+        _ => Span::raw(""),
+    }
+}
+
+fn op_results<'r>(exp: &Experiment, report: &'r Report, op: usize) -> Vec<Option<&'r OpResult>> {
+    let Some(op) = exp.operations.get(op) else {
+        return Vec::new();
+    };
+    exp.variants
+        .iter()
+        .map(|v| {
+            report
+                .variant(&v.id)
+                .and_then(|vr| vr.operations.iter().find(|o| o.id == op.id))
+        })
+        .collect()
+}
+
+/// `FETCH ← IXSCAN {a: 1}`
+pub fn stage_chain(op: &OpResult) -> String {
+    let mut parts: Vec<String> = op.stages.clone();
+    if let (Some(last), Some(keys)) = (parts.last_mut(), &op.index_keys)
+        && last.contains("IXSCAN")
+    {
+        last.push(' ');
+        last.push_str(keys);
+    }
+    parts.join(" ← ")
+}
+
+fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, body: Rect) {
+    let t = &app.theme;
+    let (list_rect, rest) = ops_split(body);
+    let total_weight: f64 = exp
+        .operations
+        .iter()
+        .map(|o| o.weight)
+        .sum::<f64>()
+        .max(1.0);
+    let items: Vec<ListItem> = exp
+        .operations
+        .iter()
+        .map(|o| {
+            ListItem::new(Line::from(vec![
+                Span::styled(format!("{:>3.0}% ", o.weight * 100.0 / total_weight), t.dim),
+                Span::styled(o.id.clone(), t.base),
+            ]))
+        })
+        .collect();
+    let list = List::new(items)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(t.border)
+                .title(Span::styled(format!(" {} ", s::OPERATIONS), t.title)),
+        )
+        .highlight_style(t.selected)
+        .highlight_symbol("▸");
+    let mut state = ListState::default().with_selected(Some(app.experiment.op));
+    frame.render_stateful_widget(list, list_rect, &mut state);
+
+    let results = op_results(exp, report, app.experiment.op);
+    let Some(op) = exp.operations.get(app.experiment.op) else {
+        return;
+    };
+    let [title_rect, cols_rect] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rest);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(format!(" {} ", op.title), t.strong),
+            Span::styled(format!("({})", op.kind), t.dim),
+        ])),
+        title_rect,
+    );
+    let cols = Layout::horizontal(vec![
+        Constraint::Ratio(1, exp.variants.len().max(1) as u32);
+        exp.variants.len()
+    ])
+    .split(cols_rect);
+    let is_write = op.kind == "write";
+    let metric = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
+        results
+            .iter()
+            .map(|r| r.filter(|o| o.error.is_none()).and_then(f))
+            .collect()
+    };
+    let rows: Vec<(&str, Vec<Option<f64>>, bool)> = if is_write {
+        vec![
+            (s::WRITE_N, metric(&|o| o.n.map(|v| v as f64)), false),
+            (
+                s::WRITE_MODIFIED,
+                metric(&|o| o.n_modified.map(|v| v as f64)),
+                false,
+            ),
+            (s::TIME, metric(&|o| Some(o.millis)), false),
+        ]
+    } else {
+        vec![
+            (s::RETURNED, metric(&|o| Some(o.n_returned as f64)), false),
+            (
+                s::KEYS_EXAMINED,
+                metric(&|o| Some(o.keys_examined as f64)),
+                true,
+            ),
+            (
+                s::DOCS_EXAMINED,
+                metric(&|o| Some(o.docs_examined as f64)),
+                true,
+            ),
+            (s::RATIO, metric(&|o| Some(o.ratio())), true),
+            (s::TIME, metric(&|o| Some(o.millis)), false),
+        ]
+    };
+    let marks: Vec<Vec<Option<(bool, f64)>>> = rows
+        .iter()
+        .map(|(_, vals, compare)| {
+            if *compare {
+                winners(vals)
+            } else {
+                vec![None; vals.len()]
+            }
+        })
+        .collect();
+    for (side, (variant, col)) in exp.variants.iter().zip(cols.iter()).enumerate() {
+        let mut lines: Vec<Line> = Vec::new();
+        for err in report
+            .variant(&variant.id)
+            .map(|v| v.errors.as_slice())
+            .unwrap_or(&[])
+        {
+            lines.push(Line::from(Span::styled(format!("✗ {err}"), t.bad)));
+        }
+        match results.get(side).copied().flatten() {
+            None => lines.push(Line::from(Span::styled(s::NOT_MEASURED, t.dim))),
+            Some(r) => {
+                let stmt = op
+                    .run
+                    .get(&variant.id)
+                    .cloned()
+                    .unwrap_or_else(|| r.statement.clone());
+                lines.extend(app.code(&stmt, "js"));
+                lines.push(Line::default());
+                if !is_write {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("{:<8}", s::STAGES), t.dim),
+                        Span::styled(stage_chain(r), t.accent),
+                    ]));
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("{:<8}", s::INDEX), t.dim),
+                        Span::styled(
+                            r.index.clone().unwrap_or_else(|| s::NO_INDEX.to_string()),
+                            if r.index.is_some() { t.base } else { t.warn },
+                        ),
+                    ]));
+                }
+                if let Some(err) = &r.error {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("{:<8}", s::WRITE_ERROR), t.dim),
+                        Span::styled(err.clone(), t.bad),
+                    ]));
+                }
+                for ((label, vals, _), m) in rows.iter().zip(&marks) {
+                    let value = match vals.get(side).copied().flatten() {
+                        Some(v) if *label == s::RATIO || *label == s::TIME => format!("{v:.1}"),
+                        Some(v) => group_thousands(v as i64),
+                        None => "–".into(),
+                    };
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("{label:<13}"), t.dim),
+                        Span::styled(format!("{value:>8}"), t.strong),
+                        mark_span(t, m.get(side).copied().flatten()),
+                    ]));
+                }
+                lines.push(Line::default());
+                lines.push(Line::from(Span::styled(s::TIME_CAVEAT, t.dim)));
+            }
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border)
+            .title(
+                Span::styled(
+                    format!(" {} ", variant.id),
+                    if side == 0 { t.bar_a } else { t.bar_b },
+                )
+                .patch_style(t.strong),
+            );
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(block),
+            *col,
+        );
+    }
+}
+
+fn bar(t: &Theme, value: u64, max: u64, width: usize, side: usize) -> Span<'static> {
+    const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    let units = if max == 0 {
+        0
+    } else {
+        (value as f64 / max as f64 * (width * 8) as f64).round() as usize
+    };
+    let mut s = "█".repeat(units / 8);
+    s.push_str(EIGHTHS[units % 8]);
+    if value > 0 && s.is_empty() {
+        s.push('▏');
+    }
+    let pad = width.saturating_sub(s.chars().count());
+    s.push_str(&" ".repeat(pad));
+    Span::styled(s, if side == 0 { t.bar_a } else { t.bar_b })
+}
+
+fn columns(exp: &Experiment, body: Rect) -> std::rc::Rc<[Rect]> {
+    Layout::horizontal(vec![
+        Constraint::Ratio(1, exp.variants.len().max(1) as u32);
+        exp.variants.len()
+    ])
+    .split(body)
+}
+
+fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, body: Rect) {
+    let t = &app.theme;
+    let max = report
+        .variants
+        .iter()
+        .flat_map(|v| v.collections.iter())
+        .flat_map(|c| {
+            [c.size, c.storage_size]
+                .into_iter()
+                .chain(c.indexes.iter().map(|i| i.size))
+        })
+        .max()
+        .unwrap_or(0);
+    for (side, (variant, col)) in exp
+        .variants
+        .iter()
+        .zip(columns(exp, body).iter())
+        .enumerate()
+    {
+        let colls = report
+            .variant(&variant.id)
+            .map(|v| v.collections.as_slice())
+            .unwrap_or(&[]);
+        let label_w = colls
+            .iter()
+            .flat_map(|c| c.indexes.iter().map(|i| i.name.chars().count()))
+            .chain([s::STORAGE_SIZE.len(), s::DATA_SIZE.len()])
+            .max()
+            .unwrap_or(8)
+            .min(usize::from(col.width / 3));
+        // Room for " modelled" whenever any size on this side is modelled.
+        let any_modelled = colls
+            .iter()
+            .any(|c| c.storage_modelled || c.indexes.iter().any(|i| i.modelled));
+        let tag_w = if any_modelled {
+            s::MODELLED.chars().count() + 1
+        } else {
+            0
+        };
+        let bar_w = usize::from(col.width.saturating_sub(2))
+            .saturating_sub(label_w + 1 + 11 + tag_w)
+            .max(4);
+        let mut lines = Vec::new();
+        for c in colls {
+            lines.push(Line::from(vec![
+                Span::styled(c.name.clone(), t.strong),
+                Span::styled(
+                    format!("  {} {}", group_thousands(c.count as i64), s::DOCUMENTS),
+                    t.base,
+                ),
+            ]));
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{} {} · {} {}",
+                    s::AVG_SIZE,
+                    bytes(c.avg_obj_size.round() as u64),
+                    s::MAX_SIZE,
+                    bytes(c.max_obj_size)
+                ),
+                t.dim,
+            )));
+            let mut row = |label: String, value: u64, modelled: bool| {
+                let mut spans = vec![
+                    Span::styled(format!("{label:<label_w$.label_w$} "), t.dim),
+                    bar(t, value, max, bar_w, side),
+                    Span::styled(format!(" {:>10}", bytes(value)), t.base),
+                ];
+                if modelled {
+                    spans.push(Span::styled(format!(" {}", s::MODELLED), t.warn));
+                }
+                lines.push(Line::from(spans));
+            };
+            row(s::DATA_SIZE.to_string(), c.size, false);
+            row(
+                s::STORAGE_SIZE.to_string(),
+                c.storage_size,
+                c.storage_modelled,
+            );
+            for i in &c.indexes {
+                row(i.name.clone(), i.size, i.modelled);
+            }
+            lines.push(Line::default());
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border)
+            .title(Span::styled(format!(" {} ", variant.id), t.strong));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .scroll((app.experiment.scroll.min(u16::MAX as usize) as u16, 0))
+                .block(block),
+            *col,
+        );
+    }
+}
+
+/// Relaxed extended JSON, pretty-printed.
+pub fn pretty(doc: &bson::Document) -> String {
+    let value = bson::Bson::Document(doc.clone()).into_relaxed_extjson();
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+fn render_samples(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, body: Rect) {
+    let t = &app.theme;
+    const FOLD_LINES: usize = 8;
+    for (variant, col) in exp.variants.iter().zip(columns(exp, body).iter()) {
+        let mut lines = Vec::new();
+        let samples = report
+            .variant(&variant.id)
+            .map(|v| v.samples.as_slice())
+            .unwrap_or(&[]);
+        if samples.is_empty() {
+            lines.push(Line::from(Span::styled(s::NO_SAMPLES, t.dim)));
+        }
+        for (coll, docs) in samples {
+            lines.push(Line::from(Span::styled(format!("{coll}:"), t.strong)));
+            for doc in docs {
+                let text = pretty(doc);
+                let all = app.code(&text, "json");
+                let total = all.len();
+                if app.experiment.folded && total > FOLD_LINES {
+                    lines.extend(all.into_iter().take(FOLD_LINES));
+                    lines.push(Line::from(Span::styled(
+                        format!("  … {} lines, {}", total - FOLD_LINES, s::FOLDED),
+                        t.dim,
+                    )));
+                } else {
+                    lines.extend(all);
+                }
+            }
+            lines.push(Line::default());
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border)
+            .title(Span::styled(format!(" {} ", variant.id), t.strong));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .scroll((app.experiment.scroll.min(u16::MAX as usize) as u16, 0))
+                .block(block),
+            *col,
+        );
+    }
+}
+
+fn render_claims(app: &App, report: &Report, frame: &mut Frame, body: Rect) {
+    let t = &app.theme;
+    let mut lines = Vec::new();
+    if report.claims.is_empty() {
+        lines.push(Line::from(Span::styled(s::NO_CLAIMS, t.dim)));
+    }
+    for c in &report.claims {
+        let (mark, style) = if c.passed {
+            (s::CLAIM_PASS, t.good)
+        } else {
+            (s::CLAIM_FAIL, t.bad)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark}  "), style),
+            Span::styled(c.text.clone(), t.base),
+        ]));
+        if let Some(reason) = &c.reason {
+            lines.push(Line::from(Span::styled(format!("        {reason}"), t.dim)));
+        }
+        lines.push(Line::default());
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.experiment.scroll.min(u16::MAX as usize) as u16, 0))
+            .block(block),
+        body,
+    );
+}

@@ -1,0 +1,141 @@
+//! The course outline: numbered lessons with progress marks, a search
+//! filter, and the selected lesson's summary and experiments.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wrap};
+
+use crate::tui::app::App;
+use crate::tui::progress::Mark;
+use crate::tui::strings as s;
+
+/// The lesson list's area inside the main area.
+pub fn list_area(main: Rect) -> Rect {
+    let [list, _] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
+    list
+}
+
+fn offset(app: &App, list: Rect) -> usize {
+    let rows = usize::from(list.height.saturating_sub(2)).max(1);
+    let pos = app
+        .visible_lessons()
+        .iter()
+        .position(|&i| i == app.outline.selected)
+        .unwrap_or(0);
+    pos.saturating_sub(rows - 1)
+}
+
+/// The lesson index under a mouse click, if any.
+pub fn row_at(app: &App, list: Rect, column: u16, row: u16) -> Option<usize> {
+    let inner = Rect::new(
+        list.x + 1,
+        list.y + 1,
+        list.width.saturating_sub(2),
+        list.height.saturating_sub(2),
+    );
+    if column < inner.x || column >= inner.right() || row < inner.y || row >= inner.bottom() {
+        return None;
+    }
+    let idx = offset(app, list) + usize::from(row - inner.y);
+    app.visible_lessons().get(idx).copied()
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    let list_rect = list_area(area);
+    let detail_rect = Rect::new(
+        list_rect.right(),
+        area.y,
+        area.width - list_rect.width,
+        area.height,
+    );
+    let visible = app.visible_lessons();
+    let items: Vec<ListItem> = visible
+        .iter()
+        .map(|&i| {
+            let lesson = &app.course.lessons[i];
+            let (mark, style) = match app.progress.mark(&lesson.id) {
+                Mark::Done => (s::MARK_DONE, t.good),
+                Mark::Seen => (s::MARK_SEEN, t.accent),
+                Mark::None => (s::MARK_NONE, t.dim),
+            };
+            ListItem::new(Line::from(vec![
+                Span::styled(format!("{mark} "), style),
+                Span::styled(format!("{:>2}  ", i + 1), t.dim),
+                Span::styled(lesson.title.clone(), t.base),
+            ]))
+        })
+        .collect();
+    let title = match &app.outline.search {
+        Some(q) => format!(" {}{q}▏ ", s::SEARCH_PROMPT),
+        None => format!(
+            " {} ",
+            if app.course.title.is_empty() {
+                s::OUTLINE_TITLE
+            } else {
+                &app.course.title
+            }
+        ),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border)
+        .title(Span::styled(title, t.title));
+    if items.is_empty() {
+        frame.render_widget(
+            Paragraph::new(s::OUTLINE_EMPTY).style(t.dim).block(block),
+            list_rect,
+        );
+    } else {
+        let list = List::new(items)
+            .block(block)
+            .highlight_style(t.selected)
+            .highlight_symbol("▸");
+        let mut state = ListState::default()
+            .with_offset(offset(app, list_rect))
+            .with_selected(visible.iter().position(|&i| i == app.outline.selected));
+        frame.render_stateful_widget(list, list_rect, &mut state);
+    }
+
+    let mut lines = Vec::new();
+    if let Some(lesson) = app.course.lessons.get(app.outline.selected) {
+        lines.push(Line::from(Span::styled(lesson.title.clone(), t.heading)));
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(lesson.summary.clone(), t.base)));
+        lines.push(Line::default());
+        for exp in &lesson.experiments {
+            lines.push(Line::from(vec![
+                Span::styled("▶ ", t.accent),
+                Span::styled(exp.title.clone(), t.strong),
+            ]));
+            for v in &exp.variants {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("   {:<10} ", v.id), t.accent),
+                    Span::styled(v.title.clone(), t.dim),
+                ]));
+            }
+            let done = app
+                .reports
+                .contains_key(&(lesson.id.clone(), exp.id.clone()));
+            if done {
+                lines.push(Line::from(Span::styled(
+                    format!("   {}", s::MARK_DONE),
+                    t.good,
+                )));
+            }
+        }
+        if lesson.experiments.is_empty() {
+            lines.push(Line::from(Span::styled(s::NO_EXPERIMENT, t.dim)));
+        }
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(s::OUTLINE_HINT, t.dim)));
+    let detail = Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border),
+    );
+    frame.render_widget(detail, detail_rect);
+}

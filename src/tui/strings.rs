@@ -1,0 +1,108 @@
+//! Every piece of text the TUI shows, in one place, so wording stays
+//! consistent and can be reviewed (or translated) without reading screens.
+
+pub const APP: &str = "schemalab";
+pub const EMBEDDED_ENGINE: &str = "embedded engine · sizes modelled";
+pub const CONNECTING: &str = "connecting…";
+pub const CONNECTED: &str = "connected";
+pub const DISCONNECTED: &str = "not connected";
+pub const TOO_SMALL: &str = "terminal too small (need 80×24)";
+pub const PLACEHOLDER: &str = "…";
+pub const MODELLED: &str = "modelled";
+
+pub const OUTLINE_TITLE: &str = "Course";
+pub const OUTLINE_EMPTY: &str = "No lessons found.";
+pub const OUTLINE_HINT: &str =
+    "Type a lesson's number to jump to it, Enter to read, r to run its experiment.";
+pub const SEARCH_PROMPT: &str = "search: ";
+pub const NO_EXPERIMENT: &str = "This lesson has no experiment.";
+pub const MARK_DONE: &str = "✓";
+pub const MARK_SEEN: &str = "•";
+pub const MARK_NONE: &str = " ";
+
+pub const READER_NEXT_SECTION: &str = "── press space to reveal the next section ──";
+
+pub const EXP_NOT_RUN: &str = "Not run yet: press r to run this experiment.";
+pub const EXP_RUNNING: &str = "running";
+pub const EXP_CANCELLED: &str = "Run cancelled.";
+pub const EXP_FAILED: &str = "Run failed";
+pub const TAB_OPERATIONS: &str = "Operations";
+pub const TAB_COLLECTIONS: &str = "Collections";
+pub const TAB_SAMPLES: &str = "Samples";
+pub const TAB_CLAIMS: &str = "Claims";
+pub const OPERATIONS: &str = "Workload";
+pub const STAGES: &str = "stages";
+pub const INDEX: &str = "index";
+pub const NO_INDEX: &str = "none (collection scan)";
+pub const RETURNED: &str = "returned";
+pub const KEYS_EXAMINED: &str = "keys examined";
+pub const DOCS_EXAMINED: &str = "docs examined";
+pub const RATIO: &str = "exam:returned";
+pub const TIME: &str = "time (ms)";
+pub const WRITE_N: &str = "n";
+pub const WRITE_MODIFIED: &str = "nModified";
+pub const WRITE_ERROR: &str = "error";
+pub const NOT_MEASURED: &str = "not measured";
+pub const TIME_CAVEAT: &str = "Times include plan selection: compare counts, not ms.";
+pub const DATA_SIZE: &str = "data";
+pub const STORAGE_SIZE: &str = "storage";
+pub const DOCUMENTS: &str = "documents";
+pub const AVG_SIZE: &str = "avg doc";
+pub const MAX_SIZE: &str = "max doc";
+pub const NO_SAMPLES: &str = "No sample documents.";
+pub const FOLDED: &str = "folded: f to unfold";
+pub const CLAIM_PASS: &str = "✓ pass";
+pub const CLAIM_FAIL: &str = "✗ fail";
+pub const NO_CLAIMS: &str = "No claims.";
+
+pub const EXPLAIN_TITLE: &str = "Explain";
+pub const EXPLAIN_NONE: &str = "No explain output for this operation (a write, or not run).";
+pub const EXPLAIN_HEAVIEST: &str = "◀ heaviest";
+pub const EXPLAIN_RAW: &str = "raw explain JSON";
+
+pub const SHELL_TITLE: &str = "Shell";
+pub const SHELL_PROMPT: &str = "> ";
+pub const SHELL_HINT: &str =
+    "mongosh dialect, against the lesson's databases. Try: show collections";
+pub const SHELL_BUSY: &str = "running…";
+
+pub const HELP_TITLE: &str = "Keys (any key closes)";
+pub const RUNNER_MISSING: &str = "The experiment runner is not available in this build.";
+
+// Footer and help labels.
+pub const K_QUIT: &str = "quit";
+pub const K_HELP: &str = "help";
+pub const K_MOVE: &str = "move";
+pub const K_OPEN: &str = "open";
+pub const K_JUMP: &str = "jump to lesson";
+pub const K_SEARCH: &str = "search";
+pub const K_RUN: &str = "run";
+pub const K_CANCEL: &str = "cancel run";
+pub const K_SCALE: &str = "scale";
+pub const K_SHELL: &str = "shell";
+pub const K_BACK: &str = "back";
+pub const K_SCROLL: &str = "scroll";
+pub const K_SECTION: &str = "section";
+pub const K_REVEAL: &str = "reveal";
+pub const K_RESULTS: &str = "results";
+pub const K_TAB: &str = "next tab";
+pub const K_EXPLAIN: &str = "explain";
+pub const K_SIDE: &str = "side";
+pub const K_RAW: &str = "raw JSON";
+pub const K_FOLD: &str = "fold";
+pub const K_SEND: &str = "run statement";
+pub const K_HISTORY: &str = "history";
+pub const K_CLEAR: &str = "clear search";
+
+/// The status bar's dataset scale.
+pub fn scale_label(scale: crate::course::Scale) -> String {
+    format!("scale: {}", scale.as_str())
+}
+
+pub fn factor(f: f64) -> String {
+    if f >= 10.0 {
+        format!("{f:.0}×")
+    } else {
+        format!("{f:.1}×")
+    }
+}

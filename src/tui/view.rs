@@ -1,0 +1,111 @@
+//! The frame: status bar, the current screen, the footer of its keys, the
+//! help overlay, or the "too small" notice. Pure: reads [`App`], draws.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, ConnState, Screen, main_area};
+use super::keys;
+use super::screens;
+use super::strings as s;
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
+
+pub fn render(app: &App, frame: &mut Frame) {
+    let area = frame.area();
+    frame.render_widget(Paragraph::new("").style(app.theme.base), area);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let y = area.height / 2;
+        let msg = Paragraph::new(vec![
+            Line::from(Span::styled(s::TOO_SMALL, app.theme.bad)),
+            Line::from(Span::styled(
+                format!("{}×{}", area.width, area.height),
+                app.theme.dim,
+            )),
+        ])
+        .alignment(Alignment::Center);
+        frame.render_widget(
+            msg,
+            Rect::new(0, y.saturating_sub(1), area.width, 2.min(area.height)),
+        );
+        return;
+    }
+    let size = (area.width, area.height);
+    status_bar(app, frame, Rect::new(0, 0, area.width, 1));
+    let main = main_area(size);
+    match app.screen {
+        Screen::Outline => screens::outline::render(app, frame, main),
+        Screen::Reader => screens::reader::render(app, frame, main),
+        Screen::Experiment => screens::experiment::render(app, frame, main),
+        Screen::Explain => screens::explain_tree::render(app, frame, main),
+        Screen::Shell => screens::shell::render(app, frame, main),
+    }
+    footer(app, frame, Rect::new(0, area.height - 1, area.width, 1));
+    if app.help {
+        screens::help::render(app, frame, main);
+    }
+}
+
+fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    let (state, state_style) = match &app.engine.state {
+        ConnState::Connecting => (s::CONNECTING.to_string(), t.status),
+        ConnState::Connected => (s::CONNECTED.to_string(), t.status),
+        ConnState::Failed(e) => (format!("{}: {e}", s::DISCONNECTED), t.status.patch(t.bad)),
+    };
+    let mut left = format!(" {}", s::APP);
+    if let Some(lesson) = app
+        .current_lesson()
+        .filter(|_| app.screen != Screen::Outline)
+    {
+        left.push_str(&format!(" › {}", lesson.title));
+    }
+    if let Some(run) = &app.run {
+        let spin = SPINNER[(app.tick % 4) as usize];
+        left.push_str(&format!(
+            "  {spin} {} {:.0}%",
+            s::EXP_RUNNING,
+            run.progress.fraction * 100.0
+        ));
+    } else if let Some(notice) = app
+        .notice
+        .as_ref()
+        .filter(|_| app.screen != Screen::Experiment)
+    {
+        left.push_str(&format!("  ⚠ {notice}"));
+    }
+    let right = format!(
+        "{} · {} │ {} ",
+        app.engine.label,
+        state,
+        s::scale_label(app.scale)
+    );
+    let width = usize::from(area.width);
+    let right_w = Span::raw(right.as_str()).width();
+    let left: String = left
+        .chars()
+        .take(width.saturating_sub(right_w + 1))
+        .collect();
+    let pad = width.saturating_sub(Span::raw(left.as_str()).width() + right_w);
+    let line = Line::from(vec![
+        Span::styled(left, t.status),
+        Span::styled(" ".repeat(pad), t.status),
+        Span::styled(right, state_style),
+    ]);
+    frame.render_widget(Paragraph::new(line).style(t.status), area);
+}
+
+fn footer(app: &App, frame: &mut Frame, area: Rect) {
+    let t = &app.theme;
+    let mut spans = Vec::new();
+    for (key, label) in keys::footer(app.key_context()) {
+        spans.push(Span::styled(format!(" {key} "), t.footer_key));
+        spans.push(Span::styled(format!(" {label} "), t.footer_label));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
