@@ -1,9 +1,6 @@
 //! Rendering cost of the experiment view (target: ≤ 2 ms per frame), drawn
 //! from fixture data into a TestBackend at 100×30 and 200×60.
 #![allow(clippy::unwrap_used)]
-// Until Cargo.toml registers this bench with `harness = false`, libtest's
-// harness replaces criterion's `main`; keep that build warning-free.
-#![allow(dead_code)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;

@@ -14,6 +14,10 @@ struct Cli {
     /// writes and drops databases whose names start with `schemalab_`.
     #[arg(long, env = "MONGODB_URI", global = true)]
     uri: Option<String>,
+    /// Presenter mode for instructors: high contrast, generous spacing,
+    /// lessons revealed section by section.
+    #[arg(long, global = true)]
+    present: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -232,8 +236,14 @@ fn main() -> anyhow::Result<()> {
             }
         }
         None => {
-            use clap::CommandFactory;
-            Cli::command().print_help()?;
+            let root = content_root();
+            schemalab::tui::run(schemalab::tui::TuiOptions {
+                uri: cli.uri,
+                present: cli.present,
+                scale: schemalab::course::Scale::Default,
+                lessons_dir: root.join("lessons"),
+                datasets_dir: root.join("datasets"),
+            })?;
         }
     }
     Ok(())
