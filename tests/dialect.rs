@@ -257,7 +257,17 @@ async fn evaluates_values_bindings_and_loops() {
         .eval("print('n =', 5, { a: 1 }); printjson({ b: [true, null] })")
         .await
         .unwrap();
-    assert_eq!(texts(&out), ["n = 5 { a: 1 }", "{ b: [ true, null ] }"]);
+    // As mongosh 2.12 prints them: `print` in the compact REPL form,
+    // `printjson` with every non-empty object and array expanded.
+    assert_eq!(
+        texts(&out),
+        ["n = 5 { a: 1 }", "{\n  b: [\n    true,\n    null\n  ]\n}"]
+    );
+    let out = s
+        .eval("printjson('bare'); printjson({ e: {}, ea: [] })")
+        .await
+        .unwrap();
+    assert_eq!(texts(&out), ["bare", "{\n  e: {},\n  ea: []\n}"]);
 }
 
 #[tokio::test]

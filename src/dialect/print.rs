@@ -114,6 +114,54 @@ pub fn inspect(v: &Bson) -> String {
     ctx.format(v, 0)
 }
 
+/// Render a value as `printjson` does: mongosh writes every non-empty
+/// object and array one entry per line at any depth (Node's `inspect` with
+/// `compact: false`), and a string on its own bare.
+pub fn inspect_expanded(v: &Bson) -> String {
+    fn go(v: &Bson, indent: usize, out: &mut String) {
+        let pad = |n: usize| " ".repeat(n);
+        match v {
+            Bson::Document(d) if !d.is_empty() => {
+                out.push_str("{\n");
+                for (i, (k, val)) in d.iter().enumerate() {
+                    out.push_str(&pad(indent + 2));
+                    out.push_str(&format_key(k));
+                    out.push_str(": ");
+                    go(val, indent + 2, out);
+                    if i + 1 < d.len() {
+                        out.push(',');
+                    }
+                    out.push('\n');
+                }
+                out.push_str(&pad(indent));
+                out.push('}');
+            }
+            Bson::Array(items) if !items.is_empty() => {
+                out.push_str("[\n");
+                for (i, item) in items.iter().enumerate() {
+                    out.push_str(&pad(indent + 2));
+                    go(item, indent + 2, out);
+                    if i + 1 < items.len() {
+                        out.push(',');
+                    }
+                    out.push('\n');
+                }
+                out.push_str(&pad(indent));
+                out.push(']');
+            }
+            other => out.push_str(&inspect(other)),
+        }
+    }
+    match v {
+        Bson::String(s) => s.clone(),
+        other => {
+            let mut out = String::new();
+            go(other, 0, &mut out);
+            out
+        }
+    }
+}
+
 /// Render a document.
 pub fn inspect_doc(d: &Document) -> String {
     inspect(&Bson::Document(d.clone()))

@@ -14,7 +14,13 @@ pub async fn run_file(uri: &str, db: &str, path: &Path) -> Result<(), DialectErr
         .map_err(|e| DialectError::Io(format!("{}: {e}", path.display())))?;
     let mut session = Session::connect(uri, db).await?;
     let (outputs, result) = session.eval_partial(&src).await;
-    print_outputs(&outputs);
+    // Like `mongosh file.js`, a script shows only what it prints: the
+    // values of its expression statements are not echoed.
+    let printed: Vec<Output> = outputs
+        .into_iter()
+        .filter(|o| matches!(o, Output::Print(_) | Output::Message(_)))
+        .collect();
+    print_outputs(&printed);
     if let Err(e) = &result {
         eprintln!("{}", e.render(&src));
     }

@@ -60,7 +60,7 @@ pub(super) fn call_global(
                 .rest()
                 .into_iter()
                 .map(|(v, _)| match v {
-                    Value::Bson(b) => inspect(&b),
+                    Value::Bson(b) => crate::dialect::print::inspect_expanded(&b),
                     other => other.render(),
                 })
                 .collect();
