@@ -134,7 +134,7 @@ async fn transactions_are_refused_with_20() {
 
 #[tokio::test]
 async fn aggregate_needs_a_cursor_and_explain_answers() {
-    let (_server, client) = start().await;
+    let (server, client) = start().await;
     let db = client.database("test");
     let err = db
         .run_command(doc! {"aggregate": "c", "pipeline": []})

@@ -467,10 +467,10 @@ fn array_filters(d: &Document) -> Vec<Document> {
     }
 }
 
+/// The engine does not know where it is served; the wire layer adds `host`
+/// and `port` from the connection.
 fn server_info() -> Document {
     doc! {
-        "host": "127.0.0.1",
-        "port": 27017,
         "version": VERSION,
         "gitVersion": "schemalab-embedded",
     }

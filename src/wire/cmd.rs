@@ -35,6 +35,9 @@ pub struct Session {
     pub connection_id: i32,
     /// The client's address, for `whatsmyuri`.
     pub peer: Option<SocketAddr>,
+    /// The server's own address on this connection, for explain's
+    /// `serverInfo`.
+    pub local: Option<SocketAddr>,
 }
 
 /// What a command may touch while it runs.
@@ -44,6 +47,8 @@ pub struct Context<'a> {
     pub cursors: &'a CursorTable,
     pub connection_id: i32,
     pub peer: Option<SocketAddr>,
+    /// The server's own address on this connection.
+    pub local: Option<SocketAddr>,
     /// The command's database.
     pub db: &'a str,
 }
@@ -325,6 +330,7 @@ pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
             cursors: &session.cursors,
             connection_id: session.connection_id,
             peer: session.peer,
+            local: session.local,
             db: &db,
         };
         Command::from_doc(cmd).and_then(|c| c.apply(&ctx))
@@ -358,6 +364,7 @@ mod tests {
             cursors: Arc::new(CursorTable::default()),
             connection_id: 7,
             peer: None,
+            local: None,
         }
     }
 

@@ -45,6 +45,11 @@ impl Connection {
         self.stream.peer_addr().ok()
     }
 
+    /// The server's end of the connection.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.stream.local_addr().ok()
+    }
+
     /// Read the next request. `Ok(None)` on a clean close between messages.
     pub async fn read_request(&mut self) -> Result<Option<Request>, ConnectionError> {
         loop {

@@ -73,6 +73,7 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
         cursors: shared.cursors.clone(),
         connection_id: shared.next_id(),
         peer: conn.peer_addr(),
+        local: conn.local_addr(),
     };
     loop {
         let request = tokio::select! {

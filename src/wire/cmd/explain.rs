@@ -87,12 +87,26 @@ impl Explain {
             | Command::Update(_)
             | Command::Delete(_)
             | Command::FindAndModify(_) => {
-                ctx.engine
-                    .explain(ctx.db, &self.inner_doc, self.verbosity.as_str())
+                let reply = ctx
+                    .engine
+                    .explain(ctx.db, &self.inner_doc, self.verbosity.as_str())?;
+                Ok(with_server_address(reply, ctx))
             }
             _ => Err(EngineError::bad_value(
                 "Explain is not supported for this command",
             )),
         }
     }
+}
+
+/// Put the server's address into an explain reply's `serverInfo`, as
+/// mongod reports its own host and port.
+pub fn with_server_address(mut reply: Document, ctx: &Context<'_>) -> Document {
+    if let (Some(addr), Ok(info)) = (ctx.local, reply.get_document_mut("serverInfo")) {
+        let mut with_addr =
+            bson::doc! {"host": addr.ip().to_string(), "port": i32::from(addr.port())};
+        with_addr.extend(std::mem::take(info));
+        *info = with_addr;
+    }
+    reply
 }
