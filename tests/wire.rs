@@ -164,6 +164,13 @@ async fn aggregate_needs_a_cursor_and_explain_answers() {
             .unwrap(),
         "COLLSCAN"
     );
+    // serverInfo names the address this server really listens on.
+    let info = explained.get_document("serverInfo").unwrap();
+    assert_eq!(
+        info.get_i32("port").unwrap(),
+        i32::from(server.local_addr().port())
+    );
+    assert_eq!(info.get_str("host").unwrap(), "127.0.0.1");
     // `aggregate` with `explain: true` and no cursor answers at
     // queryPlanner verbosity.
     let agg = db
