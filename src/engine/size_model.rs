@@ -171,8 +171,17 @@ pub fn provenance() -> Document {
     }
 }
 
-fn scaled(n: u64, scale: i64) -> i64 {
-    (n / scale.max(1) as u64) as i64
+/// A figure as mongod's `appendNumber` writes it: int32 when it fits,
+/// int64 otherwise (mongosh shows the former as a plain number).
+fn number(n: i64) -> bson::Bson {
+    match i32::try_from(n) {
+        Ok(small) => bson::Bson::Int32(small),
+        Err(_) => bson::Bson::Int64(n),
+    }
+}
+
+fn scaled(n: u64, scale: i64) -> bson::Bson {
+    number((n / scale.max(1) as u64) as i64)
 }
 
 /// `collStats` for one collection (without `ok`).
@@ -188,8 +197,8 @@ pub fn coll_stats(ns: &str, c: &Collection, scale: i64) -> Document {
     doc! {
         "ns": ns,
         "size": scaled(size, scale),
-        "count": count,
-        "avgObjSize": avg,
+        "count": number(count),
+        "avgObjSize": number(avg),
         "numOrphanDocs": 0,
         "storageSize": scaled(sizes.storage_size, scale),
         "freeStorageSize": 0,
@@ -232,11 +241,11 @@ pub fn db_stats<'a>(
         "views": 0,
         "objects": objects,
         "avgObjSize": avg,
-        "dataSize": scaled(data, scale) as f64,
-        "storageSize": scaled(storage, scale) as f64,
+        "dataSize": (data / scale.max(1) as u64) as f64,
+        "storageSize": (storage / scale.max(1) as u64) as f64,
         "indexes": indexes,
-        "indexSize": scaled(index_size, scale) as f64,
-        "totalSize": scaled(storage + index_size, scale) as f64,
+        "indexSize": (index_size / scale.max(1) as u64) as f64,
+        "totalSize": ((storage + index_size) / scale.max(1) as u64) as f64,
         "scaleFactor": scale,
         "fsUsedSize": 0.0,
         "fsTotalSize": 0.0,
