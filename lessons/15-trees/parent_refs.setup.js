@@ -5,8 +5,8 @@
 // pointer doubling: each node starts with [parent_id]; each pass prepends the
 // list of the furthest ancestor it knows, so the known chain doubles and four
 // passes cover trees up to 16 levels deep. Each pass is one linear
-// $unionWith + $group. (Inside a loop nothing prints the cursor, so
-// .toArray() runs each pass.)
+// $unionWith + $group that rewrites the collection with $out. (Inside a
+// loop nothing prints the cursor, so .toArray() runs each pass.)
 db.categories.aggregate([
   {$set: {ancestors: {$cond: [{$eq: [{$ifNull: ["$parent_id", null]}, null]}, [], ["$parent_id"]]}}},
   {$out: "categories"}
@@ -14,12 +14,13 @@ db.categories.aggregate([
 for (const pass of [1, 2, 3, 4]) {
   db.categories.aggregate([
     {$match: {"ancestors.0": {$exists: true}}},
-    {$project: {_id: 0, key: {$first: "$ancestors"}, child: {id: "$_id", own: "$ancestors"}}},
+    {$project: {_id: 0, key: {$first: "$ancestors"}, child: "$$ROOT"}},
     {$unionWith: {coll: "categories", pipeline: [{$project: {_id: 0, key: "$_id", anc: "$ancestors"}}]}},
     {$group: {_id: "$key", anc: {$max: "$anc"}, children: {$push: "$child"}}},
     {$unwind: "$children"},
-    {$project: {_id: "$children.id", ancestors: {$concatArrays: ["$anc", "$children.own"]}}},
-    {$merge: {into: "categories", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}
+    {$replaceWith: {$mergeObjects: ["$children", {ancestors: {$concatArrays: ["$anc", "$children.ancestors"]}}]}},
+    {$unionWith: {coll: "categories", pipeline: [{$match: {"ancestors.0": {$exists: false}}}]}},
+    {$out: "categories"}
   ]).toArray()
 }
 db.categories.aggregate([{$set: {depth: {$size: "$ancestors"}}}, {$out: "categories"}])
