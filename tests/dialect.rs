@@ -657,3 +657,24 @@ async fn mutated_statements_evaluate_without_panic() {
         }
     }
 }
+
+/// mongosh runs an aggregate ending in `$out`/`$merge` at once, even as a
+/// bare statement in a loop body; iterating it afterwards writes nothing.
+#[tokio::test]
+async fn writing_aggregates_run_at_once() {
+    let (_server, mut s) = engine_session("dialect_out").await;
+    s.eval(
+        "db.src.insertMany([{ g: 1 }, { g: 2 }, { g: 2 }])\n\
+         for (const g of [1, 2]) { db.src.aggregate([{ $match: { g: g } }, { $merge: { into: 'dst' } }]) }",
+    )
+    .await
+    .unwrap();
+    let out = s.eval("db.dst.countDocuments({})").await.unwrap();
+    assert_eq!(texts(&out), ["3"]);
+    // Printing the cursor of a finished $out shows nothing and runs nothing.
+    let out = s
+        .eval("const c = db.src.aggregate([{ $out: 'copy' }])\ndb.copy.deleteMany({})\nc\ndb.copy.countDocuments({})")
+        .await
+        .unwrap();
+    assert_eq!(texts(&out).last().map(String::as_str), Some("0"));
+}

@@ -51,6 +51,10 @@ pub struct CursorSpec {
     pub kind: CursorKind,
     /// `Some(verbosity)` when the cursor was made through `explain(…)`.
     pub explain: Option<String>,
+    /// Already run when it was created (an aggregate ending in `$out` or
+    /// `$merge`, which mongosh runs at once): iterating it yields nothing
+    /// and does not write again.
+    pub executed: bool,
 }
 
 /// A find (filter + options) or an aggregate (pipeline + options).

@@ -86,7 +86,18 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
             // done, and nobody else is affected.
             Ok(None) | Err(_) => return,
         };
-        let Some(reply) = respond(&shared, &session, request) else {
+        // Commands run on the blocking pool: a long one (a big `$merge`,
+        // an index build) must not hold up the async workers that answer
+        // every other connection, the drivers' heartbeats among them.
+        let (task_shared, task_session) = (shared.clone(), session.clone());
+        let reply =
+            tokio::task::spawn_blocking(move || respond(&task_shared, &task_session, request))
+                .await;
+        let Ok(reply) = reply else {
+            // The command panicked: only this connection goes.
+            return;
+        };
+        let Some(reply) = reply else {
             continue;
         };
         if conn.write(&reply).await.is_err() {

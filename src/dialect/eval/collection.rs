@@ -52,6 +52,7 @@ pub(super) fn find_spec(db: &str, coll: &str, args: Vec<(Value, Pos)>) -> R<Curs
         coll: coll.into(),
         kind: CursorKind::Find { filter, options },
         explain: None,
+        executed: false,
     })
 }
 
@@ -95,6 +96,7 @@ pub(super) fn aggregate_spec(
         coll: coll.into(),
         kind: CursorKind::Aggregate { pipeline, options },
         explain,
+        executed: false,
     })
 }
 
@@ -185,7 +187,13 @@ impl Session {
 
     /// Run a find/aggregate spec and return the driver cursor.
     pub(super) async fn open(&self, spec: &CursorSpec) -> R<mongodb::Cursor<Document>> {
-        let cmd = cursor_command(spec);
+        let cmd = if spec.executed {
+            // An empty cursor: what a finished `$out`/`$merge` pipeline
+            // has left to give.
+            doc! { "aggregate": 1, "pipeline": [{ "$documents": [] }], "cursor": {} }
+        } else {
+            cursor_command(spec)
+        };
         self.database(&spec.db)
             .run_cursor_command(cmd)
             .await
@@ -193,6 +201,9 @@ impl Session {
     }
 
     pub(super) async fn run_all(&self, spec: &CursorSpec) -> R<Vec<Document>> {
+        if spec.executed {
+            return Ok(Vec::new());
+        }
         let cursor = self.open(spec).await?;
         cursor.try_collect().await.map_err(driver_err)
     }
@@ -276,9 +287,15 @@ impl Session {
         match name {
             "find" => return Ok(Value::Cursor(Box::new(find_spec(db, coll, args)?))),
             "aggregate" => {
-                let spec = aggregate_spec(db, coll, args, pos)?;
+                let mut spec = aggregate_spec(db, coll, args, pos)?;
                 if let Some(v) = &spec.explain {
                     return Ok(Value::Bson(Bson::Document(self.explain(&spec, v).await?)));
+                }
+                // mongosh runs a pipeline that writes ($out, $merge) at
+                // once, even when nothing iterates the cursor.
+                if writes_output(&spec) {
+                    self.run_all(&spec).await?;
+                    spec.executed = true;
                 }
                 return Ok(Value::Cursor(Box::new(spec)));
             }
@@ -934,5 +951,16 @@ pub(super) fn cursor_command(spec: &CursorSpec) -> Document {
             cmd.insert("cursor", cursor);
             cmd
         }
+    }
+}
+
+/// Whether an aggregate's last stage writes a collection.
+fn writes_output(spec: &CursorSpec) -> bool {
+    match &spec.kind {
+        CursorKind::Aggregate { pipeline, .. } => pipeline
+            .last()
+            .and_then(|stage| stage.keys().next())
+            .is_some_and(|k| k == "$out" || k == "$merge"),
+        CursorKind::Find { .. } => false,
     }
 }

@@ -547,8 +547,12 @@ impl Unwind {
         };
         match get_dotted(&doc, &self.path).cloned() {
             Some(Bson::Array(items)) if !items.is_empty() => {
+                // Take the array out once, so that each output copies the
+                // rest of the document and not the whole array again.
+                let mut base = doc;
+                set_dotted(&mut base, &self.path, Bson::Null);
                 for (i, item) in items.into_iter().enumerate() {
-                    let mut d = doc.clone();
+                    let mut d = base.clone();
                     set_dotted(&mut d, &self.path, item);
                     out.push(with_index(d, Bson::Int64(i as i64)));
                 }
