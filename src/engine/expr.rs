@@ -441,9 +441,13 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
                 }
                 Expr::Array(parsed)
             }
-            ("$sortArray", "sortBy") | ("$setField" | "$getField" | "$unsetField", "field") => {
-                Expr::Literal(val.clone())
-            }
+            ("$sortArray", "sortBy") => Expr::Literal(val.clone()),
+            // A field name is a plain string or a constant expression, as
+            // `{$literal: "$price"}` for a name that starts with `$`.
+            ("$setField" | "$getField" | "$unsetField", "field") => match val {
+                Bson::String(_) => Expr::Literal(val.clone()),
+                other => Expr::parse(other)?,
+            },
             _ => Expr::parse(val)?,
         };
         out.push((k.clone(), e));

@@ -940,12 +940,17 @@ fn merge(
                         c.replace(&ns, hit.rid, &merged)?;
                     }
                     "fail" => {
+                        // mongod reports this as the duplicate key it is,
+                        // with the `on` fields as pattern and value.
+                        let pattern: Document =
+                            key.keys().map(|k| (k.clone(), Bson::Int32(1))).collect();
                         return Err(EngineError::new(
                             ErrorCode::DUPLICATE_KEY,
                             format!(
                                 "$merge with whenMatched: fail found an existing document with the same values for the 'on' fields: {key}"
                             ),
-                        ));
+                        )
+                        .with_info(doc! {"keyPattern": pattern, "keyValue": key.clone()}));
                     }
                     other => {
                         return Err(EngineError::bad_value(format!(
