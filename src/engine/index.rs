@@ -497,7 +497,11 @@ fn walk<'a>(obj: Option<&'a Document>, parts: &[&str], depth: usize) -> Walk<'a>
                 Some(v) => v,
                 None => return Walk::Missing,
             },
-            Bson::Array(items) => match parts[depth].parse::<usize>().ok().and_then(|i| items.get(i)) {
+            Bson::Array(items) => match parts[depth]
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i))
+            {
                 Some(v) => v,
                 None => return Walk::Array(value, depth),
             },
@@ -727,7 +731,10 @@ mod tests {
                 key(&["b".into(), 3.into()]),
             ])
         );
-        assert_eq!(k.multikey_paths[0].iter().collect::<Vec<_>>(), vec!["attrs"]);
+        assert_eq!(
+            k.multikey_paths[0].iter().collect::<Vec<_>>(),
+            vec!["attrs"]
+        );
         assert_eq!(
             k.multikey_paths[1].iter().collect::<Vec<_>>(),
             vec!["attrs", "attrs.v"]
@@ -788,7 +795,9 @@ mod tests {
         let err = generate_keys(&s, &doc! {"a": [{"b": [1, 2], "c": [3, 4]}]}).unwrap_err();
         assert_eq!(err.message, "cannot index parallel arrays [c] [b]");
         // But one array per element is fine.
-        assert!(generate_keys(&s, &doc! {"a": [{"b": [1, 2], "c": 3}, {"b": 4, "c": [5]}]}).is_ok());
+        assert!(
+            generate_keys(&s, &doc! {"a": [{"b": [1, 2], "c": 3}, {"b": 4, "c": [5]}]}).is_ok()
+        );
     }
 
     #[test]
