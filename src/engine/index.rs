@@ -6,8 +6,10 @@
 //! ordered walks, unique checks are prefix probes, and the size model can
 //! measure real keys. Key generation follows mongod's rules: a missing field
 //! indexes as `null`, an array indexes one key per element (the index becomes
-//! *multikey*), an empty array indexes as `undefined`, and two array fields
-//! in one compound key are refused (code 171).
+//! *multikey*), an empty array indexes as `undefined`. Compound keys whose
+//! fields go through the same array are generated per element (correlated,
+//! as `$elemMatch` bounds assume); fields through two different arrays are
+//! refused (code 171, "parallel arrays").
 
 use std::collections::{BTreeSet, HashSet};
 use std::ops::Bound;
@@ -432,57 +434,192 @@ fn generate_keys(spec: &IndexSpec, doc: &Document) -> Result<DocKeys> {
     {
         return Ok(DocKeys::default());
     }
-    let mut per_field: Vec<Vec<Bson>> = Vec::with_capacity(spec.fields.len());
-    let mut multikey_paths = Vec::with_capacity(spec.fields.len());
-    let mut any_found = false;
-    let mut array_fields: Vec<&str> = Vec::new();
-    for (path, _) in &spec.fields {
-        let mut pv = path_values(doc, path);
-        any_found |= pv.found;
-        if pv.values.is_empty() {
-            pv.values.push(Bson::Null);
+    let paths: Vec<Vec<&str>> = spec
+        .fields
+        .iter()
+        .map(|(path, _)| path.split('.').collect())
+        .collect();
+    let mut keygen = KeyGen {
+        paths: &paths,
+        ascending: spec.fields.iter().map(|(_, a)| *a).collect(),
+        collation: spec.collation.as_ref(),
+        sparse: spec.sparse,
+        keys: Vec::new(),
+        seen: HashSet::new(),
+        multikey_paths: vec![BTreeSet::new(); paths.len()],
+    };
+    let fields = vec![Slot::Walking(0); paths.len()];
+    keygen.expand(Some(doc), fields, 0)?;
+    Ok(DocKeys {
+        keys: keygen.keys,
+        multikey_paths: keygen.multikey_paths,
+    })
+}
+
+static NULL_VALUE: Bson = Bson::Null;
+static UNDEFINED_VALUE: Bson = Bson::Undefined;
+
+/// One key field while its keys are generated: settled on a value, or still
+/// walking its path from the current (sub)document, `depth` parts in.
+#[derive(Clone, Copy)]
+enum Slot<'a> {
+    Fixed(&'a Bson),
+    Walking(usize),
+}
+
+/// Where a field's walk stopped.
+enum Walk<'a> {
+    /// The path leads nowhere (missing field, or a scalar mid-path).
+    Missing,
+    /// A non-array value (or a positionally addressed element) at the end.
+    Value(&'a Bson),
+    /// An array reached after `depth` parts (the path may go on inside it).
+    Array(&'a Bson, usize),
+}
+
+/// Walk `parts[depth..]` from `obj`, stopping at the first array to expand.
+/// A numeric part naming an existing element addresses it positionally,
+/// which selects one element and so expands nothing.
+fn walk<'a>(obj: Option<&'a Document>, parts: &[&str], depth: usize) -> Walk<'a> {
+    let Some(mut value) = obj.and_then(|d| d.get(parts[depth])) else {
+        return Walk::Missing;
+    };
+    let mut depth = depth + 1;
+    loop {
+        if depth == parts.len() {
+            return match value {
+                Bson::Array(_) => Walk::Array(value, depth),
+                other => Walk::Value(other),
+            };
         }
-        if !pv.array_prefixes.is_empty() {
-            array_fields.push(path);
-        }
-        per_field.push(pv.values);
-        multikey_paths.push(pv.array_prefixes);
+        value = match value {
+            Bson::Document(d) => match d.get(parts[depth]) {
+                Some(v) => v,
+                None => return Walk::Missing,
+            },
+            Bson::Array(items) => match parts[depth]
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i))
+            {
+                Some(v) => v,
+                None => return Walk::Array(value, depth),
+            },
+            _ => return Walk::Missing,
+        };
+        depth += 1;
     }
-    if spec.sparse && !any_found {
-        return Ok(DocKeys::default());
-    }
-    if array_fields.len() > 1 {
-        return Err(EngineError::new(
-            ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS,
-            format!(
-                "cannot index parallel arrays [{}] [{}]",
-                array_fields[1], array_fields[0]
-            ),
-        ));
-    }
-    let ascending: Vec<bool> = spec.fields.iter().map(|(_, a)| *a).collect();
-    let collation = spec.collation.as_ref();
-    let mut keys = Vec::new();
-    let mut seen = HashSet::new();
-    // At most one field has several values, so the product is linear.
-    let mut combo: Vec<&Bson> = per_field.iter().map(|v| &v[0]).collect();
-    let multi = per_field.iter().position(|v| v.len() > 1);
-    match multi {
-        None => keys.push(keystring::encode_key(&combo, &ascending, collation)),
-        Some(i) => {
-            for v in &per_field[i] {
-                combo[i] = v;
-                let k = keystring::encode_key(&combo, &ascending, collation);
-                if seen.insert(k.clone()) {
-                    keys.push(k);
+}
+
+/// mongod's key generation: every field walks its path until it settles on a
+/// value or meets an array. All fields that meet an array must meet the
+/// *same* array (else "parallel arrays", 171); that array is then expanded
+/// once, and each element continues every field that went through it, so a
+/// compound key over `attrs.k`/`attrs.v` pairs each element's `k` with the
+/// same element's `v` rather than forming the cross product.
+struct KeyGen<'s> {
+    paths: &'s [Vec<&'s str>],
+    ascending: Vec<bool>,
+    collation: Option<&'s Collation>,
+    sparse: bool,
+    keys: Vec<Vec<u8>>,
+    seen: HashSet<Vec<u8>>,
+    multikey_paths: Vec<BTreeSet<String>>,
+}
+
+impl KeyGen<'_> {
+    fn expand<'a>(
+        &mut self,
+        obj: Option<&'a Document>,
+        mut fields: Vec<Slot<'a>>,
+        mut not_found: usize,
+    ) -> Result<()> {
+        // The array being expanded at this level, and the field that met it
+        // first (for the parallel-arrays message).
+        let mut array: Option<(&'a Bson, usize, usize)> = None;
+        // (field, parts consumed to reach the array) for each field under it.
+        let mut through: Vec<(usize, usize)> = Vec::new();
+        for (i, slot) in fields.iter_mut().enumerate() {
+            let Slot::Walking(depth) = *slot else {
+                continue;
+            };
+            match walk(obj, &self.paths[i], depth) {
+                Walk::Missing => {
+                    *slot = Slot::Fixed(&NULL_VALUE);
+                    not_found += 1;
+                }
+                Walk::Value(v) => *slot = Slot::Fixed(v),
+                Walk::Array(arr, at) => {
+                    match array {
+                        None => array = Some((arr, i, at)),
+                        // Same array: the same place in the document, not
+                        // merely an equal value.
+                        Some((first, _, _)) if std::ptr::eq(first, arr) => {}
+                        Some((_, j, j_at)) => {
+                            return Err(EngineError::new(
+                                ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS,
+                                format!(
+                                    "cannot index parallel arrays [{}] [{}]",
+                                    self.paths[i][at - 1],
+                                    self.paths[j][j_at - 1]
+                                ),
+                            ));
+                        }
+                    }
+                    through.push((i, at));
                 }
             }
         }
+        let Some((Bson::Array(items), _, _)) = array else {
+            self.emit(&fields, not_found);
+            return Ok(());
+        };
+        for &(i, at) in &through {
+            self.multikey_paths[i].insert(self.paths[i][..at].join("."));
+        }
+        // An empty array indexes as `undefined` where the path ends there;
+        // paths that go on inside it find nothing (null).
+        let elements: &'a [Bson] = if items.is_empty() {
+            std::slice::from_ref(&UNDEFINED_VALUE)
+        } else {
+            items
+        };
+        for element in elements {
+            let mut next = fields.clone();
+            for &(i, at) in &through {
+                next[i] = if at == self.paths[i].len() {
+                    Slot::Fixed(element)
+                } else {
+                    Slot::Walking(at)
+                };
+            }
+            let inner = match element {
+                Bson::Document(d) => Some(d),
+                _ => None,
+            };
+            self.expand(inner, next, not_found)?;
+        }
+        Ok(())
     }
-    Ok(DocKeys {
-        keys,
-        multikey_paths,
-    })
+
+    /// Encode one fully settled key (sparse indexes skip keys in which no
+    /// field was found, as mongod does per key).
+    fn emit(&mut self, fields: &[Slot<'_>], not_found: usize) {
+        if self.sparse && not_found == fields.len() {
+            return;
+        }
+        let values: Vec<&Bson> = fields
+            .iter()
+            .map(|slot| match slot {
+                Slot::Fixed(v) => *v,
+                Slot::Walking(_) => &NULL_VALUE,
+            })
+            .collect();
+        let key = keystring::encode_key(&values, &self.ascending, self.collation);
+        if self.seen.insert(key.clone()) {
+            self.keys.push(key);
+        }
+    }
 }
 
 /// The values of `doc` for each key field, for a duplicate-key message
@@ -545,6 +682,129 @@ mod tests {
         let err = generate_keys(&s, &doc! {"a": [1, 2], "b": [3, 4]}).unwrap_err();
         assert_eq!(err.code, ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS);
         assert!(generate_keys(&s, &doc! {"a": [1, 2], "b": 3}).is_ok());
+    }
+
+    fn key(values: &[Bson]) -> Vec<u8> {
+        let refs: Vec<&Bson> = values.iter().collect();
+        keystring::encode_key(&refs, &vec![true; values.len()], None)
+    }
+
+    fn sorted(mut keys: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn fields_through_the_same_array_are_correlated() {
+        let s = spec(doc! {"attrs.k": 1, "attrs.v": 1});
+        let k = generate_keys(
+            &s,
+            &doc! {"attrs": [{"k": "color", "v": "red"}, {"k": "size", "v": 9}]},
+        )
+        .unwrap();
+        assert_eq!(
+            sorted(k.keys),
+            sorted(vec![
+                key(&["color".into(), "red".into()]),
+                key(&["size".into(), 9.into()]),
+            ]),
+            "one key per element, not the cross product"
+        );
+        for paths in &k.multikey_paths {
+            assert_eq!(paths.iter().collect::<Vec<_>>(), vec!["attrs"]);
+        }
+    }
+
+    #[test]
+    fn nested_array_expands_within_its_element() {
+        let s = spec(doc! {"attrs.k": 1, "attrs.v": 1});
+        let k = generate_keys(
+            &s,
+            &doc! {"attrs": [{"k": "a", "v": [1, 2]}, {"k": "b", "v": 3}]},
+        )
+        .unwrap();
+        assert_eq!(
+            sorted(k.keys),
+            sorted(vec![
+                key(&["a".into(), 1.into()]),
+                key(&["a".into(), 2.into()]),
+                key(&["b".into(), 3.into()]),
+            ])
+        );
+        assert_eq!(
+            k.multikey_paths[0].iter().collect::<Vec<_>>(),
+            vec!["attrs"]
+        );
+        assert_eq!(
+            k.multikey_paths[1].iter().collect::<Vec<_>>(),
+            vec!["attrs", "attrs.v"]
+        );
+    }
+
+    #[test]
+    fn outside_fields_combine_with_each_element() {
+        let s = spec(doc! {"sku": 1, "attrs.k": 1, "attrs.v": -1});
+        let k = generate_keys(
+            &s,
+            &doc! {"sku": "x1", "attrs": [{"k": "color", "v": "red"}, {"k": "size"}, 7]},
+        )
+        .unwrap();
+        let asc = [true, true, false];
+        let enc = |v: [Bson; 3]| keystring::encode_key(&[&v[0], &v[1], &v[2]], &asc, None);
+        assert_eq!(
+            sorted(k.keys),
+            sorted(vec![
+                enc(["x1".into(), "color".into(), "red".into()]),
+                enc(["x1".into(), "size".into(), Bson::Null]),
+                // A scalar element has no subfields: null for both, as mongod.
+                enc(["x1".into(), Bson::Null, Bson::Null]),
+            ])
+        );
+        assert!(k.multikey_paths[0].is_empty());
+    }
+
+    #[test]
+    fn whole_array_and_subpath_share_the_array() {
+        let s = spec(doc! {"a": 1, "a.b": 1});
+        let k = generate_keys(&s, &doc! {"a": [{"b": 1}, {"b": 2}]}).unwrap();
+        assert_eq!(
+            sorted(k.keys),
+            sorted(vec![
+                key(&[Bson::Document(doc! {"b": 1}), 1.into()]),
+                key(&[Bson::Document(doc! {"b": 2}), 2.into()]),
+            ])
+        );
+    }
+
+    #[test]
+    fn empty_shared_array_indexes_null_subfields() {
+        let s = spec(doc! {"attrs": 1, "attrs.k": 1});
+        let k = generate_keys(&s, &doc! {"attrs": []}).unwrap();
+        assert_eq!(k.keys, vec![key(&[Bson::Undefined, Bson::Null])]);
+        assert!(k.multikey_paths.iter().all(|p| p.contains("attrs")));
+    }
+
+    #[test]
+    fn different_arrays_are_parallel_even_when_nested() {
+        let s = spec(doc! {"a.x": 1, "b.y": 1});
+        let err = generate_keys(&s, &doc! {"a": [{"x": 1}], "b": [{"y": 2}]}).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CANNOT_INDEX_PARALLEL_ARRAYS);
+        assert_eq!(err.message, "cannot index parallel arrays [b] [a]");
+        // Inside one shared element, two different arrays are parallel too.
+        let s = spec(doc! {"a.b": 1, "a.c": 1});
+        let err = generate_keys(&s, &doc! {"a": [{"b": [1, 2], "c": [3, 4]}]}).unwrap_err();
+        assert_eq!(err.message, "cannot index parallel arrays [c] [b]");
+        // But one array per element is fine.
+        assert!(
+            generate_keys(&s, &doc! {"a": [{"b": [1, 2], "c": 3}, {"b": 4, "c": [5]}]}).is_ok()
+        );
+    }
+
+    #[test]
+    fn sparse_skips_keys_where_nothing_was_found() {
+        let s = IndexSpec::parse(&doc! {"key": {"a.b": 1}, "sparse": true}, None).unwrap();
+        let k = generate_keys(&s, &doc! {"a": [{"c": 1}, {"b": 2}]}).unwrap();
+        assert_eq!(k.keys, vec![key(&[2.into()])]);
     }
 
     #[test]
