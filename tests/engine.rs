@@ -648,7 +648,6 @@ proptest! {
 /// with compounded bounds: the later field must scan all values (mongod's
 /// rule). Needs the planner change described in the wt/mkey report.
 #[test]
-#[ignore = "needs the planner fix from the wt/mkey report (shared multikey prefix)"]
 fn plain_dotted_fields_on_one_array_are_not_compounded() {
     let plain = Engine::new();
     let indexed = Engine::new();

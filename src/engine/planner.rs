@@ -236,6 +236,37 @@ fn bounds_for(
             }
         }
     }
+    // Fields that go through one array are keyed per element, so their
+    // bounds may be compounded only when a single `$elemMatch` on that array
+    // (or inside its elements) constrains both; otherwise the later field
+    // scans all its values, as mongod does.
+    for i in 1..spec.fields.len() {
+        if !out.constrained[i] {
+            continue;
+        }
+        let conflict = (0..i).filter(|&j| out.constrained[j]).any(|j| {
+            let (Some(mi), Some(mj)) = (multikey.get(i), multikey.get(j)) else {
+                return false;
+            };
+            let shared: Vec<&String> = mi.intersection(mj).collect();
+            if shared.is_empty() {
+                return false;
+            }
+            match (
+                preds.elem_match_of(&spec.fields[i].0, same_collation),
+                preds.elem_match_of(&spec.fields[j].0, same_collation),
+            ) {
+                (Some((gi, array)), Some((gj, _))) if gi == gj => !shared
+                    .iter()
+                    .all(|m| array == m.as_str() || array.starts_with(&format!("{m}."))),
+                _ => true,
+            }
+        });
+        if conflict {
+            out.bounds[i] = vec![Interval::all()];
+            out.constrained[i] = false;
+        }
+    }
     // Every filtered path must be an index field with its bounds applied.
     for path in preds.paths() {
         let pos = spec.fields.iter().position(|(p, _)| p == path);

@@ -209,6 +209,8 @@ pub struct PathPredicates {
     /// Top-level equalities, for partial-index implication.
     eqs: Vec<(String, Bson)>,
     groups: usize,
+    /// Per `$elemMatch` group, the path of the array it matches elements of.
+    group_paths: Vec<String>,
 }
 
 /// Collect the predicates of a filter document.
@@ -295,6 +297,7 @@ impl PathPredicates {
                 "$elemMatch" => {
                     let g = self.groups;
                     self.groups += 1;
+                    self.group_paths.push(path.to_string());
                     self.all_exact = false;
                     match v {
                         Bson::Document(d) if is_operator_doc(d) => self.operators(path, d, Some(g)),
@@ -371,6 +374,17 @@ impl PathPredicates {
             acc = next;
         }
         Some(acc)
+    }
+
+    /// The `$elemMatch` group (and its array path) of the predicate whose
+    /// bounds [`Self::intervals`] starts from on `path`, if it has one.
+    pub fn elem_match_of(&self, path: &str, same_collation: bool) -> Option<(usize, &str)> {
+        let (_, first) = self
+            .preds
+            .iter()
+            .find(|(p, pred)| p == path && (!pred.strings || same_collation))?;
+        let g = first.group?;
+        Some((g, self.group_paths.get(g)?.as_str()))
     }
 
     /// Whether the query's top-level equalities imply a partial index's
