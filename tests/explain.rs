@@ -444,3 +444,133 @@ mod planned_equals_scanned {
         }
     }
 }
+
+mod regex_planned_equals_scanned {
+    //! Regex bounds never change what a query returns: planned (possibly
+    //! covered) results equal a collection scan's.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = Bson> {
+        prop_oneof![
+            8 => "a?b?[abA\n.|]{0,2}".prop_map(Bson::String),
+            1 => (0i32..3).prop_map(Bson::Int32),
+            1 => proptest::collection::vec("[ab]{0,2}".prop_map(Bson::String), 0..3).prop_map(Bson::Array),
+            1 => prop_oneof![Just("^a"), Just("ab")].prop_map(|p| Bson::RegularExpression(bson::Regex { pattern: p.into(), options: String::new() })),
+            1 => Just(Bson::Null),
+        ]
+    }
+
+    fn pattern() -> impl Strategy<Value = (&'static str, &'static str)> {
+        (
+            prop_oneof![
+                Just("^a"),
+                Just("^ab"),
+                Just("^a.*"),
+                Just("^a.*b"),
+                Just("a"),
+                Just("^a?b"),
+                Just("\\Aab"),
+                Just("^a|b"),
+                Just("^a\\|b"),
+                Just("^(ab)"),
+                Just("^ab$"),
+                Just("^\\Qa.\\E"),
+                Just("^a\\.b"),
+                Just("^"),
+                Just("^A"),
+                Just("^a b"),
+                Just("^\\n"),
+            ],
+            prop_oneof![
+                Just(""),
+                Just("i"),
+                Just("m"),
+                Just("s"),
+                Just("x"),
+                Just("ms")
+            ],
+        )
+    }
+
+    fn values(docs: &[Document]) -> Vec<String> {
+        let mut out: Vec<String> = docs.iter().map(|d| d.to_string()).collect();
+        out.sort();
+        out
+    }
+
+    proptest! {
+        // Default case count, so that PROPTEST_CASES raises it.
+        #[test]
+        fn same_results(docs in proptest::collection::vec(value(), 0..20), (p, o) in pattern(), form in 0u8..3, desc in any::<bool>(), arrays in any::<bool>()) {
+            let e = Engine::new();
+            // Without arrays the index stays non-multikey, so an exact
+            // regex with the projection below gets a covered plan.
+            let raws: Vec<RawDocumentBuf> = docs
+                .iter()
+                .filter(|a| arrays || !matches!(a, Bson::Array(_)))
+                .enumerate()
+                .map(|(i, a)| {
+                    let mut d = doc! {"_id": i as i32};
+                    if !matches!(a, Bson::Null) { d.insert("a", a.clone()); }
+                    RawDocumentBuf::from_document(&d).unwrap()
+                })
+                .collect();
+            e.create_collection("t", "p", &Document::new()).unwrap();
+            if !raws.is_empty() {
+                e.insert("t", "p", raws, false).unwrap();
+            }
+            e.create_indexes("t", "p", &[doc! {"key": {"a": 1}}]).unwrap();
+            let re = Bson::RegularExpression(bson::Regex { pattern: p.into(), options: o.into() });
+            let filter = match form {
+                0 => doc! {"a": re.clone()},
+                1 => doc! {"a": {"$regex": p, "$options": o}},
+                _ => doc! {"a": {"$regex": re}},
+            };
+            let natural = Some(Bson::Document(doc! {"$natural": 1}));
+            // Some patterns (`\\Q…\\E`) our regex engine rejects: then both
+            // ways must fail alike.
+            let run = |req: FindRequest| e.find("t", "p", &req).map_err(|err| err.code.code());
+            for projection in [None, Some(doc! {"a": 1, "_id": 0})] {
+                let sort = Some(doc! {"a": if desc { -1 } else { 1 }});
+                let planned = run(FindRequest { filter: filter.clone(), projection: projection.clone(), ..Default::default() });
+                let scanned = run(FindRequest { filter: filter.clone(), projection: projection.clone(), hint: natural.clone(), ..Default::default() });
+                prop_assert_eq!(planned.as_deref().map(values), scanned.as_deref().map(values));
+                let sorted = run(FindRequest { filter: filter.clone(), projection: projection.clone(), sort: sort.clone(), ..Default::default() });
+                let reference = run(FindRequest { filter: filter.clone(), projection: projection.clone(), sort, hint: natural.clone(), ..Default::default() });
+                let keys = |v: &[Document]| v.iter().map(|d| schemalab::engine::sort::sort_key(d, &["a"], !desc, None).to_string()).collect::<Vec<_>>();
+                prop_assert_eq!(sorted.as_deref().map(keys), reference.as_deref().map(keys));
+            }
+        }
+    }
+}
+
+#[test]
+fn exact_prefix_regex_needs_no_filter_but_others_do() {
+    let e = Engine::new();
+    let docs: Vec<RawDocumentBuf> = ["abc", "abd", "b"]
+        .iter()
+        .map(|s| RawDocumentBuf::from_document(&doc! {"a": *s}).unwrap())
+        .collect();
+    e.insert("t", "r", docs, true).unwrap();
+    e.create_indexes("t", "r", &[doc! {"key": {"a": 1}}])
+        .unwrap();
+    let fetch_filter = |filter: Document| {
+        let reply = e
+            .explain("t", &doc! {"find": "r", "filter": filter}, "queryPlanner")
+            .unwrap();
+        let plan = reply
+            .get_document("queryPlanner")
+            .unwrap()
+            .get_document("winningPlan")
+            .unwrap()
+            .clone();
+        assert_eq!(plan.get_str("stage").unwrap(), "FETCH");
+        plan.get("filter").cloned()
+    };
+    assert_eq!(fetch_filter(doc! {"a": {"$regex": "^ab"}}), None);
+    assert_eq!(fetch_filter(doc! {"a": {"$regex": "^ab.*"}}), None);
+    assert!(fetch_filter(doc! {"a": {"$regex": "^ab$"}}).is_some());
+    assert!(fetch_filter(doc! {"a": {"$regex": "b"}}).is_some());
+    assert!(fetch_filter(doc! {"a": {"$regex": "^ab", "$options": "i"}}).is_some());
+}

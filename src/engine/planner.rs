@@ -2,8 +2,8 @@
 //!
 //! It walks the filter *document* (not the parsed tree, so that it depends
 //! only on the query language's syntax) and turns the predicates it can
-//! serve from an index — equalities, `$in`, the four range operators and
-//! `$elemMatch` — into per-field index bounds. Every non-hidden index whose
+//! serve from an index — equalities, `$in`, the four range operators,
+//! `$regex` and `$elemMatch` — into per-field index bounds. Every non-hidden index whose
 //! bounds constrain it, or whose order provides the requested sort, becomes a
 //! candidate plan; a top-level `$or` whose every branch is indexable becomes
 //! an OR plan; a collection scan is the fallback. Choosing among candidates is
@@ -216,7 +216,8 @@ fn bounds_for(
     query_collation: Option<&Collation>,
 ) -> IndexBounds {
     let spec = &index.spec;
-    let same_collation = spec.collation.as_ref() == query_collation;
+    let index_collation = spec.collation.as_ref();
+    let same_collation = index_collation == query_collation;
     let mut out = IndexBounds {
         bounds: Vec::with_capacity(spec.fields.len()),
         constrained: Vec::with_capacity(spec.fields.len()),
@@ -225,7 +226,9 @@ fn bounds_for(
     let multikey = index.multikey_paths();
     for (i, (path, _)) in spec.fields.iter().enumerate() {
         let field_multikey = multikey.get(i).is_some_and(|p| !p.is_empty());
-        match preds.intervals(path, field_multikey, same_collation, query_collation) {
+        // Intervals intersect in the index's key order; predicates compared
+        // under another collation were already left out.
+        match preds.intervals(path, field_multikey, same_collation, index_collation) {
             Some(iv) => {
                 out.bounds.push(iv);
                 out.constrained.push(true);
@@ -270,7 +273,9 @@ fn bounds_for(
     // Every filtered path must be an index field with its bounds applied.
     for path in preds.paths() {
         let pos = spec.fields.iter().position(|(p, _)| p == path);
-        if pos.is_none_or(|i| !out.constrained[i]) || preds.dropped(path, same_collation) {
+        if pos.is_none_or(|i| !out.constrained[i])
+            || preds.dropped(path, same_collation, index_collation.is_none())
+        {
             out.exact = false;
         }
     }

@@ -4,6 +4,12 @@
 //! Ranges are type-bracketed as mongod brackets them: `$gt: 5` scans the
 //! numbers above 5 up to infinity and never strings, because a comparison
 //! only matches values of the same canonical type.
+//!
+//! A `$regex` scans the strings its match could start with — `/^abc/` the
+//! range `["abc", "abd")`, any other regex every string `["", {})` — plus the
+//! regex itself as a point, since a stored regex equal to the pattern matches
+//! too. Only a literal prefix anchored at the start gives the tight range, as
+//! in mongod's `IndexBoundsBuilder::simpleRegex`.
 
 use std::cmp::Ordering;
 
@@ -192,6 +198,9 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
 struct Pred {
     intervals: Vec<Interval>,
     strings: bool,
+    /// A regex's string ranges hold in binary order only: an index with a
+    /// collation stores collation keys, not the strings.
+    binary_only: bool,
     /// Predicates of one `$elemMatch` share a group: they constrain the same
     /// array element, so their bounds may be intersected even on a multikey
     /// field.
@@ -202,7 +211,8 @@ struct Pred {
 #[derive(Debug, Clone, Default)]
 pub struct PathPredicates {
     preds: Vec<(String, Pred)>,
-    /// Paths with a predicate that gave no bounds.
+    /// Paths with a predicate that gave no bounds, or bounds that are only a
+    /// superset of its matches (an unanchored `$regex`).
     inexact: Vec<String>,
     /// Whether every predicate became a bound (no `$or`, `$ne`, `$regex`…).
     pub all_exact: bool,
@@ -251,6 +261,7 @@ impl PathPredicates {
             };
             match v {
                 Bson::Document(d) if is_operator_doc(d) => self.operators(&path, d, group),
+                Bson::RegularExpression(re) => self.regex(&path, &re.pattern, &re.options, group),
                 other => {
                     if group.is_none() {
                         self.eqs.push((path.clone(), other.clone()));
@@ -305,10 +316,50 @@ impl PathPredicates {
                         _ => self.inexact(path),
                     }
                 }
-                // Options of `$regex` and `$near` ride along; everything
-                // else is left to the filter.
+                "$regex" => {
+                    let options = match ops.get("$options") {
+                        None => Some(""),
+                        Some(Bson::String(o)) => Some(o.as_str()),
+                        Some(_) => None,
+                    };
+                    match (v, options) {
+                        (Bson::String(p), Some(o)) => self.regex(path, p, o, group),
+                        // Flags in both places is an error the filter
+                        // reports; the regex's own flags win otherwise.
+                        (Bson::RegularExpression(re), Some(o)) => {
+                            let o = if re.options.is_empty() {
+                                o
+                            } else {
+                                &re.options
+                            };
+                            self.regex(path, &re.pattern, o, group)
+                        }
+                        _ => self.inexact(path),
+                    }
+                }
+                // Read together with `$regex` above.
+                "$options" if ops.contains_key("$regex") => {}
+                // Options of `$near` ride along; everything else is left to
+                // the filter.
                 _ => self.inexact(path),
             }
+        }
+    }
+
+    /// A regex predicate: its bounds, exact only for a plain literal prefix.
+    fn regex(&mut self, path: &str, pattern: &str, options: &str, group: Option<usize>) {
+        let (intervals, exact) = regex_intervals(pattern, options);
+        self.preds.push((
+            path.to_string(),
+            Pred {
+                intervals,
+                strings: false,
+                binary_only: true,
+                group,
+            },
+        ));
+        if !exact {
+            self.inexact(path);
         }
     }
 
@@ -318,6 +369,7 @@ impl PathPredicates {
             Pred {
                 intervals,
                 strings,
+                binary_only: false,
                 group,
             },
         ));
@@ -334,17 +386,19 @@ impl PathPredicates {
     }
 
     /// Whether some predicate on `path` could not become an exact bound.
-    pub fn dropped(&self, path: &str, same_collation: bool) -> bool {
+    /// `same_collation`: the index collation is the query's; `binary`: the
+    /// index has none.
+    pub fn dropped(&self, path: &str, same_collation: bool, binary: bool) -> bool {
         self.inexact.iter().any(|p| p == path)
-            || self
-                .preds
-                .iter()
-                .any(|(p, pred)| p == path && pred.strings && !same_collation)
+            || self.preds.iter().any(|(p, pred)| {
+                p == path && ((pred.strings && !same_collation) || (pred.binary_only && !binary))
+            })
     }
 
     /// The intervals on `path`, or `None` when no predicate bounds it. On a
     /// multikey field only one predicate (with its `$elemMatch` siblings) is
     /// used: different predicates may be satisfied by different elements.
+    /// `collation` is the index's: intervals are intersected in key order.
     pub fn intervals(
         &self,
         path: &str,
@@ -352,10 +406,13 @@ impl PathPredicates {
         same_collation: bool,
         collation: Option<&Collation>,
     ) -> Option<Vec<Interval>> {
+        let binary = collation.is_none();
         let mut usable = self
             .preds
             .iter()
-            .filter(|(p, pred)| p == path && (!pred.strings || same_collation))
+            .filter(|(p, pred)| {
+                p == path && (!pred.strings || same_collation) && (!pred.binary_only || binary)
+            })
             .map(|(_, pred)| pred);
         let first = usable.next()?;
         let mut acc = first.intervals.clone();
@@ -406,5 +463,196 @@ impl PathPredicates {
         partial
             .matches(&pinned, &Vars::with_now(bson::DateTime::now()))
             .unwrap_or(false)
+    }
+}
+
+/// The intervals of a regex predicate and whether they are exact (hold
+/// exactly its matches, so no filter need re-check the keys): the strings the
+/// literal prefix starts, or all strings, then the regex itself.
+pub fn regex_intervals(pattern: &str, options: &str) -> (Vec<Interval>, bool) {
+    let (prefix, exact) = simple_prefix(pattern, options);
+    let strings = if prefix.is_empty() {
+        Interval {
+            lo: Bson::String(String::new()),
+            lo_incl: true,
+            hi: Bson::Document(Document::new()),
+            hi_incl: false,
+        }
+    } else {
+        let hi = prefix_successor(&prefix)
+            .map(Bson::String)
+            .unwrap_or_else(|| Bson::Document(Document::new()));
+        Interval {
+            lo: Bson::String(prefix),
+            lo_incl: true,
+            hi,
+            hi_incl: false,
+        }
+    };
+    // Stored regexes compare flags as a set; sorting them keeps the point
+    // where a stored regex with the same flags in another order sorts.
+    let mut flags: Vec<char> = options.chars().collect();
+    flags.sort_unstable();
+    let re = Bson::RegularExpression(bson::Regex {
+        pattern: pattern.to_string(),
+        options: flags.into_iter().collect(),
+    });
+    (vec![strings, Interval::point(&re)], exact)
+}
+
+/// The smallest string above every string starting with `prefix`: the last
+/// byte incremented, as mongod does (`"abc"` → `"abd"`). When that byte is a
+/// UTF-8 continuation or DEL, incrementing it would not be UTF-8, so the last
+/// character is replaced by the next one instead, which bounds the same
+/// strings (and a few more the filter rejects). `None` when no string is
+/// above (the prefix ends in the last code point).
+fn prefix_successor(prefix: &str) -> Option<String> {
+    let mut bytes = prefix.as_bytes().to_vec();
+    if let Some(last) = bytes.last_mut()
+        && *last < 0x7F
+    {
+        *last += 1;
+        return String::from_utf8(bytes).ok();
+    }
+    let mut chars: Vec<char> = prefix.chars().collect();
+    let last = chars.pop()?;
+    let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32)?;
+    chars.push(next);
+    Some(chars.into_iter().collect())
+}
+
+/// Whether a `|` not escaped by a backslash occurs (mongod, too, does not
+/// look at `\Q…\E` or classes here: `^[|]` is never simple).
+fn has_alternation(pattern: &str) -> bool {
+    let mut backslashes = 0;
+    for c in pattern.chars() {
+        match c {
+            '\\' => backslashes += 1,
+            '|' if backslashes % 2 == 0 => return true,
+            _ => backslashes = 0,
+        }
+    }
+    false
+}
+
+/// The literal prefix every match of an anchored regex starts with, and
+/// whether the regex is exactly "starts with that prefix". mongod's rules:
+/// anchored by `^` (not with the `m` flag, where `^` also matches after a
+/// newline) or `\A`; no `|` anywhere; flags only `m`, `s`, `x`; the prefix
+/// stops at the first metacharacter, and a `*` or `?` drops the character
+/// it makes optional.
+pub fn simple_prefix(pattern: &str, options: &str) -> (String, bool) {
+    let (rest, multiline_ok) = if let Some(r) = pattern.strip_prefix("\\A") {
+        (r, true)
+    } else if let Some(r) = pattern.strip_prefix('^') {
+        (r, false)
+    } else {
+        return (String::new(), false);
+    };
+    if has_alternation(rest) {
+        return (String::new(), false);
+    }
+    let mut extended = false;
+    for flag in options.chars() {
+        match flag {
+            'm' if multiline_ok => {}
+            's' => {}
+            'x' => extended = true,
+            _ => return (String::new(), false),
+        }
+    }
+    let mut prefix = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' | '?' => {
+                prefix.pop();
+                return (prefix, false);
+            }
+            '\\' => match chars.next() {
+                Some('Q') => {
+                    // `\Q…\E` quotes everything inside.
+                    while let Some(q) = chars.next() {
+                        if q == '\\' && chars.peek() == Some(&'E') {
+                            chars.next();
+                            break;
+                        }
+                        prefix.push(q);
+                    }
+                }
+                // A letter or digit after `\` is a class, an assertion or a
+                // back-reference: not a literal.
+                Some(e) if e.is_ascii_alphanumeric() => return (prefix, false),
+                Some(e) => prefix.push(e),
+                None => return (prefix, false),
+            },
+            '.' => {
+                // A trailing `.*` accepts any rest: still exactly a prefix.
+                let trailing_any = chars.next() == Some('*') && chars.next().is_none();
+                let exact = trailing_any && !prefix.is_empty();
+                return (prefix, exact);
+            }
+            '^' | '$' | '[' | '(' | ')' | '+' | '{' => return (prefix, false),
+            '#' if extended => return (prefix, false),
+            c if extended && (c.is_ascii_whitespace() || c == '\u{0B}') => {}
+            c => prefix.push(c),
+        }
+    }
+    let exact = !prefix.is_empty();
+    (prefix, exact)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_prefixes_as_mongod_reads_them() {
+        let p = |re: &str, o: &str| simple_prefix(re, o);
+        assert_eq!(p("^foo", ""), ("foo".into(), true));
+        assert_eq!(p("\\Afoo", ""), ("foo".into(), true));
+        assert_eq!(p("^f?oo", ""), ("".into(), false));
+        assert_eq!(p("^fz?oo", ""), ("f".into(), false));
+        assert_eq!(p("^foo", "m"), ("".into(), false));
+        assert_eq!(p("\\Afoo", "m"), ("foo".into(), true));
+        assert_eq!(p("\\Afoo", "mi"), ("".into(), false));
+        assert_eq!(p("^foo", "i"), ("".into(), false));
+        assert_eq!(p("^foo", "s"), ("foo".into(), true));
+        assert_eq!(p("foo", ""), ("".into(), false));
+        assert_eq!(
+            p("\\Af \t\u{0B}o\n\ro  \\ \\# #comment", "mx"),
+            ("foo #".into(), false)
+        );
+        assert_eq!(p("^\\Qasdf\\E", ""), ("asdf".into(), true));
+        assert_eq!(p("^\\Qasdf", ""), ("asdf".into(), true));
+        assert_eq!(p("^\\Qas.*df\\E", ""), ("as.*df".into(), true));
+        assert_eq!(p("^\\Qas\\E\\\\E\\Q$df\\E", ""), ("as\\E$df".into(), true));
+        assert_eq!(p("^(a(a|$)|b", ""), ("".into(), false));
+        assert_eq!(p("^a\\\\|b", ""), ("".into(), false));
+        assert_eq!(p("^a\\|b", ""), ("a|b".into(), true));
+        assert_eq!(p("^\\|1\\|2\\|\\|", ""), ("|1|2||".into(), true));
+        assert_eq!(p("^\\Q|\\E", ""), ("".into(), false));
+        assert_eq!(p("^[|]", ""), ("".into(), false));
+        assert_eq!(p("^abc.*", ""), ("abc".into(), true));
+        assert_eq!(p("^abc.*f", ""), ("abc".into(), false));
+        assert_eq!(p("^abc$", ""), ("abc".into(), false));
+        assert_eq!(p("^ab\\d", ""), ("ab".into(), false));
+        assert_eq!(p("^a\\.b", ""), ("a.b".into(), true));
+        assert_eq!(p("^", ""), ("".into(), false));
+    }
+
+    #[test]
+    fn prefix_bounds_end_at_the_successor() {
+        let (iv, exact) = regex_intervals("^abc", "");
+        assert!(exact);
+        assert_eq!(iv[0].render(false), "[\"abc\", \"abd\")");
+        assert_eq!(iv[1].render(false), "[/^abc/, /^abc/]");
+        let (iv, exact) = regex_intervals("abc", "i");
+        assert!(!exact);
+        assert_eq!(iv[0].render(false), "[\"\", {})");
+        assert_eq!(iv[1].render(false), "[/abc/i, /abc/i]");
+        assert_eq!(prefix_successor("a\u{7F}"), Some("a\u{80}".into()));
+        assert_eq!(prefix_successor("\u{BF}"), Some("\u{C0}".into()));
+        assert_eq!(prefix_successor("\u{10FFFF}"), None);
     }
 }
