@@ -38,8 +38,12 @@ pub struct Collection {
     options: Document,
     validator: Option<Filter>,
     collation: Option<Collation>,
-    records: BTreeMap<RecordId, RawDocumentBuf>,
-    next_record: RecordId,
+    /// Records by id: slot `i` holds record `first_record + i`, `None` once
+    /// deleted. Ids only grow, so a vector keeps them in order without the
+    /// half-empty nodes a B-tree fills with ascending keys.
+    records: Vec<Option<RawDocumentBuf>>,
+    first_record: RecordId,
+    live: usize,
     indexes: Vec<Index>,
     data_size: u64,
 }
@@ -92,8 +96,9 @@ impl Collection {
             options,
             validator,
             collation,
-            records: BTreeMap::new(),
-            next_record: 1,
+            records: Vec::new(),
+            first_record: 1,
+            live: 0,
             indexes: vec![Index::new(id_spec)],
             data_size: 0,
         })
@@ -106,12 +111,12 @@ impl Collection {
 
     /// Number of documents.
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.live
     }
 
     /// Whether the collection holds no documents.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.live == 0
     }
 
     /// The exact sum of the documents' BSON sizes.
@@ -131,17 +136,35 @@ impl Collection {
 
     /// Records in insertion order.
     pub fn records(&self) -> impl DoubleEndedIterator<Item = (RecordId, &RawDocumentBuf)> {
-        self.records.iter().map(|(k, v)| (*k, v))
+        let first = self.first_record;
+        self.records
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, slot)| slot.as_ref().map(|raw| (first + i as u64, raw)))
     }
 
     /// One record's raw document.
     pub fn raw(&self, rid: RecordId) -> Option<&RawDocumentBuf> {
-        self.records.get(&rid)
+        self.slot(rid)?.as_ref()
+    }
+
+    fn slot(&self, rid: RecordId) -> Option<&Option<RawDocumentBuf>> {
+        let i = usize::try_from(rid.checked_sub(self.first_record)?).ok()?;
+        self.records.get(i)
+    }
+
+    fn slot_mut(&mut self, rid: RecordId) -> Option<&mut Option<RawDocumentBuf>> {
+        let i = usize::try_from(rid.checked_sub(self.first_record)?).ok()?;
+        self.records.get_mut(i)
+    }
+
+    fn next_record(&self) -> RecordId {
+        self.first_record + self.records.len() as u64
     }
 
     /// One record as a document.
     pub fn doc(&self, rid: RecordId) -> Result<Option<Document>> {
-        match self.records.get(&rid) {
+        match self.raw(rid) {
             Some(raw) => Ok(Some(to_document(raw)?)),
             None => Ok(None),
         }
@@ -199,7 +222,7 @@ impl Collection {
     /// Insert a document that already has its `_id` first.
     pub fn insert(&mut self, ns: &str, raw: RawDocumentBuf) -> Result<RecordId> {
         check_size(raw.as_bytes().len(), "object to insert too large")?;
-        let rid = self.next_record;
+        let rid = self.next_record();
         if self.only_id_index() {
             // Fast path: read `_id` straight from the raw bytes.
             let id = raw
@@ -228,8 +251,8 @@ impl Collection {
             }
         }
         self.data_size += raw.as_bytes().len() as u64;
-        self.records.insert(rid, raw);
-        self.next_record += 1;
+        self.records.push(Some(raw));
+        self.live += 1;
         Ok(rid)
     }
 
@@ -241,12 +264,13 @@ impl Collection {
             raw.as_bytes().len(),
             "Resulting document after update is larger than 16777216",
         )?;
-        let Some(old_raw) = self.records.get(&rid) else {
+        let Some(old_raw) = self.raw(rid) else {
             return Err(EngineError::new(
                 ErrorCode::INTERNAL_ERROR,
                 "record vanished",
             ));
         };
+        let old_len = old_raw.as_bytes().len() as u64;
         let old_doc = to_document(old_raw)?;
         self.validate(new_doc)?;
         let new_keys = self.keys_checked(ns, new_doc, Some(rid))?;
@@ -260,17 +284,19 @@ impl Collection {
                 index.insert_keys(new, rid);
             }
         }
-        self.data_size =
-            self.data_size + raw.as_bytes().len() as u64 - old_raw.as_bytes().len() as u64;
-        self.records.insert(rid, raw);
+        self.data_size = self.data_size + raw.as_bytes().len() as u64 - old_len;
+        if let Some(slot) = self.slot_mut(rid) {
+            *slot = Some(raw);
+        }
         Ok(())
     }
 
     /// Remove record `rid`, returning its document.
     pub fn remove(&mut self, rid: RecordId) -> Result<Option<Document>> {
-        let Some(raw) = self.records.remove(&rid) else {
+        let Some(raw) = self.slot_mut(rid).and_then(Option::take) else {
             return Ok(None);
         };
+        self.live -= 1;
         let doc = to_document(&raw)?;
         for index in &mut self.indexes {
             // Keys computed from a stored document cannot fail: they did
@@ -285,7 +311,10 @@ impl Collection {
 
     /// Remove every document, keeping the indexes' definitions.
     pub fn clear(&mut self) {
+        // Ids are never reused: the next record continues the sequence.
+        self.first_record = self.next_record();
         self.records.clear();
+        self.live = 0;
         self.data_size = 0;
         for index in &mut self.indexes {
             index.clear();
@@ -294,17 +323,17 @@ impl Collection {
 
     fn build_index(&self, ns: &str, spec: IndexSpec) -> Result<Index> {
         let mut index = Index::new(spec);
-        for (rid, raw) in &self.records {
+        for (rid, raw) in self.records() {
             let doc = to_document(raw)?;
             let keys = index.keys_for(&doc)?;
             if index.spec.unique {
                 for key in &keys.keys {
-                    if index.conflicts(key, Some(*rid)).is_some() {
+                    if index.conflicts(key, Some(rid)).is_some() {
                         return Err(duplicate_key(ns, &index.spec, &doc));
                     }
                 }
             }
-            index.insert_keys(&keys, *rid);
+            index.insert_keys(&keys, rid);
         }
         Ok(index)
     }
@@ -788,13 +817,13 @@ impl Catalog {
                     continue;
                 }
                 let mut expired = Vec::new();
-                for (rid, raw) in &c.records {
+                for (rid, raw) in c.records() {
                     let Ok(doc) = to_document(raw) else { continue };
                     for (path, secs) in &ttl {
                         if let Some(t) = earliest_date(&doc, path)
                             && t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
                         {
-                            expired.push(*rid);
+                            expired.push(rid);
                             break;
                         }
                     }

@@ -10,6 +10,11 @@ use tokio::net::TcpStream;
 
 use super::frame::{self, FrameError, Request};
 
+/// A new connection's read buffer.
+const INITIAL_CAPACITY: usize = 64 * 1024;
+/// Past this, an emptied read buffer is given back rather than kept.
+const RETAINED_CAPACITY: usize = 1024 * 1024;
+
 /// Why reading a message failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectionError {
@@ -36,7 +41,7 @@ impl Connection {
         let _ = stream.set_nodelay(true);
         Self {
             stream,
-            buffer: BytesMut::with_capacity(64 * 1024),
+            buffer: BytesMut::with_capacity(INITIAL_CAPACITY),
         }
     }
 
@@ -55,6 +60,11 @@ impl Connection {
         loop {
             if let Some((request, used)) = frame::decode(&self.buffer)? {
                 self.buffer.advance(used);
+                // A bulk insert can grow the buffer to the 48 MB message
+                // limit; an idle connection should not keep that much.
+                if self.buffer.is_empty() && self.buffer.capacity() > RETAINED_CAPACITY {
+                    self.buffer = BytesMut::with_capacity(INITIAL_CAPACITY);
+                }
                 return Ok(Some(request));
             }
             // `decode` has vetted the length prefix by now (it is within
