@@ -69,7 +69,10 @@ fn planning(c: &mut Criterion) {
     };
     let planned = e.find("bench", "plans", &query(None)).unwrap();
     let hinted = e.find("bench", "plans", &query(Some(&winner))).unwrap();
-    assert_eq!(planned, hinted, "hinting the winner must not change results");
+    assert_eq!(
+        planned, hinted,
+        "hinting the winner must not change results"
+    );
     println!(
         "planner bench: 5 candidate indexes over {DOCS} documents; winner {winner}; {} documents returned",
         planned.len()

@@ -86,16 +86,27 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
             // done, and nobody else is affected.
             Ok(None) | Err(_) => return,
         };
-        // Commands run on the blocking pool: a long one (a big `$merge`,
-        // an index build) must not hold up the async workers that answer
-        // every other connection, the drivers' heartbeats among them.
-        let (task_shared, task_session) = (shared.clone(), session.clone());
-        let reply =
-            tokio::task::spawn_blocking(move || respond(&task_shared, &task_session, request))
-                .await;
-        let Ok(reply) = reply else {
-            // The command panicked: only this connection goes.
-            return;
+        // A long command (a big `$merge`, an index build) must not hold up
+        // the async workers that answer every other connection, the
+        // drivers' heartbeats among them. On a multi-threaded runtime the
+        // worker hands its other tasks off and runs the command in place
+        // (no thread hop, so point lookups stay fast); a single-threaded
+        // runtime sends it to the blocking pool instead.
+        let multi_thread = matches!(
+            tokio::runtime::Handle::current().runtime_flavor(),
+            tokio::runtime::RuntimeFlavor::MultiThread
+        );
+        let reply = if multi_thread {
+            tokio::task::block_in_place(|| respond(&shared, &session, request))
+        } else {
+            let (task_shared, task_session) = (shared.clone(), session.clone());
+            match tokio::task::spawn_blocking(move || respond(&task_shared, &task_session, request))
+                .await
+            {
+                Ok(reply) => reply,
+                // The command panicked: only this connection goes.
+                Err(_) => return,
+            }
         };
         let Some(reply) = reply else {
             continue;
