@@ -303,6 +303,21 @@ impl Index {
             .map(|e| record_id_of(e))
     }
 
+    /// Raw entries (key bytes followed by the 8-byte record id) between two
+    /// entry-level bounds, in order: what a resumable index scan reads.
+    pub fn entries_between<'a>(
+        &'a self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> impl DoubleEndedIterator<Item = &'a [u8]> + 'a {
+        self.entries.range::<[u8], _>((lo, hi)).map(|e| &e[..])
+    }
+
+    /// The record id stored at the end of an entry.
+    pub fn entry_record_id(entry: &[u8]) -> RecordId {
+        record_id_of(entry)
+    }
+
     /// Entries whose key lies between `lo` and `hi` (key bytes without
     /// record ids), in order, as (key, record id).
     pub fn scan<'a>(

@@ -91,8 +91,13 @@ impl<'a> Stage<'a> for CollScan {
 /// `IXSCAN`: keys inside the plan's bounds, in index (or reverse) order.
 pub struct IxScan {
     plan: IxScanPlan,
-    rids: Option<Vec<RecordId>>,
-    next: usize,
+    /// The entry ranges to read, in scan order (built on the first call).
+    ranges: Option<Vec<EntryRange>>,
+    /// The range being read, and the last entry read from it.
+    range: usize,
+    resume: Option<Vec<u8>>,
+    /// Record ids read ahead from the index but not yet returned.
+    ahead: std::collections::VecDeque<RecordId>,
     seen: HashSet<RecordId>,
     seeks: u64,
     dups_tested: u64,
@@ -110,8 +115,10 @@ impl IxScan {
             .is_some_and(Index::is_multikey);
         IxScan {
             plan,
-            rids: None,
-            next: 0,
+            ranges: None,
+            range: 0,
+            resume: None,
+            ahead: std::collections::VecDeque::new(),
             seen: HashSet::new(),
             seeks: 0,
             dups_tested: 0,
@@ -121,8 +128,11 @@ impl IxScan {
         }
     }
 
-    /// The record ids of every key in bounds, in scan order.
-    fn keys(&mut self, index: &Index) -> Vec<RecordId> {
+    /// The bounds as ranges of raw index entries, in scan order. Keys are
+    /// sequences of prefix-free components, and a byte that follows a whole
+    /// component is never 0xFF, so "every key starting with `p`" is the
+    /// entry range from `p` to `p` + 0xFF.
+    fn entry_ranges(&self, index: &Index) -> Vec<EntryRange> {
         let spec = &index.spec;
         let collation = spec.collation.as_ref();
         let n = self.plan.scan_fields;
@@ -159,66 +169,118 @@ impl IxScan {
             }
             combos = next;
         }
-        let mut out = Vec::new();
-        for combo in combos {
-            self.seeks += 1;
-            if combo.is_empty() {
-                out.extend(
-                    index
-                        .scan(Bound::Unbounded, Bound::Unbounded)
-                        .map(|(_, rid)| rid),
-                );
-                continue;
-            }
-            let mut prefix = Vec::new();
-            let last = combo.len() - 1;
-            for (i, iv) in combo[..last].iter().enumerate() {
-                prefix.extend(encode(&iv.lo, spec.fields[i].1));
-            }
-            let asc = spec.fields[last].1;
-            let iv = combo[last];
-            let (lo_v, lo_incl, hi_v, hi_incl) = if asc {
-                (&iv.lo, iv.lo_incl, &iv.hi, iv.hi_incl)
-            } else {
-                (&iv.hi, iv.hi_incl, &iv.lo, iv.lo_incl)
-            };
-            let lo = [prefix.as_slice(), &encode(lo_v, asc)].concat();
-            let hi = [prefix.as_slice(), &encode(hi_v, asc)].concat();
-            for (k, rid) in index.scan(Bound::Included(&lo), Bound::Unbounded) {
-                if k.starts_with(&lo) && !lo_incl {
-                    continue;
+        let with_ff = |mut p: Vec<u8>| {
+            p.push(0xFF);
+            p
+        };
+        let mut ranges: Vec<EntryRange> = combos
+            .into_iter()
+            .map(|combo| {
+                if combo.is_empty() {
+                    return (Bound::Unbounded, Bound::Unbounded);
                 }
-                if k.starts_with(&hi) {
-                    if !hi_incl {
-                        break;
-                    }
-                } else if k > hi.as_slice() {
-                    break;
+                let mut prefix = Vec::new();
+                let last = combo.len() - 1;
+                for (i, iv) in combo[..last].iter().enumerate() {
+                    prefix.extend(encode(&iv.lo, spec.fields[i].1));
                 }
-                out.push(rid);
-            }
-        }
+                let asc = spec.fields[last].1;
+                let iv = combo[last];
+                let (lo_v, lo_incl, hi_v, hi_incl) = if asc {
+                    (&iv.lo, iv.lo_incl, &iv.hi, iv.hi_incl)
+                } else {
+                    (&iv.hi, iv.hi_incl, &iv.lo, iv.lo_incl)
+                };
+                let lo = [prefix.as_slice(), &encode(lo_v, asc)].concat();
+                let hi = [prefix.as_slice(), &encode(hi_v, asc)].concat();
+                let lo = if lo_incl {
+                    Bound::Included(lo)
+                } else {
+                    Bound::Excluded(with_ff(lo))
+                };
+                let hi = if hi_incl {
+                    Bound::Included(with_ff(hi))
+                } else {
+                    Bound::Excluded(hi)
+                };
+                (lo, hi)
+            })
+            .collect();
         if !self.plan.forward {
-            out.reverse();
+            ranges.reverse();
         }
-        out
+        ranges
+    }
+
+    /// Read up to [`READ_AHEAD`] more record ids, moving on to the next
+    /// range when one runs out. Returns false at the end of the last range.
+    fn refill(&mut self, index: &Index) -> bool {
+        let Some(ranges) = &self.ranges else {
+            return false;
+        };
+        while self.range < ranges.len() {
+            if self.resume.is_none() {
+                self.seeks += 1;
+            }
+            let (lo, hi) = &ranges[self.range];
+            let (lo, hi) = match (&self.resume, self.plan.forward) {
+                (None, _) => (as_ref(lo), as_ref(hi)),
+                (Some(last), true) => (Bound::Excluded(last.as_slice()), as_ref(hi)),
+                (Some(last), false) => (as_ref(lo), Bound::Excluded(last.as_slice())),
+            };
+            let mut read = Vec::with_capacity(READ_AHEAD);
+            if self.plan.forward {
+                read.extend(index.entries_between(lo, hi).take(READ_AHEAD));
+            } else {
+                read.extend(index.entries_between(lo, hi).rev().take(READ_AHEAD));
+            }
+            let exhausted = read.len() < READ_AHEAD;
+            self.ahead
+                .extend(read.iter().map(|e| Index::entry_record_id(e)));
+            self.resume = read.last().map(|e| e.to_vec());
+            if exhausted {
+                self.range += 1;
+                self.resume = None;
+            }
+            if !self.ahead.is_empty() {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// An entry-level range of an index: (lower, upper).
+type EntryRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// How many entries an index scan reads at a time. Small enough that a
+/// losing candidate in the planner's trial reads little more than it is
+/// worked; large enough that re-seeking costs nothing on long scans.
+const READ_AHEAD: usize = 128;
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
     }
 }
 
 impl<'a> Stage<'a> for IxScan {
     fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
         let started = std::time::Instant::now();
-        if self.rids.is_none() {
-            let keys = match ctx.coll.indexes().get(self.plan.index) {
-                Some(index) => self.keys(index),
-                None => Vec::new(),
-            };
-            self.rids = Some(keys);
+        let Some(index) = ctx.coll.indexes().get(self.plan.index) else {
+            return Ok(self.finish(started, State::Eof));
+        };
+        if self.ranges.is_none() {
+            self.ranges = Some(self.entry_ranges(index));
         }
-        let state = match self.rids.as_ref().and_then(|r| r.get(self.next)) {
+        if self.ahead.is_empty() {
+            self.refill(index);
+        }
+        let state = match self.ahead.pop_front() {
             None => State::Eof,
-            Some(&rid) => {
-                self.next += 1;
+            Some(rid) => {
                 self.c.keys_examined += 1;
                 if self.multikey {
                     self.dups_tested += 1;
