@@ -606,7 +606,7 @@ async fn count(db: &mongodb::Database, coll: &str) -> u64 {
 /// Generation speed of the large sensors scale; run on demand:
 /// `cargo test --test datasets sensors_large_speed -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement (large-scale generation speed), run on demand with --ignored"]
 fn sensors_large_speed() {
     let started = std::time::Instant::now();
     let mut bytes = 0usize;
@@ -629,7 +629,7 @@ fn sensors_large_speed() {
 /// estimated from the default scale's mean document size); run on demand:
 /// `cargo test --test datasets size_table -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "prints the size table for datasets/README.md, run on demand with --ignored"]
 fn size_table() {
     let cat = catalog();
     for spec in cat.datasets() {
@@ -666,7 +666,7 @@ fn size_table() {
 /// Load time of the default community scale into the embedded engine; run
 /// on demand: `cargo test --test datasets load_speed -- --ignored --nocapture`.
 #[tokio::test]
-#[ignore]
+#[ignore = "a measurement (default-scale load speed), run on demand with --ignored"]
 async fn load_speed_community_default() {
     let server = schemalab::wire::serve(
         "127.0.0.1:0".parse().unwrap(),

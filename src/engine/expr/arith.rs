@@ -471,52 +471,54 @@ fn subtract(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     }
 }
 
-fn divide(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
+/// The two operands of `$divide`/`$mod`: `None` when either is null or
+/// missing (the result is null), mongod's type error (`code`) when either
+/// is not a number, and the "by zero" error (`zero_code`) for a zero divisor.
+fn dividend_and_divisor(
+    op: &str,
+    vals: &[Option<Bson>],
+    code: i32,
+    zero_code: i32,
+) -> Result<Option<(Num, Num)>> {
     let (a, b) = (&vals[0], &vals[1]);
     if nullish(a.as_ref()) || nullish(b.as_ref()) {
-        return Ok(Some(Bson::Null));
+        return Ok(None);
     }
     let (Some(p), Some(q)) = (
         a.as_ref().and_then(Num::from_bson),
         b.as_ref().and_then(Num::from_bson),
     ) else {
         return Err(err(
-            16609,
+            code,
             format!(
-                "$divide only supports numeric types, not {} and {}",
+                "{op} only supports numeric types, not {} and {}",
                 type_name(a.as_ref()),
                 type_name(b.as_ref())
             ),
         ));
     };
     if q.f() == 0.0 {
-        return Err(err(2, "can't $divide by zero"));
+        return Err(err(zero_code, format!("can't {op} by zero")));
     }
-    Ok(Some(p.like(q, p.f() / q.f()).to_bson()))
+    Ok(Some((p, q)))
+}
+
+fn divide(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
+    Ok(Some(
+        match dividend_and_divisor("$divide", vals, 16609, 2)? {
+            Some((p, q)) => p.like(q, p.f() / q.f()).to_bson(),
+            None => Bson::Null,
+        },
+    ))
 }
 
 fn modulo(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
-    let (a, b) = (&vals[0], &vals[1]);
-    if nullish(a.as_ref()) || nullish(b.as_ref()) {
-        return Ok(Some(Bson::Null));
-    }
-    let (Some(p), Some(q)) = (
-        a.as_ref().and_then(Num::from_bson),
-        b.as_ref().and_then(Num::from_bson),
-    ) else {
-        return Err(err(
-            16611,
-            format!(
-                "$mod only supports numeric types, not {} and {}",
-                type_name(a.as_ref()),
-                type_name(b.as_ref())
-            ),
-        ));
-    };
-    if q.f() == 0.0 {
-        return Err(err(16610, "can't $mod by zero"));
-    }
-    Ok(Some(int_op(p, q, i64::checked_rem, |x, y| x % y).to_bson()))
+    Ok(Some(
+        match dividend_and_divisor("$mod", vals, 16611, 16610)? {
+            Some((p, q)) => int_op(p, q, i64::checked_rem, |x, y| x % y).to_bson(),
+            None => Bson::Null,
+        },
+    ))
 }
 
 fn pow(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
