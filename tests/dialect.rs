@@ -678,3 +678,18 @@ async fn writing_aggregates_run_at_once() {
         .unwrap();
     assert_eq!(texts(&out).last().map(String::as_str), Some("0"));
 }
+
+/// `show dbs` against the embedded engine labels its sizes as modelled,
+/// because the server says they are (`listDatabases.schemalab`).
+#[tokio::test]
+async fn show_dbs_labels_modelled_sizes() {
+    let (_server, mut s) = engine_session("shown").await;
+    let out = s.eval("db.c.insertOne({ a: 1 })\nshow dbs").await.unwrap();
+    let listing = texts(&out).join("\n");
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with("shown") && l.ends_with("(modelled)")),
+        "{listing}"
+    );
+}

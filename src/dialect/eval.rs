@@ -511,9 +511,17 @@ impl Session {
                                 (d.get_str("name").unwrap_or("").to_string(), size)
                             })
                             .collect();
+                        // The embedded engine models on-disk sizes and says
+                        // so; label them rather than pass them off as measured.
+                        let modelled = reply
+                            .get_document("schemalab")
+                            .ok()
+                            .and_then(|p| p.get_bool("sizesModelled").ok())
+                            .unwrap_or(false);
+                        let label = if modelled { " (modelled)" } else { "" };
                         let width = names.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
                         for (n, size) in names {
-                            lines.push(format!("{n:<width$}  {}", human_size(size)));
+                            lines.push(format!("{n:<width$}  {}{label}", human_size(size)));
                         }
                         out.push(Output::Message(lines.join("\n")));
                     }

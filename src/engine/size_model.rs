@@ -167,7 +167,7 @@ pub fn provenance() -> Document {
         "engine": "schemalab embedded engine",
         "sizesModelled": true,
         "sizeModel": MODEL_VERSION,
-        "modelledFields": ["storageSize", "freeStorageSize", "indexSizes", "totalIndexSize", "totalSize"],
+        "modelledFields": ["storageSize", "freeStorageSize", "indexSizes", "indexSize", "totalIndexSize", "totalSize", "sizeOnDisk"],
     }
 }
 
@@ -247,8 +247,8 @@ pub fn db_stats<'a>(
         "indexSize": (index_size / scale.max(1) as u64) as f64,
         "totalSize": ((storage + index_size) / scale.max(1) as u64) as f64,
         "scaleFactor": scale,
-        "fsUsedSize": 0.0,
-        "fsTotalSize": 0.0,
+        // No `fsUsedSize`/`fsTotalSize`: an in-memory engine has no
+        // filesystem to measure, and a made-up figure would mislead.
         "schemalab": provenance(),
     }
 }

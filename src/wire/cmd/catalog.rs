@@ -65,6 +65,8 @@ impl ListDatabases {
             "databases": entries,
             "totalSize": total,
             "totalSizeMb": total / (1024 * 1024),
+            // `sizeOnDisk` comes from the size model: say so.
+            "schemalab": crate::engine::size_model::provenance(),
         })
     }
 }
