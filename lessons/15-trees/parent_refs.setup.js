@@ -1,28 +1,4 @@
 // Parent references as generated, indexed for "children of X".
-// depth is computed once so the workload can pick the deepest node; the
-// ancestors list used to compute it is then removed.
-// Compute every node's ancestors (root first) without a recursive walk, by
-// pointer doubling: each node starts with [parent_id]; each pass prepends the
-// list of the furthest ancestor it knows, so the known chain doubles and four
-// passes cover trees up to 16 levels deep. Each pass is one linear
-// $unionWith + $group that rewrites the collection with $out. (Inside a
-// loop nothing prints the cursor, so .toArray() runs each pass.)
-db.categories.aggregate([
-  {$set: {ancestors: {$cond: [{$eq: [{$ifNull: ["$parent_id", null]}, null]}, [], ["$parent_id"]]}}},
-  {$out: "categories"}
-])
-for (const pass of [1, 2, 3, 4]) {
-  db.categories.aggregate([
-    {$match: {"ancestors.0": {$exists: true}}},
-    {$project: {_id: 0, key: {$first: "$ancestors"}, child: "$$ROOT"}},
-    {$unionWith: {coll: "categories", pipeline: [{$project: {_id: 0, key: "$_id", anc: "$ancestors"}}]}},
-    {$group: {_id: "$key", anc: {$max: "$anc"}, children: {$push: "$child"}}},
-    {$unwind: "$children"},
-    {$replaceWith: {$mergeObjects: ["$children", {ancestors: {$concatArrays: ["$anc", "$children.ancestors"]}}]}},
-    {$unionWith: {coll: "categories", pipeline: [{$match: {"ancestors.0": {$exists: false}}}]}},
-    {$out: "categories"}
-  ]).toArray()
-}
-db.categories.aggregate([{$set: {depth: {$size: "$ancestors"}}}, {$out: "categories"}])
-db.categories.updateMany({}, {$unset: {ancestors: ""}})
+// depth comes with the dataset, so the workload picks the same deepest node
+// in every design.
 db.categories.createIndex({parent_id: 1})

@@ -4,8 +4,7 @@
 // pointer doubling: each node starts with [parent_id]; each pass prepends the
 // list of the furthest ancestor it knows, so the known chain doubles and four
 // passes cover trees up to 16 levels deep. Each pass is one linear
-// $unionWith + $group that rewrites the collection with $out. (Inside a
-// loop nothing prints the cursor, so .toArray() runs each pass.)
+// $unionWith + $group that rewrites the collection with $out.
 db.categories.aggregate([
   {$set: {ancestors: {$cond: [{$eq: [{$ifNull: ["$parent_id", null]}, null]}, [], ["$parent_id"]]}}},
   {$out: "categories"}
@@ -20,9 +19,8 @@ for (const pass of [1, 2, 3, 4]) {
     {$replaceWith: {$mergeObjects: ["$children", {ancestors: {$concatArrays: ["$anc", "$children.ancestors"]}}]}},
     {$unionWith: {coll: "categories", pipeline: [{$match: {"ancestors.0": {$exists: false}}}]}},
     {$out: "categories"}
-  ]).toArray()
+  ])
 }
-db.categories.aggregate([{$set: {depth: {$size: "$ancestors"}}}, {$out: "categories"}])
 db.categories.aggregate([
   {$set: {path: {$concat: [
     {$reduce: {input: "$ancestors", initialValue: ",", in: {$concat: ["$$value", {$toString: "$$this"}, ","]}}},

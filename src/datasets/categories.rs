@@ -67,6 +67,7 @@ fn phases(root: u64, p: &Params) -> Result<Vec<Phase>, DatasetError> {
                 "name": &name,
                 "slug": format!("{}-{}", name.to_lowercase().replace(' ', "-"), i + 1),
                 "parent_id": par.map_or(Bson::Null, |q| Bson::ObjectId(id(q))),
+                "depth": i32::from(d),
                 "position": position,
                 "created_at": date(EPOCH_SECS + i as i64),
             }
