@@ -375,7 +375,24 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
             ),
             "$switch" => (
                 40060,
-                "$switch requires an object as an argument".to_string(),
+                format!(
+                    "$switch requires an object as an argument, found: {}",
+                    value::type_alias(v)
+                ),
+            ),
+            "$convert" => (
+                9,
+                format!(
+                    "$convert expects an object of named arguments but found: {}",
+                    value::type_alias(v)
+                ),
+            ),
+            "$zip" => (
+                34460,
+                format!(
+                    "$zip only supports an object as an argument, found {}",
+                    value::type_alias(v)
+                ),
             ),
             _ => (
                 40485,
@@ -387,6 +404,7 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
         };
         return Err(err(code, msg));
     };
+    check_named(op, d)?;
     let mut out = Vec::with_capacity(d.len());
     for (k, val) in d {
         let e = match (op, k.as_str()) {
@@ -396,18 +414,31 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
                 };
                 let mut fields = Vec::new();
                 for (name, ve) in vars {
+                    check_user_var_name(name)?;
                     fields.push((name.clone(), Expr::parse(ve)?));
                 }
                 Expr::Object(fields)
             }
             ("$switch", "branches") => {
                 let Bson::Array(branches) = val else {
-                    return Err(err(40061, "$switch expected an array for 'branches'"));
+                    return Err(err(
+                        40061,
+                        format!(
+                            "$switch expected an array for 'branches', found: {}",
+                            value::type_alias(val)
+                        ),
+                    ));
                 };
                 let mut parsed = Vec::new();
                 for b in branches {
                     let Bson::Document(bd) = b else {
-                        return Err(err(40062, "$switch expected each branch to be an object"));
+                        return Err(err(
+                            40062,
+                            format!(
+                                "$switch expected each branch to be an object, found: {}",
+                                value::type_alias(b)
+                            ),
+                        ));
                     };
                     let mut case = None;
                     let mut then = None;
@@ -434,7 +465,7 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
                     let then = then.ok_or_else(|| {
                         err(
                             40065,
-                            "$switch requires each branch have a 'then' expression",
+                            "$switch requires each branch have a 'then' expression.",
                         )
                     })?;
                     parsed.push(Expr::Array(vec![case, then]));
@@ -453,6 +484,140 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
         out.push((k.clone(), e));
     }
     Ok(out)
+}
+
+/// mongod's rule for a variable a user defines (`$let` vars, `as` of
+/// `$map`/`$filter`): a lowercase or non-ASCII first character, then
+/// letters, digits, `_` or non-ASCII. `CURRENT` may be rebound; the other
+/// system variables (`ROOT`, `REMOVE`, `NOW`, …) may not.
+pub(crate) fn check_user_var_name(name: &str) -> Result<()> {
+    if name == "CURRENT" {
+        return Ok(());
+    }
+    let Some(first) = name.chars().next() else {
+        return Err(err(16866, "empty variable names are not allowed"));
+    };
+    if !(first.is_ascii_lowercase() || !first.is_ascii()) {
+        return Err(err(
+            16867,
+            format!("'{name}' starts with an invalid character for a user variable name"),
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .skip(1)
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || !c.is_ascii()))
+    {
+        return Err(err(
+            16868,
+            format!("'{name}' contains an invalid character for a variable name: '{bad}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// The argument checks mongod makes while parsing a named-argument
+/// operator, before any document is seen.
+fn check_named(op: &str, d: &Document) -> Result<()> {
+    match op {
+        "$switch" => {
+            if let Some(k) = d
+                .keys()
+                .find(|k| !matches!(k.as_str(), "branches" | "default"))
+            {
+                return Err(err(
+                    40067,
+                    format!("$switch found an unknown argument: {k}"),
+                ));
+            }
+            let no_branches = match d.get("branches") {
+                None => true,
+                Some(Bson::Array(b)) => b.is_empty(),
+                Some(_) => false,
+            };
+            if no_branches {
+                return Err(err(40068, "$switch requires at least one branch."));
+            }
+        }
+        "$convert" => {
+            if let Some(k) = d
+                .keys()
+                .find(|k| !matches!(k.as_str(), "input" | "to" | "onError" | "onNull"))
+            {
+                return Err(err(9, format!("$convert found an unknown argument: {k}")));
+            }
+            if !d.contains_key("input") {
+                return Err(err(9, "Missing 'input' parameter to $convert"));
+            }
+            if !d.contains_key("to") {
+                return Err(err(9, "Missing 'to' parameter to $convert"));
+            }
+        }
+        "$zip" => {
+            let mut inputs = 0;
+            let mut defaults = 0;
+            let mut longest = false;
+            for (k, v) in d {
+                match (k.as_str(), v) {
+                    ("inputs", Bson::Array(a)) => inputs = a.len(),
+                    ("inputs", other) => {
+                        return Err(err(
+                            34461,
+                            format!(
+                                "inputs must be an array of expressions, found {}",
+                                value::type_alias(other)
+                            ),
+                        ));
+                    }
+                    ("defaults", Bson::Array(a)) => defaults = a.len(),
+                    ("defaults", other) => {
+                        return Err(err(
+                            34462,
+                            format!(
+                                "defaults must be an array of expressions, found {}",
+                                value::type_alias(other)
+                            ),
+                        ));
+                    }
+                    ("useLongestLength", Bson::Boolean(b)) => longest = *b,
+                    ("useLongestLength", other) => {
+                        return Err(err(
+                            34463,
+                            format!(
+                                "useLongestLength must be a bool, found {}",
+                                value::type_alias(other)
+                            ),
+                        ));
+                    }
+                    (other, _) => {
+                        return Err(err(
+                            34464,
+                            format!("$zip found an unknown argument: {other}"),
+                        ));
+                    }
+                }
+            }
+            if inputs == 0 {
+                return Err(err(34465, "$zip requires at least one input array"));
+            }
+            if defaults > 0 && !longest {
+                return Err(err(
+                    34466,
+                    "cannot specify defaults unless useLongestLength is true",
+                ));
+            }
+            if defaults > 0 && defaults != inputs {
+                return Err(err(34467, "defaults and inputs must have the same length"));
+            }
+        }
+        "$map" | "$filter" => {
+            if let Some(Bson::String(name)) = d.get("as") {
+                check_user_var_name(name)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 impl Expr {
@@ -507,7 +672,7 @@ impl Expr {
             ));
         }
         let op = first.as_str();
-        if op == "$literal" {
+        if op == "$literal" || op == "$const" {
             return Ok(Expr::Literal(arg.clone()));
         }
         if op == "$cond"
@@ -619,7 +784,12 @@ impl Expr {
     pub fn eval(&self, root: &Document, vars: &Vars) -> Result<Option<Bson>> {
         match self {
             Expr::Literal(v) => Ok(Some(v.clone())),
-            Expr::Field(path) => Ok(get_path(root, path)),
+            // `$let` may rebind `CURRENT`, which field paths read from.
+            Expr::Field(path) => Ok(match vars.get("CURRENT") {
+                None => get_path(root, path),
+                Some(Bson::Document(current)) => get_path(current, path),
+                Some(other) => traverse(other, path),
+            }),
             Expr::Var { name, path } => {
                 let base = match name.as_str() {
                     "ROOT" | "CURRENT" => match vars.get(name) {
@@ -678,6 +848,12 @@ impl Expr {
 }
 
 fn check_arity_range(op: &str, n: usize) -> Result<()> {
+    if op == "$ifNull" && n < 2 {
+        return Err(err(
+            1257300,
+            format!("$ifNull needs at least two arguments, had: {n}"),
+        ));
+    }
     let (min, max) = match op {
         "$round" | "$trunc" => (1, 2),
         "$slice" => (2, 3),

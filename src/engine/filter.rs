@@ -23,6 +23,7 @@ use super::expr::{Expr, Vars};
 use super::value::{self, canonical_rank};
 
 pub(crate) use path::{array_index, candidates};
+pub use regex::MAX_REGEX_PATTERN_BYTES;
 use regex::Pattern;
 
 /// The outcome of matching one document.

@@ -239,7 +239,7 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
     }
     Some((|| {
         if let Some(k) = a.unknown(&["input", "to", "onError", "onNull"]) {
-            return Err(err(2, format!("$convert found an unknown argument: {k}")));
+            return Err(err(9, format!("$convert found an unknown argument: {k}")));
         }
         if !a.has("input") {
             return Err(err(9, "Missing 'input' parameter to $convert"));

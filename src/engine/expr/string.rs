@@ -51,8 +51,9 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
             }
             Ok(Some(Bson::String(out)))
         }
-        "$toUpper" => coerce(op, &vals[0]).map(|s| Some(Bson::String(s.to_uppercase()))),
-        "$toLower" => coerce(op, &vals[0]).map(|s| Some(Bson::String(s.to_lowercase()))),
+        // mongod maps bytes with the C locale: only ASCII letters change.
+        "$toUpper" => coerce(op, &vals[0]).map(|s| Some(Bson::String(s.to_ascii_uppercase()))),
+        "$toLower" => coerce(op, &vals[0]).map(|s| Some(Bson::String(s.to_ascii_lowercase()))),
         "$substr" | "$substrBytes" => substr_bytes(op, vals),
         "$substrCP" => substr_cp(vals),
         "$strLenCP" | "$strLenBytes" => match &vals[0] {
@@ -320,6 +321,26 @@ fn regex_of(a: &NamedVals, op: &str) -> Result<Option<(regex::Regex, String)>> {
                 ),
             ));
         }
+    }
+    if pattern.contains('\0') {
+        return Err(err(
+            51109,
+            format!("{op}: regular expression cannot contain an embedded null byte"),
+        ));
+    }
+    if flags.contains('\0') {
+        return Err(err(
+            51110,
+            format!("{op}: regular expression options cannot contain an embedded null byte"),
+        ));
+    }
+    if pattern.len() > crate::engine::filter::MAX_REGEX_PATTERN_BYTES {
+        return Err(err(
+            51111,
+            format!(
+                "Invalid Regex in {op}: pattern string is longer than the limit set by the application"
+            ),
+        ));
     }
     let mut builder = regex::RegexBuilder::new(&pattern);
     for f in flags.chars() {

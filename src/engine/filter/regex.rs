@@ -8,6 +8,11 @@ use bson::Bson;
 
 use crate::engine::error::{EngineError, ErrorCode, Result};
 
+/// mongod's PCRE2 pattern limit (`kMaxPatternLength` in `util/pcre.cpp`):
+/// longer patterns fail to compile (51091 in a query, 51111 in an
+/// expression).
+pub const MAX_REGEX_PATTERN_BYTES: usize = 32_764;
+
 #[derive(Debug, Clone)]
 enum Compiled {
     Linear(regex::Regex),
@@ -25,6 +30,17 @@ pub(crate) struct Pattern {
 impl Pattern {
     /// Compile `pattern` with mongod's option letters (`i m x s u`).
     pub(crate) fn new(pattern: &str, options: &str) -> Result<Pattern> {
+        if pattern.contains('\0') {
+            return Err(EngineError::bad_value(
+                "Regular expression cannot contain an embedded null byte",
+            ));
+        }
+        if pattern.len() > MAX_REGEX_PATTERN_BYTES {
+            return Err(EngineError::new(
+                ErrorCode(51091),
+                "Regular expression is invalid: pattern string is longer than the limit set by the application",
+            ));
+        }
         let mut flags = String::new();
         for c in options.chars() {
             match c {
@@ -106,6 +122,10 @@ mod tests {
         assert!(Pattern::new("a.b", "s").unwrap().is_match("a\nb"));
         assert!(Pattern::new("a b # comment", "x").unwrap().is_match("ab"));
         assert_eq!(Pattern::new("a", "q").unwrap_err().code, ErrorCode(51108));
+        assert_eq!(Pattern::new("a\0b", "").unwrap_err().code, ErrorCode(2));
+        let long = "a".repeat(MAX_REGEX_PATTERN_BYTES + 1);
+        assert_eq!(Pattern::new(&long, "").unwrap_err().code, ErrorCode(51091));
+        assert!(Pattern::new(&long[1..], "").is_ok());
     }
 
     #[test]
