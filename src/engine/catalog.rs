@@ -16,6 +16,7 @@ use super::error::{EngineError, ErrorCode, Result};
 use super::expr::Vars;
 use super::filter::Filter;
 use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
+use super::update::display;
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, size_model};
 
 /// Every database of the engine.
@@ -493,33 +494,48 @@ impl Catalog {
         let mut parsed = Vec::with_capacity(specs.len());
         for spec in specs {
             let spec = IndexSpec::parse(spec, c.collation.as_ref())?;
+            // mongod's `_doesSpecConflictWithExisting`: by name first, then
+            // by signature (key, collation, partial filter, unique, sparse).
+            let shown = |s: &IndexSpec| display::value(&Bson::Document(s.to_document()));
             if let Some(existing) = c.indexes.iter().find(|i| i.spec.name == spec.name) {
                 if existing.spec.same_definition(&spec) {
                     continue;
+                }
+                if existing.spec.same_signature(&spec) {
+                    return Err(EngineError::new(
+                        ErrorCode::INDEX_OPTIONS_CONFLICT,
+                        format!(
+                            "An equivalent index already exists with the same name but different options. Requested index: {}, existing index: {}",
+                            shown(&spec),
+                            shown(&existing.spec)
+                        ),
+                    ));
                 }
                 return Err(EngineError::new(
                     ErrorCode::INDEX_KEY_SPECS_CONFLICT,
                     format!(
                         "An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: {}, existing index: {}",
-                        spec.to_document(),
-                        existing.spec.to_document()
+                        shown(&spec),
+                        shown(&existing.spec)
                     ),
                 ));
             }
-            if let Some(existing) = c.indexes.iter().find(|i| {
-                i.spec.key == spec.key
-                    && i.spec.collation == spec.collation
-                    && i.spec.partial.as_ref().map(|p| &p.0) == spec.partial.as_ref().map(|p| &p.0)
-            }) {
+            if let Some(existing) = c.indexes.iter().find(|i| i.spec.same_signature(&spec)) {
                 if existing.spec.same_definition(&spec) {
-                    continue;
+                    return Err(EngineError::new(
+                        ErrorCode::INDEX_OPTIONS_CONFLICT,
+                        format!(
+                            "Index already exists with a different name: {}",
+                            existing.spec.name
+                        ),
+                    ));
                 }
                 return Err(EngineError::new(
                     ErrorCode::INDEX_OPTIONS_CONFLICT,
                     format!(
                         "An equivalent index already exists with a different name and options. Requested index: {}, existing index: {}",
-                        spec.to_document(),
-                        existing.spec.to_document()
+                        shown(&spec),
+                        shown(&existing.spec)
                     ),
                 ));
             }

@@ -47,6 +47,7 @@ impl ErrorCode {
     pub const DOCUMENT_VALIDATION_FAILURE: Self = Self(121);
     pub const NOT_IMPLEMENTED: Self = Self(238);
     pub const INVALID_PIPELINE_OPERATOR: Self = Self(168);
+    pub const INVALID_INDEX_SPECIFICATION_OPTION: Self = Self(197);
     pub const CANNOT_INDEX_PARALLEL_ARRAYS: Self = Self(171);
     pub const QUERY_EXCEEDED_MEMORY_LIMIT: Self = Self(292);
     pub const BSON_OBJECT_TOO_LARGE: Self = Self(10334);
@@ -95,6 +96,8 @@ impl ErrorCode {
             121 => "DocumentValidationFailure",
             168 => "InvalidPipelineOperator",
             171 => "CannotIndexParallelArrays",
+            197 => "InvalidIndexSpecificationOption",
+            224 => "QueryFeatureNotAllowed",
             238 => "NotImplemented",
             241 => "ConversionFailure",
             292 => "QueryExceededMemoryLimitNoDiskUseAllowed",

@@ -21,6 +21,7 @@ use super::error::{EngineError, ErrorCode, Result};
 use super::expr::Vars;
 use super::filter::Filter;
 use super::keystring;
+use super::update::display;
 
 /// A record's id: its position in insertion order, never reused.
 pub type RecordId = u64;
@@ -60,61 +61,77 @@ impl IndexSpec {
         }
     }
 
-    /// Parse one `createIndexes` spec. `default_collation` is the
-    /// collection's, used when the spec names none.
+    /// Parse one `createIndexes` spec, refusing what mongod 7.0's
+    /// `validateIndexSpec` refuses, with its codes: unknown options (197),
+    /// bad key patterns and TTL values (67), mistyped options (14).
+    /// `default_collation` is the collection's, used when the spec names
+    /// none.
     pub fn parse(spec: &Document, default_collation: Option<&Collation>) -> Result<IndexSpec> {
+        let in_spec = |e: EngineError| {
+            if e.code == ErrorCode::NOT_IMPLEMENTED {
+                return e;
+            }
+            EngineError::new(
+                e.code,
+                format!(
+                    "Error in specification {} :: caused by :: {}",
+                    display::value(&Bson::Document(spec.clone())),
+                    e.message
+                ),
+            )
+        };
+        validate_spec_fields(spec).map_err(in_spec)?;
         let key = match spec.get("key") {
             Some(Bson::Document(k)) => k.clone(),
-            _ => {
+            Some(other) => {
+                return Err(in_spec(EngineError::type_mismatch(format!(
+                    "The field 'key' must be an object, but got {}",
+                    type_name(other)
+                ))));
+            }
+            None => {
                 return Err(EngineError::failed_to_parse(
                     "The 'key' field is a required property of an index specification",
                 ));
             }
         };
-        if key.is_empty() {
-            return Err(EngineError::new(
-                ErrorCode::CANNOT_CREATE_INDEX,
-                "Index keys cannot be empty.",
-            ));
-        }
-        let mut fields = Vec::with_capacity(key.len());
-        for (path, dir) in &key {
-            if path.is_empty() || path.split('.').any(str::is_empty) {
-                return Err(EngineError::new(
-                    ErrorCode::CANNOT_CREATE_INDEX,
-                    format!("Index key contains an illegal field name: '{path}'"),
-                ));
-            }
-            let ascending = match dir {
-                Bson::String(kind) => {
-                    return Err(EngineError::not_implemented(format!(
-                        "the '{kind}' index type (only ascending/descending B-tree indexes)"
-                    )));
-                }
-                other => match super::value::as_f64(other) {
-                    Some(n) if n > 0.0 => true,
-                    Some(n) if n < 0.0 => false,
-                    _ => {
-                        return Err(EngineError::new(
-                            ErrorCode::CANNOT_CREATE_INDEX,
-                            format!(
-                                "Values in the index key pattern can't be 0 or non-numeric: {path}: {other}"
-                            ),
-                        ));
-                    }
-                },
-            };
-            fields.push((path.clone(), ascending));
-        }
+        let fields = validate_key_pattern(&key).map_err(in_spec)?;
         let name = match spec.get("name") {
+            Some(Bson::String(n)) if n.is_empty() => {
+                return Err(in_spec(EngineError::new(
+                    ErrorCode::CANNOT_CREATE_INDEX,
+                    "index name cannot be empty",
+                )));
+            }
             Some(Bson::String(n)) => n.clone(),
-            Some(_) => {
-                return Err(EngineError::type_mismatch(
-                    "The field 'name' must be a string",
-                ));
+            Some(other) => {
+                return Err(in_spec(EngineError::type_mismatch(format!(
+                    "The field 'name' must be a string, but got {}",
+                    type_name(other)
+                ))));
             }
             None => default_name(&key),
         };
+        for (f, v) in spec {
+            match f.as_str() {
+                "unique" | "sparse" | "background" | "dropDups" | "prepareUnique" => {
+                    if !matches!(v, Bson::Boolean(_)) && !super::value::is_number(v) {
+                        return Err(in_spec(EngineError::type_mismatch(format!(
+                            "The field '{f} has value {}, which is not convertible to bool",
+                            display::element(f, v)
+                        ))));
+                    }
+                }
+                // mongod's message names 'name' here, a slip we keep.
+                "hidden" if !matches!(v, Bson::Boolean(_)) => {
+                    return Err(in_spec(EngineError::type_mismatch(format!(
+                        "The field 'name' must be a bool, but got {}",
+                        type_name(v)
+                    ))));
+                }
+                _ => {}
+            }
+        }
         let flag = |f: &str| {
             matches!(spec.get(f), Some(Bson::Boolean(true)))
                 || spec
@@ -123,43 +140,62 @@ impl IndexSpec {
                     .is_some_and(|n| n != 0.0)
         };
         let partial = match spec.get("partialFilterExpression") {
-            Some(Bson::Document(pfe)) => Some((pfe.clone(), Filter::parse(pfe, None)?)),
-            Some(_) => {
-                return Err(EngineError::type_mismatch(
-                    "The field 'partialFilterExpression' must be an object",
-                ));
+            Some(Bson::Document(pfe)) => {
+                let filter = Filter::parse(pfe, None).map_err(in_spec)?;
+                check_partial_filter(pfe, 0).map_err(in_spec)?;
+                Some((pfe.clone(), filter))
+            }
+            Some(other) => {
+                return Err(in_spec(EngineError::type_mismatch(format!(
+                    "The field 'partialFilterExpression' must be an object, but got {}",
+                    type_name(other)
+                ))));
             }
             None => None,
         };
         let expire_after_seconds = match spec.get("expireAfterSeconds") {
             None => None,
-            Some(v) => match super::value::as_i64(v) {
-                Some(n) if n >= 0 => Some(n),
-                _ => {
-                    return Err(EngineError::new(
-                        ErrorCode::CANNOT_CREATE_INDEX,
-                        "TTL index 'expireAfterSeconds' option must be a non-negative integer",
-                    ));
-                }
-            },
+            Some(v) => Some(validate_ttl(v).map_err(|e| {
+                EngineError::new(
+                    e.code,
+                    format!(
+                        ". Index spec: {} :: caused by :: {}",
+                        display::value(&Bson::Document(spec.clone())),
+                        e.message
+                    ),
+                )
+            })?),
         };
         if expire_after_seconds.is_some() && fields.len() != 1 {
             return Err(EngineError::new(
                 ErrorCode::CANNOT_CREATE_INDEX,
-                "TTL indexes are single-field indexes, compound indexes do not support TTL",
+                format!(
+                    "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: {}",
+                    display::value(&Bson::Document(spec.clone()))
+                ),
             ));
         }
         let collation = match spec.get("collation") {
             Some(Bson::Document(c)) => Collation::parse(c)?,
-            Some(_) => return Err(EngineError::type_mismatch("collation must be an object")),
+            Some(other) => {
+                return Err(in_spec(EngineError::type_mismatch(format!(
+                    "The field 'collation' must be an object, but got {}",
+                    type_name(other)
+                ))));
+            }
             None => default_collation.cloned(),
         };
         let unique = flag("unique");
-        if name == "_id_" && key != bson::doc! {"_id": 1} {
-            return Err(EngineError::new(
-                ErrorCode::BAD_VALUE,
-                "The index name '_id_' is reserved for the _id index",
-            ));
+        if !is_id_pattern(&key) {
+            if name == "_id_" {
+                return Err(EngineError::bad_value(format!(
+                    "The index name '_id_' is reserved for the _id index, which must have key pattern {{_id: 1}}, found key: {}",
+                    display::value(&Bson::Document(key.clone()))
+                )));
+            }
+            if name == "*" {
+                return Err(EngineError::bad_value("The index name '*' is not valid."));
+            }
         }
         Ok(IndexSpec {
             name,
@@ -198,15 +234,279 @@ impl IndexSpec {
         d
     }
 
-    /// Whether two specs describe the same index (same key and options).
-    pub fn same_definition(&self, other: &IndexSpec) -> bool {
+    /// Whether two specs have the same signature: the options that tell
+    /// indexes on one key pattern apart in mongod 7.0 (key, collation,
+    /// `partialFilterExpression`, `unique`, `sparse`).
+    pub fn same_signature(&self, other: &IndexSpec) -> bool {
         self.key == other.key
             && self.unique == other.unique
             && self.sparse == other.sparse
             && self.partial.as_ref().map(|p| &p.0) == other.partial.as_ref().map(|p| &p.0)
             && self.collation == other.collation
-            && self.expire_after_seconds == other.expire_after_seconds
     }
+
+    /// Whether two specs describe the same index (same signature and the
+    /// other options too).
+    pub fn same_definition(&self, other: &IndexSpec) -> bool {
+        self.same_signature(other)
+            && self.expire_after_seconds == other.expire_after_seconds
+            && self.hidden == other.hidden
+    }
+}
+
+/// Options a `createIndexes` spec may carry (mongod 7.0's
+/// `index_key_validate::allowedFieldNames`).
+const ALLOWED_SPEC_FIELDS: &[&str] = &[
+    "bits",
+    "max",
+    "min",
+    "coarsestIndexedLevel",
+    "finestIndexedLevel",
+    "2dsphereIndexVersion",
+    "background",
+    "collation",
+    "default_language",
+    "dropDups",
+    "expireAfterSeconds",
+    "hidden",
+    "name",
+    "v",
+    "key",
+    "language_override",
+    "ns",
+    "partialFilterExpression",
+    "wildcardProjection",
+    "columnstoreProjection",
+    "sparse",
+    "storageEngine",
+    "textIndexVersion",
+    "unique",
+    "weights",
+    "originalSpec",
+    "prepareUnique",
+    "_id",
+];
+
+/// Options an `_id` index spec may carry.
+const ALLOWED_ID_SPEC_FIELDS: &[&str] = &["collation", "name", "v", "key", "ns", "_id"];
+
+/// Index plugins mongod knows (the engine builds only B-tree indexes).
+const KNOWN_PLUGINS: &[&str] = &[
+    "2d",
+    "2dsphere",
+    "text",
+    "hashed",
+    "wildcard",
+    "columnstore",
+];
+
+/// mongod's `typeName` of a value.
+fn type_name(v: &Bson) -> &'static str {
+    super::value::type_alias(v)
+}
+
+/// `{_id: 1}`, the key pattern of the `_id` index.
+fn is_id_pattern(key: &Document) -> bool {
+    key.len() == 1 && key.get("_id").and_then(super::value::as_f64) == Some(1.0)
+}
+
+/// 197 for an option mongod does not know.
+fn validate_spec_fields(spec: &Document) -> Result<()> {
+    let id_index = matches!(spec.get("key"), Some(Bson::Document(k)) if is_id_pattern(k));
+    let (allowed, what) = if id_index {
+        (ALLOWED_ID_SPEC_FIELDS, "an _id index specification")
+    } else {
+        (ALLOWED_SPEC_FIELDS, "an index specification")
+    };
+    if let Some(field) = spec.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_INDEX_SPECIFICATION_OPTION,
+            format!(
+                "The field '{field}' is not valid for {what}. Specification: {}",
+                display::value(&Bson::Document(spec.clone()))
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// mongod's `validateKeyPattern` for a v:2 index; the (path, ascending)
+/// pairs of a B-tree key pattern.
+fn validate_key_pattern(key: &Document) -> Result<Vec<(String, bool)>> {
+    let cannot = |m: String| EngineError::new(ErrorCode::CANNOT_CREATE_INDEX, m);
+    if key.is_empty() {
+        return Err(cannot("Index keys cannot be empty.".into()));
+    }
+    let plugin = key.values().find_map(|v| match v {
+        Bson::String(s) => Some(s.as_str()),
+        _ => None,
+    });
+    if let Some(p) = plugin
+        && !KNOWN_PLUGINS.contains(&p)
+    {
+        return Err(cannot(format!("Unknown index plugin '{p}'")));
+    }
+    let mut fields = Vec::with_capacity(key.len());
+    for (path, dir) in key {
+        let ascending = match dir {
+            Bson::String(kind) => {
+                if plugin != Some(kind.as_str()) {
+                    return Err(cannot(
+                        "Can't use more than one index plugin for a single index.".into(),
+                    ));
+                }
+                true
+            }
+            v if super::value::is_number(v) => match super::value::as_f64(v) {
+                Some(n) if n.is_nan() => {
+                    return Err(cannot(
+                        "Values in the index key pattern cannot be NaN.".into(),
+                    ));
+                }
+                Some(n) if n > 0.0 => true,
+                Some(n) if n < 0.0 => false,
+                _ => {
+                    return Err(cannot(
+                        "Values in the index key pattern cannot be 0.".into(),
+                    ));
+                }
+            },
+            other => {
+                return Err(cannot(format!(
+                    "Values in v:2 index key pattern cannot be of type {}. Only numbers > 0, numbers < 0, and strings are allowed.",
+                    type_name(other)
+                )));
+            }
+        };
+        if path.is_empty() {
+            return Err(cannot("Index keys cannot be an empty field.".into()));
+        }
+        let parts: Vec<&str> = path.split('.').collect();
+        for (i, part) in parts.iter().enumerate() {
+            if part.is_empty() {
+                return Err(cannot("Index keys cannot contain an empty field.".into()));
+            }
+            let db_ref = i > 0 && matches!(*part, "$db" | "$id" | "$ref");
+            if part.starts_with('$') && !db_ref {
+                return Err(cannot(
+                    "Index key contains an illegal field name: field name starts with '$'.".into(),
+                ));
+            }
+        }
+        fields.push((path.clone(), ascending));
+    }
+    if let Some(kind) = plugin {
+        return Err(EngineError::not_implemented(format!(
+            "the '{kind}' index type (only ascending/descending B-tree indexes)"
+        )));
+    }
+    Ok(fields)
+}
+
+/// mongod's TTL check for a secondary index: a number, not NaN, within
+/// [0, 2147483647] (fractions are truncated). Every failure is 67.
+fn validate_ttl(v: &Bson) -> Result<i64> {
+    let cannot = |m: String| EngineError::new(ErrorCode::CANNOT_CREATE_INDEX, m);
+    let Some(n) = super::value::as_f64(v).filter(|_| super::value::is_number(v)) else {
+        return Err(cannot(format!(
+            "TTL index 'expireAfterSeconds' option must be numeric, but received a type of '{}'",
+            type_name(v)
+        )));
+    };
+    if n.is_nan() {
+        return Err(cannot(
+            "TTL index 'expireAfterSeconds' option must not be NaN".into(),
+        ));
+    }
+    let whole = n.trunc();
+    if whole > f64::from(i32::MAX) || whole < f64::from(i32::MIN) {
+        return Err(cannot(
+            "TTL index 'expireAfterSeconds' must be within the range of a 32-bit integer".into(),
+        ));
+    }
+    if whole < 0.0 {
+        return Err(cannot(
+            "TTL index 'expireAfterSeconds' option cannot be less than 0".into(),
+        ));
+    }
+    // In range of i32 by the checks above.
+    Ok(whole as i64)
+}
+
+/// mongod 7.0's `partialFilterExpression` rules: equality, `$exists: true`,
+/// `$gt/$gte/$lt/$lte`, `$type`, `$in`, and `$and`/`$or` of those (67
+/// otherwise); `$expr` and `$jsonSchema` are refused with 224, `$where`
+/// with 2.
+fn check_partial_filter(filter: &Document, depth: usize) -> Result<()> {
+    let unsupported = |tree: String| {
+        EngineError::new(
+            ErrorCode::CANNOT_CREATE_INDEX,
+            format!("Expression not supported in partial index: {tree}"),
+        )
+    };
+    for (k, v) in filter {
+        match k.as_str() {
+            "$and" | "$or" => {
+                if let Bson::Array(items) = v {
+                    for item in items {
+                        if let Bson::Document(d) = item {
+                            check_partial_filter(d, depth + 1)?;
+                        }
+                    }
+                }
+            }
+            "$expr" | "$jsonSchema" => {
+                return Err(EngineError::new(
+                    ErrorCode(224),
+                    format!("{k} is not allowed in this context"),
+                ));
+            }
+            "$where" => {
+                return Err(EngineError::bad_value(
+                    "$where is not allowed in this context",
+                ));
+            }
+            "$comment" => {}
+            op if op.starts_with('$') => {
+                return Err(unsupported(format!("{op}\n")));
+            }
+            path => {
+                let Bson::Document(ops) = v else {
+                    if let Bson::RegularExpression(r) = v {
+                        return Err(unsupported(format!(
+                            "{path} regex /{}/{}\n",
+                            r.pattern, r.options
+                        )));
+                    }
+                    continue;
+                };
+                if !ops.keys().next().is_some_and(|o| o.starts_with('$')) {
+                    continue;
+                }
+                for (op, arg) in ops {
+                    let shown = display::value(arg);
+                    match op.as_str() {
+                        "$eq" | "$gt" | "$gte" | "$lt" | "$lte" | "$type" | "$in" => {}
+                        "$exists" if crate::engine::expr::truthy(Some(arg)) => {}
+                        "$exists" => {
+                            return Err(unsupported(format!("$not\n    {path} exists\n")));
+                        }
+                        "$ne" => {
+                            return Err(unsupported(format!("$not\n    {path} $eq {shown}\n")));
+                        }
+                        "$nin" => {
+                            return Err(unsupported(format!("$not\n    {path} $in {shown}\n")));
+                        }
+                        "$not" => return Err(unsupported(format!("$not\n    {path} {shown}\n"))),
+                        other => {
+                            return Err(unsupported(format!("{path} {other} {shown}\n")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// mongod's default index name: `field_direction` joined by `_`.

@@ -13,7 +13,7 @@
 //! index maintenance.
 
 mod arith;
-mod display;
+pub(crate) mod display;
 mod modifier;
 mod seed;
 mod tree;
