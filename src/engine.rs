@@ -400,6 +400,20 @@ impl Engine {
         cat.coll_stats(db, coll, scale)
     }
 
+    /// The `validate` command's report for a collection, measured by
+    /// regenerating every index's keys from the documents.
+    pub fn validate(&self, db: &str, coll: &str) -> Result<Document> {
+        let cat = self.catalog.read();
+        cat.validate(db, coll)
+    }
+
+    /// `(size, numObjects)` of a collection for the `dataSize` command:
+    /// the exact sum of its documents' BSON sizes and their count.
+    pub fn data_size(&self, db: &str, coll: &str) -> (u64, usize) {
+        let cat = self.catalog.read();
+        cat.data_size_of(db, coll)
+    }
+
     /// `dbStats`-shaped statistics for a database.
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
         let cat = self.catalog.read();

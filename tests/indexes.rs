@@ -30,7 +30,7 @@ fn docs(v: Option<&Bson>) -> Vec<Document> {
 fn run_case(case: &Document) -> Result<(), String> {
     let e = Engine::new();
     for spec in docs(case.get("existing")) {
-        e.create_indexes("t", "c", &[spec.clone()])
+        e.create_indexes("t", "c", std::slice::from_ref(&spec))
             .map_err(|err| format!("existing {spec} failed: {err}"))?;
     }
     let got = e.create_indexes("t", "c", &docs(case.get("create")));

@@ -619,3 +619,149 @@ async fn writes_reads_and_catalog_through_the_driver() {
             .contains(&"lab".to_string())
     );
 }
+
+/// Replace `{db}` in every string of `v` with the case's database name.
+fn with_db(v: &Bson, db: &str) -> Bson {
+    match v {
+        Bson::String(s) => Bson::String(s.replace("{db}", db)),
+        Bson::Document(d) => {
+            Bson::Document(d.iter().map(|(k, x)| (k.clone(), with_db(x, db))).collect())
+        }
+        Bson::Array(a) => Bson::Array(a.iter().map(|x| with_db(x, db)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `want` holds in `got`: every field of an expected document is present
+/// and equal (numbers by value, nested documents and arrays recursively,
+/// arrays element by element).
+fn holds(want: &Bson, got: &Bson) -> bool {
+    let num = |b: &Bson| match b {
+        Bson::Int32(n) => Some(f64::from(*n)),
+        Bson::Int64(n) => Some(*n as f64),
+        Bson::Double(d) => Some(*d),
+        _ => None,
+    };
+    match (want, got) {
+        (Bson::Document(w), Bson::Document(g)) => {
+            w.iter().all(|(k, v)| g.get(k).is_some_and(|x| holds(v, x)))
+        }
+        (Bson::Array(w), Bson::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(a, b)| holds(a, b))
+        }
+        _ => match (num(want), num(got)) {
+            (Some(a), Some(b)) => a == b,
+            _ => want == got,
+        },
+    }
+}
+
+/// Run one command fixture against a fresh database; `Err` says how it
+/// failed.
+async fn run_command_case(client: &Client, case: &Document, db: &str) -> Result<(), String> {
+    let database = client.database(db);
+    for setup in case.get_array("setup").map(|a| a.as_slice()).unwrap_or(&[]) {
+        let Bson::Document(cmd) = with_db(setup, db) else {
+            return Err("setup entries are documents".into());
+        };
+        database
+            .run_command(cmd.clone())
+            .await
+            .map_err(|e| format!("setup {cmd} failed: {e}"))?;
+    }
+    let Bson::Document(cmd) = with_db(case.get("command").ok_or("no command")?, db) else {
+        return Err("command is a document".into());
+    };
+    let got = database.run_command(cmd).await;
+    if let Some(code) = case.get("error") {
+        let want = code.as_i32().ok_or("error is an int32 code")?;
+        let err = match got {
+            Ok(reply) => return Err(format!("got {reply}, want error {want}")),
+            Err(e) => e,
+        };
+        let ErrorKind::Command(c) = err.kind.as_ref() else {
+            return Err(format!("not a command error: {err}"));
+        };
+        if c.code != want {
+            return Err(format!(
+                "error {} {} ({}), want {want}",
+                c.code, c.code_name, c.message
+            ));
+        }
+        if let Ok(name) = case.get_str("codeName")
+            && c.code_name != name
+        {
+            return Err(format!("codeName {}, want {name}", c.code_name));
+        }
+        if let Bson::String(m) = with_db(case.get("message").unwrap_or(&Bson::Null), db)
+            && c.message != m
+        {
+            return Err(format!("message\n   got  {:?}\n   want {m:?}", c.message));
+        }
+        if let Ok(part) = case.get_str("contains")
+            && !c.message.contains(part)
+        {
+            return Err(format!("message {:?} lacks {part:?}", c.message));
+        }
+    } else {
+        let reply = got.map_err(|e| format!("unexpected error: {e}"))?;
+        let want = with_db(case.get("reply").ok_or("no reply expectation")?, db);
+        if !holds(&want, &Bson::Document(reply.clone())) {
+            return Err(format!("\n   got  {reply}\n   want {want}"));
+        }
+    }
+    for then in case.get_array("then").map(|a| a.as_slice()).unwrap_or(&[]) {
+        let Bson::Document(then) = with_db(then, db) else {
+            return Err("then entries are documents".into());
+        };
+        let cmd = then.get_document("command").map_err(|e| e.to_string())?;
+        let reply = database
+            .run_command(cmd.clone())
+            .await
+            .map_err(|e| format!("then {cmd} failed: {e}"))?;
+        let want = then.get("reply").ok_or("then needs a reply")?;
+        if !holds(want, &Bson::Document(reply.clone())) {
+            return Err(format!("then {cmd}:\n   got  {reply}\n   want {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// `tests/commands/*.json`: commands sent through the driver, each with
+/// mongod 7.0's error code, codeName and message, or the reply fields it
+/// must carry (`{db}` stands for the case's fresh database).
+#[tokio::test]
+async fn command_fixtures() {
+    let (_server, client) = start().await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/commands");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for f in files {
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let Bson::Array(cases) = Bson::try_from(json).unwrap() else {
+            panic!("{}: expected an array", f.display());
+        };
+        for case in cases {
+            let case = case.as_document().unwrap().clone();
+            n += 1;
+            let db = format!("cmdfix{n}");
+            if let Err(e) = run_command_case(&client, &case, &db).await {
+                failures.push(format!("{}: {e}", case.get_str("name").unwrap()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(n >= 20, "only {n} cases");
+}

@@ -497,7 +497,7 @@ pub(crate) fn check_user_var_name(name: &str) -> Result<()> {
     let Some(first) = name.chars().next() else {
         return Err(err(16866, "empty variable names are not allowed"));
     };
-    if !(first.is_ascii_lowercase() || !first.is_ascii()) {
+    if !first.is_ascii_lowercase() && first.is_ascii() {
         return Err(err(
             16867,
             format!("'{name}' starts with an invalid character for a user variable name"),

@@ -114,13 +114,13 @@ impl IndexSpec {
         };
         for (f, v) in spec {
             match f.as_str() {
-                "unique" | "sparse" | "background" | "dropDups" | "prepareUnique" => {
-                    if !matches!(v, Bson::Boolean(_)) && !super::value::is_number(v) {
-                        return Err(in_spec(EngineError::type_mismatch(format!(
-                            "The field '{f} has value {}, which is not convertible to bool",
-                            display::element(f, v)
-                        ))));
-                    }
+                "unique" | "sparse" | "background" | "dropDups" | "prepareUnique"
+                    if !matches!(v, Bson::Boolean(_)) && !super::value::is_number(v) =>
+                {
+                    return Err(in_spec(EngineError::type_mismatch(format!(
+                        "The field '{f} has value {}, which is not convertible to bool",
+                        display::element(f, v)
+                    ))));
                 }
                 // mongod's message names 'name' here, a slip we keep.
                 "hidden" if !matches!(v, Bson::Boolean(_)) => {
@@ -142,7 +142,7 @@ impl IndexSpec {
         let partial = match spec.get("partialFilterExpression") {
             Some(Bson::Document(pfe)) => {
                 let filter = Filter::parse(pfe, None).map_err(in_spec)?;
-                check_partial_filter(pfe, 0).map_err(in_spec)?;
+                check_partial_filter(pfe).map_err(in_spec)?;
                 Some((pfe.clone(), filter))
             }
             Some(other) => {
@@ -437,7 +437,7 @@ fn validate_ttl(v: &Bson) -> Result<i64> {
 /// `$gt/$gte/$lt/$lte`, `$type`, `$in`, and `$and`/`$or` of those (67
 /// otherwise); `$expr` and `$jsonSchema` are refused with 224, `$where`
 /// with 2.
-fn check_partial_filter(filter: &Document, depth: usize) -> Result<()> {
+fn check_partial_filter(filter: &Document) -> Result<()> {
     let unsupported = |tree: String| {
         EngineError::new(
             ErrorCode::CANNOT_CREATE_INDEX,
@@ -450,7 +450,7 @@ fn check_partial_filter(filter: &Document, depth: usize) -> Result<()> {
                 if let Bson::Array(items) = v {
                     for item in items {
                         if let Bson::Document(d) = item {
-                            check_partial_filter(d, depth + 1)?;
+                            check_partial_filter(d)?;
                         }
                     }
                 }

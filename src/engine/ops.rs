@@ -736,7 +736,19 @@ fn coll_stats_stage(
     now: bson::DateTime,
 ) -> Result<Document> {
     let mut out = doc! {"ns": format!("{db}.{coll}"), "host": "127.0.0.1", "localTime": now};
+    // mongod's wording for a stat asked of a collection that does not exist.
+    let missing = |what: &str| {
+        EngineError::new(
+            ErrorCode::NAMESPACE_NOT_FOUND,
+            format!(
+                "PlanExecutor error during aggregation :: caused by :: Unable to retrieve {what} in $collStats stage :: caused by :: Collection [{db}.{coll}] not found."
+            ),
+        )
+    };
     if let Some(storage) = spec.get("storageStats") {
+        if cat.collection(db, coll).is_none() {
+            return Err(missing("storageStats"));
+        }
         let scale = storage
             .as_document()
             .and_then(|d| d.get("scale"))
@@ -750,7 +762,10 @@ fn coll_stats_stage(
         out.insert("storageStats", stats);
     }
     if spec.contains_key("count") {
-        let count = cat.collection(db, coll).map_or(0, |c| c.len() as i64);
+        let count = cat
+            .collection(db, coll)
+            .ok_or_else(|| missing("count"))?
+            .len() as i64;
         out.insert("count", count);
     }
     if spec.contains_key("latencyStats") || spec.contains_key("queryExecStats") {

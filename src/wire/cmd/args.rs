@@ -207,6 +207,61 @@ pub const GENERIC_FIELDS: &[&str] = &[
     "bypassDocumentValidation",
 ];
 
+/// Generic arguments mongod's IDL accepts on every command besides
+/// [`GENERIC_FIELDS`]: internal, sharding and replication fields a driver
+/// or a router may attach. They are ignored, never refused.
+const IDL_GENERIC_FIELDS: &[&str] = &[
+    "txnNumber",
+    "autocommit",
+    "startTransaction",
+    "stmtId",
+    "$configServerState",
+    "$configTime",
+    "$topologyTime",
+    "$gleStats",
+    "$oplogQueryData",
+    "$queryOptions",
+    "$replData",
+    "databaseVersion",
+    "shardVersion",
+    "allowImplicitCollectionCreation",
+    "clientOperationKey",
+    "tracking_info",
+    "coordinator",
+    "help",
+    "usesDefaultMaxTimeMS",
+    "versionContext",
+];
+
+/// mongod's IDL refusal of a field a command does not define (40415).
+pub fn unknown_field(path: &str, field: &str) -> EngineError {
+    EngineError::new(
+        ErrorCode(40415),
+        format!("BSON field '{path}.{field}' is an unknown field."),
+    )
+}
+
+/// Refuse (40415) any top-level field of `cmd` other than its name, the
+/// generic arguments and `known`, as mongod's IDL parser does.
+pub fn reject_unknown(cmd: &CommandDoc, command: &str, known: &[&str]) -> Result<()> {
+    for key in cmd.body.keys().skip(1) {
+        let k = key.as_str();
+        if !known.contains(&k) && !GENERIC_FIELDS.contains(&k) && !IDL_GENERIC_FIELDS.contains(&k) {
+            return Err(unknown_field(command, k));
+        }
+    }
+    Ok(())
+}
+
+/// Refuse (40415) any field of a statement (`updates.N`, `deletes.N`)
+/// outside `known`.
+pub fn reject_unknown_in(d: &Document, path: &str, known: &[&str]) -> Result<()> {
+    match d.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(unknown_field(path, k)),
+        None => Ok(()),
+    }
+}
+
 /// The command's fields other than its name and the generic ones.
 pub fn options(cmd: &CommandDoc) -> Document {
     cmd.body

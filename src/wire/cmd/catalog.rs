@@ -285,3 +285,100 @@ impl CollStats {
         ctx.engine.coll_stats(ctx.db, &self.coll, self.scale)
     }
 }
+
+/// `validate`.
+#[derive(Debug, Clone)]
+pub struct Validate {
+    coll: String,
+}
+
+impl Validate {
+    /// Read the collection; `full`, `repair`, `metadata`, `background` and
+    /// `checkBSONConformance` are accepted (an in-memory engine has nothing
+    /// to repair or flush: every check is the full one).
+    pub fn parse(cmd: &CommandDoc) -> Result<Self> {
+        args::reject_unknown(
+            cmd,
+            "validate",
+            &[
+                "full",
+                "repair",
+                "metadata",
+                "background",
+                "checkBSONConformance",
+                "enforceFastCount",
+                "fixMultikey",
+            ],
+        )?;
+        Ok(Self {
+            coll: args::collection(cmd, "validate")?,
+        })
+    }
+
+    /// mongod's validate report.
+    pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
+        ctx.engine.validate(ctx.db, &self.coll)
+    }
+}
+
+/// `dataSize`.
+#[derive(Debug, Clone)]
+pub struct DataSize {
+    db: String,
+    coll: String,
+}
+
+impl DataSize {
+    /// Read the full namespace `db.coll`; key ranges are not supported.
+    pub fn parse(cmd: &CommandDoc, name: &str) -> Result<Self> {
+        let ns = match cmd.body.get(name) {
+            Some(Bson::String(ns)) => ns.clone(),
+            Some(other) => {
+                return Err(args::wrong_type(
+                    &format!("{name}.{name}"),
+                    other,
+                    "'string'",
+                ));
+            }
+            None => return Err(args::missing(name)),
+        };
+        let Some((db, coll)) = ns
+            .split_once('.')
+            .filter(|(d, c)| !d.is_empty() && !c.is_empty())
+        else {
+            return Err(EngineError::new(
+                ErrorCode::INVALID_NAMESPACE,
+                format!("Invalid namespace specified '{ns}'"),
+            ));
+        };
+        if ["keyPattern", "min", "max"]
+            .iter()
+            .any(|f| cmd.body.contains_key(*f))
+        {
+            return Err(EngineError::not_implemented(
+                "dataSize over a key range (keyPattern/min/max)",
+            ));
+        }
+        args::reject_unknown(cmd, name, &["estimate"])?;
+        Ok(Self {
+            db: db.to_string(),
+            coll: coll.to_string(),
+        })
+    }
+
+    /// `{size, numObjects, millis}`, measured.
+    pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
+        let started = std::time::Instant::now();
+        let (size, count) = ctx.engine.data_size(&self.db, &self.coll);
+        let int = |n: u64| match i32::try_from(n) {
+            Ok(v) => Bson::Int32(v),
+            Err(_) => Bson::Int64(i64::try_from(n).unwrap_or(i64::MAX)),
+        };
+        let millis = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        Ok(doc! {
+            "size": int(size),
+            "numObjects": int(count as u64),
+            "millis": millis,
+        })
+    }
+}

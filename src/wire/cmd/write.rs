@@ -24,6 +24,24 @@ fn batch_size_error(n: usize) -> EngineError {
     )
 }
 
+/// Fields every write command's IDL (`WriteCommandRequestBase`) defines.
+const WRITE_BASE_FIELDS: &[&str] = &[
+    "ordered",
+    "bypassDocumentValidation",
+    "stmtIds",
+    "isTimeseriesNamespace",
+    "collectionUUID",
+    "encryptionInformation",
+    "originalQuery",
+    "originalCollation",
+];
+
+/// Refuse a top-level field the write command's IDL does not define.
+fn reject_unknown_write(cmd: &CommandDoc, command: &str, own: &[&str]) -> Result<()> {
+    let known: Vec<&str> = WRITE_BASE_FIELDS.iter().chain(own).copied().collect();
+    args::reject_unknown(cmd, command, &known)
+}
+
 fn check_batch(n: usize) -> Result<()> {
     if n == 0 || n > MAX_WRITE_BATCH {
         return Err(batch_size_error(n));
@@ -74,6 +92,7 @@ impl Insert {
     /// Take the documents, raw from a kind-1 section or from the body.
     pub fn parse(mut cmd: CommandDoc) -> Result<Self> {
         let coll = args::collection(&cmd, "insert")?;
+        reject_unknown_write(&cmd, "insert", &["documents"])?;
         let documents = match cmd.raw_documents.take() {
             Some(docs) => docs,
             None => args::docs(&cmd, "insert", "documents")?
@@ -112,13 +131,24 @@ pub struct Update {
 
 fn update_statement(d: &Document, let_vars: Option<&Document>) -> Result<UpdateStatement> {
     let path = "update.updates";
-    if d.contains_key("sort") {
-        // MongoDB 8.0 added `sort`; this server answers as 7.0.
-        return Err(EngineError::new(
-            ErrorCode(40415),
-            "BSON field 'update.updates.sort' is an unknown field.",
-        ));
-    }
+    // MongoDB 8.0 added `sort`; this server answers as 7.0 and refuses it.
+    args::reject_unknown_in(
+        d,
+        path,
+        &[
+            "q",
+            "u",
+            "c",
+            "arrayFilters",
+            "hint",
+            "multi",
+            "upsert",
+            "upsertSupplied",
+            "collation",
+            "sampleId",
+            "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery",
+        ],
+    )?;
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("update.updates.q"))?;
     let update = match d.get("u") {
         Some(u @ (Bson::Document(_) | Bson::Array(_))) => u.clone(),
@@ -148,6 +178,7 @@ impl Update {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "update")?;
+        reject_unknown_write(cmd, "update", &["updates", "let", "runtimeConstants"])?;
         let raw =
             args::docs(cmd, "update", "updates")?.ok_or_else(|| args::missing("update.updates"))?;
         check_batch(raw.len())?;
@@ -193,6 +224,7 @@ pub struct Delete {
 
 fn delete_statement(d: &Document, let_vars: Option<&Document>) -> Result<DeleteStatement> {
     let path = "delete.deletes";
+    args::reject_unknown_in(d, path, &["q", "limit", "hint", "collation", "sampleId"])?;
     let filter = args::doc_in(d, path, "q")?.ok_or_else(|| args::missing("delete.deletes.q"))?;
     let limit =
         args::int_in(d, path, "limit")?.ok_or_else(|| args::missing("delete.deletes.limit"))?;
@@ -214,6 +246,7 @@ impl Delete {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "delete")?;
+        reject_unknown_write(cmd, "delete", &["deletes", "let"])?;
         let raw =
             args::docs(cmd, "delete", "deletes")?.ok_or_else(|| args::missing("delete.deletes"))?;
         check_batch(raw.len())?;
@@ -251,6 +284,28 @@ impl FindAndModify {
     /// Read the request and check its option combinations as mongod does.
     pub fn parse(cmd: &CommandDoc, name: &str) -> Result<Self> {
         let coll = args::collection(cmd, name)?;
+        args::reject_unknown(
+            cmd,
+            name,
+            &[
+                "query",
+                "fields",
+                "sort",
+                "hint",
+                "collation",
+                "arrayFilters",
+                "remove",
+                "update",
+                "new",
+                "upsert",
+                "bypassDocumentValidation",
+                "let",
+                "runtimeConstants",
+                "encryptionInformation",
+                "sampleId",
+                "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery",
+            ],
+        )?;
         let update = match cmd.body.get("update") {
             None | Some(Bson::Null) => None,
             Some(u @ (Bson::Document(_) | Bson::Array(_))) => Some(u.clone()),
