@@ -56,6 +56,7 @@ impl Vars {
     /// Evaluate each field of a `let` document against `root` and bind it.
     pub fn bind_let(&mut self, spec: &Document, root: &Document) -> Result<()> {
         for (name, value) in spec {
+            check_user_var_name(name)?;
             let expr = Expr::parse(value)?;
             let v = expr.eval(root, self)?.unwrap_or(Bson::Null);
             self.set(name.clone(), v);
