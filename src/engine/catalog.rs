@@ -489,11 +489,17 @@ impl Catalog {
             ));
         }
         let ns = format!("{db}.{coll}");
+        // Specs are validated before the collection is created, so a
+        // refused request leaves no collection behind.
+        let collation = self.collection(db, coll).and_then(|c| c.collation.clone());
+        let requested = specs
+            .iter()
+            .map(|s| IndexSpec::parse(s, collation.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
         let (c, created) = self.collection_or_create(db, coll)?;
         let before = c.indexes.len();
         let mut parsed = Vec::with_capacity(specs.len());
-        for spec in specs {
-            let spec = IndexSpec::parse(spec, c.collation.as_ref())?;
+        for spec in requested {
             // mongod's `_doesSpecConflictWithExisting`: by name first, then
             // by signature (key, collation, partial filter, unique, sparse).
             let shown = |s: &IndexSpec| display::value(&Bson::Document(s.to_document()));

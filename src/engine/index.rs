@@ -122,6 +122,27 @@ impl IndexSpec {
                         display::element(f, v)
                     ))));
                 }
+                "v" if !super::value::is_number(v) => {
+                    return Err(in_spec(EngineError::type_mismatch(format!(
+                        "The field 'v' must be a number, but got {}",
+                        type_name(v)
+                    ))));
+                }
+                "v" if !matches!(super::value::as_f64(v), Some(n) if n == 1.0 || n == 2.0) => {
+                    return Err(in_spec(EngineError::new(
+                        ErrorCode::CANNOT_CREATE_INDEX,
+                        format!(
+                            "Invalid index specification {}; cannot create an index with v={}",
+                            display::value(&Bson::Document(spec.clone())),
+                            display::value(v)
+                        ),
+                    )));
+                }
+                "collation" if matches!(v, Bson::Document(c) if c.is_empty()) => {
+                    return Err(in_spec(EngineError::bad_value(
+                        "The field 'collation' cannot be an empty object.",
+                    )));
+                }
                 // mongod's message names 'name' here, a slip we keep.
                 "hidden" if !matches!(v, Bson::Boolean(_)) => {
                     return Err(in_spec(EngineError::type_mismatch(format!(

@@ -178,7 +178,16 @@ impl Update {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "update")?;
-        reject_unknown_write(cmd, "update", &["updates", "let", "runtimeConstants"])?;
+        reject_unknown_write(
+            cmd,
+            "update",
+            &[
+                "updates",
+                "let",
+                "runtimeConstants",
+                "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery",
+            ],
+        )?;
         let raw =
             args::docs(cmd, "update", "updates")?.ok_or_else(|| args::missing("update.updates"))?;
         check_batch(raw.len())?;
@@ -246,7 +255,16 @@ impl Delete {
     /// Read the statements.
     pub fn parse(cmd: &CommandDoc) -> Result<Self> {
         let coll = args::collection(cmd, "delete")?;
-        reject_unknown_write(cmd, "delete", &["deletes", "let"])?;
+        reject_unknown_write(
+            cmd,
+            "delete",
+            &[
+                "deletes",
+                "let",
+                "runtimeConstants",
+                "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery",
+            ],
+        )?;
         let raw =
             args::docs(cmd, "delete", "deletes")?.ok_or_else(|| args::missing("delete.deletes"))?;
         check_batch(raw.len())?;
