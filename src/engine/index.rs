@@ -206,7 +206,9 @@ impl IndexSpec {
             }
             None => default_collation.cloned(),
         };
-        let unique = flag("unique");
+        // mongod's descriptor counts an index on `{_id: 1}` as unique
+        // whatever the spec says.
+        let unique = flag("unique") || is_id_pattern(&key);
         if !is_id_pattern(&key) {
             if name == "_id_" {
                 return Err(EngineError::bad_value(format!(
@@ -234,7 +236,7 @@ impl IndexSpec {
     /// The spec as `listIndexes` shows it.
     pub fn to_document(&self) -> Document {
         let mut d = bson::doc! {"v": 2, "key": self.key.clone(), "name": self.name.clone()};
-        if self.unique && self.name != "_id_" {
+        if self.unique && !is_id_pattern(&self.key) {
             d.insert("unique", true);
         }
         if self.sparse {
