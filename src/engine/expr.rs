@@ -32,6 +32,9 @@ pub(crate) use arith::{Num, add_values};
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
     values: HashMap<String, Bson>,
+    /// `CURRENT` when `$let` rebinds it (field paths then read from it);
+    /// kept apart so that the common case costs field paths nothing.
+    current: Option<Box<Bson>>,
     collation: Option<Collation>,
 }
 
@@ -45,11 +48,19 @@ impl Vars {
 
     /// Bind `name` (without the `$$`).
     pub fn set(&mut self, name: impl Into<String>, value: Bson) {
-        self.values.insert(name.into(), value);
+        let name = name.into();
+        if name == "CURRENT" {
+            self.current = Some(Box::new(value));
+        } else {
+            self.values.insert(name, value);
+        }
     }
 
     /// Look up `name` (without the `$$`).
     pub fn get(&self, name: &str) -> Option<&Bson> {
+        if name == "CURRENT" {
+            return self.current.as_deref();
+        }
         self.values.get(name)
     }
 
@@ -786,7 +797,7 @@ impl Expr {
         match self {
             Expr::Literal(v) => Ok(Some(v.clone())),
             // `$let` may rebind `CURRENT`, which field paths read from.
-            Expr::Field(path) => Ok(match vars.get("CURRENT") {
+            Expr::Field(path) => Ok(match vars.current.as_deref() {
                 None => get_path(root, path),
                 Some(Bson::Document(current)) => get_path(current, path),
                 Some(other) => traverse(other, path),
