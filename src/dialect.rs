@@ -60,6 +60,10 @@ pub enum DialectError {
         suggestion: Option<String>,
         pos: Pos,
     },
+    /// A limit of the dialect was crossed (nesting deeper than the stack
+    /// may go), named as JavaScript names it.
+    #[error("RangeError: {message} ({pos})")]
+    Range { message: String, pos: Pos },
     /// The server answered with an error, printed as mongosh does (plus a
     /// "did you mean" hint when it names an unknown `$` operator).
     #[error("{}{}", server_line(code_name, message), hint(suggestion))]
@@ -128,6 +132,7 @@ impl DialectError {
         match self {
             DialectError::Syntax { pos, .. }
             | DialectError::Unsupported { pos, .. }
+            | DialectError::Range { pos, .. }
             | DialectError::Reference { pos, .. } => Some(*pos),
             DialectError::Type { pos, .. } => *pos,
             _ => None,

@@ -122,6 +122,8 @@ pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
 
 /// [`run`] with an explicit experiment runner.
 pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(), TuiError> {
+    // Before any thread exists, so no panic can leave the terminal raw.
+    terminal::install_panic_hook();
     let course = content::load_course(&opts.lessons_dir)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -162,9 +164,9 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     );
 
     let (tx, rx) = mpsc::channel::<Event>();
-    let mut guard = terminal::Guard::new()?;
+    terminal::spawn_signal_listener(tx.clone())?;
+    let mut guard = terminal::Guard::new(tx.clone())?;
     event::spawn_input_reader(tx.clone());
-    terminal::spawn_signal_listener(rt.handle(), tx.clone());
     rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
     let shell_tx = spawn_shell_worker(uri.clone(), tx.clone());
     let mut cancel: Option<CancelFlag> = None;
@@ -176,6 +178,10 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     });
     const TICK: Duration = Duration::from_millis(120);
     loop {
+        // A panic or a signal gave the terminal back: never draw over it.
+        if !terminal::active() {
+            break;
+        }
         guard.terminal.draw(|frame| view::render(&app, frame))?;
         let event = if app.busy() {
             match rx.recv_timeout(TICK) {
@@ -257,6 +263,9 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
         flag.cancel();
     }
     drop(guard);
+    for message in terminal::take_held_messages() {
+        eprintln!("{message}");
+    }
     drop(server);
     rt.shutdown_background();
     Ok(())

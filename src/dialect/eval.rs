@@ -12,6 +12,7 @@ use futures_util::TryStreamExt;
 use mongodb::Client;
 
 use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
+use super::parser::MAX_DEPTH;
 use super::print::{format_number, inspect, iso_string, render_bson};
 use super::suggest::suggest;
 use super::{DialectError, Pos, parse_program};
@@ -21,6 +22,25 @@ pub const DISPLAY_BATCH: usize = 20;
 
 type R<T> = Result<T, DialectError>;
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = R<T>> + Send + 'a>>;
+
+/// Polls a nested evaluation step on a fresh stack segment when the
+/// current one runs low. Evaluation recurses once per tree level through
+/// large `poll` frames (tens of kB each in a debug build), so even within
+/// [`MAX_EVAL_DEPTH`] a 2 MiB worker thread could overflow; this keeps the
+/// depth limit, not the caller's stack size, the only bound.
+struct GrowStack<F>(F);
+
+impl<F: Future + Unpin> Future for GrowStack<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let inner = &mut self.0;
+        stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || Pin::new(inner).poll(cx))
+    }
+}
 
 /// A shell value.
 #[derive(Debug, Clone, PartialEq)]
@@ -263,7 +283,22 @@ pub struct Session {
     /// Behind a mutex only so `&Session` is `Sync` (driver cursors are not);
     /// it is only touched through `&mut self`, so it is never contended.
     last_cursor: std::sync::Mutex<Option<LiveCursor>>,
+    /// How many statements and expressions are being evaluated inside one
+    /// another (reset by every program), bounded by [`MAX_EVAL_DEPTH`].
+    depth: u32,
 }
+
+/// How deeply statements and expressions may nest while evaluating: room
+/// for anything the parser accepts (expressions [`MAX_DEPTH`] deep inside
+/// `for` bodies as deep), and a hard stop for hand-built trees, so
+/// evaluation can never overflow the stack.
+pub const MAX_EVAL_DEPTH: u32 = 2 * MAX_DEPTH + 16;
+
+/// How deeply a value built while evaluating (`x = {a: x}` in a loop) may
+/// nest. mongod stores documents up to 100 levels and accepts commands up
+/// to 200 (`maxBSONDepth`); past that nothing could be sent anyway, and
+/// printing, copying or dropping deeper values would recurse without bound.
+pub const MAX_VALUE_DEPTH: usize = 200;
 
 struct LiveCursor {
     cursor: mongodb::Cursor<Document>,
@@ -331,6 +366,7 @@ impl Session {
             db: db.into(),
             bindings: HashMap::new(),
             last_cursor: std::sync::Mutex::new(None),
+            depth: 0,
         }
     }
 
@@ -369,6 +405,9 @@ impl Session {
     /// Evaluate a parsed program.
     pub async fn eval_program(&mut self, program: &Program) -> (Vec<Output>, R<()>) {
         let mut out = Vec::new();
+        // A program interrupted mid-way (its future dropped) may have left
+        // the counter raised; every program starts from the top.
+        self.depth = 0;
         for stmt in &program.stmts {
             if let Err(e) = self.stmt(stmt, &mut out, true).await {
                 return (out, Err(e));
@@ -378,6 +417,34 @@ impl Session {
     }
 
     fn stmt<'a>(
+        &'a mut self,
+        stmt: &'a Stmt,
+        out: &'a mut Vec<Output>,
+        top: bool,
+    ) -> BoxFut<'a, ()> {
+        Box::pin(GrowStack(Box::pin(async move {
+            self.descend(stmt.pos)?;
+            let r = self.stmt_inner(stmt, out, top).await;
+            self.depth -= 1;
+            r
+        })))
+    }
+
+    /// Count one more level of nesting, refusing to go past the limit.
+    fn descend(&mut self, pos: Pos) -> R<()> {
+        if self.depth >= MAX_EVAL_DEPTH {
+            return Err(DialectError::Range {
+                message: format!(
+                    "statements and expressions nested deeper than {MAX_EVAL_DEPTH} levels"
+                ),
+                pos,
+            });
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn stmt_inner<'a>(
         &'a mut self,
         stmt: &'a Stmt,
         out: &'a mut Vec<Output>,
@@ -592,6 +659,15 @@ impl Session {
     // ----- expressions -----
 
     fn expr<'a>(&'a mut self, e: &'a Expr, out: &'a mut Vec<Output>) -> BoxFut<'a, Value> {
+        Box::pin(GrowStack(Box::pin(async move {
+            self.descend(e.pos)?;
+            let r = self.expr_inner(e, out).await;
+            self.depth -= 1;
+            r
+        })))
+    }
+
+    fn expr_inner<'a>(&'a mut self, e: &'a Expr, out: &'a mut Vec<Output>) -> BoxFut<'a, Value> {
         Box::pin(async move {
             let pos = e.pos;
             Ok(match &e.kind {
@@ -611,7 +687,7 @@ impl Session {
                     let mut a = Vec::with_capacity(items.len());
                     for it in items {
                         let v = self.expr(it, out).await?;
-                        a.push(to_bson(v, it.pos)?);
+                        a.push(nestable(to_bson(v, it.pos)?, it.pos)?);
                     }
                     Value::Bson(Bson::Array(a))
                 }
@@ -619,7 +695,7 @@ impl Session {
                     let mut d = Document::new();
                     for (k, ve) in fields {
                         let v = self.expr(ve, out).await?;
-                        d.insert(k.clone(), to_bson(v, ve.pos)?);
+                        d.insert(k.clone(), nestable(to_bson(v, ve.pos)?, ve.pos)?);
                     }
                     Value::Bson(Bson::Document(d))
                 }
@@ -946,6 +1022,32 @@ fn to_bson(v: Value, pos: Pos) -> R<Bson> {
             pos,
         )),
     }
+}
+
+/// A value about to become an element of a new array or object: refused
+/// when that would nest deeper than [`MAX_VALUE_DEPTH`].
+fn nestable(b: Bson, pos: Pos) -> R<Bson> {
+    if deeper_than(&b, MAX_VALUE_DEPTH - 1) {
+        return Err(DialectError::Range {
+            message: format!("a value may nest at most {MAX_VALUE_DEPTH} levels deep"),
+            pos,
+        });
+    }
+    Ok(b)
+}
+
+/// Whether `b` nests more than `limit` levels (a scalar is 0, `{}` is 1).
+/// Recursion stops at `limit`, so this never goes deeper than that.
+fn deeper_than(b: &Bson, limit: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &Bson>> = match b {
+        Bson::Document(d) => Box::new(d.values()),
+        Bson::Array(a) => Box::new(a.iter()),
+        _ => return false,
+    };
+    if limit == 0 {
+        return true;
+    }
+    children.into_iter().any(|c| deeper_than(c, limit - 1))
 }
 
 fn to_doc(v: Value, pos: Pos, what: &str) -> R<Document> {
