@@ -34,6 +34,7 @@ pub mod screens {
     pub mod outline;
     pub mod reader;
     pub mod shell;
+    pub mod startup_error;
 }
 
 use std::path::{Path, PathBuf};
@@ -124,7 +125,29 @@ pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
 pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(), TuiError> {
     // Before any thread exists, so no panic can leave the terminal raw.
     terminal::install_panic_hook();
-    let course = content::load_course(&opts.lessons_dir)?;
+    let course = content::load_course(&opts.lessons_dir).and_then(|course| {
+        // A manifest lint rejects (an empty file, a missing version) or one
+        // listing no lesson opens no course: say so instead of showing an
+        // empty outline.
+        let manifest = manifest_problems(&opts.lessons_dir);
+        if manifest.is_empty() && !course.lessons.is_empty() {
+            Ok(course)
+        } else if manifest.is_empty() {
+            Err(TuiError::Content(format!(
+                "{}: lists no lessons",
+                opts.lessons_dir.join("manifest.toml").display()
+            )))
+        } else {
+            Err(TuiError::Content(manifest.join("\n")))
+        }
+    });
+    let course = match course {
+        Ok(course) => course,
+        Err(e) => {
+            show_startup_error(&startup_problems(&opts.lessons_dir, &e))?;
+            return Err(e);
+        }
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -168,7 +191,14 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     let mut guard = terminal::Guard::new(tx.clone())?;
     event::spawn_input_reader(tx.clone());
     rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
-    let shell_tx = spawn_shell_worker(uri.clone(), tx.clone());
+    // The shell pane writes anywhere on the embedded engine; against a real
+    // server only into `schemalab_` databases, as the `--uri` help promises.
+    let shell_policy = if server.is_some() {
+        crate::dialect::WritePolicy::Unrestricted
+    } else {
+        crate::dialect::WritePolicy::Prefix(crate::course::DB_PREFIX.to_string())
+    };
+    let shell_tx = spawn_shell_worker(uri.clone(), shell_policy, tx.clone());
     let mut cancel: Option<CancelFlag> = None;
 
     let size = guard.terminal.size()?;
@@ -271,6 +301,60 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     Ok(())
 }
 
+/// `lint`'s problems with `lessons/manifest.toml` itself.
+fn manifest_problems(lessons_dir: &Path) -> Vec<String> {
+    let root = lessons_dir.parent().unwrap_or(Path::new("."));
+    let manifest = lessons_dir.join("manifest.toml");
+    crate::course::lint(root)
+        .iter()
+        .filter(|e| e.file == manifest)
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// What is wrong with a course that cannot be opened: `lint`'s lines for
+/// the course root, or the loading error itself when lint finds nothing.
+pub fn startup_problems(lessons_dir: &Path, error: &TuiError) -> Vec<String> {
+    let root = lessons_dir.parent().unwrap_or(Path::new("."));
+    let mut lines: Vec<String> = crate::course::lint(root)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if lines.is_empty() {
+        lines.push(error.to_string());
+    }
+    lines
+}
+
+/// The startup error screen: shown until a key (q, Esc, Enter, Ctrl-C) or
+/// a signal, then the terminal is given back.
+fn show_startup_error(problems: &[String]) -> Result<(), TuiError> {
+    use ratatui::crossterm::event::{Event as Ct, KeyCode, KeyEventKind, KeyModifiers};
+    let (tx, rx) = mpsc::channel::<Event>();
+    terminal::spawn_signal_listener(tx.clone())?;
+    let mut guard = terminal::Guard::new(tx.clone())?;
+    event::spawn_input_reader(tx);
+    while terminal::active() {
+        guard
+            .terminal
+            .draw(|frame| screens::startup_error::render(frame, problems))?;
+        match rx.recv() {
+            Ok(Event::Term(Ct::Key(k))) if k.kind != KeyEventKind::Release => {
+                let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+                if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc | KeyCode::Enter)
+                    || (ctrl && matches!(k.code, KeyCode::Char('c')))
+                {
+                    break;
+                }
+            }
+            Ok(Event::Term(_) | Event::Task(_)) => {}
+            Ok(Event::Signal) | Err(_) => break,
+        }
+    }
+    drop(guard);
+    Ok(())
+}
+
 struct RunJob {
     runner: Arc<dyn ExperimentRunner>,
     uri: String,
@@ -344,7 +428,11 @@ async fn build_info(uri: &str) -> Result<(String, String), String> {
 
 /// The shell's session lives on its own thread (one statement at a time,
 /// in order); statements arrive over a channel, output goes back as tasks.
-fn spawn_shell_worker(uri: String, tx: Sender<Event>) -> Sender<(String, String)> {
+fn spawn_shell_worker(
+    uri: String,
+    policy: crate::dialect::WritePolicy,
+    tx: Sender<Event>,
+) -> Sender<(String, String)> {
     let (shell_tx, shell_rx) = mpsc::channel::<(String, String)>();
     let _ = std::thread::Builder::new()
         .name("schemalab-shell".into())
@@ -360,7 +448,7 @@ fn spawn_shell_worker(uri: String, tx: Sender<Event>) -> Sender<(String, String)
                 let msg = rt.block_on(async {
                     if session.as_ref().is_none_or(|(d, _)| d != &db) {
                         match crate::dialect::Session::connect(&uri, &db).await {
-                            Ok(s) => session = Some((db.clone(), s)),
+                            Ok(s) => session = Some((db.clone(), s.with_policy(policy.clone()))),
                             Err(e) => {
                                 return TaskMsg::ShellOutput {
                                     text: e.to_string(),

@@ -304,7 +304,7 @@ proptest! {
             let (_, res) = s.eval_partial(&src).await;
             if let Err(e) = res {
                 prop_assert!(
-                    !matches!(e, DialectError::Driver(_)),
+                    !matches!(e, DialectError::Driver { .. }),
                     "{}", e
                 );
             }
@@ -475,4 +475,546 @@ fn tui_restores_the_terminal_on_signals() {
             "SIG{signal}: still on the alternate screen"
         );
     }
+}
+
+// ----- the `schemalab_` guard (issue 11, part 4) -----
+
+use bson::{RawDocumentBuf, doc};
+use futures_util::TryStreamExt;
+use schemalab::dialect::WritePolicy;
+
+/// Everything observable about one database, as raw bytes: collection
+/// names and options, every document's BSON in `_id` order, every index.
+async fn snapshot(client: &mongodb::Client, db: &str) -> Vec<(String, Vec<Vec<u8>>)> {
+    let d = client.database(db);
+    let mut out = Vec::new();
+    let specs: Vec<RawDocumentBuf> = d
+        .run_cursor_command(doc! { "listCollections": 1 })
+        .await
+        .unwrap()
+        .with_type::<RawDocumentBuf>()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut names: Vec<(String, Vec<u8>)> = specs
+        .iter()
+        .map(|s| {
+            let name = s.get_str("name").unwrap().to_string();
+            (name, s.as_bytes().to_vec())
+        })
+        .collect();
+    names.sort();
+    for (name, spec) in names {
+        let mut parts = vec![spec];
+        let docs: Vec<RawDocumentBuf> = d
+            .collection::<RawDocumentBuf>(&name)
+            .find(doc! {})
+            .sort(doc! { "_id": 1 })
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        parts.extend(docs.iter().map(|r| r.as_bytes().to_vec()));
+        let mut idx: Vec<Vec<u8>> = d
+            .run_cursor_command(doc! { "listIndexes": &name })
+            .await
+            .unwrap()
+            .with_type::<RawDocumentBuf>()
+            .try_collect::<Vec<_>>()
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.as_bytes().to_vec())
+            .collect();
+        idx.sort();
+        parts.extend(idx);
+        out.push((name, parts));
+    }
+    out
+}
+
+/// A foreign database with data, an index and a second collection.
+async fn plant_victim(client: &mongodb::Client) {
+    let v = client.database("victim");
+    v.collection::<bson::Document>("data")
+        .insert_many(vec![
+            doc! { "_id": 1, "secret": "keep me", "n": 2.5 },
+            doc! { "_id": 2, "secret": "and me", "tags": ["a", "b"] },
+        ])
+        .await
+        .unwrap();
+    v.collection::<bson::Document>("data")
+        .create_index(
+            mongodb::IndexModel::builder()
+                .keys(doc! { "secret": 1 })
+                .build(),
+        )
+        .await
+        .unwrap();
+    v.collection::<bson::Document>("x")
+        .insert_one(doc! { "_id": "x" })
+        .await
+        .unwrap();
+}
+
+/// Every way the issue (and this file) found to write into `victim` from
+/// content that may only write `schemalab_…` databases.
+const BYPASSES: &[&str] = &[
+    // A $merge target held in a variable.
+    "const t = { db: 'victim', coll: 'x' }\ndb.src.aggregate([{ $merge: { into: t } }])",
+    // A duplicate key: the first `db` passes a text check, the last one wins.
+    "db.src.aggregate([{ $out: { db: 'schemalab_x', db: 'victim', coll: 'data' } }])",
+    "const o = { db: 'victim', coll: 'data' }\ndb.src.aggregate([{ $out: o }])",
+    "db.src.aggregate([{ $merge: { into: { db: 'victim', coll: 'data' }, whenMatched: 'replace' } }])",
+    "const n = 'vic' + 'tim'\ndb.src.aggregate([{ $out: { db: n, coll: 'data' } }])",
+    "db.src.explain('executionStats').aggregate([{ $out: { db: 'victim', coll: 'data' } }])",
+    "const t = { db: 'victim', coll: 'data' }\ndb.runCommand({ aggregate: 'src', pipeline: [{ $out: t }], cursor: {} })",
+    "db.src.aggregate([{ $facet: { f: [{ $merge: { into: { db: 'victim', coll: 'x' } } }] } }])",
+    "db.getSiblingDB('victim').data.insertOne({ _id: 3 })",
+    "const n = 'vic' + 'tim'\ndb.getSiblingDB(n).data.deleteMany({})",
+    "db.getSiblingDB('victim').data.updateMany({}, { $set: { secret: 'gone' } })",
+    "db.getSiblingDB('victim').data.replaceOne({ _id: 1 }, { x: 1 })",
+    "db.getSiblingDB('victim').data.findOneAndDelete({ _id: 1 })",
+    "db.getSiblingDB('victim').data.bulkWrite([{ deleteOne: { filter: { _id: 1 } } }])",
+    "db.getSiblingDB('victim').data.drop()",
+    "db.getSiblingDB('victim').dropDatabase()",
+    "db.getSiblingDB('victim').createCollection('planted')",
+    "db.getSiblingDB('victim').data.createIndex({ n: 1 })",
+    "db.getSiblingDB('victim').data.dropIndexes()",
+    "db.getSiblingDB('victim').runCommand({ collMod: 'data', validator: { a: 1 } })",
+    "use victim\ndb.data.deleteMany({})",
+    "use victim\ndb.runCommand({ delete: 'data', deletes: [{ q: {}, limit: 0 }] })",
+    "db.adminCommand({ renameCollection: 'HERE.src', to: 'victim.data', dropTarget: true })",
+    "db.adminCommand({ renameCollection: 'victim.data', to: 'HERE.stolen' })",
+    "db.getSiblingDB('admin').runCommand({ renameCollection: 'victim.x', to: 'victim.y' })",
+];
+
+/// Runs every bypass in a session with `policy`, starting in `here`;
+/// returns the errors (one per bypass that failed).
+async fn try_bypasses(uri: &str, here: &str, policy: WritePolicy) -> Vec<Option<DialectError>> {
+    let mut errors = Vec::new();
+    for src in BYPASSES {
+        let src = src.replace("HERE", here);
+        let mut s = Session::connect(uri, here)
+            .await
+            .unwrap()
+            .with_policy(policy.clone());
+        s.eval("db.src.deleteMany({}); db.src.insertMany([{ _id: 1, secret: 'overwritten' }])")
+            .await
+            .unwrap();
+        let (_, res) = s.eval_partial(&src).await;
+        errors.push(res.err());
+    }
+    errors
+}
+
+#[tokio::test]
+async fn every_bypass_is_refused_and_the_foreign_database_is_byte_identical() {
+    let server = spawn_background(Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    plant_victim(&client).await;
+    let before = snapshot(&client, "victim").await;
+    assert_eq!(before.len(), 2);
+
+    for policy in [
+        WritePolicy::Only("schemalab_l_v".into()),
+        WritePolicy::Prefix("schemalab_".into()),
+    ] {
+        let errors = try_bypasses(&server.uri(), "schemalab_l_v", policy.clone()).await;
+        for (src, e) in BYPASSES.iter().zip(&errors) {
+            let e = e
+                .as_ref()
+                .unwrap_or_else(|| panic!("{policy:?}: not refused:\n{src}"));
+            let refused = matches!(e, DialectError::Refused { .. })
+                || (matches!(e, DialectError::Syntax { .. })
+                    && e.to_string().contains("duplicate key"));
+            assert!(refused, "{policy:?}: {src}\n→ {e}");
+            assert!(e.position().is_some(), "{src}: {e}");
+        }
+        assert_eq!(snapshot(&client, "victim").await, before, "{policy:?}");
+    }
+
+    // The same statements do reach the foreign database when nothing
+    // guards it: the snapshot sees writes, so its equality above means
+    // something.
+    let errors = try_bypasses(&server.uri(), "schemalab_l_v", WritePolicy::Unrestricted).await;
+    assert!(
+        errors.iter().filter(|e| e.is_none()).count() > 10,
+        "{errors:?}"
+    );
+    assert_ne!(snapshot(&client, "victim").await, before);
+}
+
+/// Reads are not writes: the shell's prefix policy reads anywhere, and
+/// lesson content may still ask the server who it is.
+#[tokio::test]
+async fn the_gate_lets_reads_through() {
+    let server = spawn_background(Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    plant_victim(&client).await;
+    let mut s = Session::connect(&server.uri(), "victim")
+        .await
+        .unwrap()
+        .with_policy(WritePolicy::Prefix("schemalab_".into()));
+    let out = s
+        .eval("db.data.countDocuments({})\ndb.data.find({ _id: 1 }, { _id: 1 })\nshow collections")
+        .await
+        .unwrap();
+    assert_eq!(texts(&out), ["2", "[ { _id: 1 } ]", "data\nx"]);
+    let mut lesson = Session::connect(&server.uri(), "schemalab_l_v")
+        .await
+        .unwrap()
+        .with_policy(WritePolicy::Only("schemalab_l_v".into()));
+    lesson
+        .eval("db.c.insertOne({ _id: 1 })\nshow dbs")
+        .await
+        .unwrap();
+    let e = lesson
+        .eval("db.getSiblingDB('victim').data.findOne()")
+        .await
+        .unwrap_err();
+    assert!(matches!(e, DialectError::Refused { .. }), "{e}");
+}
+
+/// Lint names literal foreign targets (and the duplicate-key spelling).
+#[test]
+fn lint_flags_literal_foreign_targets() {
+    for (stmt, want) in [
+        (
+            "db.src.aggregate([{ $merge: { into: { db: 'victim', coll: 'x' } } }])",
+            "$merge leaves",
+        ),
+        (
+            "db.src.aggregate([{ $out: { db: 'victim', coll: 'x' } }])",
+            "$out leaves",
+        ),
+        (
+            "db.src.aggregate([{ $out: { db: 'schemalab_x', db: 'victim', coll: 'data' } }])",
+            "duplicate key 'db'",
+        ),
+    ] {
+        let dir = course_copy();
+        let setup = dir
+            .path()
+            .join("lessons/01-thinking-in-documents/document.setup.js");
+        let mut text = std::fs::read_to_string(&setup).unwrap();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let line = text.lines().count() + 1;
+        text.push_str(stmt);
+        text.push('\n');
+        std::fs::write(&setup, text).unwrap();
+        let errors = lint_lines(dir.path());
+        let at = format!("{}:{line}:", setup.display());
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&at) && e.contains(want)),
+            "{stmt}: want {at} … {want} in {errors:#?}"
+        );
+    }
+}
+
+/// Lessons run through the runner's gate: every lesson of the course at
+/// the tiny scale, then a lesson whose setup holds each bypass, against a
+/// server holding a foreign database that stays byte-identical.
+#[test]
+fn lessons_and_bypassing_setups_leave_a_foreign_database_untouched() {
+    use schemalab::course::{self, CancelFlag, CatalogLoader, RunOptions, Scale};
+    let server = spawn_background(Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    rt.block_on(plant_victim(&client));
+    let before = rt.block_on(snapshot(&client, "victim"));
+
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let loader = CatalogLoader::for_course(&root).unwrap();
+    let opts = || RunOptions {
+        scale: Scale::Tiny,
+        loader: &loader,
+        cancel: CancelFlag::new(),
+        progress: None,
+    };
+    for lesson in course::list_lessons(&root).unwrap() {
+        rt.block_on(course::run_by_id(&root, &lesson.id, &server.uri(), &opts()))
+            .unwrap_or_else(|e| panic!("{}: {e}", lesson.id));
+    }
+    assert_eq!(rt.block_on(snapshot(&client, "victim")), before);
+
+    let dir = course_copy();
+    let setup = dir
+        .path()
+        .join("lessons/01-thinking-in-documents/document.setup.js");
+    let here = "schemalab_thinking-in-documents_document";
+    for src in BYPASSES {
+        std::fs::write(&setup, src.replace("HERE", here)).unwrap();
+        let report = rt
+            .block_on(course::run_by_id(
+                dir.path(),
+                "thinking-in-documents",
+                &server.uri(),
+                &opts(),
+            ))
+            .unwrap();
+        let variant = report.experiments[0]
+            .variants
+            .iter()
+            .find(|v| v.id == "document")
+            .unwrap();
+        let err = variant
+            .setup_error
+            .as_deref()
+            .unwrap_or_else(|| panic!("not refused:\n{src}"));
+        assert!(
+            err.contains("refusing to")
+                || err.contains("leaves this variant's database")
+                || err.contains("duplicate key"),
+            "{src}\n→ {err}"
+        );
+        assert_eq!(rt.block_on(snapshot(&client, "victim")), before, "{src}");
+    }
+}
+
+// ----- failures that name their place (issue 11, part 5) -----
+
+/// Runs the built binary; returns (exit code, stdout, stderr).
+fn schemalab(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("MONGODB_URI")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn shell_file_failures_print_one_line_with_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.js");
+    let bad_utf8 = dir.path().join("latin1.js");
+    std::fs::write(&bad_utf8, b"print(1)\nprint('caf\xe9')\n").unwrap();
+    let d = dir.path().display().to_string();
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--file".into(), missing.display().to_string()],
+            format!(
+                "Error: {}: cannot read the script: no such file",
+                missing.display()
+            ),
+        ),
+        (
+            vec!["--file".into(), d.clone()],
+            format!("Error: {d}: is a directory, not a script file"),
+        ),
+        (
+            vec!["--file".into(), bad_utf8.display().to_string()],
+            format!(
+                "Error: {}:2:11: the script is not valid UTF-8 (byte 0xE9)",
+                bad_utf8.display()
+            ),
+        ),
+        (
+            vec![
+                "--uri".into(),
+                "notauri".into(),
+                "--file".into(),
+                missing.display().to_string(),
+            ],
+            "Error: --uri 'notauri': not a MongoDB connection string: ".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut full = vec!["shell"];
+        full.extend(args.iter().map(String::as_str));
+        let (code, stdout, stderr) = schemalab(&full);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&want),
+            "{args:?}:\n{stderr}\nwant {want}"
+        );
+    }
+}
+
+#[test]
+fn shell_file_accepts_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bom.js");
+    std::fs::write(&path, b"\xEF\xBB\xBFprint('with a BOM')\n").unwrap();
+    let (code, stdout, stderr) = schemalab(&["shell", "--file", &path.display().to_string()]);
+    assert_eq!((code, stdout.as_str()), (0, "with a BOM\n"), "{stderr}");
+}
+
+#[test]
+fn runtime_errors_carry_the_statement_place() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, want) in [
+        (
+            "print(1)\nconst a = 1\n  prnt(a)\n",
+            "ReferenceError: prnt is not defined (did you mean print?) (3:3)",
+        ),
+        (
+            "\ndb.c.find().sortt({ a: 1 })\n",
+            "TypeError: cursor.sortt is not a function (did you mean sort?) (2:12)",
+        ),
+        (
+            "db.c.insertOne({ _id: 1 })\n\n   db.c.insertOne({ _id: 1 })\n",
+            "MongoServerError: E11000 duplicate key error collection: test.c index: _id_ dup key: { _id: 1 } (3:4)",
+        ),
+        (
+            "for (const i of [1]) {\n  db.runCommand({ nosuchcommand: 1 })\n}\n",
+            "MongoServerError[CommandNotFound]: no such command: 'nosuchcommand' (2:3)",
+        ),
+    ] {
+        let path = dir.path().join("s.js");
+        std::fs::write(&path, src).unwrap();
+        let shown = path.display().to_string();
+        let (code, _, stderr) = schemalab(&["shell", "--file", &shown]);
+        assert_eq!(code, 1, "{src}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert_eq!(first, format!("{shown}: {want}"), "{src}");
+    }
+}
+
+/// `--help` states the promise, and `--uri` holds the shell to it unless
+/// `--allow-writes` is given.
+#[test]
+fn shell_with_uri_writes_only_schemalab_databases_unless_allowed() {
+    let (_, help, _) = schemalab(&["shell", "--help"]);
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("On the embedded engine (no --uri) the shell may write anywhere. With --uri it writes, drops and renames only in databases whose names start with `schemalab_` (reads go anywhere) unless started with --allow-writes."),
+        "{help}"
+    );
+    assert!(flat.contains("--allow-writes"), "{help}");
+
+    let server = spawn_background(Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    rt.block_on(plant_victim(&client));
+    let before = rt.block_on(snapshot(&client, "victim"));
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("w.js");
+    std::fs::write(
+        &script,
+        "print(db.data.countDocuments({}))\ndb.data.insertOne({ _id: 9 })\nprint('wrote')\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let uri = server.uri();
+    let (code, stdout, stderr) =
+        schemalab(&["shell", "--uri", &uri, "--db", "victim", "--file", &script]);
+    assert_eq!(code, 1);
+    assert_eq!(stdout, "2\n");
+    assert!(
+        stderr.starts_with(&format!(
+            "{script}: Error: refusing to write to database 'victim' (insert)"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().next().unwrap().ends_with("(2:1)"),
+        "{stderr}"
+    );
+    assert_eq!(rt.block_on(snapshot(&client, "victim")), before);
+    // Inside `schemalab_` databases it writes.
+    let (code, stdout, stderr) = schemalab(&[
+        "shell",
+        "--uri",
+        &uri,
+        "--db",
+        "schemalab_mine",
+        "--file",
+        &script,
+    ]);
+    assert_eq!((code, stdout.as_str()), (0, "0\nwrote\n"), "{stderr}");
+    // With --allow-writes it writes anywhere.
+    let (code, stdout, stderr) = schemalab(&[
+        "shell",
+        "--uri",
+        &uri,
+        "--allow-writes",
+        "--db",
+        "victim",
+        "--file",
+        &script,
+    ]);
+    assert_eq!((code, stdout.as_str()), (0, "2\nwrote\n"), "{stderr}");
+    assert_ne!(rt.block_on(snapshot(&client, "victim")), before);
+}
+
+/// An empty `manifest.toml` opens the TUI on a screen saying what is
+/// wrong, as lint says it; a key leaves, restoring the terminal.
+#[test]
+fn empty_manifest_opens_an_error_screen() {
+    use std::time::Duration;
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed, so there is no pseudo-terminal to drive");
+        return;
+    }
+    let course = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(course.path().join("lessons")).unwrap();
+    std::fs::write(course.path().join("lessons/manifest.toml"), "").unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets"),
+        &course.path().join("datasets"),
+    );
+    let lint = lint_lines(course.path());
+    assert_eq!(lint.len(), 1, "{lint:?}");
+    let data = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("schemalab-safety-{}-manifest", std::process::id()),
+    };
+    let script = format!(
+        "cd '{}' && RUST_BACKTRACE=0 XDG_DATA_HOME='{d}' HOME='{d}' '{}'; echo \"EXIT=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon'; echo DONE; sleep 30",
+        course.path().display(),
+        env!("CARGO_BIN_EXE_schemalab"),
+        d = data.path().display(),
+    );
+    assert!(
+        tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "30",
+            &script
+        ])
+        .status
+        .success()
+    );
+    let screen = tmux
+        .wait_for(Duration::from_secs(30), |s| {
+            s.contains("cannot open the course")
+        })
+        .unwrap_or_else(|| panic!("no error screen:\n{}", tmux.screen()));
+    assert!(
+        screen.contains("lessons/manifest.toml:1:1: missing field `format_version`"),
+        "{screen}"
+    );
+    tmux.cmd(&["send-keys", "-t", "t", "q"]);
+    let after = tmux
+        .wait_for(Duration::from_secs(20), |s| s.contains("DONE"))
+        .unwrap_or_else(|| panic!("did not leave:\n{}", tmux.screen()));
+    assert!(after.contains("EXIT=1"), "{after}");
+    assert!(after.lines().any(|l| l.trim() == "icanon"), "{after}");
 }

@@ -127,13 +127,17 @@ impl Catalog {
                         (ParamKind::Count, _) => {
                             return Err(at(
                                 Some(value.span()),
-                                format!("`{key}` must be an integer from 0 to at most {MAX_COUNT}"),
+                                format!(
+                                    "`{key}` must be a non-negative integer, at most {MAX_COUNT}"
+                                ),
                             ));
                         }
                         (ParamKind::Real, _) => {
                             return Err(at(
                                 Some(value.span()),
-                                format!("`{key}` must be a number from 0 to at most {MAX_REAL}"),
+                                format!(
+                                    "`{key}` must be a non-negative number, at most {MAX_REAL}"
+                                ),
                             ));
                         }
                     };
@@ -225,10 +229,10 @@ pub fn range_errors(text: &str, file: &str) -> Vec<DatasetError> {
         for (key, value) in table.tiny.iter().chain(&table.default).chain(&table.large) {
             let message = match value.get_ref() {
                 toml::Value::Integer(n) if !(0..=MAX_COUNT).contains(n) => {
-                    format!("`{key}` must be an integer from 0 to at most {MAX_COUNT}")
+                    format!("`{key}` must be a non-negative integer, at most {MAX_COUNT}")
                 }
                 toml::Value::Float(x) if !(x.is_finite() && (0.0..=MAX_REAL).contains(x)) => {
-                    format!("`{key}` must be a number from 0 to at most {MAX_REAL}")
+                    format!("`{key}` must be a non-negative number, at most {MAX_REAL}")
                 }
                 _ => continue,
             };

@@ -12,6 +12,7 @@ use futures_util::TryStreamExt;
 use mongodb::Client;
 
 use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
+use super::gate::WritePolicy;
 use super::parser::MAX_DEPTH;
 use super::print::{format_number, inspect, iso_string, render_bson};
 use super::suggest::suggest;
@@ -286,6 +287,8 @@ pub struct Session {
     /// How many statements and expressions are being evaluated inside one
     /// another (reset by every program), bounded by [`MAX_EVAL_DEPTH`].
     depth: u32,
+    /// What the write gate admits; every command passes it before sending.
+    policy: WritePolicy,
 }
 
 /// How deeply statements and expressions may nest while evaluating: room
@@ -326,7 +329,7 @@ fn driver_err(e: mongodb::error::Error) -> DialectError {
             w.code_name.clone().unwrap_or_default(),
             w.message.clone(),
         ),
-        _ => DialectError::Driver(e.to_string()),
+        other => DialectError::driver(other.to_string()),
     }
 }
 
@@ -367,7 +370,21 @@ impl Session {
             bindings: HashMap::new(),
             last_cursor: std::sync::Mutex::new(None),
             depth: 0,
+            policy: WritePolicy::Unrestricted,
         }
+    }
+
+    /// The same session with every command it sends checked against
+    /// `policy` (lesson content: [`WritePolicy::Only`] its database).
+    #[must_use]
+    pub fn with_policy(mut self, policy: WritePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// What this session's write gate admits.
+    pub fn policy(&self) -> &WritePolicy {
+        &self.policy
     }
 
     fn cursor_slot(&mut self) -> &mut Option<LiveCursor> {
@@ -426,7 +443,7 @@ impl Session {
             self.descend(stmt.pos)?;
             let r = self.stmt_inner(stmt, out, top).await;
             self.depth -= 1;
-            r
+            r.map_err(|e| e.at_statement(stmt.pos))
         })))
     }
 
@@ -870,8 +887,25 @@ impl Session {
         self.client.database(db)
     }
 
+    /// The write gate: every command leaves through here or [`Self::cursor`].
+    fn gate(&self, db: &str, cmd: &Document) -> R<()> {
+        self.policy
+            .check(db, cmd)
+            .map_err(|message| DialectError::Refused { message, pos: None })
+    }
+
     async fn command(&self, db: &str, cmd: Document) -> R<Document> {
+        self.gate(db, &cmd)?;
         self.database(db).run_command(cmd).await.map_err(driver_err)
+    }
+
+    /// A command that opens a cursor, through the write gate.
+    pub(super) async fn cursor(&self, db: &str, cmd: Document) -> R<mongodb::Cursor<Document>> {
+        self.gate(db, &cmd)?;
+        self.database(db)
+            .run_cursor_command(cmd)
+            .await
+            .map_err(driver_err)
     }
 
     async fn admin_command(&self, cmd: Document) -> R<Document> {
@@ -879,6 +913,7 @@ impl Session {
     }
 
     async fn collection_names(&self, db: &str) -> R<Vec<String>> {
+        self.gate(db, &doc! { "listCollections": 1 })?;
         let mut names = self
             .database(db)
             .list_collection_names()

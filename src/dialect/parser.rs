@@ -607,7 +607,8 @@ impl Parser {
 
     /// Object literal fields (after `{`) and the depth of the deepest value.
     fn object_fields(&mut self) -> Result<(Vec<(String, Expr)>, u32), DialectError> {
-        let mut fields = Vec::new();
+        let mut fields: Vec<(String, Expr)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut depth = 0;
         loop {
             if self.eat_punct("}") {
@@ -625,6 +626,16 @@ impl Parser {
                 }
                 _ => return Err(self.unexpected("expected a property name")),
             };
+            // JavaScript keeps the last of two equal keys; BSON documents
+            // hold one. A duplicate is an error here, so every reader of
+            // the literal (the write gate, lint, the evaluator) sees the
+            // same single value.
+            if !seen.insert(key.clone()) {
+                return Err(DialectError::syntax(
+                    format!("duplicate key '{key}' in an object literal"),
+                    t.pos,
+                ));
+            }
             self.bump();
             let value = if self.eat_punct(":") {
                 let (v, d) = self.expr_sized()?;
