@@ -190,6 +190,13 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     terminal::spawn_signal_listener(tx.clone())?;
     let mut guard = terminal::Guard::new(tx.clone())?;
     event::spawn_input_reader(tx.clone());
+    // Fault injection for tests/safety.rs (debug builds only): a thread
+    // that panics once the TUI owns the terminal.
+    if cfg!(debug_assertions) && std::env::var_os("SCHEMALAB_FAULT_PANIC_THREAD").is_some() {
+        std::thread::Builder::new()
+            .name("schemalab-fault".into())
+            .spawn(|| panic!("injected fault: a background thread panicked"))?;
+    }
     rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
     // The shell pane writes anywhere on the embedded engine; against a real
     // server only into `schemalab_` databases, as the `--uri` help promises.
@@ -298,6 +305,11 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     }
     drop(server);
     rt.shutdown_background();
+    if terminal::panicked() {
+        return Err(TuiError::Runtime(
+            "a thread panicked (its message is above); the interface was closed".into(),
+        ));
+    }
     Ok(())
 }
 

@@ -1018,3 +1018,59 @@ fn empty_manifest_opens_an_error_screen() {
     assert!(after.contains("EXIT=1"), "{after}");
     assert!(after.lines().any(|l| l.trim() == "icanon"), "{after}");
 }
+
+/// A panic on a background thread gives the terminal back, shows its
+/// message and ends the TUI with a failure status (the injected fault
+/// exists in debug builds only).
+#[test]
+fn tui_restores_the_terminal_on_a_panic_in_another_thread() {
+    use std::time::Duration;
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed, so there is no pseudo-terminal to drive");
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: the fault injection exists in debug builds only");
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("schemalab-safety-{}-panic", std::process::id()),
+    };
+    let script = format!(
+        "cd '{}' && SCHEMALAB_FAULT_PANIC_THREAD=1 RUST_BACKTRACE=0 XDG_DATA_HOME='{d}' HOME='{d}' '{}'; echo \"EXIT=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon'; echo DONE; sleep 30",
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_BIN_EXE_schemalab"),
+        d = data.path().display(),
+    );
+    assert!(
+        tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "30",
+            &script
+        ])
+        .status
+        .success()
+    );
+    let after = tmux
+        .wait_for(Duration::from_secs(60), |s| s.contains("DONE"))
+        .unwrap_or_else(|| panic!("the TUI did not leave:\n{}", tmux.screen()));
+    assert!(
+        after.contains("thread 'schemalab-fault'") && after.contains("injected fault"),
+        "{after}"
+    );
+    assert!(after.contains("EXIT=1"), "{after}");
+    assert!(after.lines().any(|l| l.trim() == "icanon"), "{after}");
+    let alternate = tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"]);
+    assert_eq!(String::from_utf8_lossy(&alternate.stdout).trim(), "0");
+}

@@ -31,6 +31,8 @@ use super::event::Event;
 
 /// True while the terminal is raw and on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Set once a panic outside the server has ended the TUI.
+static PANICKED: AtomicBool = AtomicBool::new(false);
 /// Where the panic hook asks the event loop to leave.
 static QUIT: Mutex<Option<Sender<Event>>> = Mutex::new(None);
 /// Panic messages held back while the screen belonged to the TUI.
@@ -92,6 +94,11 @@ pub fn restore() {
     }
 }
 
+/// Whether a panic (outside the embedded server) made the TUI leave.
+pub fn panicked() -> bool {
+    PANICKED.load(Ordering::SeqCst)
+}
+
 /// Panic messages from the server's threads held back while the TUI owned
 /// the screen; the caller prints them once the terminal is restored.
 pub fn take_held_messages() -> Vec<String> {
@@ -118,6 +125,7 @@ pub fn install_panic_hook() {
                 return;
             }
             restore();
+            PANICKED.store(true, Ordering::SeqCst);
             previous(info);
             if let Some(tx) = QUIT.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
                 let _ = tx.send(Event::Signal);
