@@ -331,6 +331,11 @@ proptest! {
     fn catalog_parser_survives_any_number(
         value in prop_oneof![
             any::<i64>().prop_map(|n| n.to_string()),
+            (0i64..100_000).prop_map(|n| n.to_string()),
+            (0.0f64..10.0).prop_map(|x| format!("{x:?}")),
+            Just(schemalab::datasets::MAX_COUNT.to_string()),
+            Just((schemalab::datasets::MAX_COUNT + 1).to_string()),
+            Just("-1".to_string()),
             any::<f64>().prop_map(|x| format!("{x:?}")),
             Just("inf".to_string()),
             Just("nan".to_string()),
@@ -350,11 +355,20 @@ proptest! {
         let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
         edited[i] = format!("{key} = {value}");
         let text = edited.join("\n");
-        if let Ok(catalog) = Catalog::parse(&text, "catalog.toml") {
+        let parsed = Catalog::parse(&text, "catalog.toml");
+        if let Ok(n) = value.parse::<i64>() {
+            if n > schemalab::datasets::MAX_COUNT || n < 0 {
+                prop_assert!(parsed.is_err(), "{} = {} was accepted", key, value);
+            }
+        }
+        let small = value.parse::<f64>().is_ok_and(|x| (0.0..=100_000.0).contains(&x));
+        if let (Ok(catalog), true) = (parsed, small) {
             // Whatever parses can start generating without a panic.
             for spec in catalog.datasets() {
                 let name = spec.name.clone();
-                let _ = catalog.generate(&name, schemalab::datasets::Scale::Tiny, 1);
+                if let Ok(stream) = catalog.generate(&name, schemalab::datasets::Scale::Tiny, 1) {
+                    let _ = stream.take(20).count();
+                }
             }
         }
     }
