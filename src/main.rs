@@ -11,7 +11,8 @@ use tokio::runtime::Runtime;
 #[command(version, about, long_about = None)]
 struct Cli {
     /// A MongoDB to use instead of the embedded engine. schemalab only
-    /// writes and drops databases whose names start with `schemalab_`.
+    /// writes and drops databases whose names start with `schemalab_`
+    /// (unless `schemalab shell` is started with --allow-writes).
     #[arg(long, env = "MONGODB_URI", global = true)]
     uri: Option<String>,
     /// Presenter mode for instructors: high contrast, generous spacing,

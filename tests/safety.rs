@@ -270,24 +270,25 @@ fn lint_reports_a_long_chain_in_a_setup_file() {
     );
 }
 
-/// Deep or long generated input for the dialect.
-fn hostile_source() -> impl Strategy<Value = String> {
+/// Deep or long generated input for the dialect, and whether it is past
+/// every limit (more than 400 links or levels of any shape).
+fn hostile_source() -> impl Strategy<Value = (String, bool)> {
     let n = 1usize..4000;
+    let shaped = |f: fn(usize) -> String| n.clone().prop_map(move |n| (f(n), n > 400));
     prop_oneof![
-        n.clone().prop_map(sum_chain),
-        n.clone().prop_map(|n| format!("db{}", ".a".repeat(n))),
-        n.clone().prop_map(|n| format!("[0]{}", "[0]".repeat(n))),
-        n.clone()
-            .prop_map(|n| format!("db.c.find(){}", ".limit(1)".repeat(n))),
-        n.clone()
-            .prop_map(|n| format!("{}1{}", "[".repeat(n), "]".repeat(n))),
-        n.clone()
-            .prop_map(|n| format!("{}1{}", "({ a: ".repeat(n), " })".repeat(n))),
-        n.clone().prop_map(|n| format!("{}1", "-".repeat(n))),
-        n.clone().prop_map(|n| "(".repeat(n)),
-        n.clone()
-            .prop_map(|n| format!("{}print(1)", "for (const x of [1]) ".repeat(n))),
-        (n.clone(), n).prop_map(|(a, b)| format!("({})+{}", sum_chain(a), sum_chain(b))),
+        shaped(sum_chain),
+        shaped(|n| format!("db{}", ".a".repeat(n))),
+        shaped(|n| format!("[0]{}", "[0]".repeat(n))),
+        shaped(|n| format!("db.c.find(){}", ".limit(1)".repeat(n))),
+        shaped(|n| format!("{}1{}", "[".repeat(n), "]".repeat(n))),
+        shaped(|n| format!("{}1{}", "({ a: ".repeat(n), " })".repeat(n))),
+        shaped(|n| format!("{}1", "-".repeat(n))),
+        shaped(|n| "(".repeat(n)),
+        shaped(|n| format!("{}print(1)", "for (const x of [1]) ".repeat(n))),
+        (n.clone(), n).prop_map(|(a, b)| (
+            format!("({})+{}", sum_chain(a), sum_chain(b)),
+            a.max(b) > 400
+        )),
     ]
 }
 
@@ -296,17 +297,18 @@ proptest! {
 
     /// Parse and evaluate on a server: an error or a value, never an abort.
     #[test]
-    fn dialect_survives_deep_and_long_input(src in hostile_source()) {
+    fn dialect_survives_deep_and_long_input((src, too_deep) in hostile_source()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let server = spawn_background(Engine::new()).unwrap();
         rt.block_on(async {
             let mut s = Session::connect(&server.uri(), "safety_prop").await.unwrap();
             let (_, res) = s.eval_partial(&src).await;
-            if let Err(e) = res {
-                prop_assert!(
-                    !matches!(e, DialectError::Driver { .. }),
-                    "{}", e
-                );
+            match res {
+                Err(e) => {
+                    prop_assert!(!matches!(e, DialectError::Driver { .. }), "{}", e);
+                    prop_assert!(e.position().is_some(), "{}", e);
+                }
+                Ok(()) => prop_assert!(!too_deep, "{} bytes of hostile input evaluated", src.len()),
             }
             Ok(())
         })?;
