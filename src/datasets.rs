@@ -33,7 +33,9 @@ use std::str::FromStr;
 
 use bson::Document;
 
-pub use catalog::{BUILTIN_CATALOG, Catalog, DatasetSpec, load_catalog};
+pub use catalog::{
+    BUILTIN_CATALOG, Catalog, DatasetSpec, MAX_COUNT, MAX_REAL, load_catalog, range_errors,
+};
 pub use export::{ExtJsonMode, export_extjson, export_extjson_with};
 pub use load::{LoadReport, Progress, SAFE_DB_PREFIX, check_db_name, load, load_with};
 
@@ -169,8 +171,14 @@ impl Params {
     /// A non-negative integer parameter.
     pub fn count(&self, name: &str) -> Result<u64, DatasetError> {
         match self.get(name) {
-            Some(ParamValue::Int(n)) if n >= 0 => Ok(n as u64),
-            Some(_) => Err(self.bad(name, "expected a non-negative integer")),
+            Some(ParamValue::Int(n)) if (0..=catalog::MAX_COUNT).contains(&n) => Ok(n as u64),
+            Some(_) => Err(self.bad(
+                name,
+                &format!(
+                    "expected an integer from 0 to at most {}",
+                    catalog::MAX_COUNT
+                ),
+            )),
             None => Err(self.missing(name)),
         }
     }

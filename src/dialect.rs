@@ -10,6 +10,7 @@
 
 pub mod ast;
 mod eval;
+pub mod gate;
 mod lexer;
 mod parser;
 pub mod print;
@@ -20,6 +21,7 @@ use std::fmt;
 
 pub use ast::Program;
 pub use eval::{CursorSpec, Output, Session, Value};
+pub use gate::WritePolicy;
 pub use parser::parse_program;
 pub use shell::{needs_more_input, run_file, run_interactive, run_interactive_on};
 pub use suggest::{edit_distance, suggest};
@@ -60,6 +62,10 @@ pub enum DialectError {
         suggestion: Option<String>,
         pos: Pos,
     },
+    /// A limit of the dialect was crossed (nesting deeper than the stack
+    /// may go), named as JavaScript names it.
+    #[error("RangeError: {message} ({pos})")]
+    Range { message: String, pos: Pos },
     /// The server answered with an error, printed as mongosh does (plus a
     /// "did you mean" hint when it names an unknown `$` operator).
     #[error("{}{}", server_line(code_name, message), hint(suggestion))]
@@ -68,13 +74,23 @@ pub enum DialectError {
         code_name: String,
         message: String,
         suggestion: Option<String>,
+        /// The statement that sent the command.
+        pos: Option<Pos>,
     },
     /// An ordered/unordered bulk insert or bulkWrite hit write errors.
     #[error("MongoBulkWriteError: {message}")]
-    BulkWrite { code: i32, message: String },
+    BulkWrite {
+        code: i32,
+        message: String,
+        pos: Option<Pos>,
+    },
     /// A driver-side failure (connection refused, timeout, bad URI …).
-    #[error("MongoError: {0}")]
-    Driver(String),
+    #[error("MongoError: {message}")]
+    Driver { message: String, pos: Option<Pos> },
+    /// The write gate refused a command: it would write outside the
+    /// databases this session may write (see [`WritePolicy`]).
+    #[error("Error: {message}")]
+    Refused { message: String, pos: Option<Pos> },
     /// Reading a script file or the terminal failed.
     #[error("Error: {0}")]
     Io(String),
@@ -120,7 +136,41 @@ impl DialectError {
             code_name: code_name.into(),
             message,
             suggestion,
+            pos: None,
         }
+    }
+
+    pub(crate) fn driver(message: impl Into<String>) -> Self {
+        DialectError::Driver {
+            message: message.into(),
+            pos: None,
+        }
+    }
+
+    /// Give an error raised while running the statement at `pos` that
+    /// place, unless it already has a more precise one.
+    pub(crate) fn at_statement(mut self, at: Pos) -> Self {
+        match &mut self {
+            DialectError::Type { pos, .. }
+            | DialectError::Server { pos, .. }
+            | DialectError::BulkWrite { pos, .. }
+            | DialectError::Driver { pos, .. }
+            | DialectError::Refused { pos, .. } => {
+                pos.get_or_insert(at);
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// Whether the one-line message already ends with the position.
+    fn shows_position(&self) -> bool {
+        matches!(
+            self,
+            DialectError::Syntax { .. }
+                | DialectError::Unsupported { .. }
+                | DialectError::Range { .. }
+        )
     }
 
     /// Where in the source the error is, when it is tied to a spot.
@@ -128,16 +178,31 @@ impl DialectError {
         match self {
             DialectError::Syntax { pos, .. }
             | DialectError::Unsupported { pos, .. }
+            | DialectError::Range { pos, .. }
             | DialectError::Reference { pos, .. } => Some(*pos),
-            DialectError::Type { pos, .. } => *pos,
-            _ => None,
+            DialectError::Type { pos, .. }
+            | DialectError::Server { pos, .. }
+            | DialectError::BulkWrite { pos, .. }
+            | DialectError::Driver { pos, .. }
+            | DialectError::Refused { pos, .. } => *pos,
+            DialectError::Io(_) => None,
         }
     }
 
-    /// The message followed, when the error has a position, by the source
-    /// line and a caret under the spot.
+    /// The message on one line, ending with `(line:col)` whenever the
+    /// error has a place (runtime errors included, unlike mongosh).
+    pub fn line(&self) -> String {
+        match self.position() {
+            Some(pos) if !self.shows_position() => format!("{self} ({pos})"),
+            _ => self.to_string(),
+        }
+    }
+
+    /// The message (with its place, see [`DialectError::line`]) followed,
+    /// when the error has a position, by the source line and a caret under
+    /// the spot.
     pub fn render(&self, src: &str) -> String {
-        let mut out = self.to_string();
+        let mut out = self.line();
         if let Some(pos) = self.position()
             && let Some(line) = src.lines().nth(pos.line.saturating_sub(1) as usize)
         {

@@ -11,7 +11,8 @@ use tokio::runtime::Runtime;
 #[command(version, about, long_about = None)]
 struct Cli {
     /// A MongoDB to use instead of the embedded engine. schemalab only
-    /// writes and drops databases whose names start with `schemalab_`.
+    /// writes and drops databases whose names start with `schemalab_`
+    /// (unless `schemalab shell` is started with --allow-writes).
     #[arg(long, env = "MONGODB_URI", global = true)]
     uri: Option<String>,
     /// Presenter mode for instructors: high contrast, generous spacing,
@@ -51,6 +52,11 @@ enum Command {
     #[command(subcommand)]
     Dataset(DatasetCommand),
     /// The mongosh-dialect shell, interactive or running a file.
+    ///
+    /// On the embedded engine (no --uri) the shell may write anywhere.
+    /// With --uri it writes, drops and renames only in databases whose
+    /// names start with `schemalab_` (reads go anywhere) unless started
+    /// with --allow-writes.
     Shell {
         /// Run this file instead of prompting.
         #[arg(long)]
@@ -58,6 +64,11 @@ enum Command {
         /// The database to start in.
         #[arg(long, default_value = "test")]
         db: String,
+        /// With --uri: also write outside `schemalab_` databases (without
+        /// it, any command that would write elsewhere is refused before
+        /// it is sent). Without --uri the shell is unrestricted anyway.
+        #[arg(long)]
+        allow_writes: bool,
     },
 }
 
@@ -125,6 +136,16 @@ impl Database {
             }
         }
     }
+}
+
+/// A `--uri` the driver cannot parse is named in one line, before anything
+/// tries to connect with it.
+fn check_uri(uri: &str) -> anyhow::Result<()> {
+    let runtime = Runtime::new().context("starting the async runtime")?;
+    runtime
+        .block_on(async { mongodb::options::ClientOptions::parse(uri).await })
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("--uri '{uri}': not a MongoDB connection string: {}", e.kind))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -212,7 +233,19 @@ fn main() -> anyhow::Result<()> {
                 println!("{}", f.display());
             }
         }
-        Some(Command::Shell { file, db }) => {
+        Some(Command::Shell {
+            file,
+            db,
+            allow_writes,
+        }) => {
+            use schemalab::dialect::WritePolicy;
+            let policy = match &cli.uri {
+                Some(_) if !allow_writes => WritePolicy::Prefix("schemalab_".to_string()),
+                _ => WritePolicy::Unrestricted,
+            };
+            if let Some(uri) = &cli.uri {
+                check_uri(uri)?;
+            }
             let database = Database::open(cli.uri)?;
             match file {
                 Some(path) => {
@@ -220,10 +253,11 @@ fn main() -> anyhow::Result<()> {
                         &database.uri,
                         &db,
                         &path,
+                        policy,
                     ));
                     if ok.is_err() {
-                        // run_file has already printed the error with its
-                        // caret line.
+                        // run_file has already printed the error, with its
+                        // place.
                         std::process::exit(1);
                     }
                 }
@@ -231,8 +265,9 @@ fn main() -> anyhow::Result<()> {
                     database.runtime.handle(),
                     &database.uri,
                     &db,
+                    policy,
                 )
-                .context("running the shell")?,
+                .map_err(|e| anyhow::anyhow!("shell: {}", e.line()))?,
             }
         }
         None => {

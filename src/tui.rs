@@ -34,6 +34,7 @@ pub mod screens {
     pub mod outline;
     pub mod reader;
     pub mod shell;
+    pub mod startup_error;
 }
 
 use std::path::{Path, PathBuf};
@@ -122,7 +123,31 @@ pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
 
 /// [`run`] with an explicit experiment runner.
 pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(), TuiError> {
-    let course = content::load_course(&opts.lessons_dir)?;
+    // Before any thread exists, so no panic can leave the terminal raw.
+    terminal::install_panic_hook();
+    let course = content::load_course(&opts.lessons_dir).and_then(|course| {
+        // A manifest lint rejects (an empty file, a missing version) or one
+        // listing no lesson opens no course: say so instead of showing an
+        // empty outline.
+        let manifest = manifest_problems(&opts.lessons_dir);
+        if manifest.is_empty() && !course.lessons.is_empty() {
+            Ok(course)
+        } else if manifest.is_empty() {
+            Err(TuiError::Content(format!(
+                "{}: lists no lessons",
+                opts.lessons_dir.join("manifest.toml").display()
+            )))
+        } else {
+            Err(TuiError::Content(manifest.join("\n")))
+        }
+    });
+    let course = match course {
+        Ok(course) => course,
+        Err(e) => {
+            show_startup_error(&startup_problems(&opts.lessons_dir, &e))?;
+            return Err(e);
+        }
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -162,11 +187,25 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     );
 
     let (tx, rx) = mpsc::channel::<Event>();
-    let mut guard = terminal::Guard::new()?;
+    terminal::spawn_signal_listener(tx.clone())?;
+    let mut guard = terminal::Guard::new(tx.clone())?;
     event::spawn_input_reader(tx.clone());
-    terminal::spawn_signal_listener(rt.handle(), tx.clone());
+    // Fault injection for tests/safety.rs (debug builds only): a thread
+    // that panics once the TUI owns the terminal.
+    if cfg!(debug_assertions) && std::env::var_os("SCHEMALAB_FAULT_PANIC_THREAD").is_some() {
+        std::thread::Builder::new()
+            .name("schemalab-fault".into())
+            .spawn(|| panic!("injected fault: a background thread panicked"))?;
+    }
     rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
-    let shell_tx = spawn_shell_worker(uri.clone(), tx.clone());
+    // The shell pane writes anywhere on the embedded engine; against a real
+    // server only into `schemalab_` databases, as the `--uri` help promises.
+    let shell_policy = if server.is_some() {
+        crate::dialect::WritePolicy::Unrestricted
+    } else {
+        crate::dialect::WritePolicy::Prefix(crate::course::DB_PREFIX.to_string())
+    };
+    let shell_tx = spawn_shell_worker(uri.clone(), shell_policy, tx.clone());
     let mut cancel: Option<CancelFlag> = None;
 
     let size = guard.terminal.size()?;
@@ -176,6 +215,10 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     });
     const TICK: Duration = Duration::from_millis(120);
     loop {
+        // A panic or a signal gave the terminal back: never draw over it.
+        if !terminal::active() {
+            break;
+        }
         guard.terminal.draw(|frame| view::render(&app, frame))?;
         let event = if app.busy() {
             match rx.recv_timeout(TICK) {
@@ -257,8 +300,70 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
         flag.cancel();
     }
     drop(guard);
+    for message in terminal::take_held_messages() {
+        eprintln!("{message}");
+    }
     drop(server);
     rt.shutdown_background();
+    if terminal::panicked() {
+        return Err(TuiError::Runtime(
+            "a thread panicked (its message is above); the interface was closed".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `lint`'s problems with `lessons/manifest.toml` itself.
+fn manifest_problems(lessons_dir: &Path) -> Vec<String> {
+    let root = lessons_dir.parent().unwrap_or(Path::new("."));
+    let manifest = lessons_dir.join("manifest.toml");
+    crate::course::lint(root)
+        .iter()
+        .filter(|e| e.file == manifest)
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// What is wrong with a course that cannot be opened: `lint`'s lines for
+/// the course root, or the loading error itself when lint finds nothing.
+pub fn startup_problems(lessons_dir: &Path, error: &TuiError) -> Vec<String> {
+    let root = lessons_dir.parent().unwrap_or(Path::new("."));
+    let mut lines: Vec<String> = crate::course::lint(root)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if lines.is_empty() {
+        lines.push(error.to_string());
+    }
+    lines
+}
+
+/// The startup error screen: shown until a key (q, Esc, Enter, Ctrl-C) or
+/// a signal, then the terminal is given back.
+fn show_startup_error(problems: &[String]) -> Result<(), TuiError> {
+    use ratatui::crossterm::event::{Event as Ct, KeyCode, KeyEventKind, KeyModifiers};
+    let (tx, rx) = mpsc::channel::<Event>();
+    terminal::spawn_signal_listener(tx.clone())?;
+    let mut guard = terminal::Guard::new(tx.clone())?;
+    event::spawn_input_reader(tx);
+    while terminal::active() {
+        guard
+            .terminal
+            .draw(|frame| screens::startup_error::render(frame, problems))?;
+        match rx.recv() {
+            Ok(Event::Term(Ct::Key(k))) if k.kind != KeyEventKind::Release => {
+                let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+                if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc | KeyCode::Enter)
+                    || (ctrl && matches!(k.code, KeyCode::Char('c')))
+                {
+                    break;
+                }
+            }
+            Ok(Event::Term(_) | Event::Task(_)) => {}
+            Ok(Event::Signal) | Err(_) => break,
+        }
+    }
+    drop(guard);
     Ok(())
 }
 
@@ -335,7 +440,11 @@ async fn build_info(uri: &str) -> Result<(String, String), String> {
 
 /// The shell's session lives on its own thread (one statement at a time,
 /// in order); statements arrive over a channel, output goes back as tasks.
-fn spawn_shell_worker(uri: String, tx: Sender<Event>) -> Sender<(String, String)> {
+fn spawn_shell_worker(
+    uri: String,
+    policy: crate::dialect::WritePolicy,
+    tx: Sender<Event>,
+) -> Sender<(String, String)> {
     let (shell_tx, shell_rx) = mpsc::channel::<(String, String)>();
     let _ = std::thread::Builder::new()
         .name("schemalab-shell".into())
@@ -351,7 +460,7 @@ fn spawn_shell_worker(uri: String, tx: Sender<Event>) -> Sender<(String, String)
                 let msg = rt.block_on(async {
                     if session.as_ref().is_none_or(|(d, _)| d != &db) {
                         match crate::dialect::Session::connect(&uri, &db).await {
-                            Ok(s) => session = Some((db.clone(), s)),
+                            Ok(s) => session = Some((db.clone(), s.with_policy(policy.clone()))),
                             Err(e) => {
                                 return TaskMsg::ShellOutput {
                                     text: e.to_string(),

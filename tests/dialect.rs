@@ -6,7 +6,9 @@
 use bson::{Bson, doc};
 use proptest::prelude::*;
 use schemalab::dialect::ast::{ExprKind, StmtKind};
-use schemalab::dialect::{DialectError, Output, Pos, Session, Value, parse_program, print, render};
+use schemalab::dialect::{
+    DialectError, Output, Pos, Session, Value, WritePolicy, parse_program, print, render,
+};
 
 mod dialect_fixtures {
     include!("dialect/fixtures.rs");
@@ -608,17 +610,22 @@ async fn run_file_stops_at_first_error() {
         "db.c.insertOne({ _id: 1 })\nprint(db.c.countDocuments())\n",
     )
     .unwrap();
-    schemalab::dialect::run_file(&server.uri(), "files", &good)
+    schemalab::dialect::run_file(&server.uri(), "files", &good, WritePolicy::Unrestricted)
         .await
         .unwrap();
     let bad = dir.path().join("bad.js");
     std::fs::write(&bad, "db.c.insertOne({ _id: 2 })\ndb.c.find({ a: 1 )\n").unwrap();
-    let e = schemalab::dialect::run_file(&server.uri(), "files", &bad)
+    let e = schemalab::dialect::run_file(&server.uri(), "files", &bad, WritePolicy::Unrestricted)
         .await
         .unwrap_err();
     assert_eq!(e.position(), Some(Pos { line: 2, col: 18 }));
-    let missing =
-        schemalab::dialect::run_file(&server.uri(), "files", &dir.path().join("nope.js")).await;
+    let missing = schemalab::dialect::run_file(
+        &server.uri(),
+        "files",
+        &dir.path().join("nope.js"),
+        WritePolicy::Unrestricted,
+    )
+    .await;
     assert!(matches!(missing, Err(DialectError::Io(_))));
 }
 

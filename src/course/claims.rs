@@ -501,9 +501,14 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ClaimError> {
     Ok(out)
 }
 
+/// How deeply a check may nest (parentheses and operator chains alike).
+pub const MAX_CHECK_DEPTH: usize = 100;
+
 struct Parser {
     toks: Vec<(Tok, usize)>,
     pos: usize,
+    /// Parentheses open around the current token.
+    nesting: usize,
     /// Column just past the end of the text, for "expected … at end".
     end_col: usize,
 }
@@ -513,6 +518,7 @@ impl Parser {
         Ok(Parser {
             toks: lex(src)?,
             pos: 0,
+            nesting: 0,
             end_col: src.chars().count() + 1,
         })
     }
@@ -546,41 +552,77 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr, ClaimError> {
-        let mut e = self.term()?;
+        self.sum().map(|(e, _)| e)
+    }
+
+    /// The depth of a node over a child `child` levels deep, refused past
+    /// [`MAX_CHECK_DEPTH`] (evaluating and dropping recurse over the tree).
+    fn grow(&self, child: usize, col: usize) -> Result<usize, ClaimError> {
+        if child + 1 > MAX_CHECK_DEPTH {
+            return Err(ClaimError {
+                message: format!(
+                    "expression nested too deeply (a check allows {MAX_CHECK_DEPTH} levels)"
+                ),
+                col,
+            });
+        }
+        Ok(child + 1)
+    }
+
+    fn sum(&mut self) -> Result<(Expr, usize), ClaimError> {
+        let (mut e, mut depth) = self.term()?;
         while let Some(Tok::Arith(op @ (ArithOp::Add | ArithOp::Sub))) = self.peek_tok() {
+            let col = self.col();
             self.pos += 1;
-            e = Expr::Bin(op, Box::new(e), Box::new(self.term()?));
+            let (r, rd) = self.term()?;
+            depth = self.grow(depth.max(rd), col)?;
+            e = Expr::Bin(op, Box::new(e), Box::new(r));
         }
-        Ok(e)
+        Ok((e, depth))
     }
 
-    fn term(&mut self) -> Result<Expr, ClaimError> {
-        let mut e = self.factor()?;
+    fn term(&mut self) -> Result<(Expr, usize), ClaimError> {
+        let (mut e, mut depth) = self.factor()?;
         while let Some(Tok::Arith(op @ (ArithOp::Mul | ArithOp::Div))) = self.peek_tok() {
+            let col = self.col();
             self.pos += 1;
-            e = Expr::Bin(op, Box::new(e), Box::new(self.factor()?));
+            let (r, rd) = self.factor()?;
+            depth = self.grow(depth.max(rd), col)?;
+            e = Expr::Bin(op, Box::new(e), Box::new(r));
         }
-        Ok(e)
+        Ok((e, depth))
     }
 
-    fn factor(&mut self) -> Result<Expr, ClaimError> {
+    fn factor(&mut self) -> Result<(Expr, usize), ClaimError> {
         let col = self.col();
         let Some(tok) = self.peek_tok() else {
             return Err(self.err_here("expected a number, a metric, a string or '('"));
         };
         self.pos += 1;
         match tok {
-            Tok::Num(n) => Ok(Expr::Num(n)),
-            Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::Num(n) => Ok((Expr::Num(n), 1)),
+            Tok::Str(s) => Ok((Expr::Str(s), 1)),
             Tok::LParen => {
-                let e = self.expr()?;
+                // Parentheses recurse without adding a node: bound them too.
+                self.nesting += 1;
+                if self.nesting > MAX_CHECK_DEPTH {
+                    return Err(ClaimError {
+                        message: format!(
+                            "expression nested too deeply (a check allows {MAX_CHECK_DEPTH} levels)"
+                        ),
+                        col,
+                    });
+                }
+                let e = self.sum();
+                self.nesting -= 1;
+                let e = e?;
                 if self.peek_tok() != Some(Tok::RParen) {
                     return Err(self.err_here("expected ')'"));
                 }
                 self.pos += 1;
                 Ok(e)
             }
-            Tok::Path(segs) => metric(&segs, col).map(Expr::Metric),
+            Tok::Path(segs) => metric(&segs, col).map(|m| (Expr::Metric(m), 1)),
             _ => {
                 self.pos -= 1;
                 Err(self.err_here("expected a number, a metric, a string or '('"))

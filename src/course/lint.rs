@@ -184,12 +184,23 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
         lint_lesson(&mut l, id, &dir, &lpath, datasets.as_ref());
     }
     l.errors.sort();
+    l.errors.dedup();
     l.errors
 }
 
 fn catalog_names(l: &mut Linter, path: &Path) -> Option<BTreeSet<String>> {
     let text = l.read(path, None)?;
     let table: toml::Table = l.toml(path, &text)?;
+    // Numbers in range: nothing that passes lint may overflow in `run`.
+    let problems = crate::datasets::range_errors(&text, &path.display().to_string());
+    for e in problems {
+        if let crate::datasets::DatasetError::Catalog {
+            line, col, message, ..
+        } = e
+        {
+            l.at_pos(path, line, col, message);
+        }
+    }
     Some(
         table
             .into_iter()

@@ -175,7 +175,7 @@ fn op_error(e: &DialectError) -> OpError {
             code_name: self::code_name(*code, code_name),
             message: message.clone(),
         },
-        DialectError::BulkWrite { code, message } => OpError {
+        DialectError::BulkWrite { code, message, .. } => OpError {
             code: Some(*code),
             code_name: code_name(*code, ""),
             message: message.clone(),
@@ -287,7 +287,10 @@ async fn run_experiment(
         }
 
         step(vid, "setup".into(), done)?;
-        let mut session = Session::new(client.clone(), db.clone());
+        // The write gate: whatever the content evaluates to, every command
+        // it sends must stay in this variant's database.
+        let mut session = Session::new(client.clone(), db.clone())
+            .with_policy(crate::dialect::WritePolicy::Only(db.clone()));
         match lesson.setup_text(v) {
             Ok(Some(src)) => {
                 if let Err(e) = run_guarded(&mut session, &src, &db).await {

@@ -18,6 +18,14 @@ use super::{
 /// The catalog shipped with this build (`datasets/catalog.toml`).
 pub const BUILTIN_CATALOG: &str = include_str!("../../datasets/catalog.toml");
 
+/// The largest count a catalog may give (documents, sizes, fan-outs): ten
+/// times the largest scale shipped. Generators size tables by these
+/// numbers, so an unchecked `9223372036854775807` would overflow them.
+pub const MAX_COUNT: i64 = 10_000_000;
+
+/// The largest real parameter (exponents, probabilities, means).
+pub const MAX_REAL: f64 = 1_000_000.0;
+
 /// One dataset of the catalog.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DatasetSpec {
@@ -101,20 +109,35 @@ impl Catalog {
                         ));
                     };
                     let v = match (kind, value.get_ref()) {
-                        (_, toml::Value::Integer(n)) if *n >= 0 => ParamValue::Int(*n),
-                        (ParamKind::Real, toml::Value::Float(x)) if x.is_finite() && *x >= 0.0 => {
+                        (ParamKind::Count, toml::Value::Integer(n))
+                            if (0..=MAX_COUNT).contains(n) =>
+                        {
+                            ParamValue::Int(*n)
+                        }
+                        (ParamKind::Real, toml::Value::Integer(n))
+                            if (0..=MAX_REAL as i64).contains(n) =>
+                        {
+                            ParamValue::Int(*n)
+                        }
+                        (ParamKind::Real, toml::Value::Float(x))
+                            if x.is_finite() && (0.0..=MAX_REAL).contains(x) =>
+                        {
                             ParamValue::Float(*x)
                         }
                         (ParamKind::Count, _) => {
                             return Err(at(
                                 Some(value.span()),
-                                format!("`{key}` must be a non-negative integer"),
+                                format!(
+                                    "`{key}` must be a non-negative integer, at most {MAX_COUNT}"
+                                ),
                             ));
                         }
                         (ParamKind::Real, _) => {
                             return Err(at(
                                 Some(value.span()),
-                                format!("`{key}` must be a non-negative number"),
+                                format!(
+                                    "`{key}` must be a non-negative number, at most {MAX_REAL}"
+                                ),
                             ));
                         }
                     };
@@ -182,6 +205,47 @@ impl Catalog {
     ) -> Result<Vec<PathBuf>, DatasetError> {
         super::export::write_stream(self.generate(name, scale, seed)?, out_dir, mode)
     }
+}
+
+/// Numbers out of range anywhere in a catalog's scale tables, whether or not
+/// the datasets are known to this build (lint checks instructors' catalogs
+/// with this before anything generates from them): integers outside
+/// 0..=[`MAX_COUNT`], reals outside 0..=[`MAX_REAL`] or not finite.
+pub fn range_errors(text: &str, file: &str) -> Vec<DatasetError> {
+    #[derive(Deserialize)]
+    struct Loose {
+        #[serde(default)]
+        tiny: BTreeMap<String, Spanned<toml::Value>>,
+        #[serde(default)]
+        default: BTreeMap<String, Spanned<toml::Value>>,
+        #[serde(default)]
+        large: BTreeMap<String, Spanned<toml::Value>>,
+    }
+    let Ok(raw) = toml::from_str::<BTreeMap<String, Loose>>(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for table in raw.values() {
+        for (key, value) in table.tiny.iter().chain(&table.default).chain(&table.large) {
+            let message = match value.get_ref() {
+                toml::Value::Integer(n) if !(0..=MAX_COUNT).contains(n) => {
+                    format!("`{key}` must be a non-negative integer, at most {MAX_COUNT}")
+                }
+                toml::Value::Float(x) if !(x.is_finite() && (0.0..=MAX_REAL).contains(x)) => {
+                    format!("`{key}` must be a non-negative number, at most {MAX_REAL}")
+                }
+                _ => continue,
+            };
+            let (line, col) = line_col(text, value.span().start);
+            out.push(DatasetError::Catalog {
+                file: file.to_string(),
+                line,
+                col,
+                message,
+            });
+        }
+    }
+    out
 }
 
 /// Reads and checks a catalog file.

@@ -86,7 +86,7 @@ pub enum ExprKind {
     },
     Ident(String),
     Array(Vec<Expr>),
-    /// Keys in source order; duplicates keep the last value, as in JavaScript.
+    /// Keys in source order; the parser refuses duplicate keys.
     Object(Vec<(String, Expr)>),
     Member {
         object: Box<Expr>,

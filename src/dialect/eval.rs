@@ -12,6 +12,8 @@ use futures_util::TryStreamExt;
 use mongodb::Client;
 
 use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
+use super::gate::WritePolicy;
+use super::parser::MAX_DEPTH;
 use super::print::{format_number, inspect, iso_string, render_bson};
 use super::suggest::suggest;
 use super::{DialectError, Pos, parse_program};
@@ -21,6 +23,25 @@ pub const DISPLAY_BATCH: usize = 20;
 
 type R<T> = Result<T, DialectError>;
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = R<T>> + Send + 'a>>;
+
+/// Polls a nested evaluation step on a fresh stack segment when the
+/// current one runs low. Evaluation recurses once per tree level through
+/// large `poll` frames (tens of kB each in a debug build), so even within
+/// [`MAX_EVAL_DEPTH`] a 2 MiB worker thread could overflow; this keeps the
+/// depth limit, not the caller's stack size, the only bound.
+struct GrowStack<F>(F);
+
+impl<F: Future + Unpin> Future for GrowStack<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let inner = &mut self.0;
+        stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || Pin::new(inner).poll(cx))
+    }
+}
 
 /// A shell value.
 #[derive(Debug, Clone, PartialEq)]
@@ -263,7 +284,24 @@ pub struct Session {
     /// Behind a mutex only so `&Session` is `Sync` (driver cursors are not);
     /// it is only touched through `&mut self`, so it is never contended.
     last_cursor: std::sync::Mutex<Option<LiveCursor>>,
+    /// How many statements and expressions are being evaluated inside one
+    /// another (reset by every program), bounded by [`MAX_EVAL_DEPTH`].
+    depth: u32,
+    /// What the write gate admits; every command passes it before sending.
+    policy: WritePolicy,
 }
+
+/// How deeply statements and expressions may nest while evaluating: room
+/// for anything the parser accepts (expressions [`MAX_DEPTH`] deep inside
+/// `for` bodies as deep), and a hard stop for hand-built trees, so
+/// evaluation can never overflow the stack.
+pub const MAX_EVAL_DEPTH: u32 = 2 * MAX_DEPTH + 16;
+
+/// How deeply a value built while evaluating (`x = {a: x}` in a loop) may
+/// nest. mongod stores documents up to 100 levels and accepts commands up
+/// to 200 (`maxBSONDepth`); past that nothing could be sent anyway, and
+/// printing, copying or dropping deeper values would recurse without bound.
+pub const MAX_VALUE_DEPTH: usize = 200;
 
 struct LiveCursor {
     cursor: mongodb::Cursor<Document>,
@@ -291,7 +329,7 @@ fn driver_err(e: mongodb::error::Error) -> DialectError {
             w.code_name.clone().unwrap_or_default(),
             w.message.clone(),
         ),
-        _ => DialectError::Driver(e.to_string()),
+        other => DialectError::driver(other.to_string()),
     }
 }
 
@@ -331,7 +369,22 @@ impl Session {
             db: db.into(),
             bindings: HashMap::new(),
             last_cursor: std::sync::Mutex::new(None),
+            depth: 0,
+            policy: WritePolicy::Unrestricted,
         }
+    }
+
+    /// The same session with every command it sends checked against
+    /// `policy` (lesson content: [`WritePolicy::Only`] its database).
+    #[must_use]
+    pub fn with_policy(mut self, policy: WritePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// What this session's write gate admits.
+    pub fn policy(&self) -> &WritePolicy {
+        &self.policy
     }
 
     fn cursor_slot(&mut self) -> &mut Option<LiveCursor> {
@@ -369,6 +422,9 @@ impl Session {
     /// Evaluate a parsed program.
     pub async fn eval_program(&mut self, program: &Program) -> (Vec<Output>, R<()>) {
         let mut out = Vec::new();
+        // A program interrupted mid-way (its future dropped) may have left
+        // the counter raised; every program starts from the top.
+        self.depth = 0;
         for stmt in &program.stmts {
             if let Err(e) = self.stmt(stmt, &mut out, true).await {
                 return (out, Err(e));
@@ -378,6 +434,34 @@ impl Session {
     }
 
     fn stmt<'a>(
+        &'a mut self,
+        stmt: &'a Stmt,
+        out: &'a mut Vec<Output>,
+        top: bool,
+    ) -> BoxFut<'a, ()> {
+        Box::pin(GrowStack(Box::pin(async move {
+            self.descend(stmt.pos)?;
+            let r = self.stmt_inner(stmt, out, top).await;
+            self.depth -= 1;
+            r.map_err(|e| e.at_statement(stmt.pos))
+        })))
+    }
+
+    /// Count one more level of nesting, refusing to go past the limit.
+    fn descend(&mut self, pos: Pos) -> R<()> {
+        if self.depth >= MAX_EVAL_DEPTH {
+            return Err(DialectError::Range {
+                message: format!(
+                    "statements and expressions nested deeper than {MAX_EVAL_DEPTH} levels"
+                ),
+                pos,
+            });
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn stmt_inner<'a>(
         &'a mut self,
         stmt: &'a Stmt,
         out: &'a mut Vec<Output>,
@@ -592,6 +676,15 @@ impl Session {
     // ----- expressions -----
 
     fn expr<'a>(&'a mut self, e: &'a Expr, out: &'a mut Vec<Output>) -> BoxFut<'a, Value> {
+        Box::pin(GrowStack(Box::pin(async move {
+            self.descend(e.pos)?;
+            let r = self.expr_inner(e, out).await;
+            self.depth -= 1;
+            r
+        })))
+    }
+
+    fn expr_inner<'a>(&'a mut self, e: &'a Expr, out: &'a mut Vec<Output>) -> BoxFut<'a, Value> {
         Box::pin(async move {
             let pos = e.pos;
             Ok(match &e.kind {
@@ -611,7 +704,7 @@ impl Session {
                     let mut a = Vec::with_capacity(items.len());
                     for it in items {
                         let v = self.expr(it, out).await?;
-                        a.push(to_bson(v, it.pos)?);
+                        a.push(nestable(to_bson(v, it.pos)?, it.pos)?);
                     }
                     Value::Bson(Bson::Array(a))
                 }
@@ -619,7 +712,7 @@ impl Session {
                     let mut d = Document::new();
                     for (k, ve) in fields {
                         let v = self.expr(ve, out).await?;
-                        d.insert(k.clone(), to_bson(v, ve.pos)?);
+                        d.insert(k.clone(), nestable(to_bson(v, ve.pos)?, ve.pos)?);
                     }
                     Value::Bson(Bson::Document(d))
                 }
@@ -794,8 +887,25 @@ impl Session {
         self.client.database(db)
     }
 
+    /// The write gate: every command leaves through here or [`Self::cursor`].
+    fn gate(&self, db: &str, cmd: &Document) -> R<()> {
+        self.policy
+            .check(db, cmd)
+            .map_err(|message| DialectError::Refused { message, pos: None })
+    }
+
     async fn command(&self, db: &str, cmd: Document) -> R<Document> {
+        self.gate(db, &cmd)?;
         self.database(db).run_command(cmd).await.map_err(driver_err)
+    }
+
+    /// A command that opens a cursor, through the write gate.
+    pub(super) async fn cursor(&self, db: &str, cmd: Document) -> R<mongodb::Cursor<Document>> {
+        self.gate(db, &cmd)?;
+        self.database(db)
+            .run_cursor_command(cmd)
+            .await
+            .map_err(driver_err)
     }
 
     async fn admin_command(&self, cmd: Document) -> R<Document> {
@@ -803,6 +913,7 @@ impl Session {
     }
 
     async fn collection_names(&self, db: &str) -> R<Vec<String>> {
+        self.gate(db, &doc! { "listCollections": 1 })?;
         let mut names = self
             .database(db)
             .list_collection_names()
@@ -946,6 +1057,32 @@ fn to_bson(v: Value, pos: Pos) -> R<Bson> {
             pos,
         )),
     }
+}
+
+/// A value about to become an element of a new array or object: refused
+/// when that would nest deeper than [`MAX_VALUE_DEPTH`].
+fn nestable(b: Bson, pos: Pos) -> R<Bson> {
+    if deeper_than(&b, MAX_VALUE_DEPTH - 1) {
+        return Err(DialectError::Range {
+            message: format!("a value may nest at most {MAX_VALUE_DEPTH} levels deep"),
+            pos,
+        });
+    }
+    Ok(b)
+}
+
+/// Whether `b` nests more than `limit` levels (a scalar is 0, `{}` is 1).
+/// Recursion stops at `limit`, so this never goes deeper than that.
+fn deeper_than(b: &Bson, limit: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &Bson>> = match b {
+        Bson::Document(d) => Box::new(d.values()),
+        Bson::Array(a) => Box::new(a.iter()),
+        _ => return false,
+    };
+    if limit == 0 {
+        return true;
+    }
+    children.into_iter().any(|c| deeper_than(c, limit - 1))
 }
 
 fn to_doc(v: Value, pos: Pos, what: &str) -> R<Document> {

@@ -65,7 +65,8 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, DialectError> {
                     newline_before = true;
                     lx.bump();
                 }
-                Some(c) if c.is_whitespace() => {
+                // U+FEFF (a byte-order mark) is whitespace in JavaScript.
+                Some(c) if c.is_whitespace() || c == '\u{feff}' => {
                     lx.bump();
                 }
                 Some('/') if lx.peek(1) == Some('/') => {

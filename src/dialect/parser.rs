@@ -18,8 +18,16 @@ pub fn parse_program(src: &str) -> Result<Program, DialectError> {
     Ok(Program { stmts })
 }
 
-/// Nesting limit so hostile input cannot overflow the stack.
-const MAX_DEPTH: u32 = 200;
+/// How deep the syntax tree may nest: brackets, calls, `for` bodies and
+/// chains alike (`1+1+…`, `db.a.a.…`, `x[0][0]…` and `.limit(1).limit(1)…`
+/// each add a level per link). The evaluator and printer recurse over the
+/// tree, so this bound is what keeps hostile or generated input from
+/// overflowing the stack; anything deeper is a SyntaxError at the spot
+/// where the limit is crossed.
+pub const MAX_DEPTH: u32 = 200;
+
+/// An expression and the depth of its tree (a leaf is 1).
+type Sized = (Expr, u32);
 
 struct Parser {
     tokens: Vec<Token>,
@@ -96,9 +104,19 @@ impl Parser {
     fn enter(&mut self) -> Result<(), DialectError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(DialectError::syntax("nesting too deep", self.peek().pos));
+            return Err(too_deep(self.peek().pos));
         }
         Ok(())
+    }
+
+    /// The depth of a node whose deepest child is `child` levels deep,
+    /// refused once it (plus the statements around it) passes the limit.
+    fn grow(&self, child: u32, pos: Pos) -> Result<u32, DialectError> {
+        let d = child + 1;
+        if d > MAX_DEPTH {
+            return Err(too_deep(pos));
+        }
+        Ok(d)
     }
 
     /// Statements until end of input, or until `}` when `in_block`.
@@ -280,8 +298,13 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr, DialectError> {
+        self.expr_sized().map(|(e, _)| e)
+    }
+
+    fn expr_sized(&mut self) -> Result<Sized, DialectError> {
         self.enter()?;
-        let e = self.additive();
+        // Deep (but allowed) nesting must not depend on the caller's stack.
+        let e = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.additive());
         self.depth -= 1;
         let e = e?;
         if let Tok::Punct(p) = self.peek().tok
@@ -316,16 +339,17 @@ impl Parser {
         Ok(e)
     }
 
-    fn additive(&mut self) -> Result<Expr, DialectError> {
-        let mut left = self.multiplicative()?;
+    fn additive(&mut self) -> Result<Sized, DialectError> {
+        let (mut left, mut depth) = self.multiplicative()?;
         loop {
             let op = match self.peek().tok {
                 Tok::Punct("+") => BinOp::Add,
                 Tok::Punct("-") => BinOp::Sub,
-                _ => return Ok(left),
+                _ => return Ok((left, depth)),
             };
             let pos = self.bump().pos;
-            let right = self.multiplicative()?;
+            let (right, rd) = self.multiplicative()?;
+            depth = self.grow(depth.max(rd), pos)?;
             left = Expr {
                 pos,
                 kind: ExprKind::Binary {
@@ -337,17 +361,18 @@ impl Parser {
         }
     }
 
-    fn multiplicative(&mut self) -> Result<Expr, DialectError> {
-        let mut left = self.unary()?;
+    fn multiplicative(&mut self) -> Result<Sized, DialectError> {
+        let (mut left, mut depth) = self.unary()?;
         loop {
             let op = match self.peek().tok {
                 Tok::Punct("*") => BinOp::Mul,
                 Tok::Punct("/") => BinOp::Div,
                 Tok::Punct("%") => BinOp::Rem,
-                _ => return Ok(left),
+                _ => return Ok((left, depth)),
             };
             let pos = self.bump().pos;
-            let right = self.unary()?;
+            let (right, rd) = self.unary()?;
+            depth = self.grow(depth.max(rd), pos)?;
             left = Expr {
                 pos,
                 kind: ExprKind::Binary {
@@ -359,16 +384,20 @@ impl Parser {
         }
     }
 
-    fn unary(&mut self) -> Result<Expr, DialectError> {
+    fn unary(&mut self) -> Result<Sized, DialectError> {
         let pos = self.peek().pos;
         if self.eat_punct("-") {
             self.enter()?;
             let inner = self.unary();
             self.depth -= 1;
-            return Ok(Expr {
-                pos,
-                kind: ExprKind::Neg(Box::new(inner?)),
-            });
+            let (inner, d) = inner?;
+            return Ok((
+                Expr {
+                    pos,
+                    kind: ExprKind::Neg(Box::new(inner)),
+                },
+                self.grow(d, pos)?,
+            ));
         }
         if self.eat_punct("+") {
             self.enter()?;
@@ -385,12 +414,13 @@ impl Parser {
         self.postfix()
     }
 
-    fn postfix(&mut self) -> Result<Expr, DialectError> {
-        let mut e = self.primary()?;
+    fn postfix(&mut self) -> Result<Sized, DialectError> {
+        let (mut e, mut depth) = self.primary()?;
         loop {
             let pos = self.peek().pos;
             if self.eat_punct(".") {
                 let (name, _) = self.ident("a property name after '.'")?;
+                depth = self.grow(depth, pos)?;
                 e = Expr {
                     pos,
                     kind: ExprKind::Member {
@@ -399,8 +429,9 @@ impl Parser {
                     },
                 };
             } else if self.eat_punct("[") {
-                let index = self.expr()?;
+                let (index, id) = self.expr_sized()?;
                 self.expect_punct("]")?;
+                depth = self.grow(depth.max(id), pos)?;
                 e = Expr {
                     pos,
                     kind: ExprKind::Index {
@@ -409,7 +440,8 @@ impl Parser {
                     },
                 };
             } else if self.is_punct("(") {
-                let args = self.args()?;
+                let (args, ad) = self.args()?;
+                depth = self.grow(depth.max(ad), pos)?;
                 e = Expr {
                     pos: e.pos,
                     kind: ExprKind::Call {
@@ -420,17 +452,19 @@ impl Parser {
             } else if self.is_punct("?.") {
                 return Err(DialectError::unsupported("optional chaining '?.'", pos));
             } else {
-                return Ok(e);
+                return Ok((e, depth));
             }
         }
     }
 
-    fn args(&mut self) -> Result<Vec<Expr>, DialectError> {
+    /// Call arguments and the depth of the deepest one.
+    fn args(&mut self) -> Result<(Vec<Expr>, u32), DialectError> {
         self.expect_punct("(")?;
         let mut args = Vec::new();
+        let mut depth = 0;
         loop {
             if self.eat_punct(")") {
-                return Ok(args);
+                return Ok((args, depth));
             }
             if self.is_punct("...") {
                 return Err(DialectError::unsupported(
@@ -438,17 +472,20 @@ impl Parser {
                     self.peek().pos,
                 ));
             }
-            args.push(self.expr()?);
+            let (a, d) = self.expr_sized()?;
+            depth = depth.max(d);
+            args.push(a);
             if !self.eat_punct(",") {
                 self.expect_punct(")")?;
-                return Ok(args);
+                return Ok((args, depth));
             }
         }
     }
 
-    fn primary(&mut self) -> Result<Expr, DialectError> {
+    fn primary(&mut self) -> Result<Sized, DialectError> {
         let t = self.peek().clone();
         let pos = t.pos;
+        let mut depth = 1;
         let kind = match t.tok {
             Tok::Num(n) => {
                 self.bump();
@@ -472,7 +509,9 @@ impl Parser {
                     "new" => {
                         let (callee, _) = self.ident("a constructor name after 'new'")?;
                         let args = if self.is_punct("(") {
-                            self.args()?
+                            let (args, ad) = self.args()?;
+                            depth = self.grow(ad, pos)?;
+                            args
                         } else {
                             Vec::new()
                         };
@@ -501,7 +540,7 @@ impl Parser {
                 if self.is_punct(")") {
                     return Err(DialectError::unsupported("arrow functions", pos));
                 }
-                let e = self.expr()?;
+                let e = self.expr_sized()?;
                 if self.is_punct(",") {
                     return Err(DialectError::unsupported(
                         "the comma operator or arrow functions",
@@ -518,6 +557,7 @@ impl Parser {
                 self.bump();
                 self.enter()?;
                 let mut items = Vec::new();
+                let mut inner = 0;
                 loop {
                     if self.eat_punct("]") {
                         break;
@@ -534,20 +574,24 @@ impl Parser {
                             self.peek().pos,
                         ));
                     }
-                    items.push(self.expr()?);
+                    let (item, d) = self.expr_sized()?;
+                    inner = inner.max(d);
+                    items.push(item);
                     if !self.eat_punct(",") {
                         self.expect_punct("]")?;
                         break;
                     }
                 }
                 self.depth -= 1;
+                depth = self.grow(inner, pos)?;
                 ExprKind::Array(items)
             }
             Tok::Punct("{") => {
                 self.bump();
                 self.enter()?;
-                let fields = self.object_fields()?;
+                let (fields, inner) = self.object_fields()?;
                 self.depth -= 1;
+                depth = self.grow(inner, pos)?;
                 ExprKind::Object(fields)
             }
             Tok::Punct(p) => {
@@ -558,14 +602,17 @@ impl Parser {
             }
             Tok::Eof => return Err(self.unexpected("expected an expression")),
         };
-        Ok(Expr { pos, kind })
+        Ok((Expr { pos, kind }, depth))
     }
 
-    fn object_fields(&mut self) -> Result<Vec<(String, Expr)>, DialectError> {
-        let mut fields = Vec::new();
+    /// Object literal fields (after `{`) and the depth of the deepest value.
+    fn object_fields(&mut self) -> Result<(Vec<(String, Expr)>, u32), DialectError> {
+        let mut fields: Vec<(String, Expr)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut depth = 0;
         loop {
             if self.eat_punct("}") {
-                return Ok(fields);
+                return Ok((fields, depth));
             }
             let t = self.peek().clone();
             let key = match &t.tok {
@@ -579,9 +626,21 @@ impl Parser {
                 }
                 _ => return Err(self.unexpected("expected a property name")),
             };
+            // JavaScript keeps the last of two equal keys; BSON documents
+            // hold one. A duplicate is an error here, so every reader of
+            // the literal (the write gate, lint, the evaluator) sees the
+            // same single value.
+            if !seen.insert(key.clone()) {
+                return Err(DialectError::syntax(
+                    format!("duplicate key '{key}' in an object literal"),
+                    t.pos,
+                ));
+            }
             self.bump();
             let value = if self.eat_punct(":") {
-                self.expr()?
+                let (v, d) = self.expr_sized()?;
+                depth = depth.max(d);
+                v
             } else if matches!(t.tok, Tok::Ident(_)) && (self.is_punct(",") || self.is_punct("}")) {
                 // Shorthand `{ name }` reads the binding `name`.
                 Expr {
@@ -599,10 +658,17 @@ impl Parser {
             fields.push((key, value));
             if !self.eat_punct(",") {
                 self.expect_punct("}")?;
-                return Ok(fields);
+                return Ok((fields, depth));
             }
         }
     }
+}
+
+fn too_deep(pos: Pos) -> DialectError {
+    DialectError::syntax(
+        format!("expression nested too deeply (the shell dialect allows {MAX_DEPTH} levels)"),
+        pos,
+    )
 }
 
 fn format_number_key(n: f64) -> String {

@@ -4,15 +4,67 @@
 
 use std::path::Path;
 
-use super::{DialectError, Output, Session};
+use super::{DialectError, Output, Session, WritePolicy};
 
-/// Run every statement of `path` against `uri`/`db`, printing outputs to
-/// stdout. Stops at the first error and returns it (already rendered with
-/// its caret line by the caller via [`DialectError::render`]).
-pub async fn run_file(uri: &str, db: &str, path: &Path) -> Result<(), DialectError> {
-    let src = std::fs::read_to_string(path)
-        .map_err(|e| DialectError::Io(format!("{}: {e}", path.display())))?;
-    let mut session = Session::connect(uri, db).await?;
+/// Read a script: UTF-8 (a leading byte-order mark is skipped, as Node
+/// does); anything else is an error naming the file and, for bytes that
+/// are not UTF-8, the line and column where they start.
+pub fn read_script(path: &Path) -> Result<String, DialectError> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(DialectError::Io(format!(
+            "{shown}: is a directory, not a script file"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => e.to_string(),
+        };
+        DialectError::Io(format!("{shown}: cannot read the script: {why}"))
+    })?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            // `good` is valid UTF-8 by construction.
+            let before = std::str::from_utf8(good).unwrap_or_default();
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Err(DialectError::Io(format!(
+                "{shown}:{line}:{col}: the script is not valid UTF-8 (byte 0x{:02X})",
+                bytes[e.valid_up_to()]
+            )))
+        }
+    }
+}
+
+/// Run every statement of `path` against `uri`/`db` (every command through
+/// `policy`'s write gate), printing outputs to stdout. Every failure is
+/// printed to stderr as one line naming the place (`file: message
+/// (line:col)`, then the source line and a caret) and returned.
+pub async fn run_file(
+    uri: &str,
+    db: &str,
+    path: &Path,
+    policy: WritePolicy,
+) -> Result<(), DialectError> {
+    let src = match read_script(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return Err(e);
+        }
+    };
+    let mut session = match Session::connect(uri, db).await {
+        Ok(s) => s.with_policy(policy),
+        Err(e) => {
+            eprintln!("{e}");
+            return Err(e);
+        }
+    };
     let (outputs, result) = session.eval_partial(&src).await;
     // Like `mongosh file.js`, a script shows only what it prints: the
     // values of its expression statements are not echoed.
@@ -22,7 +74,7 @@ pub async fn run_file(uri: &str, db: &str, path: &Path) -> Result<(), DialectErr
         .collect();
     print_outputs(&printed);
     if let Err(e) = &result {
-        eprintln!("{}", e.render(&src));
+        eprintln!("{}: {}", path.display(), e.render(&src));
     }
     result
 }
@@ -88,13 +140,13 @@ pub fn needs_more_input(src: &str) -> bool {
 
 /// The interactive shell. Blocks the calling thread (it builds its own
 /// tokio runtime for the driver); must not be called from async code.
-pub fn run_interactive(uri: &str, db: &str) -> Result<(), DialectError> {
+pub fn run_interactive(uri: &str, db: &str, policy: WritePolicy) -> Result<(), DialectError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| DialectError::Io(e.to_string()))?;
-    run_interactive_on(rt.handle(), uri, db)
+    run_interactive_on(rt.handle(), uri, db, policy)
 }
 
 /// The interactive shell on an existing runtime (e.g. the one serving the
@@ -104,8 +156,9 @@ pub fn run_interactive_on(
     rt: &tokio::runtime::Handle,
     uri: &str,
     db: &str,
+    policy: WritePolicy,
 ) -> Result<(), DialectError> {
-    let mut session = rt.block_on(Session::connect(uri, db))?;
+    let mut session = rt.block_on(Session::connect(uri, db))?.with_policy(policy);
     let mut editor =
         rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(e.to_string()))?;
     let history = directories::ProjectDirs::from("", "", "schemalab")
@@ -137,6 +190,7 @@ pub fn run_interactive_on(
                     continue;
                 }
                 let src = std::mem::take(&mut buffer);
+                let src = src.strip_prefix('\u{feff}').unwrap_or(&src).to_string();
                 if src.trim().is_empty() {
                     continue;
                 }

@@ -98,7 +98,8 @@ impl CourseRunner {
 
 /// Raw explain per read and a couple of sample documents per collection.
 async fn enrich(client: &mongodb::Client, db: &str, variant: &mut VariantReport) {
-    let mut session = Session::new(client.clone(), db);
+    let mut session = Session::new(client.clone(), db)
+        .with_policy(crate::dialect::WritePolicy::Only(db.to_string()));
     for op in variant
         .operations
         .iter_mut()

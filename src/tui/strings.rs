@@ -106,3 +106,10 @@ pub fn factor(f: f64) -> String {
         format!("{f:.1}×")
     }
 }
+
+pub const STARTUP_ERROR_TITLE: &str = " schemalab cannot open the course ";
+pub const STARTUP_ERROR_LEAD: &str =
+    "The course files have problems (the same ones `schemalab lint` reports):";
+pub const STARTUP_ERROR_HINT: &str =
+    "Fix them and start schemalab again; `schemalab lint` lists them too.";
+pub const STARTUP_ERROR_KEYS: &str = " q / Esc / Enter  quit";

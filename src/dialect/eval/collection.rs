@@ -155,7 +155,11 @@ fn write_error(reply: &Document, bulk: bool) -> Option<DialectError> {
     let code = first.get("code").and_then(as_f64).unwrap_or(0.0) as i32;
     let message = first.get_str("errmsg").unwrap_or("write error").to_string();
     Some(if bulk {
-        DialectError::BulkWrite { code, message }
+        DialectError::BulkWrite {
+            code,
+            message,
+            pos: None,
+        }
     } else {
         DialectError::server(code, first.get_str("codeName").unwrap_or(""), message)
     })
@@ -194,10 +198,7 @@ impl Session {
         } else {
             cursor_command(spec)
         };
-        self.database(&spec.db)
-            .run_cursor_command(cmd)
-            .await
-            .map_err(driver_err)
+        self.cursor(&spec.db, cmd).await
     }
 
     pub(super) async fn run_all(&self, spec: &CursorSpec) -> R<Vec<Document>> {
@@ -239,10 +240,8 @@ impl Session {
             }
         }
         let docs: Vec<Document> = self
-            .database(db)
-            .run_cursor_command(cmd)
-            .await
-            .map_err(driver_err)?
+            .cursor(db, cmd)
+            .await?
             .try_collect()
             .await
             .map_err(driver_err)?;
@@ -579,10 +578,8 @@ impl Session {
             }
             "getIndexes" => {
                 let docs: Vec<Document> = self
-                    .database(db)
-                    .run_cursor_command(doc! { "listIndexes": coll })
-                    .await
-                    .map_err(driver_err)?
+                    .cursor(db, doc! { "listIndexes": coll })
+                    .await?
                     .try_collect()
                     .await
                     .map_err(driver_err)?;
@@ -872,7 +869,7 @@ impl Session {
 }
 
 fn unreachable_find<T>() -> R<T> {
-    Err(DialectError::Driver("internal: cursor kind changed".into()))
+    Err(DialectError::driver("internal: cursor kind changed"))
 }
 
 /// Give the document an `_id` (a new ObjectId) if it has none, first in
