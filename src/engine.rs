@@ -390,6 +390,16 @@ impl Engine {
     /// verbosity (`queryPlanner`, `executionStats`, `allPlansExecution`).
     /// Returns the whole reply without `ok`; nothing is written.
     pub fn explain(&self, db: &str, command: &Document, verbosity: &str) -> Result<Document> {
+        self.explain_at(db, command, explain::Verbosity::parse(verbosity)?)
+    }
+
+    /// [`Engine::explain`] at a parsed verbosity.
+    pub fn explain_at(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: explain::Verbosity,
+    ) -> Result<Document> {
         let cat = self.catalog.read();
         explain::explain(&cat, db, command, verbosity, self.now())
     }

@@ -195,6 +195,12 @@ fn score(stage: &dyn Stage<'_>, plan: &Plan) -> f64 {
 /// Race the candidates round-robin and pick the best; ties go to the
 /// earliest candidate (index order), as mongod's stable sort does.
 pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
+    // Never without a plan: a collection scan always answers.
+    let plans = if plans.is_empty() {
+        vec![Plan::CollScan]
+    } else {
+        plans
+    };
     if plans.len() <= 1 {
         return Ok(Chosen {
             winner: 0,

@@ -687,42 +687,26 @@ pub(super) fn aggregate(
                 &pipeline[1..],
             )
         }
-        (Some(stage), Some(_)) if stage.contains_key("$match") => {
-            // A leading $match runs through the record selection, which
-            // can use an index; the rest of the pipeline sees its output.
-            let spec = stage.get_document("$match").map_err(|_| {
-                EngineError::failed_to_parse("the match filter must be an expression in an object")
-            })?;
-            let filter = Filter::parse(spec, collation.as_ref())?;
-            let docs = match c {
-                Some(c) => select(
-                    c,
-                    &filter,
-                    Shape {
-                        hint: opts.hint.as_ref(),
-                        ..Shape::default()
-                    },
-                    collation.as_ref(),
-                    &vars,
-                )?
-                .into_iter()
-                .map(|h| h.doc)
-                .collect(),
-                None => Vec::new(),
-            };
-            (docs, &pipeline[1..])
+        (_, Some(name)) => {
+            // Planned and run by the function explain uses too.
+            return Ok(super::explain::aggregate::run_aggregate(
+                cat,
+                db,
+                name,
+                pipeline,
+                opts.hint.as_ref(),
+                &vars,
+                None,
+                now,
+            )?
+            .docs);
         }
-        (_, Some(_)) => {
-            let docs = match c {
-                Some(c) => c
-                    .records()
-                    .map(|(_, raw)| to_document(raw))
-                    .collect::<Result<_>>()?,
-                None => Vec::new(),
-            };
-            (docs, pipeline)
+        (_, None) => {
+            return Ok(
+                super::explain::aggregate::run_collectionless(cat, db, pipeline, &vars, None, now)?
+                    .docs,
+            );
         }
-        (_, None) => (Vec::new(), pipeline),
     };
     let parsed = Pipeline::parse(rest)?;
     parsed.run(input, &CatalogSource { cat, db, now }, &vars)
@@ -1019,7 +1003,14 @@ pub(super) fn count(
     let Some(c) = c else {
         return Ok(0);
     };
-    if filter.is_empty() {
+    // Without a filter the record count answers, unless a hint names an
+    // index: then the index is counted, as mongod does (a sparse or partial
+    // index counts only the documents it holds).
+    let hinted_index = match &req.hint {
+        Some(h) => super::planner::hinted_index(c, h)?.is_some(),
+        None => false,
+    };
+    if filter.is_empty() && !hinted_index {
         let n = (c.len() as u64).saturating_sub(req.skip);
         return Ok(req.limit.filter(|l| *l > 0).map_or(n, |l| n.min(l)));
     }

@@ -452,7 +452,10 @@ fn index_plan(
     if spec.hidden && !hinted {
         return None;
     }
+    // A hinted index is used as told, even a partial or sparse one that
+    // misses documents (mongod does the same; see SERVER-26413).
     if let Some((partial_doc, partial)) = &spec.partial
+        && !hinted
         && !preds.implies(partial_doc, partial)
     {
         return None;
@@ -463,7 +466,7 @@ fn index_plan(
         .filter(|s| !s.keys.is_empty())
         .and_then(|s| provides_sort(index, &b, s, q.collation));
     let any_bound = b.constrained.iter().any(|x| *x);
-    if spec.sparse && !any_bound {
+    if spec.sparse && !any_bound && !hinted {
         return None;
     }
     if !hinted && !b.constrained[0] && sort_dir.is_none() {
