@@ -212,7 +212,7 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
             limit: command.get("limit").map(|v| as_i64(v) as u64),
             collation: command.get_document("collation").ok().cloned(),
             hint: command.get("hint").cloned(),
-            let_vars: None,
+            let_vars: command.get_document("let").ok().cloned(),
         };
         let found = e
             .find("t", coll, &req)

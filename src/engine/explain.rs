@@ -144,6 +144,25 @@ fn shape_hash(parts: &[Option<&Document>]) -> String {
 pub fn parsed_query(filter: &Document) -> Document {
     let mut terms = Vec::new();
     for (k, v) in filter {
+        // Nested `$and`s flatten into one, as mongod's parser does (two
+        // merged `$match` stages arrive as one `$and`).
+        if k == "$and"
+            && let Bson::Array(items) = v
+            && items.iter().all(|i| matches!(i, Bson::Document(_)))
+        {
+            for item in items.iter().filter_map(Bson::as_document) {
+                match parsed_query(item) {
+                    d if d.is_empty() => {}
+                    d => match d.get_array("$and") {
+                        Ok(inner) if d.len() == 1 => {
+                            terms.extend(inner.iter().filter_map(|b| b.as_document().cloned()));
+                        }
+                        _ => terms.push(d),
+                    },
+                }
+            }
+            continue;
+        }
         if k.starts_with('$') {
             terms.push(doc! {k.clone(): v.clone()});
             continue;
@@ -598,7 +617,8 @@ fn int32_counters(doc: &mut Document) {
     for (key, value) in doc.iter_mut() {
         // A pipeline stage's spec sits under its `$name`; only `$cursor`
         // holds figures of ours.
-        let stage_spec = key.starts_with('$') && key != "$cursor";
+        let stage_spec =
+            key.starts_with('$') && !matches!(key.as_str(), "$cursor" | "$unionWith" | "$facet");
         if stage_spec || ECHOES.contains(&key.as_str()) {
             continue;
         }

@@ -62,7 +62,8 @@ impl Opt {
                     s.insert("unwinding", unwinding);
                 }
                 if let Some(m) = matching {
-                    s.insert("matching", strip_prefix(m, as_field(spec).unwrap_or("")));
+                    let m = strip_prefix(m, as_field(spec).unwrap_or(""));
+                    s.insert("matching", crate::engine::explain::parsed_query(&m));
                 }
                 doc! {"$lookup": s}
             }
@@ -502,7 +503,7 @@ mod tests {
         ]);
         let mut want = lookup.clone();
         want.insert("unwinding", doc! {"preserveNullAndEmptyArrays": false});
-        want.insert("matching", doc! {"x": 1});
+        want.insert("matching", doc! {"x": {"$eq": 1}});
         assert_eq!(
             got,
             vec![doc! {"$match": {"y": 2}}, doc! {"$lookup": want}]
