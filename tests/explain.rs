@@ -574,3 +574,40 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
     assert!(fetch_filter(doc! {"a": {"$regex": "b"}}).is_some());
     assert!(fetch_filter(doc! {"a": {"$regex": "^ab", "$options": "i"}}).is_some());
 }
+
+#[test]
+fn count_and_find_honour_a_hinted_sparse_index() {
+    let e = Engine::new();
+    let docs = [doc! {"_id": 1, "a": 1}, doc! {"_id": 2, "a": 2}, doc! {"_id": 3, "x": 1}];
+    e.insert(
+        "t",
+        "s",
+        docs.iter()
+            .map(|d| RawDocumentBuf::from_document(d).unwrap())
+            .collect(),
+        true,
+    )
+    .unwrap();
+    e.create_indexes("t", "s", &[doc! {"key": {"a": 1}, "sparse": true}])
+        .unwrap();
+    // Without a hint the record count answers; with the sparse index
+    // hinted, mongod counts what the index holds.
+    let plain = schemalab::engine::CountRequest::default();
+    assert_eq!(e.count("t", "s", &plain).unwrap(), 3);
+    let hinted = schemalab::engine::CountRequest {
+        hint: Some(Bson::String("a_1".into())),
+        ..Default::default()
+    };
+    assert_eq!(e.count("t", "s", &hinted).unwrap(), 2);
+    let found = e
+        .find(
+            "t",
+            "s",
+            &FindRequest {
+                hint: Some(Bson::Document(doc! {"a": 1})),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(found.len(), 2);
+}
