@@ -255,17 +255,21 @@ pub fn drain<'a>(
     ctx: &Ctx<'a>,
     mut visit: impl FnMut(Member) -> bool,
 ) -> Result<()> {
-    loop {
-        match stage.work(ctx)? {
-            State::Advanced(m) => {
+    let result = loop {
+        match stage.work(ctx) {
+            Ok(State::Advanced(m)) => {
                 if !visit(m) {
-                    return Ok(());
+                    break Ok(());
                 }
             }
-            State::NeedTime => {}
-            State::Eof => return Ok(()),
+            Ok(State::NeedTime) => {}
+            Ok(State::Eof) => break Ok(()),
+            Err(e) => break Err(e),
         }
-    }
+    };
+    let (keys, docs) = stage.totals();
+    super::metrics::examined(keys, docs);
+    result
 }
 
 /// Load a member's document if a covered stage left it out; not counted as
@@ -320,7 +324,9 @@ pub fn run<'a>(
 ) -> Result<()> {
     let plans = super::planner::candidates(ctx.coll, q)?;
     let chosen = choose(plans, ctx)?;
-    let mut stage = build(&chosen.plans[chosen.winner], ctx);
+    let plan = &chosen.plans[chosen.winner];
+    super::metrics::plan_summary(|| plan.summary(ctx.coll));
+    let mut stage = build(plan, ctx);
     drain(&mut stage, ctx, visit)
 }
 

@@ -251,7 +251,9 @@ fn explain_query(
     let started = Instant::now();
     let plans = planner::candidates(c, q)?;
     let chosen = exec::choose(plans, &ctx)?;
-    let mut winner = exec::build(&chosen.plans[chosen.winner], &ctx);
+    let plan = &chosen.plans[chosen.winner];
+    super::metrics::plan_summary(|| plan.summary(c));
+    let mut winner = exec::build(plan, &ctx);
     let rejected: Vec<Bson> = chosen
         .trials
         .iter()

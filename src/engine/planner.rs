@@ -129,6 +129,37 @@ impl Plan {
         }
     }
 
+    /// mongod's `planSummary`: the access paths, e.g. `IXSCAN { a: 1 }`,
+    /// `COLLSCAN`, `IDHACK`.
+    pub fn summary(&self, c: &Collection) -> String {
+        match self {
+            Plan::CollScan => "COLLSCAN".into(),
+            Plan::IdHack(_) => "IDHACK".into(),
+            Plan::IxScan(p) => {
+                let key = c.indexes().get(p.index).map(|i| {
+                    let parts: Vec<String> = i
+                        .spec
+                        .key
+                        .iter()
+                        .map(|(k, v)| format!("{k}: {v}"))
+                        .collect();
+                    parts.join(", ")
+                });
+                format!("IXSCAN {{ {} }}", key.unwrap_or_default())
+            }
+            Plan::Or(children) => children
+                .iter()
+                .map(|p| p.summary(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Plan::Sort { child, .. }
+            | Plan::Fetch { child, .. }
+            | Plan::Skip(child, _)
+            | Plan::Limit(child, _)
+            | Plan::Projection { child, .. } => child.summary(c),
+        }
+    }
+
     /// The stage chain from the root down the first children, e.g.
     /// `"FETCH<-IXSCAN"`.
     pub fn chain(&self) -> String {
