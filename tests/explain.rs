@@ -555,7 +555,9 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
     e.insert("t", "r", docs, true).unwrap();
     e.create_indexes("t", "r", &[doc! {"key": {"a": 1}}])
         .unwrap();
-    let fetch_filter = |filter: Document| {
+    // mongod tests an inexact regex against the index keys (a filter on
+    // IXSCAN), so only the matching keys' documents are fetched.
+    let filters = |filter: Document| {
         let reply = e
             .explain("t", &doc! {"find": "r", "filter": filter}, "queryPlanner")
             .unwrap();
@@ -566,13 +568,24 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
             .unwrap()
             .clone();
         assert_eq!(plan.get_str("stage").unwrap(), "FETCH");
-        plan.get("filter").cloned()
+        let ixscan = plan.get_document("inputStage").unwrap();
+        (plan.get("filter").cloned(), ixscan.get("filter").cloned())
     };
-    assert_eq!(fetch_filter(doc! {"a": {"$regex": "^ab"}}), None);
-    assert_eq!(fetch_filter(doc! {"a": {"$regex": "^ab.*"}}), None);
-    assert!(fetch_filter(doc! {"a": {"$regex": "^ab$"}}).is_some());
-    assert!(fetch_filter(doc! {"a": {"$regex": "b"}}).is_some());
-    assert!(fetch_filter(doc! {"a": {"$regex": "^ab", "$options": "i"}}).is_some());
+    assert_eq!(filters(doc! {"a": {"$regex": "^ab"}}), (None, None));
+    assert_eq!(filters(doc! {"a": {"$regex": "^ab.*"}}), (None, None));
+    for inexact in [
+        doc! {"a": {"$regex": "^ab$"}},
+        doc! {"a": {"$regex": "b"}},
+        doc! {"a": {"$regex": "^ab", "$options": "i"}},
+    ] {
+        let (fetch, ixscan) = filters(inexact.clone());
+        assert_eq!(fetch, None, "{inexact}");
+        assert!(ixscan.is_some(), "{inexact}");
+    }
+    // Conditions on other fields stay on the FETCH.
+    let (fetch, ixscan) = filters(doc! {"a": {"$regex": "b"}, "z": 1});
+    assert_eq!(fetch, Some(Bson::Document(doc! {"z": 1})));
+    assert!(ixscan.is_some());
 }
 
 #[test]

@@ -170,7 +170,18 @@ pub fn parsed_query(filter: &Document) -> Document {
         match v {
             Bson::Document(d) if d.keys().next().is_some_and(|k| k.starts_with('$')) => {
                 for (op, arg) in d {
-                    terms.push(doc! {k.clone(): {op.clone(): arg.clone()}});
+                    match op.as_str() {
+                        // `$options` belongs to its `$regex`.
+                        "$options" if d.contains_key("$regex") => {}
+                        "$regex" => {
+                            let mut re = doc! {"$regex": arg.clone()};
+                            if let Some(o) = d.get("$options") {
+                                re.insert("$options", o.clone());
+                            }
+                            terms.push(doc! {k.clone(): re});
+                        }
+                        _ => terms.push(doc! {k.clone(): {op.clone(): arg.clone()}}),
+                    }
                 }
             }
             other => terms.push(doc! {k.clone(): {"$eq": other.clone()}}),
@@ -570,6 +581,7 @@ pub fn explain(
             limit: p.limit,
             hint: p.hint.as_ref(),
             collation: collation.as_ref(),
+            count: name == "count",
         };
         let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
             fast_count(cat, db, &p, verbosity)

@@ -124,6 +124,8 @@ struct Shape<'a> {
     skip: u64,
     limit: Option<u64>,
     hint: Option<&'a Bson>,
+    /// Only the number of matches is wanted.
+    count: bool,
 }
 
 /// Every match, sorted when a sort is given, then skipped and limited.
@@ -139,6 +141,7 @@ fn select(
         skip,
         limit,
         hint,
+        count,
     } = shape;
     // Planned and executed as a stage tree: the winning plan's SORT, SKIP
     // and LIMIT stages do what the query asks, in mongod's order.
@@ -149,6 +152,7 @@ fn select(
         limit: limit.filter(|l| *l > 0),
         hint,
         collation,
+        count,
         ..super::planner::Query::new(filter.source())
     };
     let ctx = super::exec::Ctx {
@@ -291,6 +295,7 @@ pub(super) fn find(
             skip: req.skip,
             limit: req.limit,
             hint: req.hint.as_ref(),
+            count: false,
         },
         collation.as_ref(),
         &vars,
@@ -441,6 +446,7 @@ fn update_one_statement(
                     skip: 0,
                     limit,
                     hint: st.hint.as_ref(),
+                    count: false,
                 },
                 collation.as_ref(),
                 &vars,
@@ -580,6 +586,7 @@ pub(super) fn find_and_modify(
                 skip: 0,
                 limit: Some(1),
                 hint: req.hint.as_ref(),
+                count: false,
             },
             collation.as_ref(),
             &vars,
@@ -1023,6 +1030,7 @@ pub(super) fn count(
             skip: req.skip,
             limit: req.limit,
             hint: req.hint.as_ref(),
+            count: true,
         },
         collation.as_ref(),
         &vars,

@@ -36,6 +36,12 @@ pub struct IxScanPlan {
     pub scan_fields: usize,
     /// Forward or backward (to provide a descending sort).
     pub forward: bool,
+    /// Conditions on the index's own fields that gave no exact bounds (an
+    /// unanchored regex, `$mod`, `$type`, `$ne`, `$nin`, `$not`), tested
+    /// against each key before anything is fetched, as mongod does.
+    pub key_filter: Option<Document>,
+    /// Counting only, from one contiguous key range: mongod's `COUNT_SCAN`.
+    pub count_scan: bool,
 }
 
 /// A query plan: a tree of stages, leaves first in execution.
@@ -136,6 +142,7 @@ impl Plan {
             Plan::CollScan => "COLLSCAN".into(),
             Plan::IdHack(_) => "IDHACK".into(),
             Plan::IxScan(p) => {
+                let name = if p.count_scan { "COUNT_SCAN" } else { "IXSCAN" };
                 let key = c.indexes().get(p.index).map(|i| {
                     let parts: Vec<String> = i
                         .spec
@@ -145,7 +152,7 @@ impl Plan {
                         .collect();
                     parts.join(", ")
                 });
-                format!("IXSCAN {{ {} }}", key.unwrap_or_default())
+                format!("{name} {{ {} }}", key.unwrap_or_default())
             }
             Plan::Or(children) => children
                 .iter()
@@ -166,6 +173,7 @@ impl Plan {
         let (name, child): (&str, Option<&Plan>) = match self {
             Plan::CollScan => ("COLLSCAN", None),
             Plan::IdHack(_) => ("IDHACK", None),
+            Plan::IxScan(p) if p.count_scan => ("COUNT_SCAN", None),
             Plan::IxScan(_) => ("IXSCAN", None),
             Plan::Fetch { child, .. } => ("FETCH", Some(child)),
             Plan::Or(children) => ("OR", children.first()),
@@ -191,6 +199,9 @@ pub struct Query<'a> {
     pub limit: Option<u64>,
     pub hint: Option<&'a Bson>,
     pub collation: Option<&'a Collation>,
+    /// Only the number of matches is needed (`count`, or an aggregation
+    /// whose later stages read no field): an exact index scan needs no FETCH.
+    pub count: bool,
 }
 
 impl<'a> Query<'a> {
@@ -204,8 +215,73 @@ impl<'a> Query<'a> {
             limit: None,
             hint: None,
             collation: None,
+            count: false,
         }
     }
+}
+
+/// Operators whose conditions mongod tests against index keys (inside
+/// IXSCAN) when they are on an index field but gave no exact bounds.
+const KEY_FILTER_OPS: [&str; 6] = ["$regex", "$mod", "$type", "$ne", "$nin", "$not"];
+
+/// The top-level conditions of `filter` that can be tested on the keys of
+/// `index` (its non-multikey fields, binary order), and the filter without
+/// them.
+fn key_filter(
+    filter: &Document,
+    index: &Index,
+    preds: &PathPredicates,
+) -> Option<(Document, Document)> {
+    if index.spec.collation.is_some() {
+        return None;
+    }
+    let multikey = index.multikey_paths();
+    let field_ok = |path: &str| {
+        index
+            .spec
+            .fields
+            .iter()
+            .enumerate()
+            .any(|(i, (f, _))| f == path && multikey.get(i).is_none_or(|p| p.is_empty()))
+    };
+    let mut on_keys = Document::new();
+    let mut rest = Document::new();
+    for (path, cond) in filter {
+        if path.starts_with('$') || !field_ok(path) {
+            rest.insert(path.clone(), cond.clone());
+            continue;
+        }
+        match cond {
+            Bson::RegularExpression(_) if preds.dropped(path, true, true) => {
+                on_keys.insert(path.clone(), cond.clone());
+            }
+            Bson::Document(ops) if ops.keys().next().is_some_and(|k| k.starts_with('$')) => {
+                let regex_exact = ops.contains_key("$regex") && !preds.dropped(path, true, true);
+                let mut moved = Document::new();
+                let mut kept = Document::new();
+                for (op, arg) in ops {
+                    let movable = KEY_FILTER_OPS.contains(&op.as_str())
+                        || (op == "$options" && ops.contains_key("$regex"));
+                    let regex_op = op == "$regex" || op == "$options";
+                    if movable && !(regex_op && regex_exact) {
+                        moved.insert(op.clone(), arg.clone());
+                    } else {
+                        kept.insert(op.clone(), arg.clone());
+                    }
+                }
+                if !moved.is_empty() {
+                    on_keys.insert(path.clone(), moved);
+                }
+                if !kept.is_empty() {
+                    rest.insert(path.clone(), kept);
+                }
+            }
+            _ => {
+                rest.insert(path.clone(), cond.clone());
+            }
+        }
+    }
+    (!on_keys.is_empty()).then_some((on_keys, rest))
 }
 
 /// Whether a value can bound an index scan as a point: arrays match both as
@@ -504,12 +580,34 @@ fn index_plan(
         return None;
     }
     let forward = sort_dir.unwrap_or(true);
+    let mut b = b;
+    // The scan narrows by its leading fields only; bounds on later fields
+    // are left to the filter, so they make the plan inexact.
+    let narrowed = scan_fields(&b);
+    if b.constrained.iter().skip(narrowed).any(|c| *c) {
+        b.exact = false;
+    }
+    let keyed = if b.exact {
+        None
+    } else {
+        key_filter(q.filter, index, preds)
+    };
+    // A count needs no documents when the bounds are exact; one contiguous
+    // range (one interval per field, nothing to skip or sort) is a
+    // COUNT_SCAN.
+    let count_only = q.count && b.exact && q.sort.is_none() && q.projection.is_none();
+    let count_scan = count_only && b.bounds.iter().all(|f| f.len() == 1);
     let scan = Plan::IxScan(IxScanPlan {
         index: pos,
         scan_fields: scan_fields(&b),
         bounds: b.bounds,
         forward,
+        key_filter: keyed.as_ref().map(|(k, _)| k.clone()),
+        count_scan,
     });
+    if count_only {
+        return Some(finish(scan, q, sort_dir.is_some(), true));
+    }
     let covered = b.exact
         && spec.collation.is_none()
         && q.projection.is_some_and(|p| covered_by(p, index))
@@ -521,9 +619,13 @@ fn index_plan(
     let access = if covered {
         scan
     } else {
+        let residual = match &keyed {
+            Some((_, rest)) => (!rest.is_empty()).then(|| rest.clone()),
+            None => (!b.exact && !q.filter.is_empty()).then(|| q.filter.clone()),
+        };
         Plan::Fetch {
             child: Box::new(scan),
-            residual: (!b.exact && !q.filter.is_empty()).then(|| q.filter.clone()),
+            residual,
         }
     };
     Some(finish(access, q, sort_dir.is_some(), covered))
@@ -559,6 +661,8 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
                         scan_fields: n,
                         bounds: b.bounds,
                         forward: true,
+                        key_filter: None,
+                        count_scan: false,
                     },
                 ));
             }

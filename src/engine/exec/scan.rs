@@ -103,6 +103,8 @@ pub struct IxScan {
     dups_tested: u64,
     dups_dropped: u64,
     multikey: bool,
+    /// The plan's key filter, parsed.
+    key_filter: Option<crate::engine::filter::Filter>,
     c: Counters,
 }
 
@@ -113,7 +115,13 @@ impl IxScan {
             .indexes()
             .get(plan.index)
             .is_some_and(Index::is_multikey);
+        // The conditions come from a filter that already parsed.
+        let key_filter = plan
+            .key_filter
+            .as_ref()
+            .and_then(|f| crate::engine::filter::Filter::parse(f, ctx.collation).ok());
         IxScan {
+            key_filter,
             plan,
             ranges: None,
             range: 0,
@@ -289,6 +297,15 @@ impl<'a> Stage<'a> for IxScan {
                         return Ok(self.finish(started, State::NeedTime));
                     }
                 }
+                // The key filter reads the key's values; on fields that are
+                // not multikey they are the document's, read here without
+                // counting a document examined (mongod reads no document).
+                if let Some(f) = &self.key_filter
+                    && let Some(doc) = ctx.coll.doc(rid)?
+                    && !f.matches(&doc, ctx.vars)?
+                {
+                    return Ok(self.finish(started, State::NeedTime));
+                }
                 State::Advanced(Member {
                     rid,
                     doc: None,
@@ -323,10 +340,14 @@ impl<'a> Stage<'a> for IxScan {
             }
             bounds.insert(path.clone(), iv);
         }
-        let mut fields = doc! {
+        let mut fields = Document::new();
+        if let Some(f) = &self.plan.key_filter {
+            fields.insert("filter", super::super::explain::parsed_query(f));
+        }
+        fields.extend(doc! {
             "keyPattern": spec.key.clone(),
             "indexName": spec.name.clone(),
-        };
+        });
         if let Some(c) = &spec.collation {
             fields.insert("collation", c.to_document());
         }
@@ -337,6 +358,23 @@ impl<'a> Stage<'a> for IxScan {
             "isSparse": spec.sparse,
             "isPartial": spec.partial.is_some(),
             "indexVersion": 2,
+        });
+        if self.plan.count_scan {
+            // COUNT_SCAN reports its one range as start and end keys.
+            let (start, end) = count_scan_keys(&self.plan, &spec.fields);
+            fields.insert("indexBounds", doc! {
+                "startKey": start.0, "startKeyInclusive": start.1,
+                "endKey": end.0, "endKeyInclusive": end.1,
+            });
+            return stage_doc(
+                "COUNT_SCAN",
+                fields,
+                stats.then_some(&self.c),
+                doc! {"keysExamined": self.c.keys_examined as i64},
+                Vec::new(),
+            );
+        }
+        fields.extend(doc! {
             "direction": if self.plan.forward { "forward" } else { "backward" },
             "indexBounds": bounds,
         });
@@ -361,6 +399,32 @@ impl<'a> Stage<'a> for IxScan {
     fn counters(&self) -> &Counters {
         &self.c
     }
+}
+
+/// The start and end keys (with inclusiveness) of a one-range scan, in
+/// index order.
+fn count_scan_keys(
+    plan: &IxScanPlan,
+    fields: &[(String, bool)],
+) -> ((Document, bool), (Document, bool)) {
+    let mut start = Document::new();
+    let mut end = Document::new();
+    let (mut start_incl, mut end_incl) = (true, true);
+    for (i, (path, asc)) in fields.iter().enumerate() {
+        let Some(iv) = plan.bounds.get(i).and_then(|b| b.first()) else {
+            continue;
+        };
+        let (lo, lo_incl, hi, hi_incl) = if *asc {
+            (&iv.lo, iv.lo_incl, &iv.hi, iv.hi_incl)
+        } else {
+            (&iv.hi, iv.hi_incl, &iv.lo, iv.lo_incl)
+        };
+        start.insert(path.clone(), lo.clone());
+        end.insert(path.clone(), hi.clone());
+        start_incl &= lo_incl;
+        end_incl &= hi_incl;
+    }
+    ((start, start_incl), (end, end_incl))
 }
 
 impl IxScan {

@@ -202,6 +202,41 @@ fn single<'a>(o: &'a Opt, name: &str) -> Option<&'a Bson> {
     }
 }
 
+/// Whether the stages after the `$cursor` read no field of its documents
+/// (a `$count`, or a `$group` on a constant that only counts, as
+/// `countDocuments` sends): mongod then plans the query as a count.
+fn needs_no_fields(rest: &[Opt]) -> bool {
+    let Some(first) = rest.first() else {
+        return false;
+    };
+    if single(first, "$count").is_some() {
+        return true;
+    }
+    let Some(Bson::Document(group)) = single(first, "$group") else {
+        return false;
+    };
+    let constant = |v: &Bson| match v {
+        Bson::String(s) => !s.starts_with('$'),
+        Bson::Document(_) | Bson::Array(_) => false,
+        _ => true,
+    };
+    group.iter().all(|(k, v)| {
+        if k == "_id" {
+            return constant(v);
+        }
+        match v {
+            Bson::Document(acc) if acc.len() == 1 => match acc.iter().next() {
+                Some((op, arg)) if op == "$sum" => {
+                    matches!(arg, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_))
+                }
+                Some((op, Bson::Document(arg))) if op == "$count" => arg.is_empty(),
+                _ => false,
+            },
+            _ => false,
+        }
+    })
+}
+
 fn push_down(opts: &[Opt]) -> Pushed {
     let mut p = Pushed {
         filter: Document::new(),
@@ -287,6 +322,7 @@ pub(crate) fn run_aggregate(
         limit: pushed.limit.filter(|l| *l > 0),
         hint,
         collation: collation.as_ref(),
+        count: needs_no_fields(&opts[pushed.rest..]),
     };
     let explain_v = verbosity.unwrap_or(Verbosity::ExecutionStats);
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);
