@@ -526,7 +526,18 @@ fn finish(mut plan: Plan, q: &Query<'_>, sort_provided: bool, covered: bool) -> 
         }
     } else {
         if q.skip > 0 {
-            plan = Plan::Skip(Box::new(plan), q.skip);
+            // Skipped results need no document when nothing is left to
+            // filter: the SKIP goes under the FETCH, as in mongod.
+            plan = match plan {
+                Plan::Fetch {
+                    child,
+                    residual: None,
+                } => Plan::Fetch {
+                    child: Box::new(Plan::Skip(child, q.skip)),
+                    residual: None,
+                },
+                other => Plan::Skip(Box::new(other), q.skip),
+            };
         }
         if let Some(l) = limit {
             plan = Plan::Limit(Box::new(plan), l);
@@ -574,6 +585,18 @@ fn index_plan(
         .and_then(|s| provides_sort(index, &b, s, q.collation));
     let any_bound = b.constrained.iter().any(|x| *x);
     if spec.sparse && !any_bound && !hinted {
+        return None;
+    }
+    // A sparse index holds no key for a missing field, so it cannot answer
+    // a query that matches missing fields (bounds holding null).
+    if spec.sparse
+        && !hinted
+        && b
+            .bounds
+            .iter()
+            .zip(&b.constrained)
+            .any(|(iv, c)| *c && iv.iter().any(|i| i.contains(&Bson::Null)))
+    {
         return None;
     }
     if !hinted && !b.constrained[0] && sort_dir.is_none() {
@@ -724,8 +747,10 @@ fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
         }
         other => other,
     };
+    // An embedded document is a plain value unless it is an operator
+    // document (mongod's isSimpleIdQuery).
     if !index_friendly(v)
-        || matches!(v, Bson::Document(_))
+        || matches!(v, Bson::Document(d) if d.keys().any(|k| k.starts_with('$')))
         || (has_strings(v) && q.collation.is_some())
     {
         return None;
