@@ -624,3 +624,28 @@ fn count_and_find_honour_a_hinted_sparse_index() {
         .unwrap();
     assert_eq!(found.len(), 2);
 }
+
+#[test]
+fn distinct_through_distinct_scan_returns_every_value() {
+    let e = Engine::new();
+    let docs: Vec<RawDocumentBuf> = [(1, "x"), (1, "y"), (2, "x"), (3, "x"), (3, "z")]
+        .iter()
+        .map(|(a, b)| RawDocumentBuf::from_document(&doc! {"a": *a, "b": *b}).unwrap())
+        .collect();
+    e.insert("t", "d", docs, true).unwrap();
+    let plain = e.distinct("t", "d", "a", &Document::new(), None).unwrap();
+    e.create_indexes("t", "d", &[doc! {"key": {"a": -1, "b": 1}}])
+        .unwrap();
+    let reply = e
+        .explain("t", &doc! {"distinct": "d", "key": "a"}, "executionStats")
+        .unwrap();
+    let stats = reply.get_document("executionStats").unwrap();
+    assert_eq!(as_i64(stats.get("totalKeysExamined").unwrap()), 3, "{reply}");
+    let mut scanned = e.distinct("t", "d", "a", &Document::new(), None).unwrap();
+    let mut plain = plain;
+    let key = |v: &Bson| as_i64(v);
+    scanned.sort_by_key(key);
+    plain.sort_by_key(key);
+    assert_eq!(scanned, plain);
+    assert_eq!(plain.len(), 3);
+}

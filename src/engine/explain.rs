@@ -414,6 +414,8 @@ struct Parts {
     hint: Option<Bson>,
     collation: Option<Document>,
     write: Option<(Bson, Vec<Document>, bool, bool, bool)>,
+    /// `distinct`'s key.
+    distinct_key: Option<String>,
 }
 
 fn parts_of(command: &Document) -> Result<Parts> {
@@ -432,6 +434,7 @@ fn parts_of(command: &Document) -> Result<Parts> {
         hint: None,
         collation: None,
         write: None,
+        distinct_key: None,
     };
     let from = |p: &mut Parts, d: &Document, filter_key: &str| {
         p.filter = opt_doc(d, filter_key).cloned().unwrap_or_default();
@@ -451,7 +454,10 @@ fn parts_of(command: &Document) -> Result<Parts> {
             p.skip = num(command, "skip");
             p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
         }
-        "distinct" => from(&mut p, command, "query"),
+        "distinct" => {
+            from(&mut p, command, "query");
+            p.distinct_key = command.get_str("key").ok().map(str::to_string);
+        }
         "update" => {
             let st = first_statement(command, "updates")?;
             from(&mut p, &st, "q");
@@ -582,6 +588,7 @@ pub fn explain(
             hint: p.hint.as_ref(),
             collation: collation.as_ref(),
             count: name == "count",
+            distinct: p.distinct_key.as_deref(),
         };
         let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
             fast_count(cat, db, &p, verbosity)

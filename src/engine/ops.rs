@@ -53,70 +53,6 @@ fn vars_for(
     Ok(vars)
 }
 
-/// Candidate record ids from an index equality, or `None` for a full scan.
-fn index_candidates(
-    c: &Collection,
-    filter: &Filter,
-    collation: Option<&Collation>,
-) -> Option<Vec<RecordId>> {
-    // The planner picks the index (or none); a planning failure falls back
-    // to the collection scan, which applies the filter anyway.
-    let vars = Vars::with_now(bson::DateTime::now());
-    let q = super::planner::Query {
-        filter: filter.source(),
-        collation,
-        ..super::planner::Query::new(filter.source())
-    };
-    let ctx = super::exec::Ctx {
-        coll: c,
-        filter,
-        vars: &vars,
-        collation,
-    };
-    super::exec::access_path_records(&q, &ctx).ok().flatten()
-}
-
-/// Visit matching records in order until `visit` returns false.
-fn scan_matches(
-    c: &Collection,
-    filter: &Filter,
-    collation: Option<&Collation>,
-    vars: &Vars,
-    mut visit: impl FnMut(Hit) -> bool,
-) -> Result<()> {
-    let mut check = |rid: RecordId, raw: &RawDocumentBuf| -> Result<bool> {
-        let doc = to_document(raw)?;
-        let details = filter.match_details(&doc, vars)?;
-        if details.matched {
-            return Ok(visit(Hit {
-                rid,
-                doc,
-                position: details.array_position,
-            }));
-        }
-        Ok(true)
-    };
-    match index_candidates(c, filter, collation) {
-        Some(rids) => {
-            for rid in rids {
-                if let Some(raw) = c.raw(rid)
-                    && !check(rid, raw)?
-                {
-                    break;
-                }
-            }
-        }
-        None => {
-            for (rid, raw) in c.records() {
-                if !check(rid, raw)? {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// How a read orders and cuts its matches, and the index it was told to use.
 #[derive(Debug, Clone, Copy, Default)]
 struct Shape<'a> {
@@ -1086,9 +1022,34 @@ pub(super) fn distinct(
     let parts: Vec<&str> = key.split('.').collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    scan_matches(c, &filter, collation.as_ref(), &vars, |h| {
+    // Planned like explain plans it: a DISTINCT_SCAN when an index is led by
+    // the key, otherwise the query's plan.
+    let q = super::planner::Query {
+        collation: collation.as_ref(),
+        distinct: Some(key),
+        ..super::planner::Query::new(filter.source())
+    };
+    let ctx = super::exec::Ctx {
+        coll: c,
+        filter: &filter,
+        vars: &vars,
+        collation: collation.as_ref(),
+    };
+    let mut failed = None;
+    super::exec::run(&q, &ctx, |m| {
+        let doc = match m.doc {
+            Some(d) => d,
+            None => match c.doc(m.rid) {
+                Ok(Some(d)) => d,
+                Ok(None) => return true,
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
+            },
+        };
         let mut values = Vec::new();
-        values_at(&Bson::Document(h.doc), &parts, &mut values);
+        values_at(&Bson::Document(doc), &parts, &mut values);
         for v in values {
             if seen.insert(keystring::encode_single(&v, collation.as_ref())) {
                 out.push(v);
@@ -1096,5 +1057,8 @@ pub(super) fn distinct(
         }
         true
     })?;
-    Ok(out)
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }

@@ -156,7 +156,7 @@ pub(crate) fn expanded_values(doc: &Document, parts: &[&str]) -> Vec<Bson> {
 }
 
 /// Read a dotted path without array traversal (as `$unwind` does).
-pub(crate) fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
+pub fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
     let (first, rest) = path.split_first()?;
     let v = doc.get(first)?;
     if rest.is_empty() {

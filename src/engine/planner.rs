@@ -42,6 +42,9 @@ pub struct IxScanPlan {
     pub key_filter: Option<Document>,
     /// Counting only, from one contiguous key range: mongod's `COUNT_SCAN`.
     pub count_scan: bool,
+    /// One key per distinct value of the first field: mongod's
+    /// `DISTINCT_SCAN` (forward, one range).
+    pub distinct: bool,
 }
 
 /// A query plan: a tree of stages, leaves first in execution.
@@ -142,7 +145,13 @@ impl Plan {
             Plan::CollScan => "COLLSCAN".into(),
             Plan::IdHack(_) => "IDHACK".into(),
             Plan::IxScan(p) => {
-                let name = if p.count_scan { "COUNT_SCAN" } else { "IXSCAN" };
+                let name = if p.count_scan {
+                    "COUNT_SCAN"
+                } else if p.distinct {
+                    "DISTINCT_SCAN"
+                } else {
+                    "IXSCAN"
+                };
                 let key = c.indexes().get(p.index).map(|i| {
                     let parts: Vec<String> = i
                         .spec
@@ -174,6 +183,7 @@ impl Plan {
             Plan::CollScan => ("COLLSCAN", None),
             Plan::IdHack(_) => ("IDHACK", None),
             Plan::IxScan(p) if p.count_scan => ("COUNT_SCAN", None),
+            Plan::IxScan(p) if p.distinct => ("DISTINCT_SCAN", None),
             Plan::IxScan(_) => ("IXSCAN", None),
             Plan::Fetch { child, .. } => ("FETCH", Some(child)),
             Plan::Or(children) => ("OR", children.first()),
@@ -202,6 +212,9 @@ pub struct Query<'a> {
     /// Only the number of matches is needed (`count`, or an aggregation
     /// whose later stages read no field): an exact index scan needs no FETCH.
     pub count: bool,
+    /// `distinct` on this field: an index led by it may be read one key per
+    /// value.
+    pub distinct: Option<&'a str>,
 }
 
 impl<'a> Query<'a> {
@@ -216,6 +229,7 @@ impl<'a> Query<'a> {
             hint: None,
             collation: None,
             count: false,
+            distinct: None,
         }
     }
 }
@@ -627,6 +641,7 @@ fn index_plan(
         forward,
         key_filter: keyed.as_ref().map(|(k, _)| k.clone()),
         count_scan,
+        distinct: false,
     });
     if count_only {
         return Some(finish(scan, q, sort_dir.is_some(), true));
@@ -686,6 +701,7 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
                         forward: true,
                         key_filter: None,
                         count_scan: false,
+                        distinct: false,
                     },
                 ));
             }
@@ -758,8 +774,53 @@ fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
     Some(v)
 }
 
+/// mongod's plan for `distinct` when an index is led by the field (not
+/// multikey, the query's collation) and the filter is answered exactly by
+/// one range of its bounds: PROJECTION_COVERED over DISTINCT_SCAN.
+fn distinct_plan(c: &Collection, q: &Query<'_>, key: &str) -> Option<Plan> {
+    let preds = collect_predicates(q.filter);
+    for (pos, index) in c.indexes().iter().enumerate() {
+        let spec = &index.spec;
+        if spec.hidden
+            || spec.partial.is_some()
+            || spec.fields.first().is_none_or(|(f, _)| f != key)
+            || index.multikey_paths().first().is_some_and(|p| !p.is_empty())
+            || spec.collation.as_ref() != q.collation
+        {
+            continue;
+        }
+        let b = bounds_for(index, &preds, q.collation);
+        let one_range = b.bounds.first().is_some_and(|iv| iv.len() == 1)
+            && b.constrained.iter().skip(1).all(|c| !*c);
+        if !one_range || (!q.filter.is_empty() && !b.exact) {
+            continue;
+        }
+        let scan = Plan::IxScan(IxScanPlan {
+            index: pos,
+            scan_fields: usize::from(b.constrained[0]),
+            bounds: b.bounds,
+            forward: true,
+            key_filter: None,
+            count_scan: false,
+            distinct: true,
+        });
+        return Some(Plan::Projection {
+            child: Box::new(scan),
+            kind: ProjectionKind::Covered,
+            spec: bson::doc! {key: 1, "_id": 0},
+        });
+    }
+    None
+}
+
 /// Every candidate plan for `q`, in index order, COLLSCAN when none applies.
 pub fn candidates(c: &Collection, q: &Query<'_>) -> Result<Vec<Plan>> {
+    if let Some(key) = q.distinct
+        && q.hint.is_none()
+        && let Some(plan) = distinct_plan(c, q, key)
+    {
+        return Ok(vec![plan]);
+    }
     if let Some(hint) = q.hint {
         let preds = collect_predicates(q.filter);
         return Ok(match hinted_index(c, hint)? {

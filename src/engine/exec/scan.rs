@@ -283,6 +283,10 @@ impl<'a> Stage<'a> for IxScan {
         if self.ranges.is_none() {
             self.ranges = Some(self.entry_ranges(index));
         }
+        if self.plan.distinct {
+            let state = self.distinct_step(index, ctx)?;
+            return Ok(self.finish(started, state));
+        }
         if self.ahead.is_empty() {
             self.refill(index);
         }
@@ -359,6 +363,16 @@ impl<'a> Stage<'a> for IxScan {
             "isPartial": spec.partial.is_some(),
             "indexVersion": 2,
         });
+        if self.plan.distinct {
+            fields.extend(doc! {"direction": "forward", "indexBounds": bounds});
+            return stage_doc(
+                "DISTINCT_SCAN",
+                fields,
+                stats.then_some(&self.c),
+                doc! {"keysExamined": self.c.keys_examined as i64},
+                Vec::new(),
+            );
+        }
         if self.plan.count_scan {
             // COUNT_SCAN reports its one range as start and end keys.
             let (start, end) = count_scan_keys(&self.plan, &spec.fields);
@@ -428,6 +442,48 @@ fn count_scan_keys(
 }
 
 impl IxScan {
+    /// DISTINCT_SCAN: the next key of the one range, then a seek past every
+    /// key sharing its first field.
+    fn distinct_step(&mut self, index: &Index, ctx: &Ctx<'_>) -> Result<State> {
+        let Some((lo, hi)) = self.ranges.as_ref().and_then(|r| r.first()) else {
+            return Ok(State::Eof);
+        };
+        let lo = match &self.resume {
+            Some(r) => Bound::Excluded(r.as_slice()),
+            None => as_ref(lo),
+        };
+        self.seeks += 1;
+        let Some(entry) = index.entries_between(lo, as_ref(hi)).next() else {
+            return Ok(State::Eof);
+        };
+        let rid = Index::entry_record_id(entry);
+        self.c.keys_examined += 1;
+        // The first field's value, read from the document without counting
+        // it (the key holds it): its encoding is the prefix to skip.
+        let (path, asc) = &index.spec.fields[0];
+        let parts: Vec<String> = path.split('.').map(str::to_string).collect();
+        let value = match ctx.coll.doc(rid)? {
+            Some(d) => crate::engine::pipeline::get_dotted(&d, &parts)
+                .cloned()
+                .unwrap_or(Bson::Null),
+            None => Bson::Null,
+        };
+        let mut prefix = Vec::new();
+        keystring::append_value(&mut prefix, &value, index.spec.collation.as_ref());
+        if !asc {
+            for b in &mut prefix {
+                *b = !*b;
+            }
+        }
+        prefix.push(0xFF);
+        self.resume = Some(prefix);
+        Ok(State::Advanced(Member {
+            rid,
+            doc: None,
+            position: None,
+        }))
+    }
+
     fn finish(&mut self, started: std::time::Instant, state: State) -> State {
         self.c.record_state(started, &state);
         state

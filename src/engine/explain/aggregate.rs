@@ -323,6 +323,7 @@ pub(crate) fn run_aggregate(
         hint,
         collation: collation.as_ref(),
         count: needs_no_fields(&opts[pushed.rest..]),
+        distinct: None,
     };
     let explain_v = verbosity.unwrap_or(Verbosity::ExecutionStats);
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);
