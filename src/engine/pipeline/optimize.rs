@@ -364,7 +364,13 @@ fn rewrite_at(v: &mut Vec<Opt>, i: usize) -> bool {
         && let Some(m) = match_of(b)
         && let Some(as_f) = as_field(spec)
     {
-        let keep = Keeps::AllBut(vec![as_f.to_string()]);
+        let mut changed = vec![as_f.to_string()];
+        if let Bson::Document(u) = u
+            && let Ok(index_field) = u.get_str("includeArrayIndex")
+        {
+            changed.push(index_field.to_string());
+        }
+        let keep = Keeps::AllBut(changed);
         let (movable, stays) = split_match(m, &keep);
         if !movable.is_empty() {
             let lookup = a.clone();
