@@ -281,7 +281,9 @@ fn rewrite_at(v: &mut Vec<Opt>, i: usize) -> bool {
         _ => None,
     };
     if let Some((spec, limit)) = &sort_spec {
-        if match_of(b).is_some() {
+        // A top-k sort keeps its place: filtering first would change which
+        // documents it keeps.
+        if match_of(b).is_some() && limit.is_none() {
             v.swap(i, i + 1);
             return true;
         }
@@ -513,6 +515,22 @@ mod tests {
         assert_eq!(
             got,
             vec![doc! {"$match": {"y": 2}}, doc! {"$lookup": want}]
+        );
+    }
+
+    #[test]
+    fn match_stays_behind_a_top_k_sort() {
+        let stages = [
+            doc! {"$sort": {"a": 1}},
+            doc! {"$limit": 2},
+            doc! {"$match": {"b": 1}},
+        ];
+        assert_eq!(
+            shown(&stages),
+            vec![
+                doc! {"$sort": {"sortKey": {"a": 1}, "limit": 2i64}},
+                doc! {"$match": {"b": 1}}
+            ]
         );
     }
 

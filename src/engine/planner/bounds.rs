@@ -231,6 +231,12 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
     })
 }
 
+/// The keys a null equality can match: `[undefined, undefined]` and
+/// `[null, null]`.
+fn null_points() -> Vec<Interval> {
+    vec![Interval::point(&Bson::Undefined), Interval::point(&Bson::Null)]
+}
+
 /// One predicate on one path, as intervals.
 #[derive(Debug, Clone)]
 struct Pred {
@@ -316,6 +322,11 @@ impl PathPredicates {
     fn eq(&mut self, path: &str, v: &Bson, group: Option<usize>) {
         if index_friendly(v) {
             self.push(path, vec![Interval::point(v)], has_strings(v), group);
+        } else if matches!(v, Bson::Null) {
+            // mongod's bounds for null: the null and undefined keys (a
+            // missing field is keyed null); the filter decides.
+            self.push(path, null_points(), false, group);
+            self.inexact(path);
         } else {
             self.inexact(path);
         }
@@ -353,8 +364,21 @@ impl PathPredicates {
                     None => self.inexact(path),
                 },
                 "$in" => match v {
-                    Bson::Array(items) if !items.is_empty() && items.iter().all(index_friendly) => {
-                        let mut points: Vec<Interval> = items.iter().map(Interval::point).collect();
+                    Bson::Array(items)
+                        if !items.is_empty()
+                            && items
+                                .iter()
+                                .all(|i| index_friendly(i) || matches!(i, Bson::Null)) =>
+                    {
+                        let mut points: Vec<Interval> = items
+                            .iter()
+                            .filter(|i| !matches!(i, Bson::Null))
+                            .map(Interval::point)
+                            .collect();
+                        if items.iter().any(|i| matches!(i, Bson::Null)) {
+                            points.extend(null_points());
+                            self.inexact(path);
+                        }
                         points.sort_by(|a, b| value::compare(&a.lo, &b.lo, None));
                         points.dedup_by(|a, b| value::compare(&a.lo, &b.lo, None).is_eq());
                         self.push(path, points, items.iter().any(has_strings), group);
