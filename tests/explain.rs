@@ -591,7 +591,11 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
 #[test]
 fn count_and_find_honour_a_hinted_sparse_index() {
     let e = Engine::new();
-    let docs = [doc! {"_id": 1, "a": 1}, doc! {"_id": 2, "a": 2}, doc! {"_id": 3, "x": 1}];
+    let docs = [
+        doc! {"_id": 1, "a": 1},
+        doc! {"_id": 2, "a": 2},
+        doc! {"_id": 3, "x": 1},
+    ];
     e.insert(
         "t",
         "s",
@@ -640,7 +644,11 @@ fn distinct_through_distinct_scan_returns_every_value() {
         .explain("t", &doc! {"distinct": "d", "key": "a"}, "executionStats")
         .unwrap();
     let stats = reply.get_document("executionStats").unwrap();
-    assert_eq!(as_i64(stats.get("totalKeysExamined").unwrap()), 3, "{reply}");
+    assert_eq!(
+        as_i64(stats.get("totalKeysExamined").unwrap()),
+        3,
+        "{reply}"
+    );
     let mut scanned = e.distinct("t", "d", "a", &Document::new(), None).unwrap();
     let mut plain = plain;
     let key = |v: &Bson| as_i64(v);

@@ -764,11 +764,7 @@ fn explain_aggregate(
 }
 
 /// The variables a command runs with: `$$NOW`, its collation and its `let`.
-fn vars_of(
-    command: &Document,
-    collation: Option<&Collation>,
-    now: bson::DateTime,
-) -> Result<Vars> {
+fn vars_of(command: &Document, collation: Option<&Collation>, now: bson::DateTime) -> Result<Vars> {
     let mut vars = Vars::with_now(now);
     vars.set_collation(collation.cloned());
     if let Some(spec) = opt_doc(command, "let") {

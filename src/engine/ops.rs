@@ -645,10 +645,10 @@ pub(super) fn aggregate(
             .docs);
         }
         (_, None) => {
-            return Ok(
-                super::explain::aggregate::run_collectionless(cat, db, pipeline, &vars, None, now)?
-                    .docs,
-            );
+            return Ok(super::explain::aggregate::run_collectionless(
+                cat, db, pipeline, &vars, None, now,
+            )?
+            .docs);
         }
     };
     let parsed = Pipeline::parse(rest)?;

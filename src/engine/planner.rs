@@ -605,8 +605,7 @@ fn index_plan(
     // a query that matches missing fields (bounds holding null).
     if spec.sparse
         && !hinted
-        && b
-            .bounds
+        && b.bounds
             .iter()
             .zip(&b.constrained)
             .any(|(iv, c)| *c && iv.iter().any(|i| i.contains(&Bson::Null)))
@@ -784,7 +783,10 @@ fn distinct_plan(c: &Collection, q: &Query<'_>, key: &str) -> Option<Plan> {
         if spec.hidden
             || spec.partial.is_some()
             || spec.fields.first().is_none_or(|(f, _)| f != key)
-            || index.multikey_paths().first().is_some_and(|p| !p.is_empty())
+            || index
+                .multikey_paths()
+                .first()
+                .is_some_and(|p| !p.is_empty())
             || spec.collation.as_ref() != q.collation
         {
             continue;

@@ -333,7 +333,9 @@ pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
         let op = profile::op_of(name)?;
         let (level, slow_ms) = session.engine.profiling(&c.db);
         let own = c.body.get_str(name).is_ok_and(|n| n == "system.profile")
-            || c.body.get_str("collection").is_ok_and(|n| n == "system.profile");
+            || c.body
+                .get_str("collection")
+                .is_ok_and(|n| n == "system.profile");
         (level > 0 && !own).then(|| (op, level, slow_ms, c.clone()))
     });
     if profiled.is_some() {

@@ -376,10 +376,13 @@ impl<'a> Stage<'a> for IxScan {
         if self.plan.count_scan {
             // COUNT_SCAN reports its one range as start and end keys.
             let (start, end) = count_scan_keys(&self.plan, &spec.fields);
-            fields.insert("indexBounds", doc! {
-                "startKey": start.0, "startKeyInclusive": start.1,
-                "endKey": end.0, "endKeyInclusive": end.1,
-            });
+            fields.insert(
+                "indexBounds",
+                doc! {
+                    "startKey": start.0, "startKeyInclusive": start.1,
+                    "endKey": end.0, "endKeyInclusive": end.1,
+                },
+            );
             return stage_doc(
                 "COUNT_SCAN",
                 fields,

@@ -119,14 +119,7 @@ impl Source for PlannedSource<'_> {
         });
         Some(
             run_aggregate(
-                self.cat,
-                self.db,
-                collection,
-                stages,
-                None,
-                vars,
-                verbosity,
-                self.now,
+                self.cat, self.db, collection, stages, None, vars, verbosity, self.now,
             )
             .map(|out| {
                 self.unions.borrow_mut().push(out.stages);
@@ -414,8 +407,15 @@ pub(crate) fn run_stages(
                     _ => Vec::new(),
                 };
                 Pipeline::parse_nested(&stages, Nesting::Facet)?;
-                let (r, sub) =
-                    run_stages(cat, db, &optimize(&stages), docs.clone(), vars, verbosity, now)?;
+                let (r, sub) = run_stages(
+                    cat,
+                    db,
+                    &optimize(&stages),
+                    docs.clone(),
+                    vars,
+                    verbosity,
+                    now,
+                )?;
                 out.insert(
                     name.clone(),
                     r.into_iter().map(Bson::Document).collect::<Vec<_>>(),

@@ -181,7 +181,9 @@ fn keeps(o: &Opt) -> Option<Keeps> {
         Opt::Plain(d) => {
             let (name, spec) = d.iter().next()?;
             match name.as_str() {
-                "$addFields" | "$set" => Some(Keeps::AllBut(spec.as_document()?.keys().cloned().collect())),
+                "$addFields" | "$set" => {
+                    Some(Keeps::AllBut(spec.as_document()?.keys().cloned().collect()))
+                }
                 "$unset" => match spec {
                     Bson::String(s) => Some(Keeps::AllBut(vec![s.clone()])),
                     Bson::Array(a) => Some(Keeps::AllBut(
@@ -235,9 +237,10 @@ fn keeps(o: &Opt) -> Option<Keeps> {
 fn independent(paths: &[String], k: &Keeps) -> bool {
     match k {
         Keeps::AllBut(changed) => !paths.iter().any(|p| changed.iter().any(|c| overlaps(p, c))),
-        Keeps::Only(kept) => paths
-            .iter()
-            .all(|p| kept.iter().any(|c| p == c || p.starts_with(&format!("{c}.")))),
+        Keeps::Only(kept) => paths.iter().all(|p| {
+            kept.iter()
+                .any(|c| p == c || p.starts_with(&format!("{c}.")))
+        }),
     }
 }
 
@@ -320,10 +323,8 @@ fn rewrite_at(v: &mut Vec<Opt>, i: usize) -> bool {
         return true;
     }
     // $skip / $limit ahead of stages that keep the document count.
-    let reshapes = matches!(
-        a.name(),
-        "$project" | "$addFields" | "$set" | "$unset"
-    ) && matches!(a, Opt::Plain(_));
+    let reshapes = matches!(a.name(), "$project" | "$addFields" | "$set" | "$unset")
+        && matches!(a, Opt::Plain(_));
     let plain_lookup = matches!(a, Opt::Lookup { unwind: None, .. });
     if (reshapes && (plain(b, "$skip").is_some() || plain(b, "$limit").is_some()))
         || (plain_lookup && plain(b, "$limit").is_some())
@@ -385,11 +386,7 @@ fn rewrite_at(v: &mut Vec<Opt>, i: usize) -> bool {
         }
         // Every condition reads the joined field: absorb it.
         let mut paths = Vec::new();
-        if match_paths(m, &mut paths)
-            && paths
-                .iter()
-                .all(|p| p.starts_with(&format!("{as_f}.")))
-        {
+        if match_paths(m, &mut paths) && paths.iter().all(|p| p.starts_with(&format!("{as_f}."))) {
             let merged = match matching {
                 Some(prev) => doc! {"$and": [prev.clone(), m.clone()]},
                 None => m.clone(),
@@ -512,10 +509,7 @@ mod tests {
         let mut want = lookup.clone();
         want.insert("unwinding", doc! {"preserveNullAndEmptyArrays": false});
         want.insert("matching", doc! {"x": {"$eq": 1}});
-        assert_eq!(
-            got,
-            vec![doc! {"$match": {"y": 2}}, doc! {"$lookup": want}]
-        );
+        assert_eq!(got, vec![doc! {"$match": {"y": 2}}, doc! {"$lookup": want}]);
     }
 
     #[test]

@@ -212,7 +212,11 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
             true,
         ),
         // Objects sort after strings and before arrays.
-        Bson::Document(_) => (Bson::Document(Document::new()), Bson::Array(Vec::new()), false),
+        Bson::Document(_) => (
+            Bson::Document(Document::new()),
+            Bson::Array(Vec::new()),
+            false,
+        ),
         _ => return None,
     };
     Some(match op {
@@ -234,7 +238,10 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
 /// The keys a null equality can match: `[undefined, undefined]` and
 /// `[null, null]`.
 fn null_points() -> Vec<Interval> {
-    vec![Interval::point(&Bson::Undefined), Interval::point(&Bson::Null)]
+    vec![
+        Interval::point(&Bson::Undefined),
+        Interval::point(&Bson::Null),
+    ]
 }
 
 /// One predicate on one path, as intervals.

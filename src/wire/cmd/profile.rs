@@ -47,9 +47,9 @@ impl Profile {
         };
         let slow_ms = match cmd.body.get("slowms") {
             None => None,
-            Some(v) => Some(number(v).ok_or_else(|| {
-                args::wrong_type("profile.slowms", v, "'long'")
-            })? as i64),
+            Some(v) => Some(
+                number(v).ok_or_else(|| args::wrong_type("profile.slowms", v, "'long'"))? as i64,
+            ),
         };
         Ok(Profile { level, slow_ms })
     }
@@ -125,7 +125,8 @@ pub fn entry(
         "keysExamined": m.keys_examined as i64,
         "docsExamined": m.docs_examined as i64,
     };
-    let write = matches!(op, "insert" | "update" | "remove") || name.eq_ignore_ascii_case("findAndModify");
+    let write =
+        matches!(op, "insert" | "update" | "remove") || name.eq_ignore_ascii_case("findAndModify");
     match op {
         "update" => {
             e.insert("nMatched", int(&reply, "n").unwrap_or(0));
