@@ -25,6 +25,7 @@ pub mod expr;
 pub mod filter;
 pub mod index;
 pub mod keystring;
+pub mod metrics;
 pub mod pipeline;
 pub mod planner;
 pub mod projection;
@@ -68,7 +69,12 @@ impl Clock for SystemClock {
 pub struct Engine {
     catalog: Arc<RwLock<Catalog>>,
     clock: Arc<dyn Clock>,
+    /// Per database, the profiler's level and `slowms` (absent: level 0).
+    profiling: Arc<parking_lot::Mutex<std::collections::HashMap<String, (i32, i64)>>>,
 }
+
+/// mongod's default `slowms`.
+pub const DEFAULT_SLOW_MS: i64 = 100;
 
 impl Default for Engine {
     fn default() -> Self {
@@ -219,7 +225,36 @@ impl Engine {
         Self {
             catalog: Arc::new(RwLock::new(Catalog::default())),
             clock,
+            profiling: Arc::default(),
         }
+    }
+
+    /// The `profile` command: set the database profiler's level (0, 1, 2;
+    /// `None` or -1 only reads it) and `slowms`; returns the previous
+    /// level and `slowms`.
+    pub fn set_profiling(&self, db: &str, level: Option<i32>, slow_ms: Option<i64>) -> (i32, i64) {
+        let mut p = self.profiling.lock();
+        let was = p.get(db).copied().unwrap_or((0, DEFAULT_SLOW_MS));
+        let level = level.filter(|l| *l >= 0).unwrap_or(was.0);
+        p.insert(db.to_string(), (level, slow_ms.unwrap_or(was.1)));
+        was
+    }
+
+    /// The profiler's level and `slowms` for a database.
+    pub fn profiling(&self, db: &str) -> (i32, i64) {
+        self.profiling
+            .lock()
+            .get(db)
+            .copied()
+            .unwrap_or((0, DEFAULT_SLOW_MS))
+    }
+
+    /// Append an entry to `<db>.system.profile`.
+    pub fn record_profile(&self, db: &str, entry: Document) -> Result<()> {
+        let raw = RawDocumentBuf::from_document(&entry)
+            .map_err(|e| EngineError::bad_value(e.to_string()))?;
+        let mut cat = self.catalog.write();
+        ops::insert(&mut cat, db, "system.profile", vec![raw], true).map(|_| ())
     }
 
     /// The engine's current time.
@@ -390,6 +425,16 @@ impl Engine {
     /// verbosity (`queryPlanner`, `executionStats`, `allPlansExecution`).
     /// Returns the whole reply without `ok`; nothing is written.
     pub fn explain(&self, db: &str, command: &Document, verbosity: &str) -> Result<Document> {
+        self.explain_at(db, command, explain::Verbosity::parse(verbosity)?)
+    }
+
+    /// [`Engine::explain`] at a parsed verbosity.
+    pub fn explain_at(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: explain::Verbosity,
+    ) -> Result<Document> {
         let cat = self.catalog.read();
         explain::explain(&cat, db, command, verbosity, self.now())
     }

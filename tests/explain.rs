@@ -212,7 +212,7 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
             limit: command.get("limit").map(|v| as_i64(v) as u64),
             collation: command.get_document("collation").ok().cloned(),
             hint: command.get("hint").cloned(),
-            let_vars: None,
+            let_vars: command.get_document("let").ok().cloned(),
         };
         let found = e
             .find("t", coll, &req)
@@ -555,7 +555,9 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
     e.insert("t", "r", docs, true).unwrap();
     e.create_indexes("t", "r", &[doc! {"key": {"a": 1}}])
         .unwrap();
-    let fetch_filter = |filter: Document| {
+    // mongod tests an inexact regex against the index keys (a filter on
+    // IXSCAN), so only the matching keys' documents are fetched.
+    let filters = |filter: Document| {
         let reply = e
             .explain("t", &doc! {"find": "r", "filter": filter}, "queryPlanner")
             .unwrap();
@@ -566,11 +568,92 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
             .unwrap()
             .clone();
         assert_eq!(plan.get_str("stage").unwrap(), "FETCH");
-        plan.get("filter").cloned()
+        let ixscan = plan.get_document("inputStage").unwrap();
+        (plan.get("filter").cloned(), ixscan.get("filter").cloned())
     };
-    assert_eq!(fetch_filter(doc! {"a": {"$regex": "^ab"}}), None);
-    assert_eq!(fetch_filter(doc! {"a": {"$regex": "^ab.*"}}), None);
-    assert!(fetch_filter(doc! {"a": {"$regex": "^ab$"}}).is_some());
-    assert!(fetch_filter(doc! {"a": {"$regex": "b"}}).is_some());
-    assert!(fetch_filter(doc! {"a": {"$regex": "^ab", "$options": "i"}}).is_some());
+    assert_eq!(filters(doc! {"a": {"$regex": "^ab"}}), (None, None));
+    assert_eq!(filters(doc! {"a": {"$regex": "^ab.*"}}), (None, None));
+    for inexact in [
+        doc! {"a": {"$regex": "^ab$"}},
+        doc! {"a": {"$regex": "b"}},
+        doc! {"a": {"$regex": "^ab", "$options": "i"}},
+    ] {
+        let (fetch, ixscan) = filters(inexact.clone());
+        assert_eq!(fetch, None, "{inexact}");
+        assert!(ixscan.is_some(), "{inexact}");
+    }
+    // Conditions on other fields stay on the FETCH.
+    let (fetch, ixscan) = filters(doc! {"a": {"$regex": "b"}, "z": 1});
+    assert_eq!(fetch, Some(Bson::Document(doc! {"z": 1})));
+    assert!(ixscan.is_some());
+}
+
+#[test]
+fn count_and_find_honour_a_hinted_sparse_index() {
+    let e = Engine::new();
+    let docs = [
+        doc! {"_id": 1, "a": 1},
+        doc! {"_id": 2, "a": 2},
+        doc! {"_id": 3, "x": 1},
+    ];
+    e.insert(
+        "t",
+        "s",
+        docs.iter()
+            .map(|d| RawDocumentBuf::from_document(d).unwrap())
+            .collect(),
+        true,
+    )
+    .unwrap();
+    e.create_indexes("t", "s", &[doc! {"key": {"a": 1}, "sparse": true}])
+        .unwrap();
+    // Without a hint the record count answers; with the sparse index
+    // hinted, mongod counts what the index holds.
+    let plain = schemalab::engine::CountRequest::default();
+    assert_eq!(e.count("t", "s", &plain).unwrap(), 3);
+    let hinted = schemalab::engine::CountRequest {
+        hint: Some(Bson::String("a_1".into())),
+        ..Default::default()
+    };
+    assert_eq!(e.count("t", "s", &hinted).unwrap(), 2);
+    let found = e
+        .find(
+            "t",
+            "s",
+            &FindRequest {
+                hint: Some(Bson::Document(doc! {"a": 1})),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(found.len(), 2);
+}
+
+#[test]
+fn distinct_through_distinct_scan_returns_every_value() {
+    let e = Engine::new();
+    let docs: Vec<RawDocumentBuf> = [(1, "x"), (1, "y"), (2, "x"), (3, "x"), (3, "z")]
+        .iter()
+        .map(|(a, b)| RawDocumentBuf::from_document(&doc! {"a": *a, "b": *b}).unwrap())
+        .collect();
+    e.insert("t", "d", docs, true).unwrap();
+    let plain = e.distinct("t", "d", "a", &Document::new(), None).unwrap();
+    e.create_indexes("t", "d", &[doc! {"key": {"a": -1, "b": 1}}])
+        .unwrap();
+    let reply = e
+        .explain("t", &doc! {"distinct": "d", "key": "a"}, "executionStats")
+        .unwrap();
+    let stats = reply.get_document("executionStats").unwrap();
+    assert_eq!(
+        as_i64(stats.get("totalKeysExamined").unwrap()),
+        3,
+        "{reply}"
+    );
+    let mut scanned = e.distinct("t", "d", "a", &Document::new(), None).unwrap();
+    let mut plain = plain;
+    let key = |v: &Bson| as_i64(v);
+    scanned.sort_by_key(key);
+    plain.sort_by_key(key);
+    assert_eq!(scanned, plain);
+    assert_eq!(plain.len(), 3);
 }

@@ -242,6 +242,7 @@ impl Collection {
                 multikey_paths: vec![Default::default()],
             };
             self.indexes[0].insert_keys(&keys, rid);
+            super::metrics::keys_written(1, 0);
         } else {
             let doc = to_document(&raw)?;
             check_id(doc.get("_id").unwrap_or(&Bson::Null))?;
@@ -249,6 +250,7 @@ impl Collection {
             let keys = self.keys_checked(ns, &doc, None)?;
             for (index, k) in self.indexes.iter_mut().zip(&keys) {
                 index.insert_keys(k, rid);
+                super::metrics::keys_written(k.keys.len() as u64, 0);
             }
         }
         self.data_size += raw.as_bytes().len() as u64;
@@ -283,6 +285,10 @@ impl Collection {
             if old != new {
                 index.remove_keys(old, rid);
                 index.insert_keys(new, rid);
+                // mongod counts the keys that changed, not every key.
+                let added = new.keys.iter().filter(|k| !old.keys.contains(k)).count();
+                let removed = old.keys.iter().filter(|k| !new.keys.contains(k)).count();
+                super::metrics::keys_written(added as u64, removed as u64);
             }
         }
         self.data_size = self.data_size + raw.as_bytes().len() as u64 - old_len;
@@ -304,6 +310,7 @@ impl Collection {
             // when it was written.
             if let Ok(keys) = index.keys_for(&doc) {
                 index.remove_keys(&keys, rid);
+                super::metrics::keys_written(0, keys.keys.len() as u64);
             }
         }
         self.data_size -= raw.as_bytes().len() as u64;

@@ -195,6 +195,12 @@ fn score(stage: &dyn Stage<'_>, plan: &Plan) -> f64 {
 /// Race the candidates round-robin and pick the best; ties go to the
 /// earliest candidate (index order), as mongod's stable sort does.
 pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
+    // Never without a plan: a collection scan always answers.
+    let plans = if plans.is_empty() {
+        vec![Plan::CollScan]
+    } else {
+        plans
+    };
     if plans.len() <= 1 {
         return Ok(Chosen {
             winner: 0,
@@ -249,17 +255,21 @@ pub fn drain<'a>(
     ctx: &Ctx<'a>,
     mut visit: impl FnMut(Member) -> bool,
 ) -> Result<()> {
-    loop {
-        match stage.work(ctx)? {
-            State::Advanced(m) => {
+    let result = loop {
+        match stage.work(ctx) {
+            Ok(State::Advanced(m)) => {
                 if !visit(m) {
-                    return Ok(());
+                    break Ok(());
                 }
             }
-            State::NeedTime => {}
-            State::Eof => return Ok(()),
+            Ok(State::NeedTime) => {}
+            Ok(State::Eof) => break Ok(()),
+            Err(e) => break Err(e),
         }
-    }
+    };
+    let (keys, docs) = stage.totals();
+    super::metrics::examined(keys, docs);
+    result
 }
 
 /// Load a member's document if a covered stage left it out; not counted as
@@ -314,7 +324,9 @@ pub fn run<'a>(
 ) -> Result<()> {
     let plans = super::planner::candidates(ctx.coll, q)?;
     let chosen = choose(plans, ctx)?;
-    let mut stage = build(&chosen.plans[chosen.winner], ctx);
+    let plan = &chosen.plans[chosen.winner];
+    super::metrics::plan_summary(|| plan.summary(ctx.coll));
+    let mut stage = build(plan, ctx);
     drain(&mut stage, ctx, visit)
 }
 

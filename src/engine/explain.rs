@@ -8,7 +8,8 @@
 //! pushed into the query layer and per-stage counts for the rest; `$lookup`
 //! reports how its foreign reads went (index or collection scan).
 
-use std::cell::RefCell;
+pub(crate) mod aggregate;
+
 use std::time::Instant;
 
 use bson::{Bson, Document, doc};
@@ -19,7 +20,6 @@ use super::error::{EngineError, ErrorCode, Result};
 use super::exec::{self, BoxStage, Ctx, Member};
 use super::expr::Vars;
 use super::filter::Filter;
-use super::pipeline::{Pipeline, Source};
 use super::planner::{self, Query};
 use super::sort::SortSpec;
 use super::update::{ApplyContext, Update};
@@ -37,6 +37,15 @@ pub enum Verbosity {
 }
 
 impl Verbosity {
+    /// The name mongod uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verbosity::QueryPlanner => "queryPlanner",
+            Verbosity::ExecutionStats => "executionStats",
+            Verbosity::AllPlansExecution => "allPlansExecution",
+        }
+    }
+
     /// Parse mongod's verbosity names.
     pub fn parse(s: &str) -> Result<Verbosity> {
         match s {
@@ -64,9 +73,9 @@ enum Write {
 
 /// One explained query: the pieces `find`, `count`, `distinct`, `update`,
 /// `delete` and `findAndModify` share.
-struct Explained {
-    query_planner: Document,
-    execution_stats: Option<Document>,
+pub(super) struct Explained {
+    pub(super) query_planner: Document,
+    pub(super) execution_stats: Option<Document>,
 }
 
 fn num(d: &Document, key: &str) -> u64 {
@@ -135,6 +144,25 @@ fn shape_hash(parts: &[Option<&Document>]) -> String {
 pub fn parsed_query(filter: &Document) -> Document {
     let mut terms = Vec::new();
     for (k, v) in filter {
+        // Nested `$and`s flatten into one, as mongod's parser does (two
+        // merged `$match` stages arrive as one `$and`).
+        if k == "$and"
+            && let Bson::Array(items) = v
+            && items.iter().all(|i| matches!(i, Bson::Document(_)))
+        {
+            for item in items.iter().filter_map(Bson::as_document) {
+                match parsed_query(item) {
+                    d if d.is_empty() => {}
+                    d => match d.get_array("$and") {
+                        Ok(inner) if d.len() == 1 => {
+                            terms.extend(inner.iter().filter_map(|b| b.as_document().cloned()));
+                        }
+                        _ => terms.push(d),
+                    },
+                }
+            }
+            continue;
+        }
         if k.starts_with('$') {
             terms.push(doc! {k.clone(): v.clone()});
             continue;
@@ -142,7 +170,18 @@ pub fn parsed_query(filter: &Document) -> Document {
         match v {
             Bson::Document(d) if d.keys().next().is_some_and(|k| k.starts_with('$')) => {
                 for (op, arg) in d {
-                    terms.push(doc! {k.clone(): {op.clone(): arg.clone()}});
+                    match op.as_str() {
+                        // `$options` belongs to its `$regex`.
+                        "$options" if d.contains_key("$regex") => {}
+                        "$regex" => {
+                            let mut re = doc! {"$regex": arg.clone()};
+                            if let Some(o) = d.get("$options") {
+                                re.insert("$options", o.clone());
+                            }
+                            terms.push(doc! {k.clone(): re});
+                        }
+                        _ => terms.push(doc! {k.clone(): {op.clone(): arg.clone()}}),
+                    }
                 }
             }
             other => terms.push(doc! {k.clone(): {"$eq": other.clone()}}),
@@ -165,7 +204,9 @@ fn effective_collation(
     }
 }
 
-/// Plan and (unless only planning) run one query.
+/// Plan and (unless only planning) run one query: the explain sections and
+/// the results of the winning plan. With `run`, the winner runs even at
+/// `queryPlanner` verbosity (an aggregation needs its results).
 #[allow(clippy::too_many_arguments)]
 fn explain_query(
     cat: &Catalog,
@@ -176,7 +217,8 @@ fn explain_query(
     vars: &Vars,
     verbosity: Verbosity,
     write: Option<&Write>,
-) -> Result<Explained> {
+    run: bool,
+) -> Result<(Explained, Vec<Member>)> {
     let ns = format!("{db}.{coll}");
     let mut qp = doc! {
         "namespace": ns,
@@ -203,10 +245,13 @@ fn explain_query(
             }
             s
         });
-        return Ok(Explained {
-            query_planner: qp,
-            execution_stats: stats,
-        });
+        return Ok((
+            Explained {
+                query_planner: qp,
+                execution_stats: stats,
+            },
+            Vec::new(),
+        ));
     };
     let ctx = Ctx {
         coll: c,
@@ -217,7 +262,9 @@ fn explain_query(
     let started = Instant::now();
     let plans = planner::candidates(c, q)?;
     let chosen = exec::choose(plans, &ctx)?;
-    let mut winner = exec::build(&chosen.plans[chosen.winner], &ctx);
+    let plan = &chosen.plans[chosen.winner];
+    super::metrics::plan_summary(|| plan.summary(c));
+    let mut winner = exec::build(plan, &ctx);
     let rejected: Vec<Bson> = chosen
         .trials
         .iter()
@@ -225,10 +272,8 @@ fn explain_query(
         .filter(|(i, _)| *i != chosen.winner)
         .map(|(_, s)| Bson::Document(s.explain(&ctx, false)))
         .collect();
-    let execution_stats = if verbosity == Verbosity::QueryPlanner {
-        None
-    } else {
-        let mut members: Vec<Member> = Vec::new();
+    let mut members: Vec<Member> = Vec::new();
+    if run || verbosity != Verbosity::QueryPlanner {
         let single = matches!(
             write,
             Some(Write::Update { multi: false, .. } | Write::Delete { multi: false })
@@ -237,6 +282,10 @@ fn explain_query(
             members.push(m);
             !single
         })?;
+    }
+    let execution_stats = if verbosity == Verbosity::QueryPlanner {
+        None
+    } else {
         let stages = winner.explain(&ctx, true);
         let (keys, docs) = winner.totals();
         let n_returned = if write.is_some() {
@@ -272,10 +321,13 @@ fn explain_query(
     };
     qp.insert("winningPlan", wrap_write(winning, write));
     qp.insert("rejectedPlans", rejected);
-    Ok(Explained {
-        query_planner: qp,
-        execution_stats,
-    })
+    Ok((
+        Explained {
+            query_planner: qp,
+            execution_stats,
+        },
+        members,
+    ))
 }
 
 fn trial_stats<'a>(t: &BoxStage<'a>, ctx: &Ctx<'a>) -> Document {
@@ -362,6 +414,8 @@ struct Parts {
     hint: Option<Bson>,
     collation: Option<Document>,
     write: Option<(Bson, Vec<Document>, bool, bool, bool)>,
+    /// `distinct`'s key.
+    distinct_key: Option<String>,
 }
 
 fn parts_of(command: &Document) -> Result<Parts> {
@@ -380,6 +434,7 @@ fn parts_of(command: &Document) -> Result<Parts> {
         hint: None,
         collation: None,
         write: None,
+        distinct_key: None,
     };
     let from = |p: &mut Parts, d: &Document, filter_key: &str| {
         p.filter = opt_doc(d, filter_key).cloned().unwrap_or_default();
@@ -399,7 +454,10 @@ fn parts_of(command: &Document) -> Result<Parts> {
             p.skip = num(command, "skip");
             p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
         }
-        "distinct" => from(&mut p, command, "query"),
+        "distinct" => {
+            from(&mut p, command, "query");
+            p.distinct_key = command.get_str("key").ok().map(str::to_string);
+        }
         "update" => {
             let st = first_statement(command, "updates")?;
             from(&mut p, &st, "q");
@@ -496,10 +554,9 @@ pub fn explain(
     cat: &Catalog,
     db: &str,
     command: &Document,
-    verbosity: &str,
+    verbosity: Verbosity,
     now: bson::DateTime,
 ) -> Result<Document> {
-    let verbosity = Verbosity::parse(verbosity)?;
     let mut echoed = command.clone();
     echoed.insert("$db", db);
     let name = command.keys().next().cloned().unwrap_or_default();
@@ -512,7 +569,7 @@ pub fn explain(
         let collation = effective_collation(c, p.collation.as_ref())?;
         let filter = Filter::parse(&p.filter, collation.as_ref())?;
         let sort = p.sort.as_ref().map(SortSpec::parse).transpose()?;
-        let vars = Vars::with_now(now);
+        let vars = vars_of(command, collation.as_ref(), now)?;
         let write = match &p.write {
             Some((_, _, multi, _, true)) => Some(Write::Delete { multi: *multi }),
             Some((u, filters, multi, upsert, false)) => Some(Write::Update {
@@ -530,11 +587,13 @@ pub fn explain(
             limit: p.limit,
             hint: p.hint.as_ref(),
             collation: collation.as_ref(),
+            count: name == "count",
+            distinct: p.distinct_key.as_deref(),
         };
         let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
             fast_count(cat, db, &p, verbosity)
         } else {
-            let mut e = explain_query(
+            let (mut e, _) = explain_query(
                 cat,
                 db,
                 &p.coll,
@@ -543,6 +602,7 @@ pub fn explain(
                 &vars,
                 verbosity,
                 write.as_ref(),
+                false,
             )?;
             if name == "count" {
                 wrap_count(&mut e);
@@ -578,7 +638,8 @@ fn int32_counters(doc: &mut Document) {
     for (key, value) in doc.iter_mut() {
         // A pipeline stage's spec sits under its `$name`; only `$cursor`
         // holds figures of ours.
-        let stage_spec = key.starts_with('$') && key != "$cursor";
+        let stage_spec =
+            key.starts_with('$') && !matches!(key.as_str(), "$cursor" | "$unionWith" | "$facet");
         if stage_spec || ECHOES.contains(&key.as_str()) {
             continue;
         }
@@ -668,64 +729,6 @@ fn wrap_count(e: &mut Explained) {
     }
 }
 
-/// What `$lookup`'s foreign reads did, gathered while the pipeline runs.
-#[derive(Default)]
-struct LookupStats {
-    docs: u64,
-    keys: u64,
-    collection_scans: u64,
-    indexes: Vec<String>,
-}
-
-/// A pipeline source that answers `$lookup` matches through the planner,
-/// recording what each read examined.
-struct ExplainSource<'a> {
-    cat: &'a Catalog,
-    db: &'a str,
-    now: bson::DateTime,
-    stats: RefCell<LookupStats>,
-}
-
-impl Source for ExplainSource<'_> {
-    fn collection_docs(&self, collection: &str) -> Result<Vec<Document>> {
-        match self.cat.collection(self.db, collection) {
-            Some(c) => {
-                self.stats.borrow_mut().collection_scans += 1;
-                self.stats.borrow_mut().docs += c.len() as u64;
-                c.records()
-                    .map(|(_, raw)| super::catalog::to_document(raw))
-                    .collect()
-            }
-            None => Ok(Vec::new()),
-        }
-    }
-
-    fn docs_matching_any(
-        &self,
-        collection: &str,
-        path: &str,
-        values: &[Bson],
-        collation: Option<&Collation>,
-    ) -> Result<Vec<Document>> {
-        let Some(c) = self.cat.collection(self.db, collection) else {
-            return Ok(Vec::new());
-        };
-        let (out, read) = exec::read_matching_any(c, path, values, collation, self.now)?;
-        let mut st = self.stats.borrow_mut();
-        st.keys += read.keys_examined;
-        st.docs += read.docs_examined;
-        match read.index {
-            Some(name) => {
-                if !st.indexes.contains(&name) {
-                    st.indexes.push(name);
-                }
-            }
-            None => st.collection_scans += 1,
-        }
-        Ok(out)
-    }
-}
-
 fn explain_aggregate(
     cat: &Catalog,
     db: &str,
@@ -733,133 +736,39 @@ fn explain_aggregate(
     verbosity: Verbosity,
     now: bson::DateTime,
 ) -> Result<Document> {
-    let coll = coll_name(command, "aggregate")?.to_string();
     let pipeline: Vec<Document> = match command.get("pipeline") {
         Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_document().cloned()).collect(),
-        _ => {
-            return Err(EngineError::failed_to_parse(
-                "'pipeline' option must be specified as an array",
-            ));
-        }
+        _ => return Err(aggregate::no_pipeline()),
     };
-    // Leading $match stages (merged) and a $sort go into the query layer.
-    let mut filter_terms = Vec::new();
-    let mut rest = pipeline.as_slice();
-    while let Some(m) = rest.first().and_then(|s| s.get_document("$match").ok()) {
-        filter_terms.push(Bson::Document(m.clone()));
-        rest = &rest[1..];
-    }
-    let filter_doc = match filter_terms.len() {
-        0 => Document::new(),
-        1 => filter_terms
-            .pop()
-            .and_then(|b| b.as_document().cloned())
-            .unwrap_or_default(),
-        _ => doc! {"$and": filter_terms},
+    let coll = match command.get("aggregate") {
+        Some(Bson::String(s)) => Some(s.clone()),
+        _ => None,
     };
-    let sort_doc = rest
-        .first()
-        .and_then(|s| s.get_document("$sort").ok())
-        .cloned();
-    if sort_doc.is_some() {
-        rest = &rest[1..];
-    }
-    let c = cat.collection(db, &coll);
+    let c = coll.as_deref().and_then(|n| cat.collection(db, n));
     let collation = effective_collation(c, opt_doc(command, "collation"))?;
-    let filter = Filter::parse(&filter_doc, collation.as_ref())?;
-    let sort = sort_doc.as_ref().map(SortSpec::parse).transpose()?;
-    let vars = Vars::with_now(now);
-    let q = Query {
-        filter: &filter_doc,
-        sort: sort.as_ref(),
-        projection: None,
-        skip: 0,
-        limit: None,
-        hint: command.get("hint"),
-        collation: collation.as_ref(),
+    let vars = vars_of(command, collation.as_ref(), now)?;
+    let out = match coll {
+        Some(name) => aggregate::run_aggregate(
+            cat,
+            db,
+            &name,
+            &pipeline,
+            command.get("hint"),
+            &vars,
+            Some(verbosity),
+            now,
+        )?,
+        None => aggregate::run_collectionless(cat, db, &pipeline, &vars, Some(verbosity), now)?,
     };
-    let cursor = explain_query(cat, db, &coll, &q, &filter, &vars, verbosity, None)?;
-    if rest.is_empty() {
-        let mut out = Document::new();
-        let mut qp = cursor.query_planner;
-        qp.insert("optimizedPipeline", true);
-        out.insert("queryPlanner", qp);
-        if let Some(s) = cursor.execution_stats {
-            out.insert("executionStats", s);
-        }
-        return Ok(out);
+    Ok(out.explain)
+}
+
+/// The variables a command runs with: `$$NOW`, its collation and its `let`.
+fn vars_of(command: &Document, collation: Option<&Collation>, now: bson::DateTime) -> Result<Vars> {
+    let mut vars = Vars::with_now(now);
+    vars.set_collation(collation.cloned());
+    if let Some(spec) = opt_doc(command, "let") {
+        vars.bind_let(spec, &Document::new())?;
     }
-    let mut cursor_doc = doc! {"queryPlanner": cursor.query_planner};
-    let mut stages = Vec::new();
-    let with_stats = verbosity != Verbosity::QueryPlanner;
-    let mut input: Vec<Document> = Vec::new();
-    let mut cursor_stage = Document::new();
-    if let Some(s) = cursor.execution_stats {
-        cursor_doc.insert("executionStats", s.clone());
-        // Re-read the documents the cursor produced, for the later stages.
-        if let Some(c) = c {
-            let ctx = Ctx {
-                coll: c,
-                filter: &filter,
-                vars: &vars,
-                collation: collation.as_ref(),
-            };
-            let plans = planner::candidates(c, &q)?;
-            let chosen = exec::choose(plans, &ctx)?;
-            let mut stage = exec::build(&chosen.plans[chosen.winner], &ctx);
-            let mut failed = None;
-            exec::drain(&mut stage, &ctx, |m| {
-                match m
-                    .doc
-                    .map(Ok)
-                    .unwrap_or_else(|| c.doc(m.rid).map(Option::unwrap_or_default))
-                {
-                    Ok(d) => input.push(d),
-                    Err(e) => failed = Some(e),
-                }
-                true
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-        }
-        cursor_stage.insert("nReturned", input.len() as i64);
-        cursor_stage.insert(
-            "executionTimeMillisEstimate",
-            s.get("executionTimeMillis")
-                .cloned()
-                .unwrap_or(Bson::Int64(0)),
-        );
-    }
-    let mut first = doc! {"$cursor": cursor_doc};
-    first.extend(cursor_stage);
-    stages.push(Bson::Document(first));
-    for stage in rest {
-        let mut entry = stage.clone();
-        if with_stats {
-            let source = ExplainSource {
-                cat,
-                db,
-                now,
-                stats: RefCell::new(LookupStats::default()),
-            };
-            let started = Instant::now();
-            let parsed = Pipeline::parse(std::slice::from_ref(stage))?;
-            input = parsed.run(std::mem::take(&mut input), &source, &vars)?;
-            entry.insert("nReturned", input.len() as i64);
-            entry.insert(
-                "executionTimeMillisEstimate",
-                started.elapsed().as_millis() as i64,
-            );
-            if stage.contains_key("$lookup") {
-                let st = source.stats.into_inner();
-                entry.insert("totalDocsExamined", st.docs as i64);
-                entry.insert("totalKeysExamined", st.keys as i64);
-                entry.insert("collectionScans", st.collection_scans as i64);
-                entry.insert("indexesUsed", st.indexes);
-            }
-        }
-        stages.push(Bson::Document(entry));
-    }
-    Ok(doc! {"stages": stages})
+    Ok(vars)
 }

@@ -53,70 +53,6 @@ fn vars_for(
     Ok(vars)
 }
 
-/// Candidate record ids from an index equality, or `None` for a full scan.
-fn index_candidates(
-    c: &Collection,
-    filter: &Filter,
-    collation: Option<&Collation>,
-) -> Option<Vec<RecordId>> {
-    // The planner picks the index (or none); a planning failure falls back
-    // to the collection scan, which applies the filter anyway.
-    let vars = Vars::with_now(bson::DateTime::now());
-    let q = super::planner::Query {
-        filter: filter.source(),
-        collation,
-        ..super::planner::Query::new(filter.source())
-    };
-    let ctx = super::exec::Ctx {
-        coll: c,
-        filter,
-        vars: &vars,
-        collation,
-    };
-    super::exec::access_path_records(&q, &ctx).ok().flatten()
-}
-
-/// Visit matching records in order until `visit` returns false.
-fn scan_matches(
-    c: &Collection,
-    filter: &Filter,
-    collation: Option<&Collation>,
-    vars: &Vars,
-    mut visit: impl FnMut(Hit) -> bool,
-) -> Result<()> {
-    let mut check = |rid: RecordId, raw: &RawDocumentBuf| -> Result<bool> {
-        let doc = to_document(raw)?;
-        let details = filter.match_details(&doc, vars)?;
-        if details.matched {
-            return Ok(visit(Hit {
-                rid,
-                doc,
-                position: details.array_position,
-            }));
-        }
-        Ok(true)
-    };
-    match index_candidates(c, filter, collation) {
-        Some(rids) => {
-            for rid in rids {
-                if let Some(raw) = c.raw(rid)
-                    && !check(rid, raw)?
-                {
-                    break;
-                }
-            }
-        }
-        None => {
-            for (rid, raw) in c.records() {
-                if !check(rid, raw)? {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// How a read orders and cuts its matches, and the index it was told to use.
 #[derive(Debug, Clone, Copy, Default)]
 struct Shape<'a> {
@@ -124,6 +60,8 @@ struct Shape<'a> {
     skip: u64,
     limit: Option<u64>,
     hint: Option<&'a Bson>,
+    /// Only the number of matches is wanted.
+    count: bool,
 }
 
 /// Every match, sorted when a sort is given, then skipped and limited.
@@ -139,6 +77,7 @@ fn select(
         skip,
         limit,
         hint,
+        count,
     } = shape;
     // Planned and executed as a stage tree: the winning plan's SORT, SKIP
     // and LIMIT stages do what the query asks, in mongod's order.
@@ -149,6 +88,7 @@ fn select(
         limit: limit.filter(|l| *l > 0),
         hint,
         collation,
+        count,
         ..super::planner::Query::new(filter.source())
     };
     let ctx = super::exec::Ctx {
@@ -291,6 +231,7 @@ pub(super) fn find(
             skip: req.skip,
             limit: req.limit,
             hint: req.hint.as_ref(),
+            count: false,
         },
         collation.as_ref(),
         &vars,
@@ -441,6 +382,7 @@ fn update_one_statement(
                     skip: 0,
                     limit,
                     hint: st.hint.as_ref(),
+                    count: false,
                 },
                 collation.as_ref(),
                 &vars,
@@ -580,6 +522,7 @@ pub(super) fn find_and_modify(
                 skip: 0,
                 limit: Some(1),
                 hint: req.hint.as_ref(),
+                count: false,
             },
             collation.as_ref(),
             &vars,
@@ -687,42 +630,26 @@ pub(super) fn aggregate(
                 &pipeline[1..],
             )
         }
-        (Some(stage), Some(_)) if stage.contains_key("$match") => {
-            // A leading $match runs through the record selection, which
-            // can use an index; the rest of the pipeline sees its output.
-            let spec = stage.get_document("$match").map_err(|_| {
-                EngineError::failed_to_parse("the match filter must be an expression in an object")
-            })?;
-            let filter = Filter::parse(spec, collation.as_ref())?;
-            let docs = match c {
-                Some(c) => select(
-                    c,
-                    &filter,
-                    Shape {
-                        hint: opts.hint.as_ref(),
-                        ..Shape::default()
-                    },
-                    collation.as_ref(),
-                    &vars,
-                )?
-                .into_iter()
-                .map(|h| h.doc)
-                .collect(),
-                None => Vec::new(),
-            };
-            (docs, &pipeline[1..])
+        (_, Some(name)) => {
+            // Planned and run by the function explain uses too.
+            return Ok(super::explain::aggregate::run_aggregate(
+                cat,
+                db,
+                name,
+                pipeline,
+                opts.hint.as_ref(),
+                &vars,
+                None,
+                now,
+            )?
+            .docs);
         }
-        (_, Some(_)) => {
-            let docs = match c {
-                Some(c) => c
-                    .records()
-                    .map(|(_, raw)| to_document(raw))
-                    .collect::<Result<_>>()?,
-                None => Vec::new(),
-            };
-            (docs, pipeline)
+        (_, None) => {
+            return Ok(super::explain::aggregate::run_collectionless(
+                cat, db, pipeline, &vars, None, now,
+            )?
+            .docs);
         }
-        (_, None) => (Vec::new(), pipeline),
     };
     let parsed = Pipeline::parse(rest)?;
     parsed.run(input, &CatalogSource { cat, db, now }, &vars)
@@ -1034,7 +961,14 @@ pub(super) fn count(
     let Some(c) = c else {
         return Ok(0);
     };
-    if filter.is_empty() {
+    // Without a filter the record count answers, unless a hint names an
+    // index: then the index is counted, as mongod does (a sparse or partial
+    // index counts only the documents it holds).
+    let hinted_index = match &req.hint {
+        Some(h) => super::planner::hinted_index(c, h)?.is_some(),
+        None => false,
+    };
+    if filter.is_empty() && !hinted_index {
         let n = (c.len() as u64).saturating_sub(req.skip);
         return Ok(req.limit.filter(|l| *l > 0).map_or(n, |l| n.min(l)));
     }
@@ -1047,6 +981,7 @@ pub(super) fn count(
             skip: req.skip,
             limit: req.limit,
             hint: req.hint.as_ref(),
+            count: true,
         },
         collation.as_ref(),
         &vars,
@@ -1102,9 +1037,34 @@ pub(super) fn distinct(
     let parts: Vec<&str> = key.split('.').collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    scan_matches(c, &filter, collation.as_ref(), &vars, |h| {
+    // Planned like explain plans it: a DISTINCT_SCAN when an index is led by
+    // the key, otherwise the query's plan.
+    let q = super::planner::Query {
+        collation: collation.as_ref(),
+        distinct: Some(key),
+        ..super::planner::Query::new(filter.source())
+    };
+    let ctx = super::exec::Ctx {
+        coll: c,
+        filter: &filter,
+        vars: &vars,
+        collation: collation.as_ref(),
+    };
+    let mut failed = None;
+    super::exec::run(&q, &ctx, |m| {
+        let doc = match m.doc {
+            Some(d) => d,
+            None => match c.doc(m.rid) {
+                Ok(Some(d)) => d,
+                Ok(None) => return true,
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
+            },
+        };
         let mut values = Vec::new();
-        values_at(&Bson::Document(h.doc), &parts, &mut values);
+        values_at(&Bson::Document(doc), &parts, &mut values);
         for v in values {
             if seen.insert(keystring::encode_single(&v, collation.as_ref())) {
                 out.push(v);
@@ -1112,5 +1072,8 @@ pub(super) fn distinct(
         }
         true
     })?;
-    Ok(out)
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }

@@ -10,6 +10,7 @@
 
 mod group;
 mod join;
+pub(crate) mod optimize;
 mod shape;
 
 use bson::{Bson, Document};
@@ -50,6 +51,19 @@ pub trait Source {
             .into_iter()
             .filter(|d| doc_matches_any(d, &parts, values, collation))
             .collect())
+    }
+
+    /// The results of `stages` run over `collection` (what `$unionWith`
+    /// reads), when the source plans such reads itself (a catalog plans
+    /// them as a top-level `aggregate`); `None` runs the stages over
+    /// `collection_docs`.
+    fn run_pipeline(
+        &self,
+        _collection: &str,
+        _stages: &[Document],
+        _vars: &Vars,
+    ) -> Option<Result<Vec<Document>>> {
+        None
     }
 }
 
@@ -142,7 +156,7 @@ pub(crate) fn expanded_values(doc: &Document, parts: &[&str]) -> Vec<Bson> {
 }
 
 /// Read a dotted path without array traversal (as `$unwind` does).
-pub(crate) fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
+pub fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
     let (first, rest) = path.split_first()?;
     let v = doc.get(first)?;
     if rest.is_empty() {

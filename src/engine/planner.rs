@@ -36,6 +36,15 @@ pub struct IxScanPlan {
     pub scan_fields: usize,
     /// Forward or backward (to provide a descending sort).
     pub forward: bool,
+    /// Conditions on the index's own fields that gave no exact bounds (an
+    /// unanchored regex, `$mod`, `$type`, `$ne`, `$nin`, `$not`), tested
+    /// against each key before anything is fetched, as mongod does.
+    pub key_filter: Option<Document>,
+    /// Counting only, from one contiguous key range: mongod's `COUNT_SCAN`.
+    pub count_scan: bool,
+    /// One key per distinct value of the first field: mongod's
+    /// `DISTINCT_SCAN` (forward, one range).
+    pub distinct: bool,
 }
 
 /// A query plan: a tree of stages, leaves first in execution.
@@ -129,12 +138,52 @@ impl Plan {
         }
     }
 
+    /// mongod's `planSummary`: the access paths, e.g. `IXSCAN { a: 1 }`,
+    /// `COLLSCAN`, `IDHACK`.
+    pub fn summary(&self, c: &Collection) -> String {
+        match self {
+            Plan::CollScan => "COLLSCAN".into(),
+            Plan::IdHack(_) => "IDHACK".into(),
+            Plan::IxScan(p) => {
+                let name = if p.count_scan {
+                    "COUNT_SCAN"
+                } else if p.distinct {
+                    "DISTINCT_SCAN"
+                } else {
+                    "IXSCAN"
+                };
+                let key = c.indexes().get(p.index).map(|i| {
+                    let parts: Vec<String> = i
+                        .spec
+                        .key
+                        .iter()
+                        .map(|(k, v)| format!("{k}: {v}"))
+                        .collect();
+                    parts.join(", ")
+                });
+                format!("{name} {{ {} }}", key.unwrap_or_default())
+            }
+            Plan::Or(children) => children
+                .iter()
+                .map(|p| p.summary(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Plan::Sort { child, .. }
+            | Plan::Fetch { child, .. }
+            | Plan::Skip(child, _)
+            | Plan::Limit(child, _)
+            | Plan::Projection { child, .. } => child.summary(c),
+        }
+    }
+
     /// The stage chain from the root down the first children, e.g.
     /// `"FETCH<-IXSCAN"`.
     pub fn chain(&self) -> String {
         let (name, child): (&str, Option<&Plan>) = match self {
             Plan::CollScan => ("COLLSCAN", None),
             Plan::IdHack(_) => ("IDHACK", None),
+            Plan::IxScan(p) if p.count_scan => ("COUNT_SCAN", None),
+            Plan::IxScan(p) if p.distinct => ("DISTINCT_SCAN", None),
             Plan::IxScan(_) => ("IXSCAN", None),
             Plan::Fetch { child, .. } => ("FETCH", Some(child)),
             Plan::Or(children) => ("OR", children.first()),
@@ -160,6 +209,12 @@ pub struct Query<'a> {
     pub limit: Option<u64>,
     pub hint: Option<&'a Bson>,
     pub collation: Option<&'a Collation>,
+    /// Only the number of matches is needed (`count`, or an aggregation
+    /// whose later stages read no field): an exact index scan needs no FETCH.
+    pub count: bool,
+    /// `distinct` on this field: an index led by it may be read one key per
+    /// value.
+    pub distinct: Option<&'a str>,
 }
 
 impl<'a> Query<'a> {
@@ -173,8 +228,74 @@ impl<'a> Query<'a> {
             limit: None,
             hint: None,
             collation: None,
+            count: false,
+            distinct: None,
         }
     }
+}
+
+/// Operators whose conditions mongod tests against index keys (inside
+/// IXSCAN) when they are on an index field but gave no exact bounds.
+const KEY_FILTER_OPS: [&str; 6] = ["$regex", "$mod", "$type", "$ne", "$nin", "$not"];
+
+/// The top-level conditions of `filter` that can be tested on the keys of
+/// `index` (its non-multikey fields, binary order), and the filter without
+/// them.
+fn key_filter(
+    filter: &Document,
+    index: &Index,
+    preds: &PathPredicates,
+) -> Option<(Document, Document)> {
+    if index.spec.collation.is_some() {
+        return None;
+    }
+    let multikey = index.multikey_paths();
+    let field_ok = |path: &str| {
+        index
+            .spec
+            .fields
+            .iter()
+            .enumerate()
+            .any(|(i, (f, _))| f == path && multikey.get(i).is_none_or(|p| p.is_empty()))
+    };
+    let mut on_keys = Document::new();
+    let mut rest = Document::new();
+    for (path, cond) in filter {
+        if path.starts_with('$') || !field_ok(path) {
+            rest.insert(path.clone(), cond.clone());
+            continue;
+        }
+        match cond {
+            Bson::RegularExpression(_) if preds.dropped(path, true, true) => {
+                on_keys.insert(path.clone(), cond.clone());
+            }
+            Bson::Document(ops) if ops.keys().next().is_some_and(|k| k.starts_with('$')) => {
+                let regex_exact = ops.contains_key("$regex") && !preds.dropped(path, true, true);
+                let mut moved = Document::new();
+                let mut kept = Document::new();
+                for (op, arg) in ops {
+                    let movable = KEY_FILTER_OPS.contains(&op.as_str())
+                        || (op == "$options" && ops.contains_key("$regex"));
+                    let regex_op = op == "$regex" || op == "$options";
+                    if movable && !(regex_op && regex_exact) {
+                        moved.insert(op.clone(), arg.clone());
+                    } else {
+                        kept.insert(op.clone(), arg.clone());
+                    }
+                }
+                if !moved.is_empty() {
+                    on_keys.insert(path.clone(), moved);
+                }
+                if !kept.is_empty() {
+                    rest.insert(path.clone(), kept);
+                }
+            }
+            _ => {
+                rest.insert(path.clone(), cond.clone());
+            }
+        }
+    }
+    (!on_keys.is_empty()).then_some((on_keys, rest))
 }
 
 /// Whether a value can bound an index scan as a point: arrays match both as
@@ -419,7 +540,18 @@ fn finish(mut plan: Plan, q: &Query<'_>, sort_provided: bool, covered: bool) -> 
         }
     } else {
         if q.skip > 0 {
-            plan = Plan::Skip(Box::new(plan), q.skip);
+            // Skipped results need no document when nothing is left to
+            // filter: the SKIP goes under the FETCH, as in mongod.
+            plan = match plan {
+                Plan::Fetch {
+                    child,
+                    residual: None,
+                } => Plan::Fetch {
+                    child: Box::new(Plan::Skip(child, q.skip)),
+                    residual: None,
+                },
+                other => Plan::Skip(Box::new(other), q.skip),
+            };
         }
         if let Some(l) = limit {
             plan = Plan::Limit(Box::new(plan), l);
@@ -452,7 +584,10 @@ fn index_plan(
     if spec.hidden && !hinted {
         return None;
     }
+    // A hinted index is used as told, even a partial or sparse one that
+    // misses documents (mongod does the same; see SERVER-26413).
     if let Some((partial_doc, partial)) = &spec.partial
+        && !hinted
         && !preds.implies(partial_doc, partial)
     {
         return None;
@@ -463,19 +598,53 @@ fn index_plan(
         .filter(|s| !s.keys.is_empty())
         .and_then(|s| provides_sort(index, &b, s, q.collation));
     let any_bound = b.constrained.iter().any(|x| *x);
-    if spec.sparse && !any_bound {
+    if spec.sparse && !any_bound && !hinted {
+        return None;
+    }
+    // A sparse index holds no key for a missing field, so it cannot answer
+    // a query that matches missing fields (bounds holding null).
+    if spec.sparse
+        && !hinted
+        && b.bounds
+            .iter()
+            .zip(&b.constrained)
+            .any(|(iv, c)| *c && iv.iter().any(|i| i.contains(&Bson::Null)))
+    {
         return None;
     }
     if !hinted && !b.constrained[0] && sort_dir.is_none() {
         return None;
     }
     let forward = sort_dir.unwrap_or(true);
+    let mut b = b;
+    // The scan narrows by its leading fields only; bounds on later fields
+    // are left to the filter, so they make the plan inexact.
+    let narrowed = scan_fields(&b);
+    if b.constrained.iter().skip(narrowed).any(|c| *c) {
+        b.exact = false;
+    }
+    let keyed = if b.exact {
+        None
+    } else {
+        key_filter(q.filter, index, preds)
+    };
+    // A count needs no documents when the bounds are exact; one contiguous
+    // range (one interval per field, nothing to skip or sort) is a
+    // COUNT_SCAN.
+    let count_only = q.count && b.exact && q.sort.is_none() && q.projection.is_none();
+    let count_scan = count_only && b.bounds.iter().all(|f| f.len() == 1);
     let scan = Plan::IxScan(IxScanPlan {
         index: pos,
         scan_fields: scan_fields(&b),
         bounds: b.bounds,
         forward,
+        key_filter: keyed.as_ref().map(|(k, _)| k.clone()),
+        count_scan,
+        distinct: false,
     });
+    if count_only {
+        return Some(finish(scan, q, sort_dir.is_some(), true));
+    }
     let covered = b.exact
         && spec.collation.is_none()
         && q.projection.is_some_and(|p| covered_by(p, index))
@@ -487,9 +656,13 @@ fn index_plan(
     let access = if covered {
         scan
     } else {
+        let residual = match &keyed {
+            Some((_, rest)) => (!rest.is_empty()).then(|| rest.clone()),
+            None => (!b.exact && !q.filter.is_empty()).then(|| q.filter.clone()),
+        };
         Plan::Fetch {
             child: Box::new(scan),
-            residual: (!b.exact && !q.filter.is_empty()).then(|| q.filter.clone()),
+            residual,
         }
     };
     Some(finish(access, q, sort_dir.is_some(), covered))
@@ -525,6 +698,9 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
                         scan_fields: n,
                         bounds: b.bounds,
                         forward: true,
+                        key_filter: None,
+                        count_scan: false,
+                        distinct: false,
                     },
                 ));
             }
@@ -586,8 +762,10 @@ fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
         }
         other => other,
     };
+    // An embedded document is a plain value unless it is an operator
+    // document (mongod's isSimpleIdQuery).
     if !index_friendly(v)
-        || matches!(v, Bson::Document(_))
+        || matches!(v, Bson::Document(d) if d.keys().any(|k| k.starts_with('$')))
         || (has_strings(v) && q.collation.is_some())
     {
         return None;
@@ -595,8 +773,56 @@ fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
     Some(v)
 }
 
+/// mongod's plan for `distinct` when an index is led by the field (not
+/// multikey, the query's collation) and the filter is answered exactly by
+/// one range of its bounds: PROJECTION_COVERED over DISTINCT_SCAN.
+fn distinct_plan(c: &Collection, q: &Query<'_>, key: &str) -> Option<Plan> {
+    let preds = collect_predicates(q.filter);
+    for (pos, index) in c.indexes().iter().enumerate() {
+        let spec = &index.spec;
+        if spec.hidden
+            || spec.partial.is_some()
+            || spec.fields.first().is_none_or(|(f, _)| f != key)
+            || index
+                .multikey_paths()
+                .first()
+                .is_some_and(|p| !p.is_empty())
+            || spec.collation.as_ref() != q.collation
+        {
+            continue;
+        }
+        let b = bounds_for(index, &preds, q.collation);
+        let one_range = b.bounds.first().is_some_and(|iv| iv.len() == 1)
+            && b.constrained.iter().skip(1).all(|c| !*c);
+        if !one_range || (!q.filter.is_empty() && !b.exact) {
+            continue;
+        }
+        let scan = Plan::IxScan(IxScanPlan {
+            index: pos,
+            scan_fields: usize::from(b.constrained[0]),
+            bounds: b.bounds,
+            forward: true,
+            key_filter: None,
+            count_scan: false,
+            distinct: true,
+        });
+        return Some(Plan::Projection {
+            child: Box::new(scan),
+            kind: ProjectionKind::Covered,
+            spec: bson::doc! {key: 1, "_id": 0},
+        });
+    }
+    None
+}
+
 /// Every candidate plan for `q`, in index order, COLLSCAN when none applies.
 pub fn candidates(c: &Collection, q: &Query<'_>) -> Result<Vec<Plan>> {
+    if let Some(key) = q.distinct
+        && q.hint.is_none()
+        && let Some(plan) = distinct_plan(c, q, key)
+    {
+        return Ok(vec![plan]);
+    }
     if let Some(hint) = q.hint {
         let preds = collect_predicates(q.filter);
         return Ok(match hinted_index(c, hint)? {

@@ -13,6 +13,7 @@ pub mod args;
 pub mod catalog;
 pub mod explain;
 pub mod index;
+pub mod profile;
 pub mod query;
 pub mod write;
 
@@ -198,6 +199,7 @@ pub enum Command {
     ListIndexes(index::ListIndexes),
     DropIndexes(index::DropIndexes),
     Explain(explain::Explain),
+    Profile(profile::Profile),
     /// A name mongod would not know either.
     Unknown(String),
 }
@@ -256,6 +258,7 @@ impl Command {
                 Command::DropIndexes(index::DropIndexes::parse(&cmd)?)
             }
             "explain" => Command::Explain(explain::Explain::parse(&cmd)?),
+            "profile" => Command::Profile(profile::Profile::parse(&cmd)?),
             _ => Command::Unknown(name),
         };
         Ok(command)
@@ -295,6 +298,7 @@ impl Command {
             Command::ListIndexes(c) => c.apply(ctx),
             Command::DropIndexes(c) => raw(c.apply(ctx)?),
             Command::Explain(c) => raw(c.apply(ctx)?),
+            Command::Profile(c) => raw(c.apply(ctx)),
             Command::Unknown(name) => Err(EngineError::new(
                 ErrorCode::COMMAND_NOT_FOUND,
                 format!("no such command: '{name}'"),
@@ -328,6 +332,44 @@ pub fn error_reply(err: &EngineError) -> Document {
 /// Parse and run one command, producing the full reply (`ok` included).
 /// Never fails: errors become error replies.
 pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
+    // With the database profiler on, measure the operation and record it in
+    // `system.profile` (never the profiler's own reads of it).
+    let profiled = cmd.as_ref().ok().and_then(|c| {
+        let name = c.body.keys().next()?;
+        let op = profile::op_of(name)?;
+        let (level, slow_ms) = session.engine.profiling(&c.db);
+        let own = c.body.get_str(name).is_ok_and(|n| n == "system.profile")
+            || c.body
+                .get_str("collection")
+                .is_ok_and(|n| n == "system.profile");
+        (level > 0 && !own).then(|| (op, level, slow_ms, c.clone()))
+    });
+    if profiled.is_some() {
+        crate::engine::metrics::begin();
+    }
+    let started = std::time::Instant::now();
+    let reply = execute_unprofiled(cmd, session);
+    if let Some((op, level, slow_ms, cmd)) = profiled {
+        let metrics = crate::engine::metrics::end().unwrap_or_default();
+        let millis = started.elapsed().as_millis() as i64;
+        if level == 2 || millis >= slow_ms {
+            let entry = profile::entry(
+                op,
+                &cmd,
+                &reply,
+                &metrics,
+                millis,
+                session.engine.now(),
+                session.peer,
+            );
+            // A failure to record never fails the operation itself.
+            let _ = session.engine.record_profile(&cmd.db, entry);
+        }
+    }
+    reply
+}
+
+fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
     let outcome = cmd.and_then(|cmd| {
         // Cloned because `from_doc` consumes the command.
         let db = cmd.db.clone();

@@ -103,6 +103,8 @@ pub struct IxScan {
     dups_tested: u64,
     dups_dropped: u64,
     multikey: bool,
+    /// The plan's key filter, parsed.
+    key_filter: Option<crate::engine::filter::Filter>,
     c: Counters,
 }
 
@@ -113,7 +115,13 @@ impl IxScan {
             .indexes()
             .get(plan.index)
             .is_some_and(Index::is_multikey);
+        // The conditions come from a filter that already parsed.
+        let key_filter = plan
+            .key_filter
+            .as_ref()
+            .and_then(|f| crate::engine::filter::Filter::parse(f, ctx.collation).ok());
         IxScan {
+            key_filter,
             plan,
             ranges: None,
             range: 0,
@@ -275,6 +283,10 @@ impl<'a> Stage<'a> for IxScan {
         if self.ranges.is_none() {
             self.ranges = Some(self.entry_ranges(index));
         }
+        if self.plan.distinct {
+            let state = self.distinct_step(index, ctx)?;
+            return Ok(self.finish(started, state));
+        }
         if self.ahead.is_empty() {
             self.refill(index);
         }
@@ -288,6 +300,15 @@ impl<'a> Stage<'a> for IxScan {
                         self.dups_dropped += 1;
                         return Ok(self.finish(started, State::NeedTime));
                     }
+                }
+                // The key filter reads the key's values; on fields that are
+                // not multikey they are the document's, read here without
+                // counting a document examined (mongod reads no document).
+                if let Some(f) = &self.key_filter
+                    && let Some(doc) = ctx.coll.doc(rid)?
+                    && !f.matches(&doc, ctx.vars)?
+                {
+                    return Ok(self.finish(started, State::NeedTime));
                 }
                 State::Advanced(Member {
                     rid,
@@ -323,10 +344,14 @@ impl<'a> Stage<'a> for IxScan {
             }
             bounds.insert(path.clone(), iv);
         }
-        let mut fields = doc! {
+        let mut fields = Document::new();
+        if let Some(f) = &self.plan.key_filter {
+            fields.insert("filter", super::super::explain::parsed_query(f));
+        }
+        fields.extend(doc! {
             "keyPattern": spec.key.clone(),
             "indexName": spec.name.clone(),
-        };
+        });
         if let Some(c) = &spec.collation {
             fields.insert("collation", c.to_document());
         }
@@ -337,6 +362,36 @@ impl<'a> Stage<'a> for IxScan {
             "isSparse": spec.sparse,
             "isPartial": spec.partial.is_some(),
             "indexVersion": 2,
+        });
+        if self.plan.distinct {
+            fields.extend(doc! {"direction": "forward", "indexBounds": bounds});
+            return stage_doc(
+                "DISTINCT_SCAN",
+                fields,
+                stats.then_some(&self.c),
+                doc! {"keysExamined": self.c.keys_examined as i64},
+                Vec::new(),
+            );
+        }
+        if self.plan.count_scan {
+            // COUNT_SCAN reports its one range as start and end keys.
+            let (start, end) = count_scan_keys(&self.plan, &spec.fields);
+            fields.insert(
+                "indexBounds",
+                doc! {
+                    "startKey": start.0, "startKeyInclusive": start.1,
+                    "endKey": end.0, "endKeyInclusive": end.1,
+                },
+            );
+            return stage_doc(
+                "COUNT_SCAN",
+                fields,
+                stats.then_some(&self.c),
+                doc! {"keysExamined": self.c.keys_examined as i64},
+                Vec::new(),
+            );
+        }
+        fields.extend(doc! {
             "direction": if self.plan.forward { "forward" } else { "backward" },
             "indexBounds": bounds,
         });
@@ -363,7 +418,75 @@ impl<'a> Stage<'a> for IxScan {
     }
 }
 
+/// The start and end keys (with inclusiveness) of a one-range scan, in
+/// index order.
+fn count_scan_keys(
+    plan: &IxScanPlan,
+    fields: &[(String, bool)],
+) -> ((Document, bool), (Document, bool)) {
+    let mut start = Document::new();
+    let mut end = Document::new();
+    let (mut start_incl, mut end_incl) = (true, true);
+    for (i, (path, asc)) in fields.iter().enumerate() {
+        let Some(iv) = plan.bounds.get(i).and_then(|b| b.first()) else {
+            continue;
+        };
+        let (lo, lo_incl, hi, hi_incl) = if *asc {
+            (&iv.lo, iv.lo_incl, &iv.hi, iv.hi_incl)
+        } else {
+            (&iv.hi, iv.hi_incl, &iv.lo, iv.lo_incl)
+        };
+        start.insert(path.clone(), lo.clone());
+        end.insert(path.clone(), hi.clone());
+        start_incl &= lo_incl;
+        end_incl &= hi_incl;
+    }
+    ((start, start_incl), (end, end_incl))
+}
+
 impl IxScan {
+    /// DISTINCT_SCAN: the next key of the one range, then a seek past every
+    /// key sharing its first field.
+    fn distinct_step(&mut self, index: &Index, ctx: &Ctx<'_>) -> Result<State> {
+        let Some((lo, hi)) = self.ranges.as_ref().and_then(|r| r.first()) else {
+            return Ok(State::Eof);
+        };
+        let lo = match &self.resume {
+            Some(r) => Bound::Excluded(r.as_slice()),
+            None => as_ref(lo),
+        };
+        self.seeks += 1;
+        let Some(entry) = index.entries_between(lo, as_ref(hi)).next() else {
+            return Ok(State::Eof);
+        };
+        let rid = Index::entry_record_id(entry);
+        self.c.keys_examined += 1;
+        // The first field's value, read from the document without counting
+        // it (the key holds it): its encoding is the prefix to skip.
+        let (path, asc) = &index.spec.fields[0];
+        let parts: Vec<String> = path.split('.').map(str::to_string).collect();
+        let value = match ctx.coll.doc(rid)? {
+            Some(d) => crate::engine::pipeline::get_dotted(&d, &parts)
+                .cloned()
+                .unwrap_or(Bson::Null),
+            None => Bson::Null,
+        };
+        let mut prefix = Vec::new();
+        keystring::append_value(&mut prefix, &value, index.spec.collation.as_ref());
+        if !asc {
+            for b in &mut prefix {
+                *b = !*b;
+            }
+        }
+        prefix.push(0xFF);
+        self.resume = Some(prefix);
+        Ok(State::Advanced(Member {
+            rid,
+            doc: None,
+            position: None,
+        }))
+    }
+
     fn finish(&mut self, started: std::time::Instant, state: State) -> State {
         self.c.record_state(started, &state);
         state

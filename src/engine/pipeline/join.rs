@@ -377,14 +377,25 @@ impl UnionWith {
     }
 
     pub(super) fn run(&self, mut docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
-        let other = if self.coll.is_empty() {
-            Vec::new()
+        let stages = self.pipeline.as_ref().map_or(&[][..], |p| p.stages());
+        let planned = if self.coll.is_empty() {
+            None
         } else {
-            ctx.source.collection_docs(&self.coll)?
+            ctx.source.run_pipeline(&self.coll, stages, ctx.vars)
         };
-        let other = match &self.pipeline {
-            Some(p) => p.run(other, ctx.source, ctx.vars)?,
-            None => other,
+        let other = match planned {
+            Some(result) => result?,
+            None => {
+                let other = if self.coll.is_empty() {
+                    Vec::new()
+                } else {
+                    ctx.source.collection_docs(&self.coll)?
+                };
+                match &self.pipeline {
+                    Some(p) => p.run(other, ctx.source, ctx.vars)?,
+                    None => other,
+                }
+            }
         };
         docs.extend(other);
         Ok(docs)

@@ -50,6 +50,14 @@ impl Interval {
         }
     }
 
+    /// Whether `v` lies inside the interval.
+    pub fn contains(&self, v: &Bson) -> bool {
+        let lo = value::compare(&self.lo, v, None);
+        let hi = value::compare(v, &self.hi, None);
+        (lo == Ordering::Less || (lo == Ordering::Equal && self.lo_incl))
+            && (hi == Ordering::Less || (hi == Ordering::Equal && self.hi_incl))
+    }
+
     /// Whether the interval holds a single value.
     pub fn is_point(&self) -> bool {
         self.lo_incl && self.hi_incl && value::compare(&self.lo, &self.hi, None) == Ordering::Equal
@@ -150,6 +158,23 @@ pub fn render_value(v: &Bson) -> String {
 /// The interval `op v` allows, type-bracketed; `None` when the value's type
 /// has no bracket we model (the predicate is then left to the filter).
 fn range(op: &str, v: &Bson) -> Option<Interval> {
+    // MinKey and MaxKey compare with every value.
+    match (op, v) {
+        ("$gte", Bson::MinKey) | ("$lte", Bson::MaxKey) => return Some(Interval::all()),
+        ("$gt", Bson::MinKey) => {
+            return Some(Interval {
+                lo_incl: false,
+                ..Interval::all()
+            });
+        }
+        ("$lt", Bson::MaxKey) => {
+            return Some(Interval {
+                hi_incl: false,
+                ..Interval::all()
+            });
+        }
+        _ => {}
+    }
     if !index_friendly(v) {
         return None;
     }
@@ -175,6 +200,23 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
             true,
         ),
         Bson::Boolean(_) => (Bson::Boolean(false), Bson::Boolean(true), true),
+        Bson::Timestamp(_) => (
+            Bson::Timestamp(bson::Timestamp {
+                time: 0,
+                increment: 0,
+            }),
+            Bson::Timestamp(bson::Timestamp {
+                time: u32::MAX,
+                increment: u32::MAX,
+            }),
+            true,
+        ),
+        // Objects sort after strings and before arrays.
+        Bson::Document(_) => (
+            Bson::Document(Document::new()),
+            Bson::Array(Vec::new()),
+            false,
+        ),
         _ => return None,
     };
     Some(match op {
@@ -191,6 +233,15 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
             hi_incl: op == "$lte",
         },
     })
+}
+
+/// The keys a null equality can match: `[undefined, undefined]` and
+/// `[null, null]`.
+fn null_points() -> Vec<Interval> {
+    vec![
+        Interval::point(&Bson::Undefined),
+        Interval::point(&Bson::Null),
+    ]
 }
 
 /// One predicate on one path, as intervals.
@@ -278,6 +329,11 @@ impl PathPredicates {
     fn eq(&mut self, path: &str, v: &Bson, group: Option<usize>) {
         if index_friendly(v) {
             self.push(path, vec![Interval::point(v)], has_strings(v), group);
+        } else if matches!(v, Bson::Null) {
+            // mongod's bounds for null: the null and undefined keys (a
+            // missing field is keyed null); the filter decides.
+            self.push(path, null_points(), false, group);
+            self.inexact(path);
         } else {
             self.inexact(path);
         }
@@ -292,13 +348,44 @@ impl PathPredicates {
                     }
                     self.eq(path, v, group)
                 }
+                // `$ne` scans around the value; the filter decides (a
+                // multikey document may hold the value in another element).
+                "$ne" if index_friendly(v) || matches!(v, Bson::Null) => {
+                    let below = Interval {
+                        lo: Bson::MinKey,
+                        lo_incl: true,
+                        hi: v.clone(),
+                        hi_incl: false,
+                    };
+                    let above = Interval {
+                        lo: v.clone(),
+                        lo_incl: false,
+                        hi: Bson::MaxKey,
+                        hi_incl: true,
+                    };
+                    self.push(path, vec![below, above], has_strings(v), group);
+                    self.inexact(path);
+                }
                 "$gt" | "$gte" | "$lt" | "$lte" => match range(op, v) {
                     Some(iv) => self.push(path, vec![iv], has_strings(v), group),
                     None => self.inexact(path),
                 },
                 "$in" => match v {
-                    Bson::Array(items) if !items.is_empty() && items.iter().all(index_friendly) => {
-                        let mut points: Vec<Interval> = items.iter().map(Interval::point).collect();
+                    Bson::Array(items)
+                        if !items.is_empty()
+                            && items
+                                .iter()
+                                .all(|i| index_friendly(i) || matches!(i, Bson::Null)) =>
+                    {
+                        let mut points: Vec<Interval> = items
+                            .iter()
+                            .filter(|i| !matches!(i, Bson::Null))
+                            .map(Interval::point)
+                            .collect();
+                        if items.iter().any(|i| matches!(i, Bson::Null)) {
+                            points.extend(null_points());
+                            self.inexact(path);
+                        }
                         points.sort_by(|a, b| value::compare(&a.lo, &b.lo, None));
                         points.dedup_by(|a, b| value::compare(&a.lo, &b.lo, None).is_eq());
                         self.push(path, points, items.iter().any(has_strings), group);

@@ -11,13 +11,8 @@ use super::args;
 use super::{Command, CommandDoc, Context};
 use crate::engine::{EngineError, Result};
 
-/// How much an explain reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verbosity {
-    QueryPlanner,
-    ExecutionStats,
-    AllPlansExecution,
-}
+/// How much an explain reports: the engine's own type.
+pub use crate::engine::explain::Verbosity;
 
 /// A parsed `explain`.
 #[derive(Debug, Clone)]
@@ -26,17 +21,6 @@ pub struct Explain {
     /// The inner command as sent, which the engine's explain reads.
     pub inner_doc: Document,
     pub verbosity: Verbosity,
-}
-
-impl Verbosity {
-    /// The name mongod uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verbosity::QueryPlanner => "queryPlanner",
-            Verbosity::ExecutionStats => "executionStats",
-            Verbosity::AllPlansExecution => "allPlansExecution",
-        }
-    }
 }
 
 impl Explain {
@@ -89,7 +73,7 @@ impl Explain {
             | Command::FindAndModify(_) => {
                 let reply = ctx
                     .engine
-                    .explain(ctx.db, &self.inner_doc, self.verbosity.as_str())?;
+                    .explain_at(ctx.db, &self.inner_doc, self.verbosity)?;
                 Ok(with_server_address(reply, ctx))
             }
             _ => Err(EngineError::bad_value(

@@ -207,7 +207,11 @@ impl Aggregate {
     /// Run the pipeline and open a cursor on its results.
     pub fn apply(self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
         if let Some(inner) = &self.explain {
-            let reply = ctx.engine.explain(ctx.db, inner, "queryPlanner")?;
+            let reply = ctx.engine.explain_at(
+                ctx.db,
+                inner,
+                crate::engine::explain::Verbosity::QueryPlanner,
+            )?;
             return super::raw(super::explain::with_server_address(reply, ctx));
         }
         let docs =

@@ -1,0 +1,491 @@
+//! One plan-and-run function for `aggregate`, used both to answer the
+//! command and to explain it, so what is explained is what ran.
+//!
+//! The pipeline is first rewritten as mongod 7.0 rewrites it
+//! ([`optimize`]); its head — a `$match`, a `$sort` (top-k when a `$limit`
+//! was coalesced into it), `$skip`/`$limit` and an inclusion `$project` — is
+//! pushed into the query layer and planned like a `find` (the `$cursor`
+//! stage), and the remaining stages run one after another, each timed and
+//! counted. `$lookup` and `$graphLookup` read their foreign side through the
+//! planner and report what those reads examined; `$unionWith` plans its
+//! sub-pipeline as a top-level aggregation and reports its explain;
+//! `$facet` reports each facet's stages.
+
+use std::cell::RefCell;
+use std::time::Instant;
+
+use bson::{Bson, Document, doc};
+
+use super::{Explained, Verbosity, explain_query};
+use crate::engine::catalog::{Catalog, to_document};
+use crate::engine::collation::Collation;
+use crate::engine::error::{EngineError, Result};
+use crate::engine::exec;
+use crate::engine::expr::Vars;
+use crate::engine::filter::Filter;
+use crate::engine::pipeline::optimize::{Opt, optimize};
+use crate::engine::pipeline::{Nesting, Pipeline, Source};
+use crate::engine::planner::Query;
+use crate::engine::sort::SortSpec;
+
+/// What a foreign read (`$lookup`, `$graphLookup`) examined.
+#[derive(Default, Debug, Clone)]
+struct ForeignStats {
+    docs: u64,
+    keys: u64,
+    collection_scans: u64,
+    indexes: Vec<String>,
+}
+
+/// Reads other collections of the database through the planner, counting
+/// what each read examined.
+pub(crate) struct PlannedSource<'a> {
+    cat: &'a Catalog,
+    db: &'a str,
+    now: bson::DateTime,
+    verbosity: Option<Verbosity>,
+    stats: RefCell<ForeignStats>,
+    /// The explain of each `$unionWith` sub-pipeline run, in order.
+    unions: RefCell<Vec<Vec<Bson>>>,
+}
+
+impl<'a> PlannedSource<'a> {
+    pub(crate) fn new(
+        cat: &'a Catalog,
+        db: &'a str,
+        now: bson::DateTime,
+        verbosity: Option<Verbosity>,
+    ) -> Self {
+        PlannedSource {
+            cat,
+            db,
+            now,
+            verbosity,
+            stats: RefCell::new(ForeignStats::default()),
+            unions: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl Source for PlannedSource<'_> {
+    fn collection_docs(&self, collection: &str) -> Result<Vec<Document>> {
+        match self.cat.collection(self.db, collection) {
+            Some(c) => {
+                let mut st = self.stats.borrow_mut();
+                st.collection_scans += 1;
+                st.docs += c.len() as u64;
+                c.records().map(|(_, raw)| to_document(raw)).collect()
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn docs_matching_any(
+        &self,
+        collection: &str,
+        path: &str,
+        values: &[Bson],
+        collation: Option<&Collation>,
+    ) -> Result<Vec<Document>> {
+        let Some(c) = self.cat.collection(self.db, collection) else {
+            return Ok(Vec::new());
+        };
+        let (out, read) = exec::read_matching_any(c, path, values, collation, self.now)?;
+        let mut st = self.stats.borrow_mut();
+        st.keys += read.keys_examined;
+        st.docs += read.docs_examined;
+        match read.index {
+            Some(name) => {
+                if !st.indexes.contains(&name) {
+                    st.indexes.push(name);
+                }
+            }
+            None => st.collection_scans += 1,
+        }
+        Ok(out)
+    }
+
+    fn run_pipeline(
+        &self,
+        collection: &str,
+        stages: &[Document],
+        vars: &Vars,
+    ) -> Option<Result<Vec<Document>>> {
+        let verbosity = self.verbosity.map(|v| match v {
+            // A sub-pipeline must run for its results even when only the
+            // plan is explained.
+            Verbosity::QueryPlanner => Verbosity::ExecutionStats,
+            other => other,
+        });
+        Some(
+            run_aggregate(
+                self.cat, self.db, collection, stages, None, vars, verbosity, self.now,
+            )
+            .map(|out| {
+                self.unions.borrow_mut().push(out.stages);
+                out.docs
+            }),
+        )
+    }
+}
+
+/// The outcome of [`run_aggregate`].
+pub(crate) struct AggOutcome {
+    /// The results (empty when only planning).
+    pub docs: Vec<Document>,
+    /// The explain body: `stages`, or (for a pipeline pushed wholly into
+    /// the query layer) `queryPlanner` and `executionStats`.
+    pub explain: Document,
+    /// The explain as a stages array (the `$cursor` first), for nesting in
+    /// `$unionWith`.
+    pub stages: Vec<Bson>,
+}
+
+/// What the head of the pipeline gives the query layer.
+struct Pushed {
+    filter: Document,
+    sort: Option<Document>,
+    skip: u64,
+    limit: Option<u64>,
+    projection: Option<Document>,
+    /// Index of the first stage left to the pipeline.
+    rest: usize,
+}
+
+fn count_of(v: &Bson) -> Option<u64> {
+    match v {
+        Bson::Int32(n) if *n >= 0 => Some(*n as u64),
+        Bson::Int64(n) if *n >= 0 => Some(*n as u64),
+        Bson::Double(d) if *d >= 0.0 && d.fract() == 0.0 => Some(*d as u64),
+        _ => None,
+    }
+}
+
+/// An inclusion-only `$project` of plain fields, which the query layer can
+/// apply (mongod pushes these into the `$cursor`).
+fn pushable_projection(spec: &Bson) -> Option<Document> {
+    let d = spec.as_document()?;
+    let mut any = false;
+    for (k, v) in d {
+        if k.starts_with('$') {
+            return None;
+        }
+        let on = match v {
+            Bson::Boolean(b) => *b,
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) => {
+                crate::engine::value::as_f64(v).is_some_and(|n| n != 0.0)
+            }
+            _ => return None,
+        };
+        if k == "_id" {
+            continue;
+        }
+        if !on {
+            return None;
+        }
+        any = true;
+    }
+    any.then(|| d.clone())
+}
+
+fn single<'a>(o: &'a Opt, name: &str) -> Option<&'a Bson> {
+    match o {
+        Opt::Plain(d) if d.len() == 1 => d.get(name),
+        _ => None,
+    }
+}
+
+/// Whether the stages after the `$cursor` read no field of its documents
+/// (a `$count`, or a `$group` on a constant that only counts, as
+/// `countDocuments` sends): mongod then plans the query as a count.
+fn needs_no_fields(rest: &[Opt]) -> bool {
+    let Some(first) = rest.first() else {
+        return false;
+    };
+    if single(first, "$count").is_some() {
+        return true;
+    }
+    let Some(Bson::Document(group)) = single(first, "$group") else {
+        return false;
+    };
+    let constant = |v: &Bson| match v {
+        Bson::String(s) => !s.starts_with('$'),
+        Bson::Document(_) | Bson::Array(_) => false,
+        _ => true,
+    };
+    group.iter().all(|(k, v)| {
+        if k == "_id" {
+            return constant(v);
+        }
+        match v {
+            Bson::Document(acc) if acc.len() == 1 => match acc.iter().next() {
+                Some((op, arg)) if op == "$sum" => {
+                    matches!(arg, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_))
+                }
+                Some((op, Bson::Document(arg))) if op == "$count" => arg.is_empty(),
+                _ => false,
+            },
+            _ => false,
+        }
+    })
+}
+
+fn push_down(opts: &[Opt]) -> Pushed {
+    let mut p = Pushed {
+        filter: Document::new(),
+        sort: None,
+        skip: 0,
+        limit: None,
+        projection: None,
+        rest: 0,
+    };
+    let mut i = 0;
+    if let Some(Bson::Document(m)) = opts.first().and_then(|o| single(o, "$match")) {
+        p.filter = m.clone();
+        i = 1;
+    }
+    match opts.get(i) {
+        Some(Opt::SortLimit(spec, n)) => {
+            p.sort = Some(spec.clone());
+            p.limit = Some(*n);
+            i += 1;
+        }
+        Some(o) => {
+            if let Some(Bson::Document(spec)) = single(o, "$sort") {
+                p.sort = Some(spec.clone());
+                i += 1;
+            }
+        }
+        None => {}
+    }
+    while let Some(o) = opts.get(i) {
+        if let Some(n) = single(o, "$limit").and_then(count_of) {
+            p.limit = Some(p.limit.map_or(n, |l| l.min(n)));
+        } else if let Some(n) = single(o, "$skip").and_then(count_of) {
+            match p.limit {
+                Some(l) if n >= l => break,
+                Some(l) => p.limit = Some(l - n),
+                None => {}
+            }
+            p.skip += n;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if let Some(proj) = opts
+        .get(i)
+        .and_then(|o| single(o, "$project"))
+        .and_then(pushable_projection)
+    {
+        p.projection = Some(proj);
+        i += 1;
+    }
+    p.rest = i;
+    p
+}
+
+/// Plan and run an aggregation over `coll` (or, with `verbosity` at
+/// `queryPlanner`, only plan it). `verbosity` `None` runs without
+/// explaining (the explain parts are then left empty).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_aggregate(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    pipeline: &[Document],
+    hint: Option<&Bson>,
+    vars: &Vars,
+    verbosity: Option<Verbosity>,
+    now: bson::DateTime,
+) -> Result<AggOutcome> {
+    // Validate every stage as written before rewriting anything.
+    Pipeline::parse(pipeline)?;
+    let opts = optimize(pipeline);
+    let pushed = push_down(&opts);
+    let c = cat.collection(db, coll);
+    let collation = vars.collation().cloned();
+    let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
+    let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
+    let q = Query {
+        filter: &pushed.filter,
+        sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+        projection: pushed.projection.as_ref(),
+        skip: pushed.skip,
+        limit: pushed.limit.filter(|l| *l > 0),
+        hint,
+        collation: collation.as_ref(),
+        count: needs_no_fields(&opts[pushed.rest..]),
+        distinct: None,
+    };
+    let explain_v = verbosity.unwrap_or(Verbosity::ExecutionStats);
+    let plan_only = verbosity == Some(Verbosity::QueryPlanner);
+    let started = Instant::now();
+    let (cursor, members) = explain_query(
+        cat, db, coll, &q, &filter, vars, explain_v, None, !plan_only,
+    )?;
+    let cursor_millis = started.elapsed().as_millis() as i64;
+    let mut input = Vec::with_capacity(members.len());
+    if let Some(c) = c {
+        for m in members {
+            match m.doc {
+                Some(d) => input.push(d),
+                None => {
+                    if let Some(d) = c.doc(m.rid)? {
+                        input.push(d);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(proj) = &pushed.projection {
+        let source = PlannedSource::new(cat, db, now, None);
+        input = Pipeline::parse(&[doc! {"$project": proj.clone()}])?.run(input, &source, vars)?;
+    }
+    let n_cursor = input.len() as i64;
+    let rest = &opts[pushed.rest..];
+    let (docs, mut entries) = if plan_only {
+        let entries = rest.iter().map(|o| Bson::Document(o.shown())).collect();
+        (Vec::new(), entries)
+    } else {
+        run_stages(cat, db, rest, input, vars, verbosity, now)?
+    };
+    let Explained {
+        query_planner,
+        execution_stats,
+    } = cursor;
+    let mut cursor_doc = doc! {"queryPlanner": query_planner.clone()};
+    if let Some(s) = &execution_stats {
+        cursor_doc.insert("executionStats", s.clone());
+    }
+    let mut first = doc! {"$cursor": cursor_doc};
+    if !plan_only {
+        first.insert("nReturned", n_cursor);
+        first.insert("executionTimeMillisEstimate", cursor_millis);
+    }
+    entries.insert(0, Bson::Document(first));
+    let explain = if rest.is_empty() {
+        let mut qp = query_planner;
+        qp.insert("optimizedPipeline", true);
+        let mut out = doc! {"queryPlanner": qp};
+        if let Some(s) = execution_stats {
+            out.insert("executionStats", s);
+        }
+        out
+    } else {
+        doc! {"stages": entries.clone()}
+    };
+    Ok(AggOutcome {
+        docs,
+        explain,
+        stages: entries,
+    })
+}
+
+/// Run stages after the `$cursor` (or at the top of a collection-less or
+/// nested pipeline), each timed and counted; returns the results and each
+/// stage's explain entry.
+pub(crate) fn run_stages(
+    cat: &Catalog,
+    db: &str,
+    opts: &[Opt],
+    mut docs: Vec<Document>,
+    vars: &Vars,
+    verbosity: Option<Verbosity>,
+    now: bson::DateTime,
+) -> Result<(Vec<Document>, Vec<Bson>)> {
+    let mut entries = Vec::with_capacity(opts.len());
+    for o in opts {
+        let started = Instant::now();
+        let mut entry = o.shown();
+        if let Some(Bson::Document(facets)) = single(o, "$facet") {
+            let mut out = Document::new();
+            let mut shown = Document::new();
+            for (name, stages) in facets {
+                let stages: Vec<Document> = match stages {
+                    Bson::Array(a) => a.iter().filter_map(|s| s.as_document().cloned()).collect(),
+                    _ => Vec::new(),
+                };
+                Pipeline::parse_nested(&stages, Nesting::Facet)?;
+                let (r, sub) = run_stages(
+                    cat,
+                    db,
+                    &optimize(&stages),
+                    docs.clone(),
+                    vars,
+                    verbosity,
+                    now,
+                )?;
+                out.insert(
+                    name.clone(),
+                    r.into_iter().map(Bson::Document).collect::<Vec<_>>(),
+                );
+                shown.insert(name.clone(), sub);
+            }
+            docs = vec![out];
+            entry = doc! {"$facet": shown};
+        } else {
+            let source = PlannedSource::new(cat, db, now, verbosity);
+            let p = Pipeline::parse(&o.runnable())?;
+            docs = p.run(docs, &source, vars)?;
+            if matches!(o.name(), "$lookup" | "$graphLookup") {
+                let st = source.stats.into_inner();
+                entry.insert("totalDocsExamined", st.docs as i64);
+                entry.insert("totalKeysExamined", st.keys as i64);
+                entry.insert("collectionScans", st.collection_scans as i64);
+                entry.insert("indexesUsed", st.indexes);
+            } else if o.name() == "$unionWith"
+                && let Some(sub) = source.unions.into_inner().into_iter().next()
+            {
+                let mut spec = match entry.get("$unionWith") {
+                    Some(Bson::String(s)) => doc! {"coll": s.clone()},
+                    Some(Bson::Document(d)) => d.clone(),
+                    _ => Document::new(),
+                };
+                spec.insert("pipeline", sub);
+                entry = doc! {"$unionWith": spec};
+            }
+        }
+        entry.insert("nReturned", docs.len() as i64);
+        entry.insert(
+            "executionTimeMillisEstimate",
+            started.elapsed().as_millis() as i64,
+        );
+        entries.push(Bson::Document(entry));
+    }
+    Ok((docs, entries))
+}
+
+/// A collection-less pipeline (`aggregate: 1`): no `$cursor`, every stage
+/// run and counted.
+pub(crate) fn run_collectionless(
+    cat: &Catalog,
+    db: &str,
+    pipeline: &[Document],
+    vars: &Vars,
+    verbosity: Option<Verbosity>,
+    now: bson::DateTime,
+) -> Result<AggOutcome> {
+    Pipeline::parse(pipeline)?;
+    if verbosity == Some(Verbosity::QueryPlanner) {
+        let entries: Vec<Bson> = pipeline.iter().cloned().map(Bson::Document).collect();
+        return Ok(AggOutcome {
+            docs: Vec::new(),
+            explain: doc! {"stages": entries.clone()},
+            stages: entries,
+        });
+    }
+    // The collection-less stages ($documents, …) run as written.
+    let opts: Vec<Opt> = pipeline.iter().cloned().map(Opt::Plain).collect();
+    let (docs, entries) = run_stages(cat, db, &opts, Vec::new(), vars, verbosity, now)?;
+    Ok(AggOutcome {
+        docs,
+        explain: doc! {"stages": entries.clone()},
+        stages: entries,
+    })
+}
+
+/// The error mongod gives when an aggregate explain names no pipeline.
+pub(crate) fn no_pipeline() -> EngineError {
+    EngineError::failed_to_parse("'pipeline' option must be specified as an array")
+}
