@@ -25,6 +25,7 @@ pub mod expr;
 pub mod filter;
 pub mod index;
 pub mod keystring;
+pub mod limits;
 pub mod pipeline;
 pub mod planner;
 pub mod projection;

@@ -16,7 +16,7 @@ use super::error::{EngineError, ErrorCode, Result};
 use super::expr::Vars;
 use super::filter::Filter;
 use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
-use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, size_model};
+use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, limits, size_model};
 
 /// Every database of the engine.
 #[derive(Debug, Default)]
@@ -222,6 +222,7 @@ impl Collection {
     /// Insert a document that already has its `_id` first.
     pub fn insert(&mut self, ns: &str, raw: RawDocumentBuf) -> Result<RecordId> {
         check_size(raw.as_bytes().len(), "object to insert too large")?;
+        limits::check_insert_depth(&raw)?;
         let rid = self.next_record();
         if self.only_id_index() {
             // Fast path: read `_id` straight from the raw bytes.
@@ -258,6 +259,7 @@ impl Collection {
 
     /// Replace record `rid` with `new_doc`, keeping its record id.
     pub fn replace(&mut self, ns: &str, rid: RecordId, new_doc: &Document) -> Result<()> {
+        limits::check_update_depth(new_doc)?;
         let raw = RawDocumentBuf::from_document(new_doc)
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
         check_size(

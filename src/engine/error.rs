@@ -49,6 +49,7 @@ impl ErrorCode {
     pub const INVALID_PIPELINE_OPERATOR: Self = Self(168);
     pub const CANNOT_INDEX_PARALLEL_ARRAYS: Self = Self(171);
     pub const QUERY_EXCEEDED_MEMORY_LIMIT: Self = Self(292);
+    pub const UNSUPPORTED_OP_QUERY_COMMAND: Self = Self(352);
     pub const BSON_OBJECT_TOO_LARGE: Self = Self(10334);
     pub const DUPLICATE_KEY: Self = Self(11000);
     /// `$merge` with `whenMatched: "fail"` found a match.
@@ -98,6 +99,7 @@ impl ErrorCode {
             238 => "NotImplemented",
             241 => "ConversionFailure",
             292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
+            352 => "UnsupportedOpQueryCommand",
             10334 => "BSONObjectTooLarge",
             11000 => "DuplicateKey",
             other => return format!("Location{other}"),

@@ -259,6 +259,7 @@ fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node
 }
 
 fn parse_field(field: &str, value: &Bson, ctx: ParseCtx, out: &mut Vec<Node>) -> Result<()> {
+    super::limits::check_match_path(field)?;
     let path = split_path(field);
     match value {
         Bson::RegularExpression(r) => out.push(Node::Path {

@@ -594,6 +594,15 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
     })
 }
 
+/// The output of a stage that nests its input deeper (`$group`'s `$push`,
+/// `$lookup`'s `as`, `$facet`) must still fit in BSON's depth.
+fn depth_checked(docs: Vec<Document>) -> Result<Vec<Document>> {
+    for d in &docs {
+        super::limits::check_output_depth(d)?;
+    }
+    Ok(docs)
+}
+
 fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
     Ok(match stage {
         Stage::Match(spec, filter) => {
@@ -625,7 +634,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
                 match e.eval(&d, ctx.vars)? {
-                    Some(Bson::Document(nd)) => out.push(nd),
+                    Some(Bson::Document(nd)) => {
+                        super::limits::check_output_depth(&nd)?;
+                        out.push(nd)
+                    }
                     other => {
                         let (shown, ty) = match &other {
                             Some(v) => (v.to_string(), value::type_alias(v)),
@@ -649,7 +661,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
             out
         }
-        Stage::Group(g) => g.run(docs, ctx)?,
+        Stage::Group(g) => depth_checked(g.run(docs, ctx)?)?,
         Stage::Sort(spec) => {
             let mut docs = docs;
             let coll = ctx.collation();
@@ -670,10 +682,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
         }
         Stage::SortByCount(e) => group::sort_by_count(e, docs, ctx)?,
-        Stage::Bucket(b) => b.run(docs, ctx)?,
-        Stage::BucketAuto(b) => b.run(docs, ctx)?,
-        Stage::Lookup(l) => l.run(docs, ctx)?,
-        Stage::GraphLookup(g) => g.run(docs, ctx)?,
+        Stage::Bucket(b) => depth_checked(b.run(docs, ctx)?)?,
+        Stage::BucketAuto(b) => depth_checked(b.run(docs, ctx)?)?,
+        Stage::Lookup(l) => depth_checked(l.run(docs, ctx)?)?,
+        Stage::GraphLookup(g) => depth_checked(g.run(docs, ctx)?)?,
         Stage::UnionWith(u) => u.run(docs, ctx)?,
         Stage::Facet(facets) => {
             let mut out = Document::new();
@@ -684,7 +696,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
                     r.into_iter().map(Bson::Document).collect::<Vec<_>>(),
                 );
             }
-            vec![out]
+            depth_checked(vec![out])?
         }
         Stage::Sample(n) => {
             let mut docs = docs;

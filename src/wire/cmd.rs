@@ -23,7 +23,7 @@ use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 
 use super::cursor::CursorTable;
 use super::frame::OpMsg;
-use crate::engine::{Engine, EngineError, ErrorCode, Result};
+use crate::engine::{Engine, EngineError, ErrorCode, Result, limits};
 
 /// What a connection brings to every command it runs.
 #[derive(Debug, Clone)]
@@ -79,6 +79,12 @@ impl CommandDoc {
     /// Assemble a command from an OP_MSG: the body, `$db`, and the
     /// document sequences merged under their identifiers.
     pub fn from_msg(msg: OpMsg) -> Result<Self> {
+        limits::check_request_depth(&msg.body)?;
+        for seq in &msg.sequences {
+            for d in &seq.documents {
+                limits::check_request_depth(d)?;
+            }
+        }
         let is_insert = first_key(&msg.body) == Some("insert");
         let mut body = Document::new();
         let mut raw_documents = None;
@@ -142,22 +148,57 @@ impl CommandDoc {
         })
     }
 
-    /// Assemble a command from an OP_QUERY on `<db>.$cmd`; `None` if the
-    /// namespace is not a command namespace.
-    pub fn from_query(full_collection_name: &str, query: Document) -> Option<Self> {
-        let db = full_collection_name.strip_suffix(".$cmd")?;
+    /// Assemble a command from an OP_QUERY on `<db>.$cmd`. As mongod 7.0,
+    /// only the handshake (`hello`, `isMaster`) and the few commands old
+    /// drivers still send that way are accepted; anything else is error 352
+    /// `UnsupportedOpQueryCommand`.
+    pub fn from_query(full_collection_name: &str, query: &RawDocument) -> Result<Self> {
+        let Some(db) = full_collection_name.strip_suffix(".$cmd") else {
+            return Err(EngineError::new(
+                ErrorCode::UNSUPPORTED_OP_QUERY_COMMAND,
+                format!(
+                    "Unsupported OP_QUERY command on '{full_collection_name}': only commands on <db>.$cmd are supported; use OP_MSG"
+                ),
+            ));
+        };
+        limits::check_request_depth(query)?;
+        let query = Document::try_from(query).map_err(|e| EngineError::bad_value(e.to_string()))?;
         // Legacy clients may wrap the command with read preference.
         let body = match query.get("$query") {
             Some(Bson::Document(inner)) => inner.clone(),
             _ => query,
         };
-        Some(Self {
+        let name = body.keys().next().map(String::as_str).unwrap_or("");
+        if !OP_QUERY_COMMANDS.contains(&name) {
+            return Err(EngineError::new(
+                ErrorCode::UNSUPPORTED_OP_QUERY_COMMAND,
+                format!(
+                    "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal"
+                ),
+            ));
+        }
+        Ok(Self {
             db: db.to_string(),
             body,
             raw_documents: None,
         })
     }
 }
+
+/// The commands mongod 7.0 still accepts over OP_QUERY (its
+/// `checkAllowedOpQueryCommand`: the handshake, plus the deprecated ones old
+/// drivers send).
+const OP_QUERY_COMMANDS: [&str; 9] = [
+    "hello",
+    "isMaster",
+    "ismaster",
+    "_isSelf",
+    "authenticate",
+    "buildinfo",
+    "buildInfo",
+    "saslContinue",
+    "saslStart",
+];
 
 fn first_key(doc: &RawDocument) -> Option<&str> {
     doc.into_iter().next()?.ok().map(|(k, _)| k)
@@ -320,9 +361,32 @@ pub fn error_reply(err: &EngineError) -> Document {
 }
 
 /// Parse and run one command, producing the full reply (`ok` included).
-/// Never fails: errors become error replies.
+/// Never fails: errors become error replies, and so does a panic inside the
+/// command (as `InternalError`, 1), so that one broken command costs neither
+/// the connection nor the server. Writes compute everything before applying
+/// anything and the catalog lock (parking_lot) is not poisoned by a panic,
+/// so a command that panics leaves no half-written state behind.
 pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
-    let outcome = cmd.and_then(|cmd| {
+    reply_of(guarded(|| run_command(cmd, session)))
+}
+
+/// Run `f`, turning a panic into `InternalError`.
+fn guarded(f: impl FnOnce() -> Result<RawDocumentBuf>) -> Result<RawDocumentBuf> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        Err(EngineError::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("internal error while running the command: {what}"),
+        ))
+    })
+}
+
+fn run_command(cmd: Result<CommandDoc>, session: &Session) -> Result<RawDocumentBuf> {
+    cmd.and_then(|cmd| {
         // Cloned because `from_doc` consumes the command.
         let db = cmd.db.clone();
         let ctx = Context {
@@ -334,7 +398,10 @@ pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
             db: &db,
         };
         Command::from_doc(cmd).and_then(|c| c.apply(&ctx))
-    });
+    })
+}
+
+fn reply_of(outcome: Result<RawDocumentBuf>) -> RawDocumentBuf {
     match outcome {
         Ok(mut reply) => {
             reply.append("ok", 1.0);
@@ -402,15 +469,42 @@ mod tests {
     }
 
     #[test]
+    fn a_panicking_command_becomes_internal_error() {
+        let reply = reply_of(guarded(|| panic!("boom")));
+        let reply = reply.to_document().unwrap();
+        assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
+        assert_eq!(reply.get_i32("code").unwrap(), 1);
+        assert_eq!(reply.get_str("codeName").unwrap(), "InternalError");
+        assert!(reply.get_str("errmsg").unwrap().contains("boom"));
+        // The session still runs commands afterwards.
+        assert_eq!(run(doc! {"ping": 1}).get_f64("ok").unwrap(), 1.0);
+    }
+
+    #[test]
     fn op_query_unwraps_dollar_query() {
-        let cmd = CommandDoc::from_query(
-            "admin.$cmd",
-            doc! {"$query": {"ismaster": 1}, "$readPreference": {"mode": "primary"}},
-        )
-        .unwrap();
+        let query =
+            bson::rawdoc! {"$query": {"ismaster": 1}, "$readPreference": {"mode": "primary"}};
+        let cmd = CommandDoc::from_query("admin.$cmd", &query).unwrap();
         assert_eq!(cmd.db, "admin");
         assert_eq!(cmd.body, doc! {"ismaster": 1});
-        assert!(CommandDoc::from_query("admin.users", doc! {}).is_none());
+        let err = CommandDoc::from_query("admin.users", &bson::rawdoc! {}).unwrap_err();
+        assert_eq!(err.code.code(), 352);
+    }
+
+    #[test]
+    fn op_query_accepts_only_the_handshake() {
+        let err = CommandDoc::from_query("admin.$cmd", &bson::rawdoc! {"ping": 1}).unwrap_err();
+        assert_eq!(err.code.code(), 352);
+        assert_eq!(err.code_name(), "UnsupportedOpQueryCommand");
+        assert!(
+            err.message
+                .starts_with("Unsupported OP_QUERY command: ping.")
+        );
+        let err = CommandDoc::from_query("t.$cmd", &bson::rawdoc! {"find": "c", "filter": {}})
+            .unwrap_err();
+        assert_eq!(err.code.code(), 352);
+        assert!(CommandDoc::from_query("admin.$cmd", &bson::rawdoc! {"hello": 1}).is_ok());
+        assert!(CommandDoc::from_query("admin.$cmd", &bson::rawdoc! {"buildinfo": 1}).is_ok());
     }
 
     #[test]

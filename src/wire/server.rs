@@ -127,19 +127,8 @@ fn respond(shared: &Shared, session: &Session, request: Request) -> Option<Vec<u
             (!quiet).then(|| frame::encode_msg(shared.next_id(), request_id, &reply))
         }
         Frame::Query(query) => {
-            let reply = match CommandDoc::from_query(&query.full_collection_name, query.query) {
-                Some(cmd) => cmd::execute(Ok(cmd), session),
-                None => cmd::execute(
-                    Err(crate::engine::EngineError::new(
-                        crate::engine::ErrorCode(352),
-                        format!(
-                            "Unsupported OP_QUERY command on '{}': only commands on <db>.$cmd are supported; use OP_MSG",
-                            query.full_collection_name
-                        ),
-                    )),
-                    session,
-                ),
-            };
+            let cmd = CommandDoc::from_query(&query.full_collection_name, &query.query);
+            let reply = cmd::execute(cmd, session);
             Some(frame::encode_reply(shared.next_id(), request_id, &reply))
         }
     }
