@@ -961,6 +961,7 @@ fn eval_named(
             let mut scope = vars.clone();
             let mut out = Vec::new();
             for item in items {
+                super::limits::checkpoint()?;
                 scope.set(name.clone(), item.clone());
                 let r = body.eval(root, &scope)?;
                 if op == "$filter" {
@@ -999,6 +1000,7 @@ fn eval_named(
             let mut acc = init.eval(root, vars)?;
             let mut scope = vars.clone();
             for item in items {
+                super::limits::checkpoint()?;
                 scope.set("this", item);
                 scope.set("value", acc.unwrap_or(Bson::Null));
                 acc = body.eval(root, &scope)?;

@@ -235,3 +235,270 @@ mod tests {
         assert_eq!(check_match_path(&p).unwrap_err().code, MATCH_PATH_TOO_LONG);
     }
 }
+
+// ---------------------------------------------------------------------------
+// The running operation: deadline (`maxTimeMS`), cancellation (the client
+// went away), `allowDiskUse`.
+// ---------------------------------------------------------------------------
+
+/// What bounds one command while it runs. The wire layer installs it for
+/// the duration of a command ([`run_as`]); the engine's loops call
+/// [`checkpoint`], which costs a counter increment except every
+/// [`CHECK_EVERY`]th call, when it reads the clock and the cancel flag.
+/// Engine calls made outside a command (tests, the TUI's own loaders) run
+/// unbounded.
+#[derive(Debug, Clone, Default)]
+pub struct Operation {
+    /// `maxTimeMS` as an instant.
+    pub deadline: Option<std::time::Instant>,
+    /// Set by the wire layer when the client disconnects.
+    pub cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The command's `allowDiskUse`, if given.
+    pub allow_disk_use: Option<bool>,
+}
+
+/// How many checkpoints pass between two looks at the clock.
+pub const CHECK_EVERY: u32 = 128;
+
+struct Current {
+    op: Operation,
+    ticks: u32,
+}
+
+thread_local! {
+    static CURRENT: std::cell::RefCell<Option<Current>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Restores the previous operation when dropped, panics included.
+struct Restore(Option<Current>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+/// Run `f` as `op`: every [`checkpoint`] inside it on this thread obeys
+/// `op`'s deadline and cancellation.
+pub fn run_as<T>(op: Operation, f: impl FnOnce() -> T) -> T {
+    let prev = CURRENT.with(|c| c.borrow_mut().replace(Current { op, ticks: 0 }));
+    let _restore = Restore(prev);
+    f()
+}
+
+/// mongod's error when `maxTimeMS` runs out.
+pub fn max_time_expired() -> EngineError {
+    EngineError::new(
+        ErrorCode::MAX_TIME_MS_EXPIRED,
+        "operation exceeded time limit",
+    )
+}
+
+/// mongod's error for an operation whose client went away.
+pub fn interrupted() -> EngineError {
+    EngineError::new(
+        ErrorCode::CLIENT_DISCONNECT,
+        "operation was interrupted because a client disconnected",
+    )
+}
+
+/// Check the running operation's deadline and cancellation, cheaply: call
+/// it once per document or per step of any loop a client can make long.
+pub fn checkpoint() -> Result<()> {
+    CURRENT.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(cur) = c.as_mut() else {
+            return Ok(());
+        };
+        cur.ticks = cur.ticks.wrapping_add(1);
+        if cur.ticks % CHECK_EVERY != 0 {
+            return Ok(());
+        }
+        check(&cur.op)
+    })
+}
+
+/// Check the running operation now, whatever the counter says (before
+/// and after a step that cannot check inside itself, such as a regex).
+pub fn check_now() -> Result<()> {
+    CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(cur) => check(&cur.op),
+        None => Ok(()),
+    })
+}
+
+fn check(op: &Operation) -> Result<()> {
+    if op
+        .cancelled
+        .as_ref()
+        .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        return Err(interrupted());
+    }
+    if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        return Err(max_time_expired());
+    }
+    Ok(())
+}
+
+/// The running operation's deadline, if any.
+pub fn deadline() -> Option<std::time::Instant> {
+    CURRENT.with(|c| c.borrow().as_ref().and_then(|cur| cur.op.deadline))
+}
+
+/// Whether the running operation may exceed the blocking-stage memory
+/// limits. The engine cannot spill to disk, so it keeps the data in memory
+/// when the client opted in with `allowDiskUse: true`; without that opt-in it
+/// stops at the limit, as mongod does with `allowDiskUse: false`.
+pub fn allow_disk_use() -> bool {
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .and_then(|cur| cur.op.allow_disk_use)
+            .unwrap_or(false)
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Server parameters (process-wide, as mongod's `setParameter` ones are).
+// ---------------------------------------------------------------------------
+
+/// A memory limit that `setParameter` can change.
+#[derive(Debug)]
+pub struct Param {
+    /// mongod's name for it.
+    pub name: &'static str,
+    value: std::sync::atomic::AtomicU64,
+    default: u64,
+}
+
+impl Param {
+    const fn new(name: &'static str, default: u64) -> Self {
+        Self {
+            name,
+            value: std::sync::atomic::AtomicU64::new(default),
+            default,
+        }
+    }
+
+    /// The current value.
+    pub fn get(&self) -> u64 {
+        self.value.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Set a new value, returning the old one.
+    pub fn set(&self, v: u64) -> u64 {
+        self.value.swap(v, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// mongod's default.
+    pub fn default_value(&self) -> u64 {
+        self.default
+    }
+}
+
+const HUNDRED_MB: u64 = 100 * 1024 * 1024;
+
+/// `$sort` in a pipeline (and a find's SORT stage).
+pub static SORT_MEMORY: Param =
+    Param::new("internalQueryMaxBlockingSortMemoryUsageBytes", HUNDRED_MB);
+/// `$group`'s groups and accumulators.
+pub static GROUP_MEMORY: Param =
+    Param::new("internalDocumentSourceGroupMaxMemoryBytes", HUNDRED_MB);
+/// One `$push` accumulator.
+pub static PUSH_BYTES: Param = Param::new("internalQueryMaxPushBytes", HUNDRED_MB);
+/// One `$addToSet` accumulator.
+pub static ADD_TO_SET_BYTES: Param = Param::new("internalQueryMaxAddToSetBytes", HUNDRED_MB);
+/// `$graphLookup`'s visited set and queue (`maxMemoryUsageBytes`).
+pub static GRAPH_LOOKUP_MEMORY: Param = Param::new(
+    "internalDocumentSourceGraphLookupMaxMemoryBytes",
+    HUNDRED_MB,
+);
+/// Idle cursors are killed after this long (milliseconds).
+pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new("cursorTimeoutMillis", 10 * 60 * 1000);
+
+/// Every parameter `setParameter`/`getParameter` know.
+pub fn params() -> [&'static Param; 6] {
+    [
+        &SORT_MEMORY,
+        &GROUP_MEMORY,
+        &PUSH_BYTES,
+        &ADD_TO_SET_BYTES,
+        &GRAPH_LOOKUP_MEMORY,
+        &CURSOR_TIMEOUT_MILLIS,
+    ]
+}
+
+/// mongod's 16 MiB string limit (`BSONObjMaxUserSize`): `$concat` and the
+/// other string builders refuse to build longer strings.
+pub const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
+
+/// A result document larger than mongod's internal BSON limit (16 MiB plus
+/// 16 KiB), mongod's "BSONObj size … is invalid".
+pub const MAX_INTERNAL_OBJECT_SIZE: usize = 16 * 1024 * 1024 + 16 * 1024;
+
+/// mongod's error for a result document over [`MAX_INTERNAL_OBJECT_SIZE`].
+pub fn object_too_large(size: usize) -> EngineError {
+    EngineError::new(
+        ErrorCode::BSON_OBJECT_TOO_LARGE,
+        format!(
+            "BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and {MAX_INTERNAL_OBJECT_SIZE}(16MB)"
+        ),
+    )
+}
+
+/// An approximation of the memory a value takes (mongod's
+/// `Value::getApproximateSize`): its BSON size, counted iteratively.
+pub fn approx_size(value: &Bson) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total += match v {
+            Bson::Document(d) => {
+                for (k, c) in d {
+                    total += k.len() as u64 + 2;
+                    stack.push(c);
+                }
+                5
+            }
+            Bson::Array(a) => {
+                for c in a {
+                    // Array keys are decimal indexes.
+                    total += 4;
+                    stack.push(c);
+                }
+                5
+            }
+            Bson::String(s) | Bson::Symbol(s) | Bson::JavaScriptCode(s) => s.len() as u64 + 5,
+            Bson::Binary(b) => b.bytes.len() as u64 + 5,
+            Bson::RegularExpression(r) => (r.pattern.len() + r.options.len()) as u64 + 2,
+            Bson::JavaScriptCodeWithScope(c) => {
+                stack.extend(c.scope.values());
+                c.code.len() as u64 + 14
+            }
+            Bson::Decimal128(_) => 16,
+            Bson::ObjectId(_) => 12,
+            Bson::Boolean(_) => 1,
+            Bson::Null | Bson::Undefined | Bson::MinKey | Bson::MaxKey => 0,
+            Bson::Int32(_) => 4,
+            _ => 8,
+        };
+    }
+    total
+}
+
+/// The memory an accumulator over values may use before `$push` and
+/// `$addToSet` fail with mongod's 146 `ExceededMemoryLimit`.
+pub fn accumulator_too_big(op: &str, limit: u64) -> EngineError {
+    EngineError::new(
+        ErrorCode::EXCEEDED_MEMORY_LIMIT,
+        format!("{op} used too much memory and cannot spill to disk. Memory limit: {limit} bytes"),
+    )
+}
+
+/// A blocking stage went over its memory limit without `allowDiskUse`:
+/// mongod's 292.
+pub fn blocking_stage_too_big(message: &str) -> EngineError {
+    EngineError::new(ErrorCode::QUERY_EXCEEDED_MEMORY_LIMIT, message.to_string())
+}

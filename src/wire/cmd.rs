@@ -38,6 +38,8 @@ pub struct Session {
     /// The server's own address on this connection, for explain's
     /// `serverInfo`.
     pub local: Option<SocketAddr>,
+    /// Set once the client has gone, so that its running command stops.
+    pub cancelled: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What a command may touch while it runs.
@@ -211,6 +213,7 @@ pub enum Command {
     BuildInfo,
     Ping,
     GetParameter(admin::GetParameter),
+    SetParameter(admin::SetParameter),
     GetLog(admin::GetLog),
     ConnectionStatus,
     WhatsMyUri,
@@ -261,6 +264,7 @@ impl Command {
             "buildInfo" | "buildinfo" => Command::BuildInfo,
             "ping" => Command::Ping,
             "getParameter" => Command::GetParameter(admin::GetParameter::parse(&cmd)),
+            "setParameter" => Command::SetParameter(admin::SetParameter::parse(&cmd)?),
             "getLog" => Command::GetLog(admin::GetLog::parse(&cmd)?),
             "connectionStatus" => Command::ConnectionStatus,
             "whatsmyuri" => Command::WhatsMyUri,
@@ -305,6 +309,7 @@ impl Command {
             Command::BuildInfo => raw(admin::build_info()),
             Command::Ping | Command::EndSessions => raw(Document::new()),
             Command::GetParameter(c) => raw(c.apply()),
+            Command::SetParameter(c) => raw(c.apply()),
             Command::GetLog(c) => raw(c.apply()),
             Command::ConnectionStatus => raw(admin::connection_status()),
             Command::WhatsMyUri => raw(admin::whatsmyuri(ctx)),
@@ -367,7 +372,47 @@ pub fn error_reply(err: &EngineError) -> Document {
 /// anything and the catalog lock (parking_lot) is not poisoned by a panic,
 /// so a command that panics leaves no half-written state behind.
 pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
-    reply_of(guarded(|| run_command(cmd, session)))
+    let op = match &cmd {
+        Ok(c) => operation(c, session),
+        Err(_) => Ok(limits::Operation::default()),
+    };
+    let outcome = op.and_then(|op| limits::run_as(op, || guarded(|| run_command(cmd, session))));
+    reply_of(outcome)
+}
+
+/// The bounds of one command: its `maxTimeMS` (checked as mongod's
+/// `parseMaxTimeMS`), `allowDiskUse`, and the connection's cancel flag.
+fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
+    let started = std::time::Instant::now();
+    let deadline = match cmd.body.get("maxTimeMS") {
+        None | Some(Bson::Null) => None,
+        Some(v) => {
+            let ms = match v {
+                Bson::Int32(i) => i64::from(*i),
+                Bson::Int64(i) => *i,
+                Bson::Double(d) if d.fract() != 0.0 => {
+                    return Err(EngineError::bad_value("maxTimeMS has non-integral value"));
+                }
+                Bson::Double(d) if d.is_finite() => *d as i64,
+                Bson::Double(_) => return Err(EngineError::bad_value("maxTimeMS out of range")),
+                _ => return Err(EngineError::bad_value("maxTimeMS must be a number")),
+            };
+            if !(0..=i64::from(i32::MAX)).contains(&ms) {
+                return Err(EngineError::bad_value("maxTimeMS out of range"));
+            }
+            // 0 means no limit.
+            (ms > 0).then(|| started + std::time::Duration::from_millis(ms as u64))
+        }
+    };
+    let allow_disk_use = match cmd.body.get("allowDiskUse") {
+        Some(Bson::Boolean(b)) => Some(*b),
+        _ => None,
+    };
+    Ok(limits::Operation {
+        deadline,
+        cancelled: session.cancelled.clone(),
+        allow_disk_use,
+    })
 }
 
 /// Run `f`, turning a panic into `InternalError`.
@@ -432,6 +477,7 @@ mod tests {
             connection_id: 7,
             peer: None,
             local: None,
+            cancelled: None,
         }
     }
 

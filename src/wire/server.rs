@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 
 use super::cmd::{self, CommandDoc, Session};
 use super::connection::Connection;
-use super::cursor::{CURSOR_TIMEOUT, CursorTable};
+use super::cursor::{CursorTable, cursor_timeout};
 use super::frame::{self, Frame, Request};
 use crate::engine::Engine;
 
@@ -74,6 +74,7 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
         connection_id: shared.next_id(),
         peer: conn.peer_addr(),
         local: conn.local_addr(),
+        cancelled: None,
     };
     loop {
         let request = tokio::select! {
@@ -147,7 +148,7 @@ pub(crate) async fn ttl_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Re
             _ = ticks.tick() => {
                 let engine = shared.engine.clone();
                 engine.expire_ttl(engine.now());
-                shared.cursors.reap_idle(CURSOR_TIMEOUT);
+                shared.cursors.reap_idle(cursor_timeout());
             }
         }
     }
