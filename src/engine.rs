@@ -14,7 +14,10 @@
 //! - `error`: mongod's error codes.
 //!
 //! The engine is `Clone` and thread-safe: clones share one catalog behind a
-//! read-write lock, so every command sees a consistent state.
+//! read-write lock. Writers hold it while they write; readers hold it only
+//! long enough to take a snapshot (a cheap copy sharing every collection)
+//! and then read that consistent state without blocking anyone, so a long
+//! read never holds up a write, the TTL monitor or another reader.
 
 pub mod catalog;
 pub mod collation;
@@ -243,7 +246,7 @@ impl Engine {
 
     /// Run a query and return every matching document, projected and sorted.
     pub fn find(&self, db: &str, coll: &str, req: &FindRequest) -> Result<Vec<Document>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         ops::find(&cat, db, coll, req, self.now())
     }
 
@@ -300,14 +303,14 @@ impl Engine {
             let mut cat = self.catalog.write();
             ops::aggregate_write(&mut cat, db, coll, pipeline, opts, now)
         } else {
-            let cat = self.catalog.read();
+            let cat = self.snapshot();
             ops::aggregate(&cat, db, coll, pipeline, opts, now)
         }
     }
 
     /// The `count` command.
     pub fn count(&self, db: &str, coll: &str, req: &CountRequest) -> Result<u64> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         ops::count(&cat, db, coll, req, self.now())
     }
 
@@ -320,7 +323,7 @@ impl Engine {
         filter: &Document,
         collation: Option<&Document>,
     ) -> Result<Vec<Bson>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         ops::distinct(&cat, db, coll, key, filter, collation, self.now())
     }
 
@@ -337,7 +340,7 @@ impl Engine {
 
     /// The index specs of a collection, as `listIndexes` returns them.
     pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.list_indexes(db, coll)
     }
 
@@ -369,13 +372,13 @@ impl Engine {
 
     /// `listCollections` entries (`{name, type, options, info, idIndex}`).
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.list_collections(db, filter)
     }
 
     /// `listDatabases` entries (`{name, sizeOnDisk, empty}`).
     pub fn list_databases(&self) -> Vec<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.list_databases()
     }
 
@@ -391,26 +394,37 @@ impl Engine {
     /// verbosity (`queryPlanner`, `executionStats`, `allPlansExecution`).
     /// Returns the whole reply without `ok`; nothing is written.
     pub fn explain(&self, db: &str, command: &Document, verbosity: &str) -> Result<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         explain::explain(&cat, db, command, verbosity, self.now())
     }
 
     /// `collStats`-shaped statistics for a collection.
     pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.coll_stats(db, coll, scale)
     }
 
     /// `dbStats`-shaped statistics for a database.
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.db_stats(db, scale)
     }
 
     /// Delete documents whose TTL index says they expired before `now`, as
     /// mongod's TTL monitor does every 60 seconds. Returns how many went.
     pub fn expire_ttl(&self, now: bson::DateTime) -> u64 {
-        let mut cat = self.catalog.write();
-        cat.expire_ttl(now)
+        // Scan a snapshot, so that neither readers nor writers wait for the
+        // scan; only the deletions take the lock.
+        let expired = self.snapshot().ttl_expired(now);
+        if expired.is_empty() {
+            return 0;
+        }
+        self.catalog.write().remove_expired(expired, now)
+    }
+
+    /// The catalog as it is now, for a reader to run on without holding the
+    /// lock (collections are shared, not copied; see `catalog`).
+    fn snapshot(&self) -> Catalog {
+        self.catalog.read().clone()
     }
 }

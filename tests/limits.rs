@@ -316,3 +316,23 @@ fn the_deepest_accepted_requests_are_served() {
     );
     assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
 }
+
+#[test]
+fn a_regex_out_of_budget_is_an_error_naming_it() {
+    let mut stream = connect();
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"insert": "re", "documents": [{"s": "a".repeat(64)}], "$db": "lim"}),
+    );
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"find": "re", "filter": {"s": {"$regex": r"^(a|a)*\1b$"}}, "$db": "lim"}),
+    );
+    assert_eq!(code(&reply), Some(51156), "{reply}");
+    assert!(
+        reply.get_str("errmsg").unwrap().contains(r"/^(a|a)*\1b$/"),
+        "{reply}"
+    );
+    ping(&mut stream);
+}

@@ -339,3 +339,47 @@ fn max_time_ms_stops_a_long_operation() {
         doc! {"find": "scan", "maxTimeMS": 0, "$db": "mem"},
     ));
 }
+#[test]
+fn others_are_served_while_a_long_operation_runs() {
+    let mut slow = connect();
+    ok(&call(
+        &mut slow,
+        doc! {"insert": "busy", "documents": [{"_id": 1}], "$db": "mem"},
+    ));
+    let mut other = connect();
+    ok(&call(
+        &mut other,
+        doc! {"insert": "quiet", "documents": [{"_id": 1}], "$db": "mem2"},
+    ));
+    // Start the long read and wait until it is known to be running: a
+    // second, identical probe on `other` would block the test, so instead
+    // the slow connection's reply must not have arrived after everything
+    // below completed.
+    send(
+        &mut slow,
+        aggregate("busy", long_pipeline(), doc! {"maxTimeMS": 3000}),
+    );
+    for _ in 0..20 {
+        ok(&call(&mut other, doc! {"ping": 1, "$db": "admin"}));
+    }
+    ok(&call(&mut other, doc! {"find": "quiet", "$db": "mem2"}));
+    ok(&call(
+        &mut other,
+        doc! {"insert": "quiet", "documents": [{}], "$db": "mem2"},
+    ));
+    ok(&call(
+        &mut other,
+        doc! {"insert": "busy2", "documents": [{}], "$db": "mem"},
+    ));
+    // The long operation is still running: nothing to read yet.
+    slow.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let pending = slow.peek(&mut byte);
+    assert!(
+        matches!(&pending, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the long operation finished before the others: {pending:?}"
+    );
+    slow.set_nonblocking(false).unwrap();
+    // It then ends on its own deadline.
+    assert_eq!(code(&receive(&mut slow)), 50);
+}

@@ -6,8 +6,17 @@
 //! computes all index keys first, checks unique constraints and the
 //! validator, and only then changes anything: a failed write leaves records
 //! and indexes exactly as they were.
+//!
+//! Collections are shared (`Arc`) and copied on write, so cloning a
+//! `Catalog` is cheap: a reader takes such a snapshot under the engine's
+//! lock for a moment and then runs without holding it, and a writer that
+//! meets a collection still shared with a running reader copies that one
+//! collection first (`Arc::make_mut`). Readers never hold up writers, the
+//! TTL monitor included, and a write to one collection copies nothing of
+//! the others.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 
@@ -19,19 +28,19 @@ use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, limits, size_model};
 
 /// Every database of the engine.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Catalog {
     dbs: BTreeMap<String, Database>,
 }
 
 /// One database: a set of named collections.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Database {
-    collections: BTreeMap<String, Collection>,
+    collections: BTreeMap<String, Arc<Collection>>,
 }
 
 /// A collection: records in insertion order plus their indexes.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Collection {
     uuid: bson::Uuid,
     /// The `create` options as given (validator, collation, …).
@@ -440,12 +449,16 @@ pub fn shell_repr(v: &Bson) -> String {
 impl Catalog {
     /// A collection, if it exists.
     pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
-        self.dbs.get(db)?.collections.get(coll)
+        self.dbs.get(db)?.collections.get(coll).map(Arc::as_ref)
     }
 
     /// A collection for writing, if it exists.
     pub fn collection_mut(&mut self, db: &str, coll: &str) -> Option<&mut Collection> {
-        self.dbs.get_mut(db)?.collections.get_mut(coll)
+        self.dbs
+            .get_mut(db)?
+            .collections
+            .get_mut(coll)
+            .map(Arc::make_mut)
     }
 
     /// A collection for writing, created implicitly (as inserts do).
@@ -459,13 +472,15 @@ impl Catalog {
         let database = self.dbs.entry(db.to_string()).or_default();
         let created = !database.collections.contains_key(coll);
         if created {
-            database
-                .collections
-                .insert(coll.to_string(), Collection::new(Document::new())?);
+            database.collections.insert(
+                coll.to_string(),
+                Arc::new(Collection::new(Document::new())?),
+            );
         }
         let c = database
             .collections
             .get_mut(coll)
+            .map(Arc::make_mut)
             .ok_or_else(|| EngineError::new(ErrorCode::INTERNAL_ERROR, "collection vanished"))?;
         Ok((c, created))
     }
@@ -676,7 +691,7 @@ impl Catalog {
         }
         database
             .collections
-            .insert(coll.to_string(), Collection::new(opts)?);
+            .insert(coll.to_string(), Arc::new(Collection::new(opts)?));
         Ok(())
     }
 
@@ -799,46 +814,84 @@ impl Catalog {
         let database = self.dbs.get(db).unwrap_or(&empty);
         Ok(size_model::db_stats(
             db,
-            database.collections.values(),
+            database.collections.values().map(Arc::as_ref),
             scale,
         ))
     }
 
+    /// Delete the documents whose TTL has passed. The scan runs on `self`
+    /// as it is; see [`Catalog::ttl_expired`] to scan a snapshot instead.
     pub fn expire_ttl(&mut self, now: bson::DateTime) -> u64 {
-        let mut removed = 0;
-        for database in self.dbs.values_mut() {
-            for c in database.collections.values_mut() {
-                let ttl: Vec<(String, i64)> = c
-                    .indexes
-                    .iter()
-                    .filter_map(|i| {
-                        Some((i.spec.fields[0].0.clone(), i.spec.expire_after_seconds?))
-                    })
-                    .collect();
+        let expired = self.ttl_expired(now);
+        self.remove_expired(expired, now)
+    }
+
+    /// The records each TTL index says have expired, per (db, collection).
+    /// Reads only, so it can run on a snapshot without the engine's lock.
+    pub fn ttl_expired(&self, now: bson::DateTime) -> Vec<(String, String, Vec<RecordId>)> {
+        let mut out = Vec::new();
+        for (db, database) in &self.dbs {
+            for (name, c) in &database.collections {
+                let ttl = ttl_paths(c);
                 if ttl.is_empty() {
                     continue;
                 }
-                let mut expired = Vec::new();
-                for (rid, raw) in c.records() {
-                    let Ok(doc) = to_document(raw) else { continue };
-                    for (path, secs) in &ttl {
-                        if let Some(t) = earliest_date(&doc, path)
-                            && t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
-                        {
-                            expired.push(rid);
-                            break;
-                        }
-                    }
+                let expired: Vec<RecordId> = c
+                    .records()
+                    .filter(|(_, raw)| is_expired(&ttl, raw, now))
+                    .map(|(rid, _)| rid)
+                    .collect();
+                if !expired.is_empty() {
+                    out.push((db.clone(), name.clone(), expired));
                 }
-                for rid in expired {
-                    if let Ok(Some(_)) = c.remove(rid) {
-                        removed += 1;
-                    }
+            }
+        }
+        out
+    }
+
+    /// Remove the records [`Catalog::ttl_expired`] found (those still there).
+    /// Each is checked again, since a write may have renewed its date
+    /// since the scan.
+    pub fn remove_expired(
+        &mut self,
+        expired: Vec<(String, String, Vec<RecordId>)>,
+        now: bson::DateTime,
+    ) -> u64 {
+        let mut removed = 0;
+        for (db, coll, rids) in expired {
+            let Some(c) = self.collection_mut(&db, &coll) else {
+                continue;
+            };
+            let ttl = ttl_paths(c);
+            for rid in rids {
+                if c.raw(rid).is_some_and(|raw| is_expired(&ttl, raw, now))
+                    && let Ok(Some(_)) = c.remove(rid)
+                {
+                    removed += 1;
                 }
             }
         }
         removed
     }
+}
+
+/// (path, expireAfterSeconds) of a collection's TTL indexes.
+fn ttl_paths(c: &Collection) -> Vec<(String, i64)> {
+    c.indexes
+        .iter()
+        .filter_map(|i| Some((i.spec.fields[0].0.clone(), i.spec.expire_after_seconds?)))
+        .collect()
+}
+
+/// Whether a document has passed one of its TTL indexes' expiry.
+fn is_expired(ttl: &[(String, i64)], raw: &RawDocumentBuf, now: bson::DateTime) -> bool {
+    let Ok(doc) = to_document(raw) else {
+        return false;
+    };
+    ttl.iter().any(|(path, secs)| {
+        earliest_date(&doc, path)
+            .is_some_and(|t| t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis())
+    })
 }
 
 /// The earliest date at `path` (a date, or the smallest date in an array),

@@ -830,7 +830,11 @@ impl Filter {
 
     /// Match a document, also reporting the matched array position.
     pub fn match_details(&self, doc: &Document, vars: &Vars) -> Result<MatchDetails> {
-        let (matched, pos) = self.root.eval(doc, self.collation.as_ref(), vars)?;
+        let evaluated = self.root.eval(doc, self.collation.as_ref(), vars);
+        // A regex that ran out of budget deep in a predicate is an error,
+        // not a non-match.
+        super::limits::take_pending()?;
+        let (matched, pos) = evaluated?;
         Ok(MatchDetails {
             matched,
             array_position: if matched { pos } else { None },

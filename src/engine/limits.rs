@@ -227,6 +227,37 @@ mod tests {
     }
 
     #[test]
+    fn checkpoints_obey_the_deadline_and_the_client() {
+        let past = Operation {
+            deadline: Some(std::time::Instant::now()),
+            ..Operation::default()
+        };
+        let code = run_as(past, || {
+            (0..CHECK_EVERY)
+                .find_map(|_| checkpoint().err())
+                .map(|e| e.code)
+        });
+        assert_eq!(code, Some(ErrorCode::MAX_TIME_MS_EXPIRED));
+        let gone = Operation {
+            client_gone: Some(Probe(std::sync::Arc::new(|| true))),
+            ..Operation::default()
+        };
+        let err = run_as(gone, || check_now().unwrap_err());
+        assert_eq!(err.code, ErrorCode::CLIENT_DISCONNECT);
+        // Outside an operation nothing is bounded, and the previous
+        // operation is restored after a nested one.
+        assert!(check_now().is_ok());
+        let outer = Operation {
+            allow_disk_use: Some(true),
+            ..Operation::default()
+        };
+        run_as(outer, || {
+            run_as(Operation::default(), || assert!(!allow_disk_use()));
+            assert!(allow_disk_use());
+        });
+    }
+
+    #[test]
     fn path_lengths() {
         let p = vec!["a"; 200].join(".");
         assert!(check_field_path(&p).is_ok());
@@ -251,10 +282,21 @@ mod tests {
 pub struct Operation {
     /// `maxTimeMS` as an instant.
     pub deadline: Option<std::time::Instant>,
-    /// Set by the wire layer when the client disconnects.
-    pub cancelled: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Asks whether the client has gone (the wire layer peeks at its
+    /// socket), so that its operation stops.
+    pub client_gone: Option<Probe>,
     /// The command's `allowDiskUse`, if given.
     pub allow_disk_use: Option<bool>,
+}
+
+/// A cheap question the running operation may ask (is the client gone?).
+#[derive(Clone)]
+pub struct Probe(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Probe")
+    }
 }
 
 /// How many checkpoints pass between two looks at the clock.
@@ -329,11 +371,7 @@ pub fn check_now() -> Result<()> {
 }
 
 fn check(op: &Operation) -> Result<()> {
-    if op
-        .cancelled
-        .as_ref()
-        .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-    {
+    if op.client_gone.as_ref().is_some_and(|p| (p.0)()) {
         return Err(interrupted());
     }
     if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
@@ -501,4 +539,28 @@ pub fn accumulator_too_big(op: &str, limit: u64) -> EngineError {
 /// mongod's 292.
 pub fn blocking_stage_too_big(message: &str) -> EngineError {
     EngineError::new(ErrorCode::QUERY_EXCEEDED_MEMORY_LIMIT, message.to_string())
+}
+
+thread_local! {
+    static PENDING: std::cell::RefCell<Option<EngineError>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Record an error found deep inside a walk that cannot return one (a
+/// regex inside a filter predicate); the walk's entry point reports it
+/// with [`take_pending`]. The first error wins.
+pub fn raise(err: EngineError) {
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.is_none() {
+            *p = Some(err);
+        }
+    });
+}
+
+/// The error [`raise`]d since the last call, if any.
+pub fn take_pending() -> Result<()> {
+    match PENDING.with(|p| p.borrow_mut().take()) {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
 }

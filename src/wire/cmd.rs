@@ -38,8 +38,8 @@ pub struct Session {
     /// The server's own address on this connection, for explain's
     /// `serverInfo`.
     pub local: Option<SocketAddr>,
-    /// Set once the client has gone, so that its running command stops.
-    pub cancelled: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// Says whether the client has gone, so that its running command stops.
+    pub client_gone: Option<limits::Probe>,
 }
 
 /// What a command may touch while it runs.
@@ -410,7 +410,7 @@ fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
     };
     Ok(limits::Operation {
         deadline,
-        cancelled: session.cancelled.clone(),
+        client_gone: session.client_gone.clone(),
         allow_disk_use,
     })
 }
@@ -477,7 +477,7 @@ mod tests {
             connection_id: 7,
             peer: None,
             local: None,
-            cancelled: None,
+            client_gone: None,
         }
     }
 

@@ -74,7 +74,7 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
         connection_id: shared.next_id(),
         peer: conn.peer_addr(),
         local: conn.local_addr(),
-        cancelled: None,
+        client_gone: conn.disconnect_probe(),
     };
     loop {
         let request = tokio::select! {
