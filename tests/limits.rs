@@ -336,3 +336,81 @@ fn a_regex_out_of_budget_is_an_error_naming_it() {
     );
     ping(&mut stream);
 }
+
+#[test]
+fn namespace_rules_are_mongods() {
+    let mut stream = connect();
+    let reply = call(&mut stream, &rawdoc! {"dropDatabase": 1, "$db": "admin"});
+    assert_eq!(code(&reply), Some(20), "{reply}");
+    assert_eq!(
+        reply.get_str("errmsg"),
+        Ok("Dropping the 'admin' database is prohibited.")
+    );
+    // Reserved system collections cannot be written, legal ones can.
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"insert": "system.foo", "documents": [{"a": 1}], "$db": "admin"}),
+    );
+    assert_eq!(code(&reply), Some(73), "{reply}");
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"insert": "system.js", "documents": [{"_id": "f"}], "$db": "lim"}),
+    );
+    assert_eq!(reply.get_i32("n"), Ok(1), "{reply}");
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"create": "system.indexes", "$db": "lim"}),
+    );
+    assert_eq!(code(&reply), Some(73), "{reply}");
+    // Reading a system collection is not writing it.
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"find": "system.version", "$db": "admin"}),
+    );
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+    // `lim.` plus 250 bytes is 254: allowed; one more over 255 is not.
+    let fits = "c".repeat(250);
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"create": fits.as_str(), "$db": "lim"}),
+    );
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+    let long = "c".repeat(252);
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"insert": long.as_str(), "documents": [{}], "$db": "lim"}),
+    );
+    assert_eq!(code(&reply), Some(73), "{reply}");
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap();
+    assert!(
+        error
+            .get_str("errmsg")
+            .unwrap()
+            .starts_with("Fully qualified namespace is too long."),
+        "{reply}"
+    );
+}
+
+#[test]
+fn op_query_serves_only_the_handshake() {
+    let mut stream = connect();
+    let query = |stream: &mut TcpStream, body: RawDocumentBuf| {
+        stream
+            .write_all(&frame::encode_query(9, "admin.$cmd", &body))
+            .unwrap();
+        let mut header = [0u8; 16];
+        stream.read_exact(&mut header).unwrap();
+        let len = i32::from_le_bytes(header[..4].try_into().unwrap()) as usize;
+        let mut rest = vec![0u8; len - 16];
+        stream.read_exact(&mut rest).unwrap();
+        // OP_REPLY: flags, cursor id, starting from, number returned.
+        Document::from_reader(&rest[20..]).unwrap()
+    };
+    let reply = query(&mut stream, rawdoc! {"isMaster": 1});
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+    let reply = query(&mut stream, rawdoc! {"find": "c", "$db": "lim"});
+    assert_eq!(reply.get_i32("code"), Ok(352), "{reply}");
+    ping(&mut stream);
+}

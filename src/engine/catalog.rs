@@ -86,6 +86,48 @@ pub fn check_coll_name(db: &str, coll: &str) -> Result<()> {
     Ok(())
 }
 
+/// mongod's longest `<db>.<collection>` for a collection
+/// (`NamespaceString::MaxNsCollectionLen`).
+pub const MAX_NS_COLLECTION_LEN: usize = 255;
+
+/// The `system.` collections a client may create (mongod's
+/// `isLegalClientSystemNS`): `system.js` anywhere, and the user, role and
+/// version collections of `admin`.
+fn legal_client_system_ns(db: &str, coll: &str) -> bool {
+    coll == "system.js"
+        || (db == "admin"
+            && matches!(
+                coll,
+                "system.users"
+                    | "system.roles"
+                    | "system.version"
+                    | "system.new_users"
+                    | "system.backup_users"
+            ))
+}
+
+/// Whether a client may create (and so write to) `db.coll`, as mongod's
+/// `userAllowedCreateNS`: a valid name, not a reserved `system.`
+/// collection, at most 255 bytes in all.
+pub fn check_create_ns(db: &str, coll: &str) -> Result<()> {
+    check_coll_name(db, coll)?;
+    if coll.starts_with("system.") && !legal_client_system_ns(db, coll) {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!("Invalid system namespace: {db}.{coll}"),
+        ));
+    }
+    if db.len() + 1 + coll.len() > MAX_NS_COLLECTION_LEN {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!(
+                "Fully qualified namespace is too long. Namespace: {db}.{coll} Max: {MAX_NS_COLLECTION_LEN}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Collection {
     fn new(options: Document) -> Result<Self> {
         let validator = match options.get("validator") {
@@ -468,7 +510,7 @@ impl Catalog {
         db: &str,
         coll: &str,
     ) -> Result<(&mut Collection, bool)> {
-        check_coll_name(db, coll)?;
+        check_create_ns(db, coll)?;
         let database = self.dbs.entry(db.to_string()).or_default();
         let created = !database.collections.contains_key(coll);
         if created {
@@ -628,7 +670,7 @@ impl Catalog {
     }
 
     pub fn create_collection(&mut self, db: &str, coll: &str, options: &Document) -> Result<()> {
-        check_coll_name(db, coll)?;
+        check_create_ns(db, coll)?;
         let mut opts = options.clone();
         for generic in [
             "create",
@@ -758,7 +800,7 @@ impl Catalog {
         };
         let (fdb, fcoll) = split(from)?;
         let (tdb, tcoll) = split(to)?;
-        check_coll_name(&tdb, &tcoll)?;
+        check_create_ns(&tdb, &tcoll)?;
         if self.collection(&fdb, &fcoll).is_none() {
             return Err(EngineError::new(
                 ErrorCode::NAMESPACE_NOT_FOUND,

@@ -317,7 +317,7 @@ impl Command {
             Command::ListCollections(c) => c.apply(ctx),
             Command::Create(c) => raw(c.apply(ctx)?),
             Command::Drop(c) => raw(c.apply(ctx)?),
-            Command::DropDatabase(c) => raw(c.apply(ctx)),
+            Command::DropDatabase(c) => raw(c.apply(ctx)?),
             Command::RenameCollection(c) => raw(c.apply(ctx)?),
             Command::DbStats(c) => raw(c.apply(ctx)?),
             Command::CollStats(c) => raw(c.apply(ctx)?),
