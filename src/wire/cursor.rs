@@ -33,7 +33,7 @@ pub const CURSOR_TIMEOUT: Duration = Duration::from_secs(600);
 /// The most cursors open at once on one server.
 pub const MAX_OPEN_CURSORS: usize = 10_000;
 /// The most bytes of results the open cursors may hold between them.
-pub const MAX_PARKED_BYTES: u64 = 1024 * 1024 * 1024;
+pub const MAX_PARKED_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The idle timeout in force.
 pub fn cursor_timeout() -> Duration {
