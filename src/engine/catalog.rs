@@ -30,7 +30,8 @@ use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, limits, size_
 /// Every database of the engine.
 #[derive(Debug, Default, Clone)]
 pub struct Catalog {
-    dbs: BTreeMap<String, Database>,
+    /// Shared with snapshots: cloning the catalog is one reference count.
+    dbs: Arc<BTreeMap<String, Arc<Database>>>,
 }
 
 /// One database: a set of named collections.
@@ -489,6 +490,24 @@ pub fn shell_repr(v: &Bson) -> String {
 }
 
 impl Catalog {
+    /// The databases for writing (copied first if a snapshot shares them).
+    fn dbs_mut(&mut self) -> &mut BTreeMap<String, Arc<Database>> {
+        Arc::make_mut(&mut self.dbs)
+    }
+
+    /// A database for writing, if it exists (copied first if shared).
+    fn db_mut(&mut self, db: &str) -> Option<&mut Database> {
+        if !self.dbs.contains_key(db) {
+            return None;
+        }
+        self.dbs_mut().get_mut(db).map(Arc::make_mut)
+    }
+
+    /// A database for writing, created if missing.
+    fn db_or_create(&mut self, db: &str) -> &mut Database {
+        Arc::make_mut(self.dbs_mut().entry(db.to_string()).or_default())
+    }
+
     /// A collection, if it exists.
     pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
         self.dbs.get(db)?.collections.get(coll).map(Arc::as_ref)
@@ -496,8 +515,10 @@ impl Catalog {
 
     /// A collection for writing, if it exists.
     pub fn collection_mut(&mut self, db: &str, coll: &str) -> Option<&mut Collection> {
-        self.dbs
-            .get_mut(db)?
+        if !self.dbs.get(db)?.collections.contains_key(coll) {
+            return None;
+        }
+        self.db_mut(db)?
             .collections
             .get_mut(coll)
             .map(Arc::make_mut)
@@ -511,7 +532,7 @@ impl Catalog {
         coll: &str,
     ) -> Result<(&mut Collection, bool)> {
         check_create_ns(db, coll)?;
-        let database = self.dbs.entry(db.to_string()).or_default();
+        let database = self.db_or_create(db);
         let created = !database.collections.contains_key(coll);
         if created {
             database.collections.insert(
@@ -721,8 +742,7 @@ impl Catalog {
                 )));
             }
         }
-        let database = self.dbs.entry(db.to_string()).or_default();
-        if let Some(existing) = database.collections.get(coll) {
+        if let Some(existing) = self.collection(db, coll) {
             if existing.options == opts {
                 return Ok(());
             }
@@ -731,25 +751,32 @@ impl Catalog {
                 format!("Collection {db}.{coll} already exists."),
             ));
         }
-        database
+        let created = Arc::new(Collection::new(opts)?);
+        self.db_or_create(db)
             .collections
-            .insert(coll.to_string(), Arc::new(Collection::new(opts)?));
+            .insert(coll.to_string(), created);
         Ok(())
     }
 
     pub fn drop_collection(&mut self, db: &str, coll: &str) -> bool {
-        let Some(database) = self.dbs.get_mut(db) else {
+        if self.collection(db, coll).is_none() {
+            return false;
+        }
+        let Some(database) = self.db_mut(db) else {
             return false;
         };
         let existed = database.collections.remove(coll).is_some();
         if database.collections.is_empty() {
-            self.dbs.remove(db);
+            self.dbs_mut().remove(db);
         }
         existed
     }
 
     pub fn drop_database(&mut self, db: &str) -> bool {
-        self.dbs.remove(db).is_some()
+        if !self.dbs.contains_key(db) {
+            return false;
+        }
+        self.dbs_mut().remove(db).is_some()
     }
 
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
@@ -822,9 +849,14 @@ impl Catalog {
             }
             self.drop_collection(&tdb, &tcoll);
         }
+        if self.collection(&fdb, &fcoll).is_none() {
+            return Err(EngineError::new(
+                ErrorCode::NAMESPACE_NOT_FOUND,
+                "source namespace does not exist",
+            ));
+        }
         let moved = self
-            .dbs
-            .get_mut(&fdb)
+            .db_mut(&fdb)
             .and_then(|d| d.collections.remove(&fcoll))
             .ok_or_else(|| {
                 EngineError::new(
@@ -833,13 +865,9 @@ impl Catalog {
                 )
             })?;
         if self.dbs.get(&fdb).is_some_and(|d| d.collections.is_empty()) {
-            self.dbs.remove(&fdb);
+            self.dbs_mut().remove(&fdb);
         }
-        self.dbs
-            .entry(tdb)
-            .or_default()
-            .collections
-            .insert(tcoll, moved);
+        self.db_or_create(&tdb).collections.insert(tcoll, moved);
         Ok(())
     }
 
@@ -853,7 +881,7 @@ impl Catalog {
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
         check_db_name(db)?;
         let empty = Database::default();
-        let database = self.dbs.get(db).unwrap_or(&empty);
+        let database = self.dbs.get(db).map_or(&empty, Arc::as_ref);
         Ok(size_model::db_stats(
             db,
             database.collections.values().map(Arc::as_ref),
@@ -872,7 +900,7 @@ impl Catalog {
     /// Reads only, so it can run on a snapshot without the engine's lock.
     pub fn ttl_expired(&self, now: bson::DateTime) -> Vec<(String, String, Vec<RecordId>)> {
         let mut out = Vec::new();
-        for (db, database) in &self.dbs {
+        for (db, database) in self.dbs.iter() {
             for (name, c) in &database.collections {
                 let ttl = ttl_paths(c);
                 if ttl.is_empty() {
@@ -967,4 +995,51 @@ pub fn ns_not_found(db: &str, coll: &str) -> EngineError {
         ErrorCode::NAMESPACE_NOT_FOUND,
         format!("ns does not exist: {db}.{coll}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn raw(d: Document) -> RawDocumentBuf {
+        RawDocumentBuf::from_document(&d).unwrap()
+    }
+
+    #[test]
+    fn snapshots_are_isolated_and_writes_copy_only_their_collection() {
+        let mut cat = Catalog::default();
+        cat.collection_or_create("d", "a")
+            .unwrap()
+            .0
+            .insert("d.a", raw(doc! {"_id": 1}))
+            .unwrap();
+        cat.collection_or_create("d", "b")
+            .unwrap()
+            .0
+            .insert("d.b", raw(doc! {"_id": 1}))
+            .unwrap();
+        let snapshot = cat.clone();
+        cat.collection_mut("d", "a")
+            .unwrap()
+            .insert("d.a", raw(doc! {"_id": 2}))
+            .unwrap();
+        cat.create_collection("d", "c", &Document::new()).unwrap();
+        // The snapshot still sees the catalog as it was.
+        assert_eq!(snapshot.collection("d", "a").unwrap().len(), 1);
+        assert!(snapshot.collection("d", "c").is_none());
+        assert_eq!(cat.collection("d", "a").unwrap().len(), 2);
+        // The untouched collection is still shared, not copied.
+        assert!(std::ptr::eq(
+            snapshot.collection("d", "b").unwrap(),
+            cat.collection("d", "b").unwrap()
+        ));
+        assert!(!std::ptr::eq(
+            snapshot.collection("d", "a").unwrap(),
+            cat.collection("d", "a").unwrap()
+        ));
+        // Dropping in the catalog leaves the snapshot whole.
+        assert!(cat.drop_database("d"));
+        assert_eq!(snapshot.collection_names("d"), vec!["a", "b"]);
+    }
 }
