@@ -269,6 +269,23 @@ fn strings_and_result_documents_have_mongods_size_limits() {
         .get_array("firstBatch")
         .unwrap()[0];
     assert_eq!(first.as_document().unwrap().get_i32("n"), Ok(1 << 23));
+    // A range is sized before it is built.
+    let reply = call(
+        &mut s,
+        aggregate(
+            "str",
+            vec![doc! {"$project": {"r": {"$range": [0, 2_147_483_647]}}}],
+            doc! {},
+        ),
+    );
+    assert_eq!(code(&reply), 146);
+    assert!(
+        reply
+            .get_str("errmsg")
+            .unwrap()
+            .starts_with("$range would use too much memory (34359738376 bytes)"),
+        "{reply}"
+    );
 }
 
 #[test]

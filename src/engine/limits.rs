@@ -453,12 +453,15 @@ pub static GRAPH_LOOKUP_MEMORY: Param = Param::new(
     "internalDocumentSourceGraphLookupMaxMemoryBytes",
     HUNDRED_MB,
 );
+/// The values one `$range` may produce (16 bytes each).
+pub static RANGE_BYTES: Param = Param::new("internalQueryMaxRangeBytes", HUNDRED_MB);
 /// Idle cursors are killed after this long (milliseconds).
 pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new("cursorTimeoutMillis", 10 * 60 * 1000);
 
 /// Every parameter `setParameter`/`getParameter` know.
-pub fn params() -> [&'static Param; 6] {
+pub fn params() -> [&'static Param; 7] {
     [
+        &RANGE_BYTES,
         &SORT_MEMORY,
         &GROUP_MEMORY,
         &PUSH_BYTES,
