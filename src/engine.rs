@@ -47,6 +47,9 @@ use parking_lot::RwLock;
 pub use catalog::Catalog;
 pub use error::{EngineError, ErrorCode, Result};
 
+/// Documents an `insert` writes per acquisition of the catalog lock.
+pub const INSERT_CHUNK: usize = 256;
+
 /// mongod's largest document: 16 MiB.
 pub const MAX_BSON_OBJECT_SIZE: usize = 16 * 1024 * 1024;
 
@@ -233,6 +236,10 @@ impl Engine {
 
     /// Insert documents. Each is a raw BSON document; one without `_id` gets
     /// an ObjectId. With `ordered`, the first failure stops the batch.
+    ///
+    /// The lock is taken per [`INSERT_CHUNK`] documents, as mongod yields
+    /// between the batches of a large insert, so that a big `insertMany`
+    /// does not hold up every reader until it ends.
     pub fn insert(
         &self,
         db: &str,
@@ -240,8 +247,27 @@ impl Engine {
         docs: Vec<RawDocumentBuf>,
         ordered: bool,
     ) -> Result<InsertOutcome> {
-        let mut cat = self.catalog.write();
-        ops::insert(&mut cat, db, coll, docs, ordered)
+        let mut outcome = InsertOutcome::default();
+        let mut docs = docs.into_iter();
+        let mut offset = 0;
+        loop {
+            let chunk: Vec<RawDocumentBuf> = docs.by_ref().take(INSERT_CHUNK).collect();
+            let n = chunk.len();
+            let part = {
+                let mut cat = self.catalog.write();
+                ops::insert(&mut cat, db, coll, chunk, ordered)?
+            };
+            outcome.inserted += part.inserted;
+            let stop = ordered && !part.errors.is_empty();
+            outcome.errors.extend(part.errors.into_iter().map(|mut e| {
+                e.index += offset;
+                e
+            }));
+            offset += n;
+            if stop || n < INSERT_CHUNK {
+                return Ok(outcome);
+            }
+        }
     }
 
     /// Run a query and return every matching document, projected and sorted.

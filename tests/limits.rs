@@ -411,3 +411,27 @@ fn op_query_serves_only_the_handshake() {
     assert_eq!(reply.get_i32("code"), Ok(352), "{reply}");
     ping(&mut stream);
 }
+
+#[test]
+fn large_inserts_report_errors_at_their_batch_position() {
+    // Inserts take the lock a chunk at a time; positions and the ordered
+    // stop must not notice.
+    let mut stream = connect();
+    let docs = |coll: &str| {
+        let docs: Vec<Document> = (0..600)
+            .map(|i| doc! {"_id": if i == 400 { 7 } else { i }})
+            .collect();
+        doc! {"insert": coll, "documents": docs, "$db": "lim"}
+    };
+    let mut unordered = docs("chunked_u");
+    unordered.insert("ordered", false);
+    let reply = call(&mut stream, &raw(unordered));
+    assert_eq!(reply.get_i32("n"), Ok(599), "{reply}");
+    let errors = reply.get_array("writeErrors").unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].as_document().unwrap().get_i32("index"), Ok(400));
+    let reply = call(&mut stream, &raw(docs("chunked_o")));
+    assert_eq!(reply.get_i32("n"), Ok(400), "{reply}");
+    let errors = reply.get_array("writeErrors").unwrap();
+    assert_eq!(errors[0].as_document().unwrap().get_i32("index"), Ok(400));
+}
