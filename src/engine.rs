@@ -326,8 +326,10 @@ impl Engine {
     ) -> Result<Vec<Document>> {
         let now = self.now();
         if ops::pipeline_writes(pipeline) {
+            // Read on a snapshot; hold the write lock only to write.
+            let docs = ops::aggregate_write_input(&self.snapshot(), db, coll, pipeline, opts, now)?;
             let mut cat = self.catalog.write();
-            ops::aggregate_write(&mut cat, db, coll, pipeline, opts, now)
+            ops::aggregate_write_output(&mut cat, db, pipeline, docs, now)
         } else {
             let cat = self.snapshot();
             ops::aggregate(&cat, db, coll, pipeline, opts, now)

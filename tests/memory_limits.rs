@@ -356,8 +356,10 @@ fn max_time_ms_stops_a_long_operation() {
         doc! {"find": "scan", "maxTimeMS": 0, "$db": "mem"},
     ));
 }
-#[test]
-fn others_are_served_while_a_long_operation_runs() {
+/// While `pipeline` runs on one connection (stopped by its `maxTimeMS`),
+/// another pings, reads and writes other collections and databases, and
+/// all of that completes before the long operation answers.
+fn others_are_served_during(pipeline: Vec<Document>) {
     let mut slow = connect();
     ok(&call(
         &mut slow,
@@ -368,13 +370,11 @@ fn others_are_served_while_a_long_operation_runs() {
         &mut other,
         doc! {"insert": "quiet", "documents": [{"_id": 1}], "$db": "mem2"},
     ));
-    // Start the long read and wait until it is known to be running: a
-    // second, identical probe on `other` would block the test, so instead
-    // the slow connection's reply must not have arrived after everything
-    // below completed.
+    // Ordering, not timing: the slow connection's reply must not have
+    // arrived once everything below has completed.
     send(
         &mut slow,
-        aggregate("busy", long_pipeline(), doc! {"maxTimeMS": 3000}),
+        aggregate("busy", pipeline, doc! {"maxTimeMS": 3000}),
     );
     for _ in 0..20 {
         ok(&call(&mut other, doc! {"ping": 1, "$db": "admin"}));
@@ -388,6 +388,10 @@ fn others_are_served_while_a_long_operation_runs() {
         &mut other,
         doc! {"insert": "busy2", "documents": [{}], "$db": "mem"},
     ));
+    ok(&call(
+        &mut other,
+        doc! {"update": "busy", "updates": [{"q": {"_id": 1}, "u": {"$set": {"seen": true}}}], "$db": "mem"},
+    ));
     // The long operation is still running: nothing to read yet.
     slow.set_nonblocking(true).unwrap();
     let mut byte = [0u8; 1];
@@ -399,4 +403,16 @@ fn others_are_served_while_a_long_operation_runs() {
     slow.set_nonblocking(false).unwrap();
     // It then ends on its own deadline.
     assert_eq!(code(&receive(&mut slow)), 50);
+}
+
+#[test]
+fn others_are_served_while_a_long_read_runs() {
+    others_are_served_during(long_pipeline());
+}
+
+#[test]
+fn others_are_served_while_a_long_out_pipeline_reads() {
+    let mut pipeline = long_pipeline();
+    pipeline.push(doc! {"$out": "busy_out"});
+    others_are_served_during(pipeline);
 }
