@@ -416,3 +416,35 @@ fn others_are_served_while_a_long_out_pipeline_reads() {
     pipeline.push(doc! {"$out": "busy_out"});
     others_are_served_during(pipeline);
 }
+
+#[test]
+fn a_command_stops_when_its_client_goes() {
+    let mut setup = connect();
+    let docs: Vec<Document> = (0..40).map(|i| doc! {"_id": i}).collect();
+    ok(&call(
+        &mut setup,
+        doc! {"insert": "gone", "documents": docs, "$db": "mem"},
+    ));
+    // An update holds the write lock while it runs; its filter takes
+    // seconds per document in a debug build.
+    let heavy = doc! {"$expr": {"$gte": [{"$reduce": {
+    "input": {"$range": [0, 400_000]}, "initialValue": 0,
+    "in": {"$add": ["$$value", 1]}}}, 0]}};
+    let mut leaving = connect();
+    send(
+        &mut leaving,
+        doc! {"update": "gone", "updates": [{"q": heavy, "u": {"$set": {"touched": true}}, "multi": true}], "$db": "mem"},
+    );
+    drop(leaving);
+    // This insert needs the write lock, so it completes only once the
+    // update has ended; the update was cut short, not run to the end.
+    ok(&call(
+        &mut setup,
+        doc! {"insert": "gone_marker", "documents": [{}], "$db": "mem"},
+    ));
+    let reply = call(
+        &mut setup,
+        doc! {"count": "gone", "query": {"touched": true}, "$db": "mem"},
+    );
+    assert!(reply.get_i32("n").unwrap() < 40, "{reply}");
+}

@@ -99,6 +99,7 @@ fn scan_matches(
     match index_candidates(c, filter, collation) {
         Some(rids) => {
             for rid in rids {
+                super::limits::checkpoint()?;
                 if let Some(raw) = c.raw(rid)
                     && !check(rid, raw)?
                 {
@@ -108,6 +109,7 @@ fn scan_matches(
         }
         None => {
             for (rid, raw) in c.records() {
+                super::limits::checkpoint()?;
                 if !check(rid, raw)? {
                     break;
                 }
