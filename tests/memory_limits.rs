@@ -355,7 +355,13 @@ fn max_time_ms_stops_a_long_operation() {
         &mut s,
         doc! {"find": "scan", "maxTimeMS": 0, "$db": "mem"},
     ));
+    let reply = call(
+        &mut s,
+        doc! {"getMore": 1_i64, "collection": "scan", "maxTimeMS": 10, "$db": "mem"},
+    );
+    assert_eq!(code(&reply), 2);
 }
+
 /// While `pipeline` runs on one connection (stopped by its `maxTimeMS`),
 /// another pings, reads and writes other collections and databases, and
 /// all of that completes before the long operation answers.

@@ -400,6 +400,12 @@ fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
             if !(0..=i64::from(i32::MAX)).contains(&ms) {
                 return Err(EngineError::bad_value("maxTimeMS out of range"));
             }
+            // The engine's cursors are never tailable (awaitData).
+            if cmd.body.keys().next().map(String::as_str) == Some("getMore") {
+                return Err(EngineError::bad_value(
+                    "cannot set maxTimeMS on getMore command for a non-awaitData cursor",
+                ));
+            }
             // 0 means no limit.
             (ms > 0).then(|| started + std::time::Duration::from_millis(ms as u64))
         }
