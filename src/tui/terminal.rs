@@ -57,6 +57,11 @@ pub fn restore() {
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // A panic inside an embedded server's command becomes that
+        // command's error reply: the workbench goes on, screen untouched.
+        if crate::wire::cmd::panic_will_be_caught() {
+            return;
+        }
         restore();
         previous(info);
     }));

@@ -421,8 +421,27 @@ fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
     })
 }
 
+thread_local! {
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread right now happens inside a command and
+/// will become that command's `InternalError` reply: a process-wide panic
+/// hook (the TUI's, which restores the terminal) can leave such panics
+/// alone.
+pub fn panic_will_be_caught() -> bool {
+    GUARDED.with(std::cell::Cell::get)
+}
+
 /// Run `f`, turning a panic into `InternalError`.
 fn guarded(f: impl FnOnce() -> Result<RawDocumentBuf>) -> Result<RawDocumentBuf> {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            GUARDED.with(|g| g.set(self.0));
+        }
+    }
+    let _reset = Reset(GUARDED.with(|g| g.replace(true)));
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
@@ -522,7 +541,12 @@ mod tests {
 
     #[test]
     fn a_panicking_command_becomes_internal_error() {
-        let reply = reply_of(guarded(|| panic!("boom")));
+        assert!(!panic_will_be_caught());
+        let reply = reply_of(guarded(|| {
+            assert!(panic_will_be_caught());
+            panic!("boom")
+        }));
+        assert!(!panic_will_be_caught());
         let reply = reply.to_document().unwrap();
         assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
         assert_eq!(reply.get_i32("code").unwrap(), 1);
