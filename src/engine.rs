@@ -14,7 +14,10 @@
 //! - `error`: mongod's error codes.
 //!
 //! The engine is `Clone` and thread-safe: clones share one catalog behind a
-//! read-write lock, so every command sees a consistent state.
+//! read-write lock. Writers hold it while they write; readers hold it only
+//! long enough to take a snapshot (a cheap copy sharing every collection)
+//! and then read that consistent state without blocking anyone, so a long
+//! read never holds up a write, the TTL monitor or another reader.
 
 pub mod catalog;
 pub mod collation;
@@ -26,6 +29,7 @@ pub mod filter;
 pub mod index;
 pub mod keystring;
 pub mod metrics;
+pub mod limits;
 pub mod pipeline;
 pub mod planner;
 pub mod projection;
@@ -43,6 +47,9 @@ use parking_lot::RwLock;
 
 pub use catalog::Catalog;
 pub use error::{EngineError, ErrorCode, Result};
+
+/// Documents an `insert` writes per acquisition of the catalog lock.
+pub const INSERT_CHUNK: usize = 256;
 
 /// mongod's largest document: 16 MiB.
 pub const MAX_BSON_OBJECT_SIZE: usize = 16 * 1024 * 1024;
@@ -264,6 +271,10 @@ impl Engine {
 
     /// Insert documents. Each is a raw BSON document; one without `_id` gets
     /// an ObjectId. With `ordered`, the first failure stops the batch.
+    ///
+    /// The lock is taken per [`INSERT_CHUNK`] documents, as mongod yields
+    /// between the batches of a large insert, so that a big `insertMany`
+    /// does not hold up every reader until it ends.
     pub fn insert(
         &self,
         db: &str,
@@ -271,13 +282,32 @@ impl Engine {
         docs: Vec<RawDocumentBuf>,
         ordered: bool,
     ) -> Result<InsertOutcome> {
-        let mut cat = self.catalog.write();
-        ops::insert(&mut cat, db, coll, docs, ordered)
+        let mut outcome = InsertOutcome::default();
+        let mut docs = docs.into_iter();
+        let mut offset = 0;
+        loop {
+            let chunk: Vec<RawDocumentBuf> = docs.by_ref().take(INSERT_CHUNK).collect();
+            let n = chunk.len();
+            let part = {
+                let mut cat = self.catalog.write();
+                ops::insert(&mut cat, db, coll, chunk, ordered)?
+            };
+            outcome.inserted += part.inserted;
+            let stop = ordered && !part.errors.is_empty();
+            outcome.errors.extend(part.errors.into_iter().map(|mut e| {
+                e.index += offset;
+                e
+            }));
+            offset += n;
+            if stop || n < INSERT_CHUNK {
+                return Ok(outcome);
+            }
+        }
     }
 
     /// Run a query and return every matching document, projected and sorted.
     pub fn find(&self, db: &str, coll: &str, req: &FindRequest) -> Result<Vec<Document>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         ops::find(&cat, db, coll, req, self.now())
     }
 
@@ -331,17 +361,19 @@ impl Engine {
     ) -> Result<Vec<Document>> {
         let now = self.now();
         if ops::pipeline_writes(pipeline) {
+            // Read on a snapshot; hold the write lock only to write.
+            let docs = ops::aggregate_write_input(&self.snapshot(), db, coll, pipeline, opts, now)?;
             let mut cat = self.catalog.write();
-            ops::aggregate_write(&mut cat, db, coll, pipeline, opts, now)
+            ops::aggregate_write_output(&mut cat, db, pipeline, docs, now)
         } else {
-            let cat = self.catalog.read();
+            let cat = self.snapshot();
             ops::aggregate(&cat, db, coll, pipeline, opts, now)
         }
     }
 
     /// The `count` command.
     pub fn count(&self, db: &str, coll: &str, req: &CountRequest) -> Result<u64> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         ops::count(&cat, db, coll, req, self.now())
     }
 
@@ -354,7 +386,7 @@ impl Engine {
         filter: &Document,
         collation: Option<&Document>,
     ) -> Result<Vec<Bson>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         ops::distinct(&cat, db, coll, key, filter, collation, self.now())
     }
 
@@ -371,7 +403,7 @@ impl Engine {
 
     /// The index specs of a collection, as `listIndexes` returns them.
     pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.list_indexes(db, coll)
     }
 
@@ -403,13 +435,13 @@ impl Engine {
 
     /// `listCollections` entries (`{name, type, options, info, idIndex}`).
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.list_collections(db, filter)
     }
 
     /// `listDatabases` entries (`{name, sizeOnDisk, empty}`).
     pub fn list_databases(&self) -> Vec<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.list_databases()
     }
 
@@ -435,13 +467,13 @@ impl Engine {
         command: &Document,
         verbosity: explain::Verbosity,
     ) -> Result<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         explain::explain(&cat, db, command, verbosity, self.now())
     }
 
     /// `collStats`-shaped statistics for a collection.
     pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.coll_stats(db, coll, scale)
     }
 
@@ -461,14 +493,25 @@ impl Engine {
 
     /// `dbStats`-shaped statistics for a database.
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
-        let cat = self.catalog.read();
+        let cat = self.snapshot();
         cat.db_stats(db, scale)
     }
 
     /// Delete documents whose TTL index says they expired before `now`, as
     /// mongod's TTL monitor does every 60 seconds. Returns how many went.
     pub fn expire_ttl(&self, now: bson::DateTime) -> u64 {
-        let mut cat = self.catalog.write();
-        cat.expire_ttl(now)
+        // Scan a snapshot, so that neither readers nor writers wait for the
+        // scan; only the deletions take the lock.
+        let expired = self.snapshot().ttl_expired(now);
+        if expired.is_empty() {
+            return 0;
+        }
+        self.catalog.write().remove_expired(expired, now)
+    }
+
+    /// The catalog as it is now, for a reader to run on without holding the
+    /// lock (collections are shared, not copied; see `catalog`).
+    fn snapshot(&self) -> Catalog {
+        self.catalog.read().clone()
     }
 }

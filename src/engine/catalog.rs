@@ -6,8 +6,17 @@
 //! computes all index keys first, checks unique constraints and the
 //! validator, and only then changes anything: a failed write leaves records
 //! and indexes exactly as they were.
+//!
+//! Collections are shared (`Arc`) and copied on write, so cloning a
+//! `Catalog` is cheap: a reader takes such a snapshot under the engine's
+//! lock for a moment and then runs without holding it, and a writer that
+//! meets a collection still shared with a running reader copies that one
+//! collection first (`Arc::make_mut`). Readers never hold up writers, the
+//! TTL monitor included, and a write to one collection copies nothing of
+//! the others.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 
@@ -17,22 +26,23 @@ use super::expr::Vars;
 use super::filter::Filter;
 use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::update::display;
-use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, size_model};
+use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, limits, size_model};
 
 /// Every database of the engine.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Catalog {
-    dbs: BTreeMap<String, Database>,
+    /// Shared with snapshots: cloning the catalog is one reference count.
+    dbs: Arc<BTreeMap<String, Arc<Database>>>,
 }
 
 /// One database: a set of named collections.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Database {
-    collections: BTreeMap<String, Collection>,
+    collections: BTreeMap<String, Arc<Collection>>,
 }
 
 /// A collection: records in insertion order plus their indexes.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Collection {
     uuid: bson::Uuid,
     /// The `create` options as given (validator, collation, …).
@@ -73,6 +83,48 @@ pub fn check_coll_name(db: &str, coll: &str) -> Result<()> {
         return Err(EngineError::new(
             ErrorCode::INVALID_NAMESPACE,
             format!("Invalid collection name: {db}.{coll}"),
+        ));
+    }
+    Ok(())
+}
+
+/// mongod's longest `<db>.<collection>` for a collection
+/// (`NamespaceString::MaxNsCollectionLen`).
+pub const MAX_NS_COLLECTION_LEN: usize = 255;
+
+/// The `system.` collections a client may create (mongod's
+/// `isLegalClientSystemNS`): `system.js` anywhere, and the user, role and
+/// version collections of `admin`.
+fn legal_client_system_ns(db: &str, coll: &str) -> bool {
+    coll == "system.js"
+        || (db == "admin"
+            && matches!(
+                coll,
+                "system.users"
+                    | "system.roles"
+                    | "system.version"
+                    | "system.new_users"
+                    | "system.backup_users"
+            ))
+}
+
+/// Whether a client may create (and so write to) `db.coll`, as mongod's
+/// `userAllowedCreateNS`: a valid name, not a reserved `system.`
+/// collection, at most 255 bytes in all.
+pub fn check_create_ns(db: &str, coll: &str) -> Result<()> {
+    check_coll_name(db, coll)?;
+    if coll.starts_with("system.") && !legal_client_system_ns(db, coll) {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!("Invalid system namespace: {db}.{coll}"),
+        ));
+    }
+    if db.len() + 1 + coll.len() > MAX_NS_COLLECTION_LEN {
+        return Err(EngineError::new(
+            ErrorCode::INVALID_NAMESPACE,
+            format!(
+                "Fully qualified namespace is too long. Namespace: {db}.{coll} Max: {MAX_NS_COLLECTION_LEN}"
+            ),
         ));
     }
     Ok(())
@@ -223,6 +275,7 @@ impl Collection {
     /// Insert a document that already has its `_id` first.
     pub fn insert(&mut self, ns: &str, raw: RawDocumentBuf) -> Result<RecordId> {
         check_size(raw.as_bytes().len(), "object to insert too large")?;
+        limits::check_insert_depth(&raw)?;
         let rid = self.next_record();
         if self.only_id_index() {
             // Fast path: read `_id` straight from the raw bytes.
@@ -261,6 +314,7 @@ impl Collection {
 
     /// Replace record `rid` with `new_doc`, keeping its record id.
     pub fn replace(&mut self, ns: &str, rid: RecordId, new_doc: &Document) -> Result<()> {
+        limits::check_update_depth(new_doc)?;
         let raw = RawDocumentBuf::from_document(new_doc)
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
         check_size(
@@ -444,14 +498,38 @@ pub fn shell_repr(v: &Bson) -> String {
 }
 
 impl Catalog {
+    /// The databases for writing (copied first if a snapshot shares them).
+    fn dbs_mut(&mut self) -> &mut BTreeMap<String, Arc<Database>> {
+        Arc::make_mut(&mut self.dbs)
+    }
+
+    /// A database for writing, if it exists (copied first if shared).
+    fn db_mut(&mut self, db: &str) -> Option<&mut Database> {
+        if !self.dbs.contains_key(db) {
+            return None;
+        }
+        self.dbs_mut().get_mut(db).map(Arc::make_mut)
+    }
+
+    /// A database for writing, created if missing.
+    fn db_or_create(&mut self, db: &str) -> &mut Database {
+        Arc::make_mut(self.dbs_mut().entry(db.to_string()).or_default())
+    }
+
     /// A collection, if it exists.
     pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
-        self.dbs.get(db)?.collections.get(coll)
+        self.dbs.get(db)?.collections.get(coll).map(Arc::as_ref)
     }
 
     /// A collection for writing, if it exists.
     pub fn collection_mut(&mut self, db: &str, coll: &str) -> Option<&mut Collection> {
-        self.dbs.get_mut(db)?.collections.get_mut(coll)
+        if !self.dbs.get(db)?.collections.contains_key(coll) {
+            return None;
+        }
+        self.db_mut(db)?
+            .collections
+            .get_mut(coll)
+            .map(Arc::make_mut)
     }
 
     /// A collection for writing, created implicitly (as inserts do).
@@ -461,17 +539,19 @@ impl Catalog {
         db: &str,
         coll: &str,
     ) -> Result<(&mut Collection, bool)> {
-        check_coll_name(db, coll)?;
-        let database = self.dbs.entry(db.to_string()).or_default();
+        check_create_ns(db, coll)?;
+        let database = self.db_or_create(db);
         let created = !database.collections.contains_key(coll);
         if created {
-            database
-                .collections
-                .insert(coll.to_string(), Collection::new(Document::new())?);
+            database.collections.insert(
+                coll.to_string(),
+                Arc::new(Collection::new(Document::new())?),
+            );
         }
         let c = database
             .collections
             .get_mut(coll)
+            .map(Arc::make_mut)
             .ok_or_else(|| EngineError::new(ErrorCode::INTERNAL_ERROR, "collection vanished"))?;
         Ok((c, created))
     }
@@ -640,7 +720,7 @@ impl Catalog {
     }
 
     pub fn create_collection(&mut self, db: &str, coll: &str, options: &Document) -> Result<()> {
-        check_coll_name(db, coll)?;
+        check_create_ns(db, coll)?;
         let mut opts = options.clone();
         for generic in [
             "create",
@@ -691,8 +771,7 @@ impl Catalog {
                 )));
             }
         }
-        let database = self.dbs.entry(db.to_string()).or_default();
-        if let Some(existing) = database.collections.get(coll) {
+        if let Some(existing) = self.collection(db, coll) {
             if existing.options == opts {
                 return Ok(());
             }
@@ -701,25 +780,32 @@ impl Catalog {
                 format!("Collection {db}.{coll} already exists."),
             ));
         }
-        database
+        let created = Arc::new(Collection::new(opts)?);
+        self.db_or_create(db)
             .collections
-            .insert(coll.to_string(), Collection::new(opts)?);
+            .insert(coll.to_string(), created);
         Ok(())
     }
 
     pub fn drop_collection(&mut self, db: &str, coll: &str) -> bool {
-        let Some(database) = self.dbs.get_mut(db) else {
+        if self.collection(db, coll).is_none() {
+            return false;
+        }
+        let Some(database) = self.db_mut(db) else {
             return false;
         };
         let existed = database.collections.remove(coll).is_some();
         if database.collections.is_empty() {
-            self.dbs.remove(db);
+            self.dbs_mut().remove(db);
         }
         existed
     }
 
     pub fn drop_database(&mut self, db: &str) -> bool {
-        self.dbs.remove(db).is_some()
+        if !self.dbs.contains_key(db) {
+            return false;
+        }
+        self.dbs_mut().remove(db).is_some()
     }
 
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
@@ -770,7 +856,7 @@ impl Catalog {
         };
         let (fdb, fcoll) = split(from)?;
         let (tdb, tcoll) = split(to)?;
-        check_coll_name(&tdb, &tcoll)?;
+        check_create_ns(&tdb, &tcoll)?;
         if self.collection(&fdb, &fcoll).is_none() {
             return Err(EngineError::new(
                 ErrorCode::NAMESPACE_NOT_FOUND,
@@ -792,9 +878,14 @@ impl Catalog {
             }
             self.drop_collection(&tdb, &tcoll);
         }
+        if self.collection(&fdb, &fcoll).is_none() {
+            return Err(EngineError::new(
+                ErrorCode::NAMESPACE_NOT_FOUND,
+                "source namespace does not exist",
+            ));
+        }
         let moved = self
-            .dbs
-            .get_mut(&fdb)
+            .db_mut(&fdb)
             .and_then(|d| d.collections.remove(&fcoll))
             .ok_or_else(|| {
                 EngineError::new(
@@ -803,13 +894,9 @@ impl Catalog {
                 )
             })?;
         if self.dbs.get(&fdb).is_some_and(|d| d.collections.is_empty()) {
-            self.dbs.remove(&fdb);
+            self.dbs_mut().remove(&fdb);
         }
-        self.dbs
-            .entry(tdb)
-            .or_default()
-            .collections
-            .insert(tcoll, moved);
+        self.db_or_create(&tdb).collections.insert(tcoll, moved);
         Ok(())
     }
 
@@ -905,49 +992,87 @@ impl Catalog {
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
         check_db_name(db)?;
         let empty = Database::default();
-        let database = self.dbs.get(db).unwrap_or(&empty);
+        let database = self.dbs.get(db).map_or(&empty, Arc::as_ref);
         Ok(size_model::db_stats(
             db,
-            database.collections.values(),
+            database.collections.values().map(Arc::as_ref),
             scale,
         ))
     }
 
+    /// Delete the documents whose TTL has passed. The scan runs on `self`
+    /// as it is; see [`Catalog::ttl_expired`] to scan a snapshot instead.
     pub fn expire_ttl(&mut self, now: bson::DateTime) -> u64 {
-        let mut removed = 0;
-        for database in self.dbs.values_mut() {
-            for c in database.collections.values_mut() {
-                let ttl: Vec<(String, i64)> = c
-                    .indexes
-                    .iter()
-                    .filter_map(|i| {
-                        Some((i.spec.fields[0].0.clone(), i.spec.expire_after_seconds?))
-                    })
-                    .collect();
+        let expired = self.ttl_expired(now);
+        self.remove_expired(expired, now)
+    }
+
+    /// The records each TTL index says have expired, per (db, collection).
+    /// Reads only, so it can run on a snapshot without the engine's lock.
+    pub fn ttl_expired(&self, now: bson::DateTime) -> Vec<(String, String, Vec<RecordId>)> {
+        let mut out = Vec::new();
+        for (db, database) in self.dbs.iter() {
+            for (name, c) in &database.collections {
+                let ttl = ttl_paths(c);
                 if ttl.is_empty() {
                     continue;
                 }
-                let mut expired = Vec::new();
-                for (rid, raw) in c.records() {
-                    let Ok(doc) = to_document(raw) else { continue };
-                    for (path, secs) in &ttl {
-                        if let Some(t) = earliest_date(&doc, path)
-                            && t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis()
-                        {
-                            expired.push(rid);
-                            break;
-                        }
-                    }
+                let expired: Vec<RecordId> = c
+                    .records()
+                    .filter(|(_, raw)| is_expired(&ttl, raw, now))
+                    .map(|(rid, _)| rid)
+                    .collect();
+                if !expired.is_empty() {
+                    out.push((db.clone(), name.clone(), expired));
                 }
-                for rid in expired {
-                    if let Ok(Some(_)) = c.remove(rid) {
-                        removed += 1;
-                    }
+            }
+        }
+        out
+    }
+
+    /// Remove the records [`Catalog::ttl_expired`] found (those still there).
+    /// Each is checked again, since a write may have renewed its date
+    /// since the scan.
+    pub fn remove_expired(
+        &mut self,
+        expired: Vec<(String, String, Vec<RecordId>)>,
+        now: bson::DateTime,
+    ) -> u64 {
+        let mut removed = 0;
+        for (db, coll, rids) in expired {
+            let Some(c) = self.collection_mut(&db, &coll) else {
+                continue;
+            };
+            let ttl = ttl_paths(c);
+            for rid in rids {
+                if c.raw(rid).is_some_and(|raw| is_expired(&ttl, raw, now))
+                    && let Ok(Some(_)) = c.remove(rid)
+                {
+                    removed += 1;
                 }
             }
         }
         removed
     }
+}
+
+/// (path, expireAfterSeconds) of a collection's TTL indexes.
+fn ttl_paths(c: &Collection) -> Vec<(String, i64)> {
+    c.indexes
+        .iter()
+        .filter_map(|i| Some((i.spec.fields[0].0.clone(), i.spec.expire_after_seconds?)))
+        .collect()
+}
+
+/// Whether a document has passed one of its TTL indexes' expiry.
+fn is_expired(ttl: &[(String, i64)], raw: &RawDocumentBuf, now: bson::DateTime) -> bool {
+    let Ok(doc) = to_document(raw) else {
+        return false;
+    };
+    ttl.iter().any(|(path, secs)| {
+        earliest_date(&doc, path)
+            .is_some_and(|t| t.saturating_add(secs.saturating_mul(1000)) <= now.timestamp_millis())
+    })
 }
 
 /// The earliest date at `path` (a date, or the smallest date in an array),
@@ -981,4 +1106,51 @@ pub fn ns_not_found(db: &str, coll: &str) -> EngineError {
         ErrorCode::NAMESPACE_NOT_FOUND,
         format!("ns does not exist: {db}.{coll}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn raw(d: Document) -> RawDocumentBuf {
+        RawDocumentBuf::from_document(&d).unwrap()
+    }
+
+    #[test]
+    fn snapshots_are_isolated_and_writes_copy_only_their_collection() {
+        let mut cat = Catalog::default();
+        cat.collection_or_create("d", "a")
+            .unwrap()
+            .0
+            .insert("d.a", raw(doc! {"_id": 1}))
+            .unwrap();
+        cat.collection_or_create("d", "b")
+            .unwrap()
+            .0
+            .insert("d.b", raw(doc! {"_id": 1}))
+            .unwrap();
+        let snapshot = cat.clone();
+        cat.collection_mut("d", "a")
+            .unwrap()
+            .insert("d.a", raw(doc! {"_id": 2}))
+            .unwrap();
+        cat.create_collection("d", "c", &Document::new()).unwrap();
+        // The snapshot still sees the catalog as it was.
+        assert_eq!(snapshot.collection("d", "a").unwrap().len(), 1);
+        assert!(snapshot.collection("d", "c").is_none());
+        assert_eq!(cat.collection("d", "a").unwrap().len(), 2);
+        // The untouched collection is still shared, not copied.
+        assert!(std::ptr::eq(
+            snapshot.collection("d", "b").unwrap(),
+            cat.collection("d", "b").unwrap()
+        ));
+        assert!(!std::ptr::eq(
+            snapshot.collection("d", "a").unwrap(),
+            cat.collection("d", "a").unwrap()
+        ));
+        // Dropping in the catalog leaves the snapshot whole.
+        assert!(cat.drop_database("d"));
+        assert_eq!(snapshot.collection_names("d"), vec!["a", "b"]);
+    }
 }

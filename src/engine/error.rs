@@ -49,7 +49,11 @@ impl ErrorCode {
     pub const INVALID_PIPELINE_OPERATOR: Self = Self(168);
     pub const INVALID_INDEX_SPECIFICATION_OPTION: Self = Self(197);
     pub const CANNOT_INDEX_PARALLEL_ARRAYS: Self = Self(171);
+    pub const MAX_TIME_MS_EXPIRED: Self = Self(50);
+    pub const EXCEEDED_MEMORY_LIMIT: Self = Self(146);
+    pub const CLIENT_DISCONNECT: Self = Self(279);
     pub const QUERY_EXCEEDED_MEMORY_LIMIT: Self = Self(292);
+    pub const UNSUPPORTED_OP_QUERY_COMMAND: Self = Self(352);
     pub const BSON_OBJECT_TOO_LARGE: Self = Self(10334);
     pub const DUPLICATE_KEY: Self = Self(11000);
     /// `$merge` with `whenMatched: "fail"` found a match.
@@ -100,7 +104,11 @@ impl ErrorCode {
             224 => "QueryFeatureNotAllowed",
             238 => "NotImplemented",
             241 => "ConversionFailure",
+            50 => "MaxTimeMSExpired",
+            146 => "ExceededMemoryLimit",
+            279 => "ClientDisconnect",
             292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
+            352 => "UnsupportedOpQueryCommand",
             10334 => "BSONObjectTooLarge",
             11000 => "DuplicateKey",
             other => return format!("Location{other}"),

@@ -118,6 +118,8 @@ pub type BoxStage<'a> = Box<dyn Stage<'a> + 'a>;
 
 /// Run `work` on a stage body, timing and counting it.
 fn counted(c: &mut Counters, f: impl FnOnce() -> Result<State>) -> Result<State> {
+    // `maxTimeMS` and a vanished client stop a plan between two works.
+    crate::engine::limits::checkpoint()?;
     let started = Instant::now();
     let state = f();
     c.record(started, &state);

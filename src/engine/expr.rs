@@ -331,6 +331,7 @@ fn parse_path(s: &str) -> Result<Vec<String>> {
             "'$' by itself is not a valid FieldPath".to_string(),
         ));
     }
+    super::limits::check_field_path(s)?;
     let parts: Vec<String> = s.split('.').map(str::to_string).collect();
     if parts.iter().any(String::is_empty) {
         return Err(err(
@@ -1148,6 +1149,7 @@ fn eval_named(
             let mut scope = vars.clone();
             let mut out = Vec::new();
             for item in items {
+                super::limits::checkpoint()?;
                 scope.set(name.clone(), item.clone());
                 let r = body.eval(root, &scope)?;
                 if op == "$filter" {
@@ -1186,9 +1188,15 @@ fn eval_named(
             let mut acc = init.eval(root, vars)?;
             let mut scope = vars.clone();
             for item in items {
+                super::limits::checkpoint()?;
                 scope.set("this", item);
                 scope.set("value", acc.unwrap_or(Bson::Null));
                 acc = body.eval(root, &scope)?;
+                // The accumulated value may grow a level per item: stop
+                // at BSON's depth rather than build what nothing can walk.
+                if let Some(v @ (Bson::Document(_) | Bson::Array(_))) = &acc {
+                    super::limits::check_value_depth(v)?;
+                }
             }
             Ok(acc)
         }

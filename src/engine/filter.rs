@@ -260,6 +260,7 @@ fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node
 }
 
 fn parse_field(field: &str, value: &Bson, ctx: ParseCtx, out: &mut Vec<Node>) -> Result<()> {
+    super::limits::check_match_path(field)?;
     let path = split_path(field);
     match value {
         Bson::RegularExpression(r) => out.push(Node::Path {
@@ -830,7 +831,11 @@ impl Filter {
 
     /// Match a document, also reporting the matched array position.
     pub fn match_details(&self, doc: &Document, vars: &Vars) -> Result<MatchDetails> {
-        let (matched, pos) = self.root.eval(doc, self.collation.as_ref(), vars)?;
+        let evaluated = self.root.eval(doc, self.collation.as_ref(), vars);
+        // A regex that ran out of budget deep in a predicate is an error,
+        // not a non-match.
+        super::limits::take_pending()?;
+        let (matched, pos) = evaluated?;
         Ok(MatchDetails {
             matched,
             array_position: if matched { pos } else { None },

@@ -703,15 +703,17 @@ fn coll_stats_stage(
     Ok(out)
 }
 
-pub(super) fn aggregate_write(
-    cat: &mut Catalog,
+/// The read part of a pipeline ending in `$out`/`$merge`: every stage but
+/// the last, which may run on a snapshot without the write lock.
+pub(super) fn aggregate_write_input(
+    cat: &Catalog,
     db: &str,
     coll: Option<&str>,
     pipeline: &[Document],
     opts: &AggregateOptions,
     now: bson::DateTime,
 ) -> Result<Vec<Document>> {
-    let Some((last, body)) = pipeline.split_last() else {
+    let Some((_, body)) = pipeline.split_last() else {
         return Ok(Vec::new());
     };
     for stage in body {
@@ -723,7 +725,30 @@ pub(super) fn aggregate_write(
             ));
         }
     }
-    let docs = aggregate(cat, db, coll, body, opts, now)?;
+    aggregate(cat, db, coll, body, opts, now)
+}
+
+/// The write part: apply the last stage (`$out`/`$merge`) to `docs`.
+pub(super) fn aggregate_write_output(
+    cat: &mut Catalog,
+    db: &str,
+    pipeline: &[Document],
+    docs: Vec<Document>,
+    now: bson::DateTime,
+) -> Result<Vec<Document>> {
+    let Some(last) = pipeline.last() else {
+        return Ok(Vec::new());
+    };
+    write_last_stage(cat, db, last, docs, now)
+}
+
+fn write_last_stage(
+    cat: &mut Catalog,
+    db: &str,
+    last: &Document,
+    docs: Vec<Document>,
+    now: bson::DateTime,
+) -> Result<Vec<Document>> {
     if let Some(target) = last.get("$out") {
         let (tdb, tcoll) = match target {
             Bson::String(s) => (db.to_string(), s.clone()),

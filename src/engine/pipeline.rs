@@ -333,7 +333,16 @@ impl Pipeline {
     ) -> Result<Vec<Document>> {
         let ctx = Ctx { source, vars };
         let mut docs = input;
-        for stage in self.parsed.get(range).unwrap_or_default() {
+        let stages = self.parsed.get(range).unwrap_or_default();
+        for (i, stage) in stages.iter().enumerate() {
+            super::limits::check_now()?;
+            // A `$sort` buffers its whole input (unless a `$limit` follows,
+            // which mongod turns into a bounded top-k).
+            if matches!(stage, Stage::Sort(_))
+                && !matches!(stages.get(i + 1), Some(Stage::Limit(_)))
+            {
+                sort_memory_check(&docs)?;
+            }
             docs = run_stage(stage, docs, &ctx)?;
         }
         Ok(docs)
@@ -608,6 +617,38 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
     })
 }
 
+/// mongod's blocking-sort memory limit for an aggregate `$sort`.
+fn sort_memory_check(docs: &[Document]) -> Result<()> {
+    if super::limits::allow_disk_use() {
+        return Ok(());
+    }
+    let limit = super::limits::SORT_MEMORY.get();
+    let mut bytes = 0u64;
+    for d in docs {
+        super::limits::checkpoint()?;
+        bytes += d
+            .iter()
+            .map(|(k, v)| k.len() as u64 + 2 + super::limits::approx_size(v))
+            .sum::<u64>()
+            + 5;
+        if bytes > limit {
+            return Err(super::limits::blocking_stage_too_big(&format!(
+                "Sort exceeded memory limit of {limit} bytes, but did not opt in to external sorting."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The output of a stage that nests its input deeper (`$group`'s `$push`,
+/// `$lookup`'s `as`, `$facet`) must still fit in BSON's depth.
+fn depth_checked(docs: Vec<Document>) -> Result<Vec<Document>> {
+    for d in &docs {
+        super::limits::check_output_depth(d)?;
+    }
+    Ok(docs)
+}
+
 fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
     Ok(match stage {
         Stage::Match(spec, filter) => {
@@ -621,6 +662,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             };
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
+                super::limits::checkpoint()?;
                 if filter.matches(&d, ctx.vars)? {
                     out.push(d);
                 }
@@ -629,17 +671,20 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
         }
         Stage::Project(p) => docs
             .iter()
-            .map(|d| p.apply(d, ctx.vars))
+            .map(|d| super::limits::checkpoint().and_then(|()| p.apply(d, ctx.vars)))
             .collect::<Result<_>>()?,
         Stage::AddFields(a) => docs
             .iter()
-            .map(|d| a.apply(d, ctx.vars))
+            .map(|d| super::limits::checkpoint().and_then(|()| a.apply(d, ctx.vars)))
             .collect::<Result<_>>()?,
         Stage::ReplaceRoot(e, what) => {
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
                 match e.eval(&d, ctx.vars)? {
-                    Some(Bson::Document(nd)) => out.push(nd),
+                    Some(Bson::Document(nd)) => {
+                        super::limits::check_output_depth(&nd)?;
+                        out.push(nd)
+                    }
                     other => {
                         let (shown, ty) = match &other {
                             Some(v) => (v.to_string(), value::type_alias(v)),
@@ -663,7 +708,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
             out
         }
-        Stage::Group(g) => g.run(docs, ctx)?,
+        Stage::Group(g) => depth_checked(g.run(docs, ctx)?)?,
         Stage::Sort(spec) => {
             let mut docs = docs;
             let coll = ctx.collation();
@@ -684,10 +729,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
         }
         Stage::SortByCount(e) => group::sort_by_count(e, docs, ctx)?,
-        Stage::Bucket(b) => b.run(docs, ctx)?,
-        Stage::BucketAuto(b) => b.run(docs, ctx)?,
-        Stage::Lookup(l) => l.run(docs, ctx)?,
-        Stage::GraphLookup(g) => g.run(docs, ctx)?,
+        Stage::Bucket(b) => depth_checked(b.run(docs, ctx)?)?,
+        Stage::BucketAuto(b) => depth_checked(b.run(docs, ctx)?)?,
+        Stage::Lookup(l) => depth_checked(l.run(docs, ctx)?)?,
+        Stage::GraphLookup(g) => depth_checked(g.run(docs, ctx)?)?,
         Stage::UnionWith(u) => u.run(docs, ctx)?,
         Stage::Facet(facets) => {
             let mut out = Document::new();
@@ -698,7 +743,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
                     r.into_iter().map(Bson::Document).collect::<Vec<_>>(),
                 );
             }
-            vec![out]
+            depth_checked(vec![out])?
         }
         Stage::Sample(n) => {
             let mut docs = docs;

@@ -165,6 +165,7 @@ fn truthy(v: &Bson) -> bool {
 
 impl ParseCtx {
     fn element(&mut self, tree: &mut Tree, name: &str, v: &Bson, top: bool) -> Result<()> {
+        super::limits::check_field_path(name)?;
         let positional = name.ends_with(".$");
         if name.contains(".$.") {
             return Err(EngineError::new(

@@ -33,6 +33,7 @@ impl SortSpec {
                     "FieldPath cannot be constructed with empty string",
                 ));
             }
+            super::limits::check_field_path(path)?;
             if let Bson::Document(d) = v {
                 if d.get("$meta").is_some() {
                     return Err(EngineError::not_implemented("$meta sort"));

@@ -410,6 +410,7 @@ fn split_path(path: &str) -> Result<Vec<&str>> {
             "An empty update path is not valid.",
         ));
     }
+    super::limits::check_update_path(path)?;
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(EngineError::new(

@@ -112,6 +112,11 @@ pub fn install_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            // A panic inside an embedded server's command becomes that
+            // command's error reply: the workbench goes on, screen untouched.
+            if crate::wire::cmd::panic_will_be_caught() {
+                return;
+            }
             if !active() {
                 previous(info);
                 return;

@@ -24,7 +24,7 @@ use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 
 use super::cursor::CursorTable;
 use super::frame::OpMsg;
-use crate::engine::{Engine, EngineError, ErrorCode, Result};
+use crate::engine::{Engine, EngineError, ErrorCode, Result, limits};
 
 /// What a connection brings to every command it runs.
 #[derive(Debug, Clone)]
@@ -39,6 +39,8 @@ pub struct Session {
     /// The server's own address on this connection, for explain's
     /// `serverInfo`.
     pub local: Option<SocketAddr>,
+    /// Says whether the client has gone, so that its running command stops.
+    pub client_gone: Option<limits::Probe>,
 }
 
 /// What a command may touch while it runs.
@@ -80,6 +82,12 @@ impl CommandDoc {
     /// Assemble a command from an OP_MSG: the body, `$db`, and the
     /// document sequences merged under their identifiers.
     pub fn from_msg(msg: OpMsg) -> Result<Self> {
+        limits::check_request_depth(&msg.body)?;
+        for seq in &msg.sequences {
+            for d in &seq.documents {
+                limits::check_request_depth(d)?;
+            }
+        }
         let is_insert = first_key(&msg.body) == Some("insert");
         let mut body = Document::new();
         let mut raw_documents = None;
@@ -143,22 +151,57 @@ impl CommandDoc {
         })
     }
 
-    /// Assemble a command from an OP_QUERY on `<db>.$cmd`; `None` if the
-    /// namespace is not a command namespace.
-    pub fn from_query(full_collection_name: &str, query: Document) -> Option<Self> {
-        let db = full_collection_name.strip_suffix(".$cmd")?;
+    /// Assemble a command from an OP_QUERY on `<db>.$cmd`. As mongod 7.0,
+    /// only the handshake (`hello`, `isMaster`) and the few commands old
+    /// drivers still send that way are accepted; anything else is error 352
+    /// `UnsupportedOpQueryCommand`.
+    pub fn from_query(full_collection_name: &str, query: &RawDocument) -> Result<Self> {
+        let Some(db) = full_collection_name.strip_suffix(".$cmd") else {
+            return Err(EngineError::new(
+                ErrorCode::UNSUPPORTED_OP_QUERY_COMMAND,
+                format!(
+                    "Unsupported OP_QUERY command on '{full_collection_name}': only commands on <db>.$cmd are supported; use OP_MSG"
+                ),
+            ));
+        };
+        limits::check_request_depth(query)?;
+        let query = Document::try_from(query).map_err(|e| EngineError::bad_value(e.to_string()))?;
         // Legacy clients may wrap the command with read preference.
         let body = match query.get("$query") {
             Some(Bson::Document(inner)) => inner.clone(),
             _ => query,
         };
-        Some(Self {
+        let name = body.keys().next().map(String::as_str).unwrap_or("");
+        if !OP_QUERY_COMMANDS.contains(&name) {
+            return Err(EngineError::new(
+                ErrorCode::UNSUPPORTED_OP_QUERY_COMMAND,
+                format!(
+                    "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal"
+                ),
+            ));
+        }
+        Ok(Self {
             db: db.to_string(),
             body,
             raw_documents: None,
         })
     }
 }
+
+/// The commands mongod 7.0 still accepts over OP_QUERY (its
+/// `checkAllowedOpQueryCommand`: the handshake, plus the deprecated ones old
+/// drivers send).
+const OP_QUERY_COMMANDS: [&str; 9] = [
+    "hello",
+    "isMaster",
+    "ismaster",
+    "_isSelf",
+    "authenticate",
+    "buildinfo",
+    "buildInfo",
+    "saslContinue",
+    "saslStart",
+];
 
 fn first_key(doc: &RawDocument) -> Option<&str> {
     doc.into_iter().next()?.ok().map(|(k, _)| k)
@@ -171,6 +214,7 @@ pub enum Command {
     BuildInfo,
     Ping,
     GetParameter(admin::GetParameter),
+    SetParameter(admin::SetParameter),
     GetLog(admin::GetLog),
     ConnectionStatus,
     WhatsMyUri,
@@ -224,6 +268,7 @@ impl Command {
             "buildInfo" | "buildinfo" => Command::BuildInfo,
             "ping" => Command::Ping,
             "getParameter" => Command::GetParameter(admin::GetParameter::parse(&cmd)),
+            "setParameter" => Command::SetParameter(admin::SetParameter::parse(&cmd)?),
             "getLog" => Command::GetLog(admin::GetLog::parse(&cmd)?),
             "connectionStatus" => Command::ConnectionStatus,
             "whatsmyuri" => Command::WhatsMyUri,
@@ -271,6 +316,7 @@ impl Command {
             Command::BuildInfo => raw(admin::build_info()),
             Command::Ping | Command::EndSessions => raw(Document::new()),
             Command::GetParameter(c) => raw(c.apply()),
+            Command::SetParameter(c) => raw(c.apply()),
             Command::GetLog(c) => raw(c.apply()),
             Command::ConnectionStatus => raw(admin::connection_status()),
             Command::WhatsMyUri => raw(admin::whatsmyuri(ctx)),
@@ -278,7 +324,7 @@ impl Command {
             Command::ListCollections(c) => c.apply(ctx),
             Command::Create(c) => raw(c.apply(ctx)?),
             Command::Drop(c) => raw(c.apply(ctx)?),
-            Command::DropDatabase(c) => raw(c.apply(ctx)),
+            Command::DropDatabase(c) => raw(c.apply(ctx)?),
             Command::RenameCollection(c) => raw(c.apply(ctx)?),
             Command::DbStats(c) => raw(c.apply(ctx)?),
             Command::CollStats(c) => raw(c.apply(ctx)?),
@@ -330,7 +376,11 @@ pub fn error_reply(err: &EngineError) -> Document {
 }
 
 /// Parse and run one command, producing the full reply (`ok` included).
-/// Never fails: errors become error replies.
+/// Never fails: errors become error replies, and so does a panic inside the
+/// command (as `InternalError`, 1), so that one broken command costs neither
+/// the connection nor the server. Writes compute everything before applying
+/// anything and the catalog lock (parking_lot) is not poisoned by a panic,
+/// so a command that panics leaves no half-written state behind.
 pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
     // With the database profiler on, measure the operation and record it in
     // `system.profile` (never the profiler's own reads of it).
@@ -370,7 +420,91 @@ pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
 }
 
 fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
-    let outcome = cmd.and_then(|cmd| {
+    let op = match &cmd {
+        Ok(c) => operation(c, session),
+        Err(_) => Ok(limits::Operation::default()),
+    };
+    let outcome = op.and_then(|op| limits::run_as(op, || guarded(|| run_command(cmd, session))));
+    reply_of(outcome)
+}
+
+/// The bounds of one command: its `maxTimeMS` (checked as mongod's
+/// `parseMaxTimeMS`), `allowDiskUse`, and the connection's cancel flag.
+fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
+    let started = std::time::Instant::now();
+    let deadline = match cmd.body.get("maxTimeMS") {
+        None | Some(Bson::Null) => None,
+        Some(v) => {
+            let ms = match v {
+                Bson::Int32(i) => i64::from(*i),
+                Bson::Int64(i) => *i,
+                Bson::Double(d) if d.fract() != 0.0 => {
+                    return Err(EngineError::bad_value("maxTimeMS has non-integral value"));
+                }
+                Bson::Double(d) if d.is_finite() => *d as i64,
+                Bson::Double(_) => return Err(EngineError::bad_value("maxTimeMS out of range")),
+                _ => return Err(EngineError::bad_value("maxTimeMS must be a number")),
+            };
+            if !(0..=i64::from(i32::MAX)).contains(&ms) {
+                return Err(EngineError::bad_value("maxTimeMS out of range"));
+            }
+            // The engine's cursors are never tailable (awaitData).
+            if cmd.body.keys().next().map(String::as_str) == Some("getMore") {
+                return Err(EngineError::bad_value(
+                    "cannot set maxTimeMS on getMore command for a non-awaitData cursor",
+                ));
+            }
+            // 0 means no limit.
+            (ms > 0).then(|| started + std::time::Duration::from_millis(ms as u64))
+        }
+    };
+    let allow_disk_use = match cmd.body.get("allowDiskUse") {
+        Some(Bson::Boolean(b)) => Some(*b),
+        _ => None,
+    };
+    Ok(limits::Operation {
+        deadline,
+        client_gone: session.client_gone.clone(),
+        allow_disk_use,
+    })
+}
+
+thread_local! {
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread right now happens inside a command and
+/// will become that command's `InternalError` reply: a process-wide panic
+/// hook (the TUI's, which restores the terminal) can leave such panics
+/// alone.
+pub fn panic_will_be_caught() -> bool {
+    GUARDED.with(std::cell::Cell::get)
+}
+
+/// Run `f`, turning a panic into `InternalError`.
+fn guarded(f: impl FnOnce() -> Result<RawDocumentBuf>) -> Result<RawDocumentBuf> {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            GUARDED.with(|g| g.set(self.0));
+        }
+    }
+    let _reset = Reset(GUARDED.with(|g| g.replace(true)));
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        Err(EngineError::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("internal error while running the command: {what}"),
+        ))
+    })
+}
+
+fn run_command(cmd: Result<CommandDoc>, session: &Session) -> Result<RawDocumentBuf> {
+    cmd.and_then(|cmd| {
         // Cloned because `from_doc` consumes the command.
         let db = cmd.db.clone();
         let ctx = Context {
@@ -382,7 +516,10 @@ fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocument
             db: &db,
         };
         Command::from_doc(cmd).and_then(|c| c.apply(&ctx))
-    });
+    })
+}
+
+fn reply_of(outcome: Result<RawDocumentBuf>) -> RawDocumentBuf {
     match outcome {
         Ok(mut reply) => {
             reply.append("ok", 1.0);
@@ -413,6 +550,7 @@ mod tests {
             connection_id: 7,
             peer: None,
             local: None,
+            client_gone: None,
         }
     }
 
@@ -450,15 +588,47 @@ mod tests {
     }
 
     #[test]
+    fn a_panicking_command_becomes_internal_error() {
+        assert!(!panic_will_be_caught());
+        let reply = reply_of(guarded(|| {
+            assert!(panic_will_be_caught());
+            panic!("boom")
+        }));
+        assert!(!panic_will_be_caught());
+        let reply = reply.to_document().unwrap();
+        assert_eq!(reply.get_f64("ok").unwrap(), 0.0);
+        assert_eq!(reply.get_i32("code").unwrap(), 1);
+        assert_eq!(reply.get_str("codeName").unwrap(), "InternalError");
+        assert!(reply.get_str("errmsg").unwrap().contains("boom"));
+        // The session still runs commands afterwards.
+        assert_eq!(run(doc! {"ping": 1}).get_f64("ok").unwrap(), 1.0);
+    }
+
+    #[test]
     fn op_query_unwraps_dollar_query() {
-        let cmd = CommandDoc::from_query(
-            "admin.$cmd",
-            doc! {"$query": {"ismaster": 1}, "$readPreference": {"mode": "primary"}},
-        )
-        .unwrap();
+        let query =
+            bson::rawdoc! {"$query": {"ismaster": 1}, "$readPreference": {"mode": "primary"}};
+        let cmd = CommandDoc::from_query("admin.$cmd", &query).unwrap();
         assert_eq!(cmd.db, "admin");
         assert_eq!(cmd.body, doc! {"ismaster": 1});
-        assert!(CommandDoc::from_query("admin.users", doc! {}).is_none());
+        let err = CommandDoc::from_query("admin.users", &bson::rawdoc! {}).unwrap_err();
+        assert_eq!(err.code.code(), 352);
+    }
+
+    #[test]
+    fn op_query_accepts_only_the_handshake() {
+        let err = CommandDoc::from_query("admin.$cmd", &bson::rawdoc! {"ping": 1}).unwrap_err();
+        assert_eq!(err.code.code(), 352);
+        assert_eq!(err.code_name(), "UnsupportedOpQueryCommand");
+        assert!(
+            err.message
+                .starts_with("Unsupported OP_QUERY command: ping.")
+        );
+        let err = CommandDoc::from_query("t.$cmd", &bson::rawdoc! {"find": "c", "filter": {}})
+            .unwrap_err();
+        assert_eq!(err.code.code(), 352);
+        assert!(CommandDoc::from_query("admin.$cmd", &bson::rawdoc! {"hello": 1}).is_ok());
+        assert!(CommandDoc::from_query("admin.$cmd", &bson::rawdoc! {"buildinfo": 1}).is_ok());
     }
 
     #[test]

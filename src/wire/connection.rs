@@ -35,6 +35,29 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A probe that tells whether the client has closed its end or reset
+    /// the connection, without reading what it may have sent: it peeks at a
+    /// duplicate of the socket, which tokio keeps non-blocking, so a live
+    /// idle client answers "would block" at once.
+    pub fn disconnect_probe(&self) -> Option<crate::engine::limits::Probe> {
+        use std::os::fd::AsFd;
+        let fd = self.stream.as_fd().try_clone_to_owned().ok()?;
+        let socket = std::net::TcpStream::from(fd);
+        Some(crate::engine::limits::Probe(std::sync::Arc::new(
+            move || {
+                let mut byte = [0u8; 1];
+                match socket.peek(&mut byte) {
+                    Ok(0) => true,
+                    Ok(_) => false,
+                    Err(e) => !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                    ),
+                }
+            },
+        )))
+    }
+
     /// Wrap an accepted stream.
     pub fn new(stream: TcpStream) -> Self {
         // Replies are written whole; Nagle would only add delay.

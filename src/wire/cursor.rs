@@ -6,6 +6,13 @@
 //! drains it or `killCursors` drops it. Batches follow mongod's sizing: the
 //! first holds at most 101 documents unless `batchSize` says otherwise, and
 //! every batch stops before 16 MiB (but always carries one document).
+//!
+//! Parked results are bounded: a cursor idle longer than mongod's
+//! `cursorTimeoutMillis` is killed (by the monitor every minute, and
+//! whenever a cursor is opened), and at most [`MAX_OPEN_CURSORS`] cursors
+//! holding at most [`MAX_PARKED_BYTES`] between them stay open; opening one
+//! more kills the least recently used. A killed cursor answers `getMore`
+//! with 43 CursorNotFound, as mongod's do.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -19,8 +26,19 @@ use crate::engine::{EngineError, ErrorCode, Result};
 pub const DEFAULT_FIRST_BATCH: usize = 101;
 /// The most bytes of documents in one batch.
 pub const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
-/// How long an unused cursor lives, as mongod's `cursorTimeoutMillis`.
+/// How long an unused cursor lives by default, as mongod's
+/// `cursorTimeoutMillis` (`setParameter` changes
+/// `limits::CURSOR_TIMEOUT_MILLIS`).
 pub const CURSOR_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most cursors open at once on one server.
+pub const MAX_OPEN_CURSORS: usize = 10_000;
+/// The most bytes of results the open cursors may hold between them.
+pub const MAX_PARKED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The idle timeout in force.
+pub fn cursor_timeout() -> Duration {
+    Duration::from_millis(crate::engine::limits::CURSOR_TIMEOUT_MILLIS.get())
+}
 
 /// One open cursor.
 #[derive(Debug)]
@@ -28,6 +46,8 @@ struct Cursor {
     /// `db.coll`, checked against each `getMore`.
     ns: String,
     remaining: std::vec::IntoIter<Document>,
+    /// The approximate size of what it holds, for [`MAX_PARKED_BYTES`].
+    bytes: u64,
     /// For the idle timeout.
     last_used: Instant,
 }
@@ -63,6 +83,11 @@ fn fill(source: &mut std::vec::IntoIter<Document>, max_docs: Option<usize>) -> R
         };
         let raw = RawDocumentBuf::from_document(doc).map_err(internal)?;
         let len = raw.as_bytes().len();
+        // Every document a command returns fits mongod's internal BSON
+        // limit (16 MiB plus 16 KiB of headroom), or the command fails.
+        if len > crate::engine::limits::MAX_INTERNAL_OBJECT_SIZE {
+            return Err(crate::engine::limits::object_too_large(len));
+        }
         if count > 0 && bytes + len > MAX_BATCH_BYTES {
             break;
         }
@@ -107,7 +132,30 @@ impl CursorTable {
     }
 
     fn park(&self, ns: String, remaining: std::vec::IntoIter<Document>) -> i64 {
+        let bytes = remaining
+            .as_slice()
+            .iter()
+            .map(|d| {
+                d.iter()
+                    .map(|(k, v)| k.len() as u64 + 2 + crate::engine::limits::approx_size(v))
+                    .sum::<u64>()
+                    + 5
+            })
+            .sum();
         let mut cursors = self.cursors.lock();
+        let timeout = cursor_timeout();
+        cursors.retain(|_, c| c.last_used.elapsed() < timeout);
+        let mut held: u64 = cursors.values().map(|c| c.bytes).sum();
+        while !cursors.is_empty()
+            && (cursors.len() >= MAX_OPEN_CURSORS || held + bytes > MAX_PARKED_BYTES)
+        {
+            let Some((&oldest, _)) = cursors.iter().min_by_key(|(_, c)| c.last_used) else {
+                break;
+            };
+            if let Some(c) = cursors.remove(&oldest) {
+                held -= c.bytes;
+            }
+        }
         let id = loop {
             // Positive and non-zero: 0 means "exhausted" on the wire.
             let id = rand::random::<i64>() & i64::MAX;
@@ -120,6 +168,7 @@ impl CursorTable {
             Cursor {
                 ns,
                 remaining,
+                bytes,
                 last_used: Instant::now(),
             },
         );

@@ -9,7 +9,7 @@
 //! after which the connection closes (a framing error leaves the byte stream
 //! out of step, so nothing after it can be trusted).
 
-use bson::{Document, RawDocument, RawDocumentBuf};
+use bson::{RawDocument, RawDocumentBuf};
 
 /// OP_REPLY: the legacy reply, sent only in answer to an OP_QUERY.
 pub const OP_REPLY: i32 = 1;
@@ -101,7 +101,8 @@ pub struct OpQuery {
     pub full_collection_name: String,
     pub number_to_skip: i32,
     pub number_to_return: i32,
-    pub query: Document,
+    /// Kept raw until the command layer has checked its depth.
+    pub query: RawDocumentBuf,
 }
 
 /// A request message.
@@ -175,28 +176,30 @@ fn take_document<'a>(
         context,
         detail: e.to_string(),
     })?;
-    validate(raw, 0).map_err(|detail| FrameError::InvalidBson { context, detail })?;
+    validate(raw).map_err(|detail| FrameError::InvalidBson { context, detail })?;
     Ok((raw, rest))
 }
 
-/// Nesting deeper than mongod allows is refused rather than recursed into.
-const MAX_DEPTH: usize = 200;
-
 /// Walk every element once, so that nothing downstream (the engine works on
-/// raw documents) meets a malformed one.
-fn validate(doc: &RawDocument, depth: usize) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Err("document nested too deeply".into());
-    }
-    for element in doc {
+/// raw documents) meets a malformed one. Iterative, so any nesting is
+/// walked without recursion; a document nested deeper than mongod accepts is
+/// well formed and gets a command error (see `engine::limits`), not a closed
+/// connection.
+fn validate(doc: &RawDocument) -> Result<(), String> {
+    let mut stack = vec![doc.into_iter()];
+    while let Some(top) = stack.last_mut() {
+        let Some(element) = top.next() else {
+            stack.pop();
+            continue;
+        };
         let (_, value) = element.map_err(|e| e.to_string())?;
         match value {
-            bson::RawBsonRef::Document(d) => validate(d, depth + 1)?,
+            bson::RawBsonRef::Document(d) => stack.push(d.into_iter()),
             bson::RawBsonRef::Array(a) => {
                 let as_doc = RawDocument::from_bytes(a.as_bytes()).map_err(|e| e.to_string())?;
-                validate(as_doc, depth + 1)?;
+                stack.push(as_doc.into_iter());
             }
-            bson::RawBsonRef::JavaScriptCodeWithScope(c) => validate(c.scope, depth + 1)?,
+            bson::RawBsonRef::JavaScriptCodeWithScope(c) => stack.push(c.scope.into_iter()),
             _ => {}
         }
     }
@@ -292,16 +295,12 @@ fn decode_query(body: &[u8]) -> Result<OpQuery, FrameError> {
             });
         }
     }
-    let query = Document::try_from(query).map_err(|e| FrameError::InvalidBson {
-        context: "OP_QUERY query",
-        detail: e.to_string(),
-    })?;
     Ok(OpQuery {
         flags,
         full_collection_name: name.to_string(),
         number_to_skip,
         number_to_return,
-        query,
+        query: query.to_raw_document_buf(),
     })
 }
 
@@ -457,6 +456,6 @@ mod tests {
         let (req, _) = decode(&q).unwrap().unwrap();
         let Frame::Query(q) = req.frame else { panic!() };
         assert_eq!(q.full_collection_name, "admin.$cmd");
-        assert_eq!(q.query, bson::doc! {"isMaster": 1});
+        assert_eq!(q.query.to_document().unwrap(), bson::doc! {"isMaster": 1});
     }
 }

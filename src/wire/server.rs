@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 
 use super::cmd::{self, CommandDoc, Session};
 use super::connection::Connection;
-use super::cursor::{CURSOR_TIMEOUT, CursorTable};
+use super::cursor::{CursorTable, cursor_timeout};
 use super::frame::{self, Frame, Request};
 use crate::engine::Engine;
 
@@ -46,14 +46,31 @@ pub(crate) async fn accept_loop(
     mut shutdown: broadcast::Receiver<()>,
     notify: broadcast::Sender<()>,
 ) {
+    let mut backoff: Option<Duration> = None;
     loop {
         tokio::select! {
             _ = shutdown.recv() => return,
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else {
-                    // Out of file descriptors or a reset before accept: keep
-                    // serving the clients we have.
-                    continue;
+                let (stream, _) = match accepted {
+                    Ok(accepted) => {
+                        backoff = None;
+                        accepted
+                    }
+                    Err(e) => {
+                        // Out of file descriptors (the pending connection
+                        // stays in the backlog, so accept fails again at
+                        // once) or a reset before accept: keep serving the
+                        // clients we have, and wait before trying again
+                        // rather than spin.
+                        backoff = accept_backoff(backoff, &e);
+                        if let Some(wait) = backoff {
+                            tokio::select! {
+                                _ = shutdown.recv() => return,
+                                _ = tokio::time::sleep(wait) => {}
+                            }
+                        }
+                        continue;
+                    }
                 };
                 let shared = shared.clone();
                 let shutdown = notify.subscribe();
@@ -65,6 +82,32 @@ pub(crate) async fn accept_loop(
     }
 }
 
+/// The first wait after `accept` fails for lack of resources.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
+/// The longest wait between two failing `accept`s.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// How long to wait after `accept` failed with `err`, given the previous
+/// wait: nothing for a connection reset before it was accepted (the next
+/// one is unrelated), a doubling wait from 5 ms up to 1 s while the process
+/// or system is out of descriptors or memory (EMFILE, ENFILE, ENOBUFS,
+/// ENOMEM), which would otherwise fail again at once and spin a core.
+fn accept_backoff(previous: Option<Duration>, err: &std::io::Error) -> Option<Duration> {
+    const ENFILE: i32 = 23;
+    const EMFILE: i32 = 24;
+    const ENOBUFS: i32 = 105;
+    const ENOMEM: i32 = 12;
+    let exhausted = matches!(err.raw_os_error(), Some(ENFILE | EMFILE | ENOBUFS | ENOMEM))
+        || err.kind() == std::io::ErrorKind::OutOfMemory;
+    if !exhausted {
+        return None;
+    }
+    Some(match previous {
+        None => ACCEPT_BACKOFF_MIN,
+        Some(p) => (p * 2).min(ACCEPT_BACKOFF_MAX),
+    })
+}
+
 /// Serve one client until it leaves, sends garbage, or the server stops.
 async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
     let mut conn = Connection::new(stream);
@@ -74,6 +117,7 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
         connection_id: shared.next_id(),
         peer: conn.peer_addr(),
         local: conn.local_addr(),
+        client_gone: conn.disconnect_probe(),
     };
     loop {
         let request = tokio::select! {
@@ -127,19 +171,8 @@ fn respond(shared: &Shared, session: &Session, request: Request) -> Option<Vec<u
             (!quiet).then(|| frame::encode_msg(shared.next_id(), request_id, &reply))
         }
         Frame::Query(query) => {
-            let reply = match CommandDoc::from_query(&query.full_collection_name, query.query) {
-                Some(cmd) => cmd::execute(Ok(cmd), session),
-                None => cmd::execute(
-                    Err(crate::engine::EngineError::new(
-                        crate::engine::ErrorCode(352),
-                        format!(
-                            "Unsupported OP_QUERY command on '{}': only commands on <db>.$cmd are supported; use OP_MSG",
-                            query.full_collection_name
-                        ),
-                    )),
-                    session,
-                ),
-            };
+            let cmd = CommandDoc::from_query(&query.full_collection_name, &query.query);
+            let reply = cmd::execute(cmd, session);
             Some(frame::encode_reply(shared.next_id(), request_id, &reply))
         }
     }
@@ -158,7 +191,7 @@ pub(crate) async fn ttl_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Re
             _ = ticks.tick() => {
                 let engine = shared.engine.clone();
                 engine.expire_ttl(engine.now());
-                shared.cursors.reap_idle(CURSOR_TIMEOUT);
+                shared.cursors.reap_idle(cursor_timeout());
             }
         }
     }
@@ -183,5 +216,29 @@ pub(crate) fn check_loopback(addr: SocketAddr) -> std::io::Result<()> {
             std::io::ErrorKind::PermissionDenied,
             format!("the embedded engine listens on loopback only, not {addr}"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn accept_backs_off_when_out_of_descriptors() {
+        let emfile = std::io::Error::from_raw_os_error(24);
+        let mut wait = None;
+        let mut waits = Vec::new();
+        for _ in 0..12 {
+            wait = accept_backoff(wait, &emfile);
+            waits.push(wait.unwrap());
+        }
+        assert_eq!(waits[0], ACCEPT_BACKOFF_MIN);
+        assert_eq!(waits[1], ACCEPT_BACKOFF_MIN * 2);
+        assert_eq!(*waits.last().unwrap(), ACCEPT_BACKOFF_MAX);
+        assert!(waits.windows(2).all(|w| w[0] <= w[1]));
+        // A connection reset before accept is no reason to wait.
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionAborted);
+        assert_eq!(accept_backoff(wait, &reset), None);
     }
 }

@@ -10,9 +10,6 @@ use crate::engine::error::{EngineError, ErrorCode, Result};
 use crate::engine::sort::SortSpec;
 use crate::engine::value::bson_size;
 
-/// mongod's `internalQueryMaxBlockingSortMemoryUsageBytes`.
-pub const MEM_LIMIT: u64 = 100 * 1024 * 1024;
-
 pub struct Sort<'a> {
     child: BoxStage<'a>,
     spec: SortSpec,
@@ -80,11 +77,12 @@ impl<'a> Sort<'a> {
                 {
                     self.order(ctx);
                 }
-                if self.bytes > MEM_LIMIT {
+                let limit = crate::engine::limits::SORT_MEMORY.get();
+                if self.bytes > limit && !crate::engine::limits::allow_disk_use() {
                     return Err(EngineError::new(
                         ErrorCode::QUERY_EXCEEDED_MEMORY_LIMIT,
                         format!(
-                            "Executor error during find command :: caused by :: Sort exceeded memory limit of {MEM_LIMIT} bytes, but did not opt in to external sorting."
+                            "Executor error during find command :: caused by :: Sort exceeded memory limit of {limit} bytes, but did not opt in to external sorting."
                         ),
                     ));
                 }
@@ -113,7 +111,7 @@ impl<'a> Stage<'a> for Sort<'a> {
     }
 
     fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
-        let mut fields = doc! {"sortPattern": self.pattern.clone(), "memLimit": MEM_LIMIT as i64};
+        let mut fields = doc! {"sortPattern": self.pattern.clone(), "memLimit": crate::engine::limits::SORT_MEMORY.get() as i64};
         if let Some(l) = self.limit {
             fields.insert("limitAmount", l as i64);
         }

@@ -348,18 +348,22 @@ fn range(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     if step == 0 {
         return Err(err(34449, "$range requires a non-zero step value"));
     }
-    // mongod refuses ranges that would take more than 64 MiB; the engine
-    // applies the same bound (counted in elements) so that a stray
-    // `$range: [0, 2147483647]` cannot exhaust memory.
+    // mongod refuses ranges whose values would take more than
+    // `internalQueryMaxRangeBytes` (100 MB, 16 bytes a value), so that a
+    // stray `$range: [0, 2147483647]` cannot exhaust memory.
     let count = if step > 0 {
         (end - start).max(0) / step + i64::from((end - start).max(0) % step != 0)
     } else {
         (start - end).max(0) / -step + i64::from((start - end).max(0) % -step != 0)
     };
-    if count > 4 * 1024 * 1024 {
-        return Err(err(
-            5804807,
-            "$range would use too much memory and cannot spill to disk",
+    let needed = 24 + count.max(0) as u64 * 16;
+    let limit = crate::engine::limits::RANGE_BYTES.get();
+    if needed >= limit {
+        return Err(crate::engine::error::EngineError::new(
+            crate::engine::error::ErrorCode::EXCEEDED_MEMORY_LIMIT,
+            format!(
+                "$range would use too much memory ({needed} bytes) and cannot spill to disk. Memory limit: {limit} bytes"
+            ),
         ));
     }
     let mut out = Vec::with_capacity(count as usize);

@@ -30,9 +30,32 @@ fn coerce(_op: &str, v: &Option<Bson>) -> Result<String> {
     }
 }
 
+/// mongod's 16 MiB limit on a string built by an expression (its
+/// `RCString::create`, error 16493).
+pub(super) fn check_string_len(len: usize) -> Result<()> {
+    if len >= crate::engine::limits::MAX_STRING_BYTES {
+        return Err(err(16493, "Tried to create string longer than 16MB"));
+    }
+    Ok(())
+}
+
 pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson>>> {
     Some(match op {
         "$concat" => {
+            // Sized first, so that a string over mongod's limit is refused
+            // before it is built.
+            let total: usize = vals
+                .iter()
+                .map(|v| match v {
+                    Some(Bson::String(s)) => s.len(),
+                    _ => 0,
+                })
+                .sum();
+            if let Err(e) = check_string_len(total)
+                && vals.iter().all(|v| matches!(v, Some(Bson::String(_))))
+            {
+                return Some(Err(e));
+            }
             let mut out = String::new();
             for v in vals {
                 match v {
@@ -57,11 +80,20 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
         "$substr" | "$substrBytes" => substr_bytes(op, vals),
         "$substrCP" => substr_cp(vals),
         "$strLenCP" | "$strLenBytes" => match &vals[0] {
-            Some(Bson::String(s)) => Ok(Some(Bson::Int32(if op == "$strLenCP" {
-                s.chars().count()
-            } else {
-                s.len()
-            } as i32))),
+            Some(Bson::String(s)) => {
+                let n = if op == "$strLenCP" {
+                    s.chars().count()
+                } else {
+                    s.len()
+                };
+                match i32::try_from(n) {
+                    Ok(n) => Ok(Some(Bson::Int32(n))),
+                    Err(_) => Err(err(
+                        if op == "$strLenCP" { 34472 } else { 34470 },
+                        "string length could not be represented as an int.",
+                    )),
+                }
+            }
             other => Err(err(
                 if op == "$strLenCP" { 34471 } else { 34473 },
                 format!(
@@ -481,6 +513,21 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     }
                 }
             }
+            let hits = if strs[1].is_empty() {
+                strs[0].chars().count() + 1
+            } else {
+                strs[0].matches(strs[1].as_str()).count()
+            };
+            let hits = if op == "$replaceOne" {
+                hits.min(1)
+            } else {
+                hits
+            };
+            let len = strs[0]
+                .len()
+                .saturating_sub(hits.saturating_mul(strs[1].len()))
+                .saturating_add(hits.saturating_mul(strs[2].len()));
+            check_string_len(len)?;
             let out = if op == "$replaceOne" {
                 strs[0].replacen(strs[1].as_str(), &strs[2], 1)
             } else {

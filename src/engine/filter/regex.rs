@@ -3,6 +3,11 @@
 //! mongod uses PCRE. Most patterns are also valid for the linear-time
 //! `regex` crate; those that need backreferences or lookaround fall back to
 //! `fancy-regex`, so what a learner copies from the manual still works.
+//!
+//! The backtracking engine runs within a step budget
+//! ([`BACKTRACK_LIMIT`]); a pattern that exhausts it is an error naming the
+//! pattern (mongod's 51156), never a silent non-match, and the running
+//! operation's `maxTimeMS` is checked after every such match.
 
 use bson::Bson;
 
@@ -12,6 +17,10 @@ use crate::engine::error::{EngineError, ErrorCode, Result};
 /// longer patterns fail to compile (51091 in a query, 51111 in an
 /// expression).
 pub const MAX_REGEX_PATTERN_BYTES: usize = 32_764;
+
+/// Backtracking steps one match may take (fancy-regex's counter; PCRE's
+/// match limit plays this part in mongod).
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
 
 #[derive(Debug, Clone)]
 enum Compiled {
@@ -66,7 +75,10 @@ impl Pattern {
         };
         let compiled = match regex::Regex::new(&full) {
             Ok(r) => Compiled::Linear(r),
-            Err(first) => match fancy_regex::Regex::new(&full) {
+            Err(first) => match fancy_regex::RegexBuilder::new(&full)
+                .backtrack_limit(BACKTRACK_LIMIT)
+                .build()
+            {
                 Ok(r) => Compiled::Backtracking(Box::new(r)),
                 Err(_) => {
                     return Err(EngineError::new(
@@ -83,13 +95,35 @@ impl Pattern {
         })
     }
 
-    /// Whether the pattern occurs in `text`. A backtracking pattern that
-    /// exhausts its step budget counts as no match rather than an error.
-    pub(crate) fn is_match(&self, text: &str) -> bool {
+    /// Whether the pattern occurs in `text`; an error when a backtracking
+    /// pattern exhausts its step budget (or the operation its time).
+    pub(crate) fn try_match(&self, text: &str) -> Result<bool> {
         match &self.compiled {
-            Compiled::Linear(r) => r.is_match(text),
-            Compiled::Backtracking(r) => r.is_match(text).unwrap_or(false),
+            Compiled::Linear(r) => Ok(r.is_match(text)),
+            Compiled::Backtracking(r) => {
+                let result = r.is_match(text);
+                crate::engine::limits::check_now()?;
+                result.map_err(|e| {
+                    EngineError::new(
+                        ErrorCode(51156),
+                        format!(
+                            "Error occurred while executing the regular expression /{}/{}. Result code: {e}",
+                            self.pattern, self.options
+                        ),
+                    )
+                })
+            }
         }
+    }
+
+    /// [`Pattern::try_match`] where no error can be returned: the error is
+    /// raised for the filter's entry point to report, and the value counts
+    /// as not matching meanwhile.
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        self.try_match(text).unwrap_or_else(|e| {
+            crate::engine::limits::raise(e);
+            false
+        })
     }
 
     /// mongod's regex predicate on one value: strings and symbols are
@@ -134,5 +168,23 @@ mod tests {
         assert!(p.is_match("xaa"));
         assert!(!p.is_match("xab"));
         assert!(Pattern::new("(", "").is_err());
+    }
+
+    #[test]
+    fn an_exhausted_budget_is_an_error_naming_the_pattern() {
+        // Catastrophic backtracking: needs the backtracking engine
+        // (a backreference) and fails only after trying every split.
+        let p = Pattern::new(r"^(a|a)*\1b$", "").unwrap();
+        let text = "a".repeat(64);
+        let err = p.try_match(&text).unwrap_err();
+        assert_eq!(err.code, ErrorCode(51156));
+        assert!(err.message.contains(r"/^(a|a)*\1b$/"), "{}", err.message);
+        // Through a filter, the error reaches the caller.
+        assert!(!p.is_match(&text));
+        assert_eq!(
+            crate::engine::limits::take_pending().unwrap_err().code,
+            ErrorCode(51156)
+        );
+        assert!(crate::engine::limits::take_pending().is_ok());
     }
 }

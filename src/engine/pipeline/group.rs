@@ -13,6 +13,7 @@ use super::Ctx;
 use crate::engine::collation::Collation;
 use crate::engine::error::Result;
 use crate::engine::expr::{Expr, Num, Vars, add_values, err, merge_objects, type_name};
+use crate::engine::limits;
 use crate::engine::sort::SortSpec;
 use crate::engine::value;
 
@@ -198,6 +199,9 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
 #[derive(Debug, Default, Clone)]
 struct Collected {
     values: Vec<Option<Bson>>,
+    /// The memory mongod would count for this accumulator: the values a
+    /// `$push`, `$addToSet` or n-accumulator keeps.
+    bytes: u64,
     /// For `$top`/`$bottom`: the document each value came from.
     docs: Vec<Document>,
     n: Option<Bson>,
@@ -213,6 +217,19 @@ impl Acc {
             && let Some(n) = &self.n
         {
             state.n = n.eval(doc, vars)?;
+        }
+        if let Some(value) = &v {
+            let keeps = match self.op {
+                AccOp::Push => Some(("$push", &limits::PUSH_BYTES)),
+                AccOp::AddToSet => Some(("$addToSet", &limits::ADD_TO_SET_BYTES)),
+                _ => None,
+            };
+            if let Some((name, limit)) = keeps {
+                state.bytes += limits::approx_size(value);
+                if state.bytes > limit.get() {
+                    return Err(limits::accumulator_too_big(name, limit.get()));
+                }
+            }
         }
         state.values.push(v);
         Ok(())
@@ -406,11 +423,30 @@ fn group_docs(
 ) -> Result<Vec<(Bson, Document)>> {
     let coll = ctx.collation();
     let mut groups = Groups::new();
+    // mongod's `$group` memory: every group's key plus what its
+    // accumulators keep, bounded unless the client allowed disk use.
+    let limit = limits::GROUP_MEMORY.get();
+    let bounded = !limits::allow_disk_use();
+    let mut memory = 0u64;
     for d in docs {
+        limits::checkpoint()?;
         let k = key(d)?;
+        let key_size = limits::approx_size(&k);
+        let before = groups.keys.len();
         let slot = groups.slot(k, accs.len(), coll);
+        if groups.keys.len() > before {
+            memory += key_size;
+        }
         for (i, (_, acc)) in accs.iter().enumerate() {
-            acc.collect(&mut groups.states[slot][i], d, ctx.vars)?;
+            let state = &mut groups.states[slot][i];
+            let had = state.bytes;
+            acc.collect(state, d, ctx.vars)?;
+            memory += state.bytes - had;
+        }
+        if bounded && memory > limit {
+            return Err(limits::blocking_stage_too_big(
+                "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.",
+            ));
         }
     }
     let mut out = Vec::with_capacity(groups.keys.len());

@@ -286,6 +286,13 @@ impl GraphLookup {
             let mut seen_ids: Vec<Bson> = Vec::new();
             let mut found: Vec<Bson> = Vec::new();
             let mut depth = 0i64;
+            // mongod's `maxMemoryUsageBytes`: what the search has visited
+            // plus its frontier, for this input document.
+            let limit = crate::engine::limits::GRAPH_LOOKUP_MEMORY.get();
+            let mut used: u64 = frontier
+                .iter()
+                .map(crate::engine::limits::approx_size)
+                .sum();
             while !frontier.is_empty() {
                 frontier.retain(|v| !queried.iter().any(|q| value::values_equal(q, v, coll)));
                 if frontier.is_empty() {
@@ -297,6 +304,7 @@ impl GraphLookup {
                         .docs_matching_any(&self.from, &self.connect_to, &frontier, coll)?;
                 let mut next = Vec::new();
                 for m in matches {
+                    crate::engine::limits::checkpoint()?;
                     if let Some(f) = &restrict
                         && !f.matches(&m, ctx.vars)?
                     {
@@ -306,13 +314,27 @@ impl GraphLookup {
                     if seen_ids.iter().any(|s| value::values_equal(s, &id, coll)) {
                         continue;
                     }
+                    used += crate::engine::limits::approx_size(&id);
                     seen_ids.push(id);
-                    next.extend(expanded_values(&m, &from_parts));
+                    let values = expanded_values(&m, &from_parts);
+                    used += values
+                        .iter()
+                        .map(crate::engine::limits::approx_size)
+                        .sum::<u64>();
+                    next.extend(values);
                     let mut m = m;
                     if let Some(df) = &self.depth_field {
                         set_dotted(&mut m, df, Bson::Int64(depth));
                     }
-                    found.push(Bson::Document(m));
+                    let m = Bson::Document(m);
+                    used += crate::engine::limits::approx_size(&m);
+                    if used >= limit {
+                        return Err(err(
+                            40099,
+                            "$graphLookup reached maximum memory consumption",
+                        ));
+                    }
+                    found.push(m);
                 }
                 if self.max_depth.is_some_and(|max| depth >= max) {
                     break;

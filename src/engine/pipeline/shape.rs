@@ -58,6 +58,7 @@ fn insert_path(
 }
 
 fn check_field(name: &str, stage: &str) -> Result<()> {
+    crate::engine::limits::check_field_path(name)?;
     if name.is_empty() {
         return Err(err(
             40352,
@@ -240,11 +241,13 @@ impl Projection {
     }
 
     pub(super) fn apply(&self, doc: &Document, vars: &Vars) -> Result<Document> {
-        if self.inclusion {
-            include(&self.tree, doc, doc, vars)
+        let out = if self.inclusion {
+            include(&self.tree, doc, doc, vars)?
         } else {
-            Ok(exclude(&self.tree, doc))
-        }
+            exclude(&self.tree, doc)
+        };
+        crate::engine::limits::check_output_depth(&out)?;
+        Ok(out)
     }
 }
 
@@ -388,7 +391,9 @@ impl AddFields {
     }
 
     pub(super) fn apply(&self, doc: &Document, vars: &Vars) -> Result<Document> {
-        add(&self.tree, doc, doc, vars)
+        let out = add(&self.tree, doc, doc, vars)?;
+        crate::engine::limits::check_output_depth(&out)?;
+        Ok(out)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Handshake and diagnostic commands: `hello`/`isMaster`, `buildInfo`,
-//! `ping`, `getParameter`, `getLog`, `connectionStatus`, `whatsmyuri`.
+//! `ping`, `getParameter`, `setParameter`, `getLog`, `connectionStatus`,
+//! `whatsmyuri`.
 //!
 //! The hello reply describes a standalone 7.0 server (maxWireVersion 21)
 //! with sessions but no `topologyVersion` (so drivers poll rather than
@@ -9,7 +10,7 @@ use bson::{Bson, Document, doc};
 
 use super::args;
 use super::{CommandDoc, Context};
-use crate::engine::{MAX_BSON_OBJECT_SIZE, Result};
+use crate::engine::{EngineError, ErrorCode, MAX_BSON_OBJECT_SIZE, Result, limits};
 use crate::wire::frame::MAX_MESSAGE_SIZE;
 
 /// The MongoDB version the engine claims to be.
@@ -101,6 +102,79 @@ impl GetParameter {
                 .any(|n| n == "featureCompatibilityVersion")
         {
             reply.insert("featureCompatibilityVersion", doc! {"version": "7.0"});
+        }
+        for p in limits::params() {
+            if self.all || self.names.iter().any(|n| n == p.name) {
+                reply.insert(p.name, p.get() as i64);
+            }
+        }
+        reply
+    }
+}
+
+/// `setParameter` for the limits the engine enforces (see
+/// `engine::limits`): process-wide, as mongod's are.
+#[derive(Debug, Clone)]
+pub struct SetParameter {
+    settings: Vec<(&'static limits::Param, u64)>,
+}
+
+impl SetParameter {
+    /// Check every name and value before setting anything.
+    pub fn parse(cmd: &CommandDoc) -> Result<Self> {
+        if cmd.db != "admin" {
+            return Err(EngineError::new(
+                ErrorCode::UNAUTHORIZED,
+                "setParameter may only be run against the admin database.",
+            ));
+        }
+        let mut settings = Vec::new();
+        for (name, value) in cmd.body.iter().skip(1) {
+            if args::GENERIC_FIELDS.contains(&name.as_str()) {
+                continue;
+            }
+            let Some(param) = limits::params().into_iter().find(|p| p.name == name) else {
+                return Err(EngineError::new(
+                    ErrorCode::INVALID_OPTIONS,
+                    format!(
+                        "attempted to set unrecognized parameter [{name}], use help:true to see options "
+                    ),
+                ));
+            };
+            let v = match value {
+                Bson::Int32(i) => i64::from(*i),
+                Bson::Int64(i) => *i,
+                Bson::Double(d) if d.fract() == 0.0 => *d as i64,
+                other => {
+                    return Err(EngineError::bad_value(format!(
+                        "Invalid value for {name}: {other}"
+                    )));
+                }
+            };
+            let Ok(v) = u64::try_from(v) else {
+                return Err(EngineError::bad_value(format!(
+                    "Invalid value for {name}: {v} is negative"
+                )));
+            };
+            settings.push((param, v));
+        }
+        if settings.is_empty() {
+            return Err(EngineError::new(
+                ErrorCode::INVALID_OPTIONS,
+                "no option found to set, use help:true to see options ",
+            ));
+        }
+        Ok(Self { settings })
+    }
+
+    /// Set the values; `was` is the first one's previous value.
+    pub fn apply(&self) -> Document {
+        let mut reply = Document::new();
+        for (param, v) in &self.settings {
+            let was = param.set(*v);
+            if !reply.contains_key("was") {
+                reply.insert("was", was as i64);
+            }
         }
         reply
     }

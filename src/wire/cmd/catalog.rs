@@ -179,13 +179,20 @@ impl DropDatabase {
         Self
     }
 
-    /// Drop the command's database.
-    pub fn apply(&self, ctx: &Context<'_>) -> Document {
-        if ctx.engine.drop_database(ctx.db) {
+    /// Drop the command's database. `admin` cannot be dropped, as on
+    /// mongod (`local` can, on a standalone).
+    pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
+        if ctx.db == "admin" {
+            return Err(EngineError::new(
+                ErrorCode::ILLEGAL_OPERATION,
+                "Dropping the 'admin' database is prohibited.",
+            ));
+        }
+        Ok(if ctx.engine.drop_database(ctx.db) {
             doc! {"dropped": ctx.db}
         } else {
             Document::new()
-        }
+        })
     }
 }
 

@@ -1,0 +1,569 @@
+//! The limits the engine enforces on what a client sends and on what a
+//! command may build, each with mongod 7.0's value and error.
+//!
+//! Every walk of the engine that recurses over a document, a path or an
+//! expression relies on these bounds: requests deeper than
+//! [`MAX_BSON_DEPTH`] are refused at the door (wire layer), paths longer
+//! than it are refused where they are parsed, values built at run time are
+//! checked where they grow ($reduce, between stages), and nothing deeper than
+//! [`MAX_USER_STORAGE_DEPTH`] is ever stored. The checks here are iterative,
+//! so they cannot themselves overflow the stack. COMPAT.md lists every limit.
+
+use bson::{Bson, Document, RawBsonRef, RawDocument};
+
+use super::error::{EngineError, ErrorCode, Result};
+
+/// mongod's `BSONDepth::kDefaultMaxAllowableDepth` (`maxBSONDepth`): the
+/// deepest BSON a server accepts or produces.
+pub const MAX_BSON_DEPTH: usize = 200;
+
+/// mongod's `BSONDepth::getMaxDepthForUserStorage()`: 200 minus 20 levels
+/// kept for system use. Deeper documents are never stored.
+pub const MAX_USER_STORAGE_DEPTH: usize = 180;
+
+/// mongod's error for a match-expression path longer than
+/// [`MAX_USER_STORAGE_DEPTH`] parts.
+pub const MATCH_PATH_TOO_LONG: ErrorCode = ErrorCode(5729100);
+
+/// The nesting depth of a document (`{}` is 1, `{a: {}}` is 2), or `None`
+/// once it exceeds `limit`. Iterative.
+pub fn raw_depth_within(doc: &RawDocument, limit: usize) -> Option<usize> {
+    let mut stack = vec![doc.into_iter()];
+    let mut max = 1;
+    while let Some(top) = stack.last_mut() {
+        match top.next() {
+            None => {
+                stack.pop();
+            }
+            Some(Ok((_, value))) => {
+                let child = match value {
+                    RawBsonRef::Document(d) => Some(d),
+                    RawBsonRef::Array(a) => RawDocument::from_bytes(a.as_bytes()).ok(),
+                    RawBsonRef::JavaScriptCodeWithScope(c) => Some(c.scope),
+                    _ => None,
+                };
+                if let Some(child) = child {
+                    if stack.len() >= limit {
+                        return None;
+                    }
+                    stack.push(child.into_iter());
+                    max = max.max(stack.len());
+                }
+            }
+            // Malformed bytes are the parser's to report.
+            Some(Err(_)) => {
+                stack.pop();
+            }
+        }
+    }
+    Some(max)
+}
+
+/// Whether `value` nests more than `limit` documents or arrays (a scalar
+/// has depth 0, `{}` and `[]` depth 1). Iterative.
+pub fn bson_exceeds(value: &Bson, limit: usize) -> bool {
+    let mut stack: Vec<(&Bson, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Bson>> = match v {
+            Bson::Document(d) => Box::new(d.values()),
+            Bson::Array(a) => Box::new(a.iter()),
+            _ => continue,
+        };
+        if depth + 1 > limit {
+            return true;
+        }
+        for c in children {
+            if matches!(c, Bson::Document(_) | Bson::Array(_)) {
+                stack.push((c, depth + 1));
+            }
+        }
+    }
+    false
+}
+
+/// Whether a document nests deeper than `limit` (the document itself is
+/// level 1).
+pub fn doc_exceeds(doc: &Document, limit: usize) -> bool {
+    limit == 0 || doc.values().any(|v| bson_exceeds(v, limit - 1))
+}
+
+/// A request document deeper than mongod accepts off the network.
+pub fn check_request_depth(doc: &RawDocument) -> Result<()> {
+    match raw_depth_within(doc, MAX_BSON_DEPTH) {
+        Some(_) => Ok(()),
+        None => Err(EngineError::new(
+            ErrorCode::OVERFLOW,
+            format!("BSONObj exceeds maximum nested object depth: {MAX_BSON_DEPTH}"),
+        )),
+    }
+}
+
+/// An inserted document deeper than mongod stores (its `fixDocumentForInsert`).
+pub fn check_insert_depth(doc: &RawDocument) -> Result<()> {
+    match raw_depth_within(doc, MAX_USER_STORAGE_DEPTH) {
+        Some(_) => Ok(()),
+        None => Err(EngineError::new(
+            ErrorCode::OVERFLOW,
+            format!(
+                "cannot insert document because it exceeds {MAX_USER_STORAGE_DEPTH} levels of nesting"
+            ),
+        )),
+    }
+}
+
+/// An updated (or replacing, or upserted) document deeper than mongod
+/// stores (its update storage validation).
+pub fn check_update_depth(doc: &Document) -> Result<()> {
+    if doc_exceeds(doc, MAX_USER_STORAGE_DEPTH) {
+        return Err(update_too_deep());
+    }
+    Ok(())
+}
+
+/// mongod's storage-validation error for an update result that nests too
+/// deep.
+pub fn update_too_deep() -> EngineError {
+    EngineError::new(
+        ErrorCode::OVERFLOW,
+        format!("Document exceeds maximum nesting depth of {MAX_USER_STORAGE_DEPTH}"),
+    )
+}
+
+/// mongod's error when a document built by an expression or a stage is too
+/// deep to become BSON.
+pub fn output_too_deep() -> EngineError {
+    EngineError::new(
+        ErrorCode::OVERFLOW,
+        format!(
+            "cannot convert document to BSON because it exceeds the limit of {MAX_BSON_DEPTH} levels of nesting"
+        ),
+    )
+}
+
+/// A document produced by a stage or an expression must fit in BSON's
+/// depth.
+pub fn check_output_depth(doc: &Document) -> Result<()> {
+    if doc_exceeds(doc, MAX_BSON_DEPTH) {
+        return Err(output_too_deep());
+    }
+    Ok(())
+}
+
+/// A value produced at run time (by `$reduce`, say) nests deeper than any
+/// document may.
+pub fn check_value_depth(value: &Bson) -> Result<()> {
+    if bson_exceeds(value, MAX_BSON_DEPTH) {
+        return Err(output_too_deep());
+    }
+    Ok(())
+}
+
+/// Number of parts of a dotted path.
+fn parts(path: &str) -> usize {
+    path.bytes().filter(|&b| b == b'.').count() + 1
+}
+
+/// An aggregation field path (`$a.b`, a `$project`/`$addFields` key, a sort
+/// key) longer than mongod's `FieldPath` allows.
+pub fn check_field_path(path: &str) -> Result<()> {
+    if parts(path) > MAX_BSON_DEPTH {
+        return Err(EngineError::new(
+            ErrorCode::OVERFLOW,
+            "FieldPath is too long",
+        ));
+    }
+    Ok(())
+}
+
+/// A query-filter path longer than mongod's match-expression parser allows.
+pub fn check_match_path(path: &str) -> Result<()> {
+    if parts(path) > MAX_USER_STORAGE_DEPTH {
+        return Err(EngineError::new(
+            MATCH_PATH_TOO_LONG,
+            "FieldPath is too long",
+        ));
+    }
+    Ok(())
+}
+
+/// An update path that, if created, would nest deeper than mongod stores.
+pub fn check_update_path(path: &str) -> Result<()> {
+    if parts(path) > MAX_USER_STORAGE_DEPTH {
+        return Err(update_too_deep());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bson::{RawDocumentBuf, doc};
+
+    fn nested(depth: usize) -> Document {
+        let mut d = doc! {"x": 1};
+        for _ in 1..depth {
+            d = doc! {"a": d};
+        }
+        d
+    }
+
+    #[test]
+    fn depths_count_like_mongod() {
+        let raw = RawDocumentBuf::from_document(&nested(180)).unwrap();
+        assert_eq!(raw_depth_within(&raw, 180), Some(180));
+        assert!(check_insert_depth(&raw).is_ok());
+        let raw = RawDocumentBuf::from_document(&nested(181)).unwrap();
+        assert_eq!(raw_depth_within(&raw, 180), None);
+        assert_eq!(
+            check_insert_depth(&raw).unwrap_err().code,
+            ErrorCode::OVERFLOW
+        );
+        assert!(!doc_exceeds(&nested(180), 180));
+        assert!(doc_exceeds(&nested(181), 180));
+        assert!(check_update_depth(&nested(181)).is_err());
+        assert!(!bson_exceeds(&Bson::Array(vec![]), 1));
+        assert!(bson_exceeds(&Bson::Array(vec![Bson::Array(vec![])]), 1));
+    }
+
+    #[test]
+    fn checkpoints_obey_the_deadline_and_the_client() {
+        let past = Operation {
+            deadline: Some(std::time::Instant::now()),
+            ..Operation::default()
+        };
+        let code = run_as(past, || {
+            (0..CHECK_EVERY)
+                .find_map(|_| checkpoint().err())
+                .map(|e| e.code)
+        });
+        assert_eq!(code, Some(ErrorCode::MAX_TIME_MS_EXPIRED));
+        let gone = Operation {
+            client_gone: Some(Probe(std::sync::Arc::new(|| true))),
+            ..Operation::default()
+        };
+        let err = run_as(gone, || check_now().unwrap_err());
+        assert_eq!(err.code, ErrorCode::CLIENT_DISCONNECT);
+        // Outside an operation nothing is bounded, and the previous
+        // operation is restored after a nested one.
+        assert!(check_now().is_ok());
+        let outer = Operation {
+            allow_disk_use: Some(true),
+            ..Operation::default()
+        };
+        run_as(outer, || {
+            run_as(Operation::default(), || assert!(!allow_disk_use()));
+            assert!(allow_disk_use());
+        });
+    }
+
+    #[test]
+    fn path_lengths() {
+        let p = vec!["a"; 200].join(".");
+        assert!(check_field_path(&p).is_ok());
+        assert!(check_field_path(&format!("{p}.a")).is_err());
+        let p = vec!["a"; 181].join(".");
+        assert_eq!(check_match_path(&p).unwrap_err().code, MATCH_PATH_TOO_LONG);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The running operation: deadline (`maxTimeMS`), cancellation (the client
+// went away), `allowDiskUse`.
+// ---------------------------------------------------------------------------
+
+/// What bounds one command while it runs. The wire layer installs it for
+/// the duration of a command ([`run_as`]); the engine's loops call
+/// [`checkpoint`], which costs a counter increment except every
+/// [`CHECK_EVERY`]th call, when it reads the clock and the cancel flag.
+/// Engine calls made outside a command (tests, the TUI's own loaders) run
+/// unbounded.
+#[derive(Debug, Clone, Default)]
+pub struct Operation {
+    /// `maxTimeMS` as an instant.
+    pub deadline: Option<std::time::Instant>,
+    /// Asks whether the client has gone (the wire layer peeks at its
+    /// socket), so that its operation stops.
+    pub client_gone: Option<Probe>,
+    /// The command's `allowDiskUse`, if given.
+    pub allow_disk_use: Option<bool>,
+}
+
+/// A cheap question the running operation may ask (is the client gone?).
+#[derive(Clone)]
+pub struct Probe(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Probe")
+    }
+}
+
+/// How many checkpoints pass between two looks at the clock.
+pub const CHECK_EVERY: u32 = 128;
+
+struct Current {
+    op: Operation,
+    ticks: u32,
+}
+
+thread_local! {
+    static CURRENT: std::cell::RefCell<Option<Current>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Restores the previous operation when dropped, panics included.
+struct Restore(Option<Current>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+/// Run `f` as `op`: every [`checkpoint`] inside it on this thread obeys
+/// `op`'s deadline and cancellation.
+pub fn run_as<T>(op: Operation, f: impl FnOnce() -> T) -> T {
+    let prev = CURRENT.with(|c| c.borrow_mut().replace(Current { op, ticks: 0 }));
+    let _restore = Restore(prev);
+    f()
+}
+
+/// mongod's error when `maxTimeMS` runs out.
+pub fn max_time_expired() -> EngineError {
+    EngineError::new(
+        ErrorCode::MAX_TIME_MS_EXPIRED,
+        "operation exceeded time limit",
+    )
+}
+
+/// mongod's error for an operation whose client went away.
+pub fn interrupted() -> EngineError {
+    EngineError::new(
+        ErrorCode::CLIENT_DISCONNECT,
+        "operation was interrupted because a client disconnected",
+    )
+}
+
+/// Check the running operation's deadline and cancellation, cheaply: call
+/// it once per document or per step of any loop a client can make long.
+pub fn checkpoint() -> Result<()> {
+    CURRENT.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(cur) = c.as_mut() else {
+            return Ok(());
+        };
+        cur.ticks = cur.ticks.wrapping_add(1);
+        if cur.ticks % CHECK_EVERY != 0 {
+            return Ok(());
+        }
+        check(&cur.op)
+    })
+}
+
+/// Check the running operation now, whatever the counter says (before
+/// and after a step that cannot check inside itself, such as a regex).
+pub fn check_now() -> Result<()> {
+    CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(cur) => check(&cur.op),
+        None => Ok(()),
+    })
+}
+
+fn check(op: &Operation) -> Result<()> {
+    if op.client_gone.as_ref().is_some_and(|p| (p.0)()) {
+        return Err(interrupted());
+    }
+    if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        return Err(max_time_expired());
+    }
+    Ok(())
+}
+
+/// The running operation's deadline, if any.
+pub fn deadline() -> Option<std::time::Instant> {
+    CURRENT.with(|c| c.borrow().as_ref().and_then(|cur| cur.op.deadline))
+}
+
+/// Whether the running operation may exceed the blocking-stage memory
+/// limits. The engine cannot spill to disk, so it keeps the data in memory
+/// when the client opted in with `allowDiskUse: true`; without that opt-in it
+/// stops at the limit, as mongod does with `allowDiskUse: false`.
+pub fn allow_disk_use() -> bool {
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .and_then(|cur| cur.op.allow_disk_use)
+            .unwrap_or(false)
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Server parameters (process-wide, as mongod's `setParameter` ones are).
+// ---------------------------------------------------------------------------
+
+/// A memory limit that `setParameter` can change.
+#[derive(Debug)]
+pub struct Param {
+    /// mongod's name for it.
+    pub name: &'static str,
+    value: std::sync::atomic::AtomicU64,
+    default: u64,
+}
+
+impl Param {
+    const fn new(name: &'static str, default: u64) -> Self {
+        Self {
+            name,
+            value: std::sync::atomic::AtomicU64::new(default),
+            default,
+        }
+    }
+
+    /// The current value.
+    pub fn get(&self) -> u64 {
+        self.value.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Set a new value, returning the old one.
+    pub fn set(&self, v: u64) -> u64 {
+        self.value.swap(v, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// mongod's default.
+    pub fn default_value(&self) -> u64 {
+        self.default
+    }
+}
+
+const HUNDRED_MB: u64 = 100 * 1024 * 1024;
+
+/// `$sort` in a pipeline (and a find's SORT stage).
+pub static SORT_MEMORY: Param =
+    Param::new("internalQueryMaxBlockingSortMemoryUsageBytes", HUNDRED_MB);
+/// `$group`'s groups and accumulators.
+pub static GROUP_MEMORY: Param =
+    Param::new("internalDocumentSourceGroupMaxMemoryBytes", HUNDRED_MB);
+/// One `$push` accumulator.
+pub static PUSH_BYTES: Param = Param::new("internalQueryMaxPushBytes", HUNDRED_MB);
+/// One `$addToSet` accumulator.
+pub static ADD_TO_SET_BYTES: Param = Param::new("internalQueryMaxAddToSetBytes", HUNDRED_MB);
+/// `$graphLookup`'s visited set and queue (`maxMemoryUsageBytes`).
+pub static GRAPH_LOOKUP_MEMORY: Param = Param::new(
+    "internalDocumentSourceGraphLookupMaxMemoryBytes",
+    HUNDRED_MB,
+);
+/// The values one `$range` may produce (16 bytes each).
+pub static RANGE_BYTES: Param = Param::new("internalQueryMaxRangeBytes", HUNDRED_MB);
+/// Idle cursors are killed after this long (milliseconds).
+pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new("cursorTimeoutMillis", 10 * 60 * 1000);
+
+/// Every parameter `setParameter`/`getParameter` know.
+pub fn params() -> [&'static Param; 7] {
+    [
+        &RANGE_BYTES,
+        &SORT_MEMORY,
+        &GROUP_MEMORY,
+        &PUSH_BYTES,
+        &ADD_TO_SET_BYTES,
+        &GRAPH_LOOKUP_MEMORY,
+        &CURSOR_TIMEOUT_MILLIS,
+    ]
+}
+
+/// mongod's 16 MiB string limit (`BSONObjMaxUserSize`): `$concat` and the
+/// other string builders refuse to build longer strings.
+pub const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
+
+/// A result document larger than mongod's internal BSON limit (16 MiB plus
+/// 16 KiB), mongod's "BSONObj size … is invalid".
+pub const MAX_INTERNAL_OBJECT_SIZE: usize = 16 * 1024 * 1024 + 16 * 1024;
+
+/// mongod's error for a result document over [`MAX_INTERNAL_OBJECT_SIZE`].
+pub fn object_too_large(size: usize) -> EngineError {
+    EngineError::new(
+        ErrorCode::BSON_OBJECT_TOO_LARGE,
+        format!(
+            "BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and {MAX_INTERNAL_OBJECT_SIZE}(16MB)"
+        ),
+    )
+}
+
+/// An approximation of the memory a value takes (mongod's
+/// `Value::getApproximateSize`): its BSON size, counted iteratively.
+pub fn approx_size(value: &Bson) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total += match v {
+            Bson::Document(d) => {
+                for (k, c) in d {
+                    total += k.len() as u64 + 2;
+                    stack.push(c);
+                }
+                5
+            }
+            Bson::Array(a) => {
+                for c in a {
+                    // Array keys are decimal indexes.
+                    total += 4;
+                    stack.push(c);
+                }
+                5
+            }
+            Bson::String(s) | Bson::Symbol(s) | Bson::JavaScriptCode(s) => s.len() as u64 + 5,
+            Bson::Binary(b) => b.bytes.len() as u64 + 5,
+            Bson::RegularExpression(r) => (r.pattern.len() + r.options.len()) as u64 + 2,
+            Bson::JavaScriptCodeWithScope(c) => {
+                stack.extend(c.scope.values());
+                c.code.len() as u64 + 14
+            }
+            Bson::Decimal128(_) => 16,
+            Bson::ObjectId(_) => 12,
+            Bson::Boolean(_) => 1,
+            Bson::Null | Bson::Undefined | Bson::MinKey | Bson::MaxKey => 0,
+            Bson::Int32(_) => 4,
+            _ => 8,
+        };
+    }
+    total
+}
+
+/// The memory an accumulator over values may use before `$push` and
+/// `$addToSet` fail with mongod's 146 `ExceededMemoryLimit`.
+pub fn accumulator_too_big(op: &str, limit: u64) -> EngineError {
+    EngineError::new(
+        ErrorCode::EXCEEDED_MEMORY_LIMIT,
+        format!("{op} used too much memory and cannot spill to disk. Memory limit: {limit} bytes"),
+    )
+}
+
+/// A blocking stage went over its memory limit without `allowDiskUse`:
+/// mongod's 292.
+pub fn blocking_stage_too_big(message: &str) -> EngineError {
+    EngineError::new(ErrorCode::QUERY_EXCEEDED_MEMORY_LIMIT, message.to_string())
+}
+
+thread_local! {
+    static PENDING: std::cell::RefCell<Option<EngineError>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Record an error found deep inside a walk that cannot return one (a
+/// regex inside a filter predicate); the walk's entry point reports it
+/// with [`take_pending`]. The first error wins.
+pub fn raise(err: EngineError) {
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.is_none() {
+            *p = Some(err);
+        }
+    });
+}
+
+/// The error [`raise`]d since the last call, if any.
+pub fn take_pending() -> Result<()> {
+    match PENDING.with(|p| p.borrow_mut().take()) {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,456 @@
+//! Memory and time bounds as mongod's, through the wire server: blocking
+//! `$sort`/`$group` memory, `$push`/`$addToSet`, `$graphLookup`, string
+//! sizes, result document size, cursor timeout, `maxTimeMS`.
+//!
+//! The limits are server parameters, process-wide as mongod's are, so this
+//! binary holds every test that changes them, serialised by one lock and
+//! restored afterwards; each test lowers a limit so that nothing needs to
+//! allocate 100 MB.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use bson::{Document, RawDocumentBuf, doc};
+use schemalab::engine::Engine;
+use schemalab::wire::frame;
+use schemalab::wire::{BackgroundServer, spawn_background};
+
+fn server() -> SocketAddr {
+    static SERVER: OnceLock<BackgroundServer> = OnceLock::new();
+    SERVER
+        .get_or_init(|| spawn_background(Engine::new()).unwrap())
+        .local_addr()
+}
+
+/// Serialises the tests that change server parameters.
+fn params_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn connect() -> TcpStream {
+    let stream = TcpStream::connect(server()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    stream
+}
+
+fn send(stream: &mut TcpStream, body: Document) {
+    let body = RawDocumentBuf::from_document(&body).unwrap();
+    let msg = frame::encode_msg_request(1, 0, &body, &[]);
+    stream.write_all(&msg).unwrap();
+}
+
+fn receive(stream: &mut TcpStream) -> Document {
+    let mut header = [0u8; 16];
+    stream.read_exact(&mut header).unwrap();
+    let len = i32::from_le_bytes(header[..4].try_into().unwrap()) as usize;
+    let mut rest = vec![0u8; len - 16];
+    stream.read_exact(&mut rest).unwrap();
+    Document::from_reader(&rest[5..]).unwrap()
+}
+
+fn call(stream: &mut TcpStream, body: Document) -> Document {
+    send(stream, body);
+    receive(stream)
+}
+
+fn ok(reply: &Document) {
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+}
+
+fn code(reply: &Document) -> i32 {
+    assert_eq!(reply.get_f64("ok"), Ok(0.0), "{reply}");
+    reply.get_i32("code").unwrap()
+}
+
+/// Set a server parameter for the life of the guard.
+struct Param {
+    name: &'static str,
+    was: i64,
+}
+
+impl Param {
+    fn set(name: &'static str, value: i64) -> Param {
+        let reply = call(
+            &mut connect(),
+            doc! {"setParameter": 1, name: value, "$db": "admin"},
+        );
+        ok(&reply);
+        Param {
+            name,
+            was: reply.get_i64("was").unwrap(),
+        }
+    }
+}
+
+impl Drop for Param {
+    fn drop(&mut self) {
+        let reply = call(
+            &mut connect(),
+            doc! {"setParameter": 1, self.name: self.was, "$db": "admin"},
+        );
+        ok(&reply);
+    }
+}
+
+fn fill(stream: &mut TcpStream, db: &str, coll: &str, n: i32) {
+    let docs: Vec<Document> = (0..n)
+        .map(|i| doc! {"_id": i, "next": (i + 1) % n, "pad": "x".repeat(200)})
+        .collect();
+    ok(&call(
+        stream,
+        doc! {"insert": coll, "documents": docs, "$db": db},
+    ));
+}
+
+fn aggregate(coll: &str, pipeline: Vec<Document>, extra: Document) -> Document {
+    let mut body = doc! {"aggregate": coll, "pipeline": pipeline, "cursor": {}, "$db": "mem"};
+    body.extend(extra);
+    body
+}
+
+#[test]
+fn set_parameter_follows_mongod() {
+    let _guard = params_lock();
+    let mut s = connect();
+    let reply = call(
+        &mut s,
+        doc! {"setParameter": 1, "internalQueryMaxPushBytes": 5, "$db": "test"},
+    );
+    assert_eq!(code(&reply), 13);
+    let reply = call(
+        &mut s,
+        doc! {"setParameter": 1, "noSuchParameter": 5, "$db": "admin"},
+    );
+    assert_eq!(code(&reply), 72);
+    let reply = call(
+        &mut s,
+        doc! {"getParameter": 1, "internalQueryMaxPushBytes": 1, "$db": "admin"},
+    );
+    assert_eq!(reply.get_i64("internalQueryMaxPushBytes"), Ok(104_857_600));
+}
+
+#[test]
+fn blocking_sort_stops_at_its_memory_limit_without_allow_disk_use() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "sort", 100);
+    let _p = Param::set("internalQueryMaxBlockingSortMemoryUsageBytes", 10_000);
+    let sort = || vec![doc! {"$sort": {"pad": 1, "_id": -1}}];
+    let reply = call(&mut s, aggregate("sort", sort(), doc! {}));
+    assert_eq!(code(&reply), 292);
+    assert_eq!(
+        reply.get_str("codeName"),
+        Ok("QueryExceededMemoryLimitNoDiskUseAllowed")
+    );
+    // The same limit bounds a find's SORT stage.
+    let reply = call(
+        &mut s,
+        doc! {"find": "sort", "sort": {"pad": 1, "_id": -1}, "$db": "mem"},
+    );
+    assert_eq!(code(&reply), 292);
+    // Opting in lifts it; a following $limit makes it a bounded top-k.
+    ok(&call(
+        &mut s,
+        aggregate("sort", sort(), doc! {"allowDiskUse": true}),
+    ));
+    let mut limited = sort();
+    limited.push(doc! {"$limit": 3});
+    ok(&call(&mut s, aggregate("sort", limited, doc! {})));
+}
+
+#[test]
+fn group_push_and_add_to_set_are_bounded() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "group", 100);
+    {
+        let _p = Param::set("internalDocumentSourceGroupMaxMemoryBytes", 1_000);
+        let group = vec![doc! {"$group": {"_id": "$_id", "p": {"$push": "$pad"}}}];
+        assert_eq!(
+            code(&call(&mut s, aggregate("group", group.clone(), doc! {}))),
+            292
+        );
+        ok(&call(
+            &mut s,
+            aggregate("group", group, doc! {"allowDiskUse": true}),
+        ));
+    }
+    {
+        let _p = Param::set("internalQueryMaxPushBytes", 1_000);
+        let group = vec![doc! {"$group": {"_id": null, "p": {"$push": "$pad"}}}];
+        let reply = call(
+            &mut s,
+            aggregate("group", group, doc! {"allowDiskUse": true}),
+        );
+        assert_eq!(code(&reply), 146);
+        assert_eq!(
+            reply.get_str("errmsg"),
+            Ok("$push used too much memory and cannot spill to disk. Memory limit: 1000 bytes")
+        );
+    }
+    {
+        let _p = Param::set("internalQueryMaxAddToSetBytes", 1_000);
+        let group = vec![doc! {"$group": {"_id": null, "p": {"$addToSet": "$_id"}}}];
+        // 100 small integers fit…
+        ok(&call(&mut s, aggregate("group", group, doc! {})));
+        let group = vec![doc! {"$group": {"_id": null, "p": {"$addToSet": "$pad"}}}];
+        // …100 strings of 200 bytes do not.
+        assert_eq!(code(&call(&mut s, aggregate("group", group, doc! {}))), 146);
+    }
+}
+
+#[test]
+fn graph_lookup_over_a_cycle_is_bounded() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "cycle", 100);
+    let pipeline = vec![
+        doc! {"$match": {"_id": 0}},
+        doc! {"$graphLookup": {"from": "cycle", "startWith": "$next", "connectFromField": "next",
+        "connectToField": "_id", "as": "reach"}},
+    ];
+    let reply = call(&mut s, aggregate("cycle", pipeline.clone(), doc! {}));
+    ok(&reply);
+    let _p = Param::set("internalDocumentSourceGraphLookupMaxMemoryBytes", 5_000);
+    let reply = call(&mut s, aggregate("cycle", pipeline, doc! {}));
+    assert_eq!(code(&reply), 40099);
+    assert_eq!(
+        reply.get_str("errmsg"),
+        Ok("$graphLookup reached maximum memory consumption")
+    );
+}
+
+#[test]
+fn strings_and_result_documents_have_mongods_size_limits() {
+    let mut s = connect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "str", "documents": [{"_id": 1}], "$db": "mem"},
+    ));
+    // Doubling a string 24 times reaches 16 MiB.
+    let doubling = |times: i32| {
+        doc! {"$reduce": {"input": {"$range": [0, times]}, "initialValue": "a",
+        "in": {"$concat": ["$$value", "$$value"]}}}
+    };
+    let reply = call(
+        &mut s,
+        aggregate("str", vec![doc! {"$project": {"s": doubling(24)}}], doc! {}),
+    );
+    assert_eq!(code(&reply), 16493);
+    // 8 MiB strings are fine, but three of them in one document are not.
+    let reply = call(
+        &mut s,
+        aggregate(
+            "str",
+            vec![doc! {"$project": {"s": doubling(23), "t": doubling(23), "u": doubling(23)}}],
+            doc! {},
+        ),
+    );
+    assert_eq!(code(&reply), 10334);
+    let reply = call(
+        &mut s,
+        aggregate(
+            "str",
+            vec![doc! {"$project": {"n": {"$strLenBytes": doubling(23)}}}],
+            doc! {},
+        ),
+    );
+    ok(&reply);
+    let first = &reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()[0];
+    assert_eq!(first.as_document().unwrap().get_i32("n"), Ok(1 << 23));
+    // A range is sized before it is built.
+    let reply = call(
+        &mut s,
+        aggregate(
+            "str",
+            vec![doc! {"$project": {"r": {"$range": [0, 2_147_483_647]}}}],
+            doc! {},
+        ),
+    );
+    assert_eq!(code(&reply), 146);
+    assert!(
+        reply
+            .get_str("errmsg")
+            .unwrap()
+            .starts_with("$range would use too much memory (34359738376 bytes)"),
+        "{reply}"
+    );
+}
+
+#[test]
+fn idle_cursors_time_out_with_cursor_not_found() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "cursors", 10);
+    let open = |s: &mut TcpStream| {
+        let reply = call(s, doc! {"find": "cursors", "batchSize": 1, "$db": "mem"});
+        reply.get_document("cursor").unwrap().get_i64("id").unwrap()
+    };
+    let first = open(&mut s);
+    assert_ne!(first, 0);
+    {
+        // Every cursor is now past its idle timeout: opening another reaps
+        // the first.
+        let _p = Param::set("cursorTimeoutMillis", 0);
+        open(&mut s);
+    }
+    let reply = call(
+        &mut s,
+        doc! {"getMore": first, "collection": "cursors", "$db": "mem"},
+    );
+    assert_eq!(code(&reply), 43);
+}
+
+/// A pipeline that runs for many seconds in a debug build unless stopped.
+fn long_pipeline() -> Vec<Document> {
+    vec![doc! {"$project": {"n": {"$reduce": {
+    "input": {"$range": [0, 3_000_000]}, "initialValue": 0,
+    "in": {"$add": ["$$value", {"$multiply": ["$$this", 2]}]}}}}}]
+}
+
+#[test]
+fn max_time_ms_stops_a_long_operation() {
+    let mut s = connect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "slow", "documents": [{"_id": 1}], "$db": "mem"},
+    ));
+    let reply = call(
+        &mut s,
+        aggregate("slow", long_pipeline(), doc! {"maxTimeMS": 20}),
+    );
+    assert_eq!(code(&reply), 50);
+    assert_eq!(reply.get_str("codeName"), Ok("MaxTimeMSExpired"));
+    // A find scanning with an expensive filter stops too.
+    let docs: Vec<Document> = (0..2000).map(|i| doc! {"_id": i}).collect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "scan", "documents": docs, "$db": "mem"},
+    ));
+    let heavy = doc! {"$expr": {"$gt": [{"$size": {"$range": [0, 20_000]}}, 0]}};
+    let reply = call(
+        &mut s,
+        doc! {"find": "scan", "filter": heavy, "maxTimeMS": 20, "$db": "mem"},
+    );
+    assert_eq!(code(&reply), 50);
+    let reply = call(&mut s, doc! {"find": "scan", "maxTimeMS": -1, "$db": "mem"});
+    assert_eq!(code(&reply), 2);
+    let reply = call(
+        &mut s,
+        doc! {"find": "scan", "maxTimeMS": "soon", "$db": "mem"},
+    );
+    assert_eq!(code(&reply), 2);
+    ok(&call(
+        &mut s,
+        doc! {"find": "scan", "maxTimeMS": 0, "$db": "mem"},
+    ));
+    let reply = call(
+        &mut s,
+        doc! {"getMore": 1_i64, "collection": "scan", "maxTimeMS": 10, "$db": "mem"},
+    );
+    assert_eq!(code(&reply), 2);
+}
+
+/// While `pipeline` runs on one connection (stopped by its `maxTimeMS`),
+/// another pings, reads and writes other collections and databases, and
+/// all of that completes before the long operation answers.
+fn others_are_served_during(pipeline: Vec<Document>) {
+    let mut slow = connect();
+    ok(&call(
+        &mut slow,
+        doc! {"insert": "busy", "documents": [{"_id": 1}], "$db": "mem"},
+    ));
+    let mut other = connect();
+    ok(&call(
+        &mut other,
+        doc! {"insert": "quiet", "documents": [{"_id": 1}], "$db": "mem2"},
+    ));
+    // Ordering, not timing: the slow connection's reply must not have
+    // arrived once everything below has completed.
+    send(
+        &mut slow,
+        aggregate("busy", pipeline, doc! {"maxTimeMS": 3000}),
+    );
+    for _ in 0..20 {
+        ok(&call(&mut other, doc! {"ping": 1, "$db": "admin"}));
+    }
+    ok(&call(&mut other, doc! {"find": "quiet", "$db": "mem2"}));
+    ok(&call(
+        &mut other,
+        doc! {"insert": "quiet", "documents": [{}], "$db": "mem2"},
+    ));
+    ok(&call(
+        &mut other,
+        doc! {"insert": "busy2", "documents": [{}], "$db": "mem"},
+    ));
+    ok(&call(
+        &mut other,
+        doc! {"update": "busy", "updates": [{"q": {"_id": 1}, "u": {"$set": {"seen": true}}}], "$db": "mem"},
+    ));
+    // The long operation is still running: nothing to read yet.
+    slow.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let pending = slow.peek(&mut byte);
+    assert!(
+        matches!(&pending, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the long operation finished before the others: {pending:?}"
+    );
+    slow.set_nonblocking(false).unwrap();
+    // It then ends on its own deadline.
+    assert_eq!(code(&receive(&mut slow)), 50);
+}
+
+#[test]
+fn others_are_served_while_a_long_read_runs() {
+    others_are_served_during(long_pipeline());
+}
+
+#[test]
+fn others_are_served_while_a_long_out_pipeline_reads() {
+    let mut pipeline = long_pipeline();
+    pipeline.push(doc! {"$out": "busy_out"});
+    others_are_served_during(pipeline);
+}
+
+#[test]
+fn a_command_stops_when_its_client_goes() {
+    let mut setup = connect();
+    let docs: Vec<Document> = (0..40).map(|i| doc! {"_id": i}).collect();
+    ok(&call(
+        &mut setup,
+        doc! {"insert": "gone", "documents": docs, "$db": "mem"},
+    ));
+    // An update holds the write lock while it runs; its filter takes
+    // seconds per document in a debug build.
+    let heavy = doc! {"$expr": {"$gte": [{"$reduce": {
+    "input": {"$range": [0, 400_000]}, "initialValue": 0,
+    "in": {"$add": ["$$value", 1]}}}, 0]}};
+    let mut leaving = connect();
+    send(
+        &mut leaving,
+        doc! {"update": "gone", "updates": [{"q": heavy, "u": {"$set": {"touched": true}}, "multi": true}], "$db": "mem"},
+    );
+    drop(leaving);
+    // This insert needs the write lock, so it completes only once the
+    // update has ended; the update was cut short, not run to the end.
+    ok(&call(
+        &mut setup,
+        doc! {"insert": "gone_marker", "documents": [{}], "$db": "mem"},
+    ));
+    let reply = call(
+        &mut setup,
+        doc! {"count": "gone", "query": {"touched": true}, "$db": "mem"},
+    );
+    assert!(reply.get_i32("n").unwrap() < 40, "{reply}");
+}
