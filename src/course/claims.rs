@@ -78,6 +78,9 @@ pub enum OpField {
     N,
     NModified,
     NUpserted,
+    BytesReturned,
+    KeysInserted,
+    KeysDeleted,
     Error,
 }
 
@@ -94,6 +97,9 @@ impl OpField {
             "n" => OpField::N,
             "nModified" => OpField::NModified,
             "nUpserted" => OpField::NUpserted,
+            "bytesReturned" => OpField::BytesReturned,
+            "keysInserted" => OpField::KeysInserted,
+            "keysDeleted" => OpField::KeysDeleted,
             "error" => OpField::Error,
             _ => return None,
         })
@@ -112,12 +118,15 @@ impl OpField {
             OpField::N => "n",
             OpField::NModified => "nModified",
             OpField::NUpserted => "nUpserted",
+            OpField::BytesReturned => "bytesReturned",
+            OpField::KeysInserted => "keysInserted",
+            OpField::KeysDeleted => "keysDeleted",
             OpField::Error => "error",
         }
     }
 }
 
-const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, n, nModified, nUpserted, error";
+const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, error";
 const COLL_FIELDS: &str =
     "count, size, avgObjSize, maxObjSize, storageSize, totalIndexSize, nindexes, index.<name>";
 

@@ -221,6 +221,7 @@ pub fn bucket_report() -> Report {
                     ],
                 )],
                 errors: Vec::new(),
+                failed: false,
             },
             VariantReport {
                 id: "bucket".into(),
@@ -268,6 +269,7 @@ pub fn bucket_report() -> Report {
                     ],
                 )],
                 errors: Vec::new(),
+                failed: false,
             },
         ],
         claims: vec![
