@@ -81,6 +81,7 @@ pub enum OpField {
     BytesReturned,
     KeysInserted,
     KeysDeleted,
+    ExpectedError,
     Error,
 }
 
@@ -100,6 +101,7 @@ impl OpField {
             "bytesReturned" => OpField::BytesReturned,
             "keysInserted" => OpField::KeysInserted,
             "keysDeleted" => OpField::KeysDeleted,
+            "expectedError" => OpField::ExpectedError,
             "error" => OpField::Error,
             _ => return None,
         })
@@ -121,12 +123,13 @@ impl OpField {
             OpField::BytesReturned => "bytesReturned",
             OpField::KeysInserted => "keysInserted",
             OpField::KeysDeleted => "keysDeleted",
+            OpField::ExpectedError => "expectedError",
             OpField::Error => "error",
         }
     }
 }
 
-const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, error";
+const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, expectedError, error";
 const COLL_FIELDS: &str =
     "count, size, avgObjSize, maxObjSize, storageSize, totalIndexSize, nindexes, index.<name>";
 

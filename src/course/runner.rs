@@ -1037,6 +1037,9 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                         .unwrap_or_default(),
                 ));
             }
+            if *field == F::ExpectedError {
+                return Ok(Val::Num(if op.expected_error { 1.0 } else { 0.0 }));
+            }
             if *field == F::Millis {
                 return op.millis.map(Val::Num).ok_or_else(|| unavailable(op));
             }
@@ -1068,7 +1071,7 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                     .ok_or_else(|| {
                         format!("keysDeleted of '{id}': not reported by this server's profiler")
                     }),
-                F::Error | F::Millis => Err("unreachable".into()),
+                F::Error | F::Millis | F::ExpectedError => Err("unreachable".into()),
             }
         }
     }
