@@ -198,9 +198,12 @@ impl Row {
     }
 }
 
-/// A winning factor: one decimal below 10, whole above.
+/// A winning factor: two decimals below 1.1 (so a near tie never reads
+/// "×1"), one decimal below 10, whole above.
 fn factor(f: f64) -> String {
-    if f >= 10.0 {
+    if f < 1.1 {
+        format!("{f:.2}")
+    } else if f >= 10.0 {
         format!("{}", f.round() as i64)
     } else {
         format!("{f:.1}").trim_end_matches(".0").to_string()
@@ -296,6 +299,43 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             .collect();
         rows.push(Row::text(format!("  indexes{m}"), index_cells));
     }
+    // The workload mix: what 100 requests cost, each operation weighted by
+    // its share (weights change these figures; a missing figure leaves the
+    // variant's total out rather than counting it as zero).
+    if exp.operations.len() > 1 && exp.operations.iter().any(|o| o.weight_percent > 0.0) {
+        let weighted = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
+            vs.iter()
+                .map(|v| {
+                    exp.operations
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, o)| o.weight_percent > 0.0)
+                        .map(|(i, o)| {
+                            v.operations
+                                .get(i)
+                                .and_then(|r| f(r))
+                                .map(|x| x * o.weight_percent)
+                        })
+                        .sum::<Option<f64>>()
+                })
+                .collect()
+        };
+        rows.push(Row::cost(
+            "per 100 requests: docs examined (weighted)",
+            weighted(&|r| match r.kind {
+                OpKind::Read => r.read.as_ref().map(|m| m.docs_examined as f64),
+                OpKind::Write => r.write.as_ref().map(|_| 0.0),
+            }),
+            int_fmt,
+            Noise::Count,
+        ));
+        rows.push(Row::cost(
+            "per 100 requests: time (weighted)",
+            weighted(&|r| r.millis),
+            ms_fmt,
+            Noise::Time,
+        ));
+    }
     for (i, op) in exp.operations.iter().enumerate() {
         let results: Vec<Option<&OpResult>> = vs.iter().map(|v| v.operations.get(i)).collect();
         let kind = match op.kind {
@@ -361,21 +401,44 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                     read(|m| Some(m.n_returned as f64)),
                     int_fmt,
                 ));
-                rows.push(Row::cost(
-                    "  keys examined (all stages)",
-                    read(|m| Some(m.keys_examined as f64)),
-                    int_fmt,
-                    Noise::Count,
-                ));
-                rows.push(Row::cost(
-                    "  docs examined (all stages)",
-                    read(|m| Some(m.docs_examined as f64)),
-                    int_fmt,
-                    Noise::Count,
-                ));
+                // A total that leaves out a stage the server did not report
+                // is a lower bound: shown as such, never starred.
+                let partial = |label: &str, f: fn(&super::ReadMetrics) -> f64| {
+                    let mut row = Row::cost(
+                        label,
+                        results
+                            .iter()
+                            .map(|r| {
+                                r.and_then(|r| r.read.as_ref())
+                                    .filter(|m| m.not_reported.is_empty())
+                                    .map(f)
+                            })
+                            .collect(),
+                        int_fmt,
+                        Noise::Count,
+                    );
+                    for (c, r) in row.cells.iter_mut().zip(&results) {
+                        if let Some(m) = r.and_then(|r| r.read.as_ref())
+                            && !m.not_reported.is_empty()
+                        {
+                            *c = format!(
+                                "≥ {} (not reported: {})",
+                                int_fmt(f(m)),
+                                m.not_reported.join(", ")
+                            );
+                        }
+                    }
+                    row
+                };
+                rows.push(partial("  keys examined (all stages)", |m| {
+                    m.keys_examined as f64
+                }));
+                rows.push(partial("  docs examined (all stages)", |m| {
+                    m.docs_examined as f64
+                }));
                 rows.push(Row::figure(
                     "  examined:returned",
-                    read(|m| Some(m.ratio)),
+                    read(|m| m.not_reported.is_empty().then_some(m.ratio)),
                     int_fmt,
                 ));
                 rows.push(Row::cost(
@@ -384,23 +447,6 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                     human_bytes,
                     Noise::Count,
                 ));
-                if results.iter().any(|r| {
-                    r.and_then(|r| r.read.as_ref())
-                        .is_some_and(|m| !m.not_reported.is_empty())
-                }) {
-                    rows.push(Row::text(
-                        "  not reported",
-                        results
-                            .iter()
-                            .map(|r| match r.and_then(|r| r.read.as_ref()) {
-                                Some(m) if !m.not_reported.is_empty() => {
-                                    format!("{} (totals leave them out)", m.not_reported.join(", "))
-                                }
-                                _ => String::new(),
-                            })
-                            .collect(),
-                    ));
-                }
             }
             OpKind::Write => {
                 rows.push(Row::figure("  n", write(|w| Some(w.n as f64)), int_fmt));
@@ -510,8 +556,26 @@ fn trade_off(exp: &ExperimentReport, rows: &[Row]) -> Option<String> {
         } else {
             r.label.clone()
         };
+        let best = r
+            .values
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        // It loses only where it is worse than the best beyond the noise
+        // floor (a time within 20% of the best is a tie, not a loss).
+        let worse = r
+            .values
+            .get(rec)
+            .copied()
+            .flatten()
+            .is_some_and(|x| match r.noise {
+                Some(Noise::Time) => x >= 1.0 && x > best * 1.2,
+                _ => x > best,
+            });
         match marks.get(rec).copied().flatten() {
             Some(f) => wins.push(format!("{label} ({})", star_text(f))),
+            None if !worse => {}
             None => {
                 let winner = marks
                     .iter()

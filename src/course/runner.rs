@@ -1045,11 +1045,24 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
             }
             let read = || op.read.as_ref().ok_or_else(|| unavailable(op));
             let write = || op.write.as_ref().ok_or_else(|| unavailable(op));
+            // Examined totals that leave out a stage are no figure at all.
+            let complete = || {
+                let m = read()?;
+                if m.not_reported.is_empty() {
+                    Ok(m)
+                } else {
+                    Err(format!(
+                        "{} of '{id}': not reported by this server for {}",
+                        field.name(),
+                        m.not_reported.join(", ")
+                    ))
+                }
+            };
             match field {
                 F::NReturned => n(read()?.n_returned),
-                F::KeysExamined => n(read()?.keys_examined),
-                F::DocsExamined => n(read()?.docs_examined),
-                F::Ratio => Ok(Val::Num(read()?.ratio)),
+                F::KeysExamined => n(complete()?.keys_examined),
+                F::DocsExamined => n(complete()?.docs_examined),
+                F::Ratio => Ok(Val::Num(complete()?.ratio)),
                 F::Stages => Ok(Val::Str(read()?.stages.clone())),
                 F::Index => Ok(Val::Str(read()?.index.clone())),
                 F::N => n(write()?.n),

@@ -204,6 +204,7 @@ pub fn convert(report: &LessonReport, id: &str) -> Option<Report> {
                             r.index = (!m.index.is_empty()).then(|| m.index.clone());
                             r.n_returned = u(m.n_returned);
                             r.bytes_returned = m.bytes_returned.map(u);
+                            r.not_reported = m.not_reported.clone();
                             r.keys_examined = u(m.keys_examined);
                             r.docs_examined = u(m.docs_examined);
                         }

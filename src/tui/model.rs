@@ -118,6 +118,9 @@ pub struct OpResult {
     pub error: Option<String>,
     /// Untimed statements run before the measured one (binding names).
     pub prepare: Option<String>,
+    /// Reads: stages whose examined counts the server did not report (the
+    /// examined totals are then incomplete and take no part in comparisons).
+    pub not_reported: Vec<String>,
     /// Reads: BSON bytes sent to the client.
     pub bytes_returned: Option<u64>,
     /// Writes: index keys inserted and deleted (`None`: not reported).

@@ -268,15 +268,19 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
             (s::RETURNED, metric(&|o| Some(o.n_returned as f64)), None),
             (
                 s::KEYS_EXAMINED,
-                metric(&|o| Some(o.keys_examined as f64)),
+                metric(&|o| o.not_reported.is_empty().then_some(o.keys_examined as f64)),
                 Some(Noise::Count),
             ),
             (
                 s::DOCS_EXAMINED,
-                metric(&|o| Some(o.docs_examined as f64)),
+                metric(&|o| o.not_reported.is_empty().then_some(o.docs_examined as f64)),
                 Some(Noise::Count),
             ),
-            (s::RATIO, metric(&|o| Some(o.ratio())), None),
+            (
+                s::RATIO,
+                metric(&|o| o.not_reported.is_empty().then_some(o.ratio())),
+                None,
+            ),
             (
                 s::BYTES_RETURNED,
                 metric(&|o| o.bytes_returned.map(|v| v as f64)),
@@ -334,7 +338,10 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                     let value = match vals.get(side).copied().flatten() {
                         Some(v) if *label == s::RATIO || *label == s::TIME => format!("{v:.1}"),
                         Some(v) => group_thousands(v as i64),
-                        None if (*label == s::KEYS_INSERTED || *label == s::KEYS_DELETED)
+                        None if (*label == s::KEYS_INSERTED
+                            || *label == s::KEYS_DELETED
+                            || *label == s::KEYS_EXAMINED
+                            || *label == s::DOCS_EXAMINED)
                             && r.error.is_none() =>
                         {
                             s::NOT_REPORTED.into()
