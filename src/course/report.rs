@@ -313,7 +313,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                         .map(|(i, o)| {
                             v.operations
                                 .get(i)
-                                .and_then(|r| f(r))
+                                .and_then(f)
                                 .map(|x| x * o.weight_percent)
                         })
                         .sum::<Option<f64>>()

@@ -154,6 +154,10 @@ fn mark_span(t: &Theme, w: Option<f64>) -> Span<'static> {
     }
 }
 
+/// One figure of the operation card: label, a value per variant, and the
+/// noise floor when the figure is a cost (starred), `None` otherwise.
+type CardRow<'a> = (&'a str, Vec<Option<f64>>, Option<Noise>);
+
 fn op_results<'r>(exp: &Experiment, report: &'r Report, op: usize) -> Vec<Option<&'r OpResult>> {
     let Some(op) = exp.operations.get(op) else {
         return Vec::new();
@@ -243,7 +247,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
             .map(|(r, failed)| r.filter(|o| o.error.is_none() && !*failed).and_then(f))
             .collect()
     };
-    let rows: Vec<(&str, Vec<Option<f64>>, Option<Noise>)> = if is_write {
+    let rows: Vec<CardRow> = if is_write {
         vec![
             (s::WRITE_N, metric(&|o| o.n.map(|v| v as f64)), None),
             (
