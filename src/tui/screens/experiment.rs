@@ -353,7 +353,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                         None => "–".into(),
                     };
                     lines.push(Line::from(vec![
-                        Span::styled(format!("{label:<13}"), t.dim),
+                        Span::styled(format!("{label:<15}"), t.dim),
                         Span::styled(format!("{value:>8}"), t.strong),
                         mark_span(t, m.get(side).copied().flatten()),
                     ]));
