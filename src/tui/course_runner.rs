@@ -236,6 +236,7 @@ pub fn convert(report: &LessonReport, id: &str) -> Option<Report> {
                     )
                     .collect(),
                 failed: v.failure.is_some(),
+                recommended: v.recommended,
             })
             .collect(),
         claims: exp

@@ -222,6 +222,7 @@ pub fn bucket_report() -> Report {
                 )],
                 errors: Vec::new(),
                 failed: false,
+                recommended: false,
             },
             VariantReport {
                 id: "bucket".into(),
@@ -270,6 +271,7 @@ pub fn bucket_report() -> Report {
                 )],
                 errors: Vec::new(),
                 failed: false,
+                recommended: false,
             },
         ],
         claims: vec![

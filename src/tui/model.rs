@@ -74,6 +74,8 @@ pub struct VariantReport {
     pub errors: Vec<String>,
     /// The variant failed: its figures win nothing.
     pub failed: bool,
+    /// The lesson recommends this design (its column title says so).
+    pub recommended: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

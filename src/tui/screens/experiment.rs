@@ -368,7 +368,15 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
             .border_style(t.border)
             .title(
                 Span::styled(
-                    format!(" {} ", variant.id),
+                    format!(
+                        " {}{} ",
+                        if report.variant(&variant.id).is_some_and(|v| v.recommended) {
+                            "◆ "
+                        } else {
+                            ""
+                        },
+                        variant.id
+                    ),
                     if side == 0 { t.bar_a } else { t.bar_b },
                 )
                 .patch_style(t.strong),
