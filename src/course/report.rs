@@ -323,7 +323,13 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
         rows.push(Row::cost(
             "per 100 requests: docs examined (weighted)",
             weighted(&|r| match r.kind {
-                OpKind::Read => r.read.as_ref().map(|m| m.docs_examined as f64),
+                // An incomplete total (a stage not reported) leaves the
+                // variant's weighted figure unknown, not smaller.
+                OpKind::Read => r
+                    .read
+                    .as_ref()
+                    .filter(|m| m.not_reported.is_empty())
+                    .map(|m| m.docs_examined as f64),
                 OpKind::Write => r.write.as_ref().map(|_| 0.0),
             }),
             int_fmt,
