@@ -392,7 +392,10 @@ async fn joins_are_summed_and_multi_statement_writes_add_up() {
     assert_eq!(two.write.as_ref().unwrap().n_modified, 2, "{two:?}");
     // The weighted rows exist (several operations with weights) and an
     // incomplete read total would leave a variant out rather than win.
-    assert!(table.contains("per 100 requests: docs examined (weighted)"), "{table}");
+    assert!(
+        table.contains("per 100 requests: docs examined (weighted)"),
+        "{table}"
+    );
     // The expected duplicate key does not fail the variant; the lesson's
     // failing claim makes the run exit 1.
     assert!(exp.variants.iter().all(|v| v.failure.is_none()));
