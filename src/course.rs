@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use claims::{Check, ClaimError, Metric, MetricSource, Val};
 pub use lint::{LintError, lint};
 pub use manifest::{Course, Experiment, Lesson, LessonEntry, OpKind, Operation, Variant};
+pub use measure::StageFigures;
 pub use measure::{CollStats, EngineInfo, ReadMetrics, WriteMetrics};
 pub use report::{Format, render};
 pub use runner::{
@@ -70,6 +71,76 @@ pub async fn run_by_id(
         .await
         .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
     run_lesson(&client, &lesson, opts).await
+}
+
+/// How a run ended: `schemalab run` exits 0 only when every variant ran and
+/// every claim holds, 1 when a claim fails, 2 on errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Every variant ran and every claim holds.
+    Ok { claims: usize },
+    /// Every variant ran, but these claims fail.
+    ClaimsFail(Vec<String>),
+    /// These variants failed (their load, setup, measurement or an
+    /// operation); failing claims are counted in the message.
+    Errors(Vec<String>),
+}
+
+impl RunStatus {
+    /// Work out how a run ended.
+    pub fn of(report: &LessonReport) -> RunStatus {
+        let mut errors = Vec::new();
+        let mut failing = Vec::new();
+        let mut claims = 0;
+        for exp in &report.experiments {
+            for v in &exp.variants {
+                if let Some(f) = &v.failure {
+                    errors.push(format!("{}/{}: {f}", exp.id, v.id));
+                }
+            }
+            for c in &exp.claims {
+                claims += 1;
+                if !c.verdict.passed {
+                    failing.push(format!("{}: {}", exp.id, c.text));
+                }
+            }
+        }
+        if !errors.is_empty() {
+            RunStatus::Errors(errors)
+        } else if !failing.is_empty() {
+            RunStatus::ClaimsFail(failing)
+        } else {
+            RunStatus::Ok { claims }
+        }
+    }
+
+    /// The process exit code: 0, 1 or 2.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunStatus::Ok { .. } => 0,
+            RunStatus::ClaimsFail(_) => 1,
+            RunStatus::Errors(_) => 2,
+        }
+    }
+
+    /// One line saying which, for stderr.
+    pub fn message(&self) -> String {
+        match self {
+            RunStatus::Ok { claims } => {
+                format!("run: every variant ran and all {claims} claim(s) hold (exit 0)")
+            }
+            RunStatus::ClaimsFail(c) => format!(
+                "run: every variant ran, but {} claim(s) fail (exit 1): {}",
+                c.len(),
+                c.join("; ")
+            ),
+            RunStatus::Errors(e) => format!(
+                "run: {} variant(s) failed, so their figures and the claims reading them are void (exit 2): {}",
+                e.len(),
+                e.join("; ")
+            ),
+        }
+    }
 }
 
 /// Prefix of every database the course creates.

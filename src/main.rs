@@ -170,36 +170,62 @@ fn main() -> anyhow::Result<()> {
             scale,
             format,
         }) => {
-            let root = content_root();
-            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
-            let format = format
-                .parse()
-                .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
-            let database = Database::open(cli.uri)?;
-            let loader = schemalab::course::CatalogLoader::for_course(&root)?;
-            let progress = |p: &schemalab::course::Progress| {
-                eprintln!(
-                    "[{}/{}] {} · {} · {}",
-                    p.done + 1,
-                    p.total,
-                    p.experiment,
-                    p.variant,
-                    p.step
-                );
+            // Exit codes: 0 every variant ran and every claim holds, 1 a
+            // claim fails, 2 an error (bad arguments, unreachable server, a
+            // failed variant).
+            let run = || -> anyhow::Result<(schemalab::course::LessonReport, schemalab::course::Format)> {
+                let root = content_root();
+                let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                let format = format
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+                let database = Database::open(cli.uri.clone())?;
+                let loader = schemalab::course::CatalogLoader::for_course(&root)?;
+                let progress = |p: &schemalab::course::Progress| {
+                    eprintln!(
+                        "[{}/{}] {} · {} · {}",
+                        p.done + 1,
+                        p.total,
+                        p.experiment,
+                        p.variant,
+                        p.step
+                    );
+                };
+                let opts = schemalab::course::RunOptions {
+                    scale,
+                    loader: &loader,
+                    cancel: schemalab::course::CancelFlag::new(),
+                    progress: Some(&progress),
+                };
+                let report = database.runtime.block_on(schemalab::course::run_by_id(
+                    &root,
+                    &lesson,
+                    &database.uri,
+                    &opts,
+                ))?;
+                Ok((report, format))
             };
-            let opts = schemalab::course::RunOptions {
-                scale,
-                loader: &loader,
-                cancel: schemalab::course::CancelFlag::new(),
-                progress: Some(&progress),
-            };
-            let report = database.runtime.block_on(schemalab::course::run_by_id(
-                &root,
-                &lesson,
-                &database.uri,
-                &opts,
-            ))?;
-            print!("{}", schemalab::course::render(&report, format));
+            match run() {
+                Ok((report, format)) => {
+                    print!("{}", schemalab::course::render(&report, format));
+                    let status = schemalab::course::RunStatus::of(&report);
+                    eprintln!("{}", status.message());
+                    if status.exit_code() != 0 {
+                        std::process::exit(status.exit_code());
+                    }
+                }
+                Err(e) => {
+                    eprintln!("Error: {e:#}");
+                    if schemalab::course::runner::is_environment_error(&format!("{e:#}")) {
+                        eprintln!(
+                            "This looks like the environment (a slow or unreachable server), not the lesson: \
+                             retry the same command when the machine is less busy, or try a smaller --scale."
+                        );
+                    }
+                    eprintln!("run: the lesson could not run (exit 2)");
+                    std::process::exit(2);
+                }
+            }
         }
         Some(Command::Lint) => {
             let errors = schemalab::course::lint(content_root());

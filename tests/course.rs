@@ -17,7 +17,7 @@ use schemalab::course::claims::{
 use schemalab::course::runner::{ClaimResult, LessonMetrics};
 use schemalab::course::{
     CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, OpKind,
-    Progress, RunOptions, Scale, lint, render, run_lesson,
+    Progress, RunOptions, RunStatus, Scale, lint, render, run_lesson,
 };
 use schemalab::engine::Engine;
 use schemalab::wire::{BackgroundServer, spawn_background};
@@ -337,6 +337,144 @@ async fn other_databases_are_left_untouched() {
             "schemalab_escape_sneaky"
         ]
     );
+}
+
+#[tokio::test]
+async fn joins_are_summed_and_multi_statement_writes_add_up() {
+    let (_server, client) = server().await;
+    let report = run(&client, "", "embed").await;
+    let exp = &report.experiments[0];
+    let op = |v: usize, id: &str| {
+        exp.variants[v]
+            .operations
+            .iter()
+            .find(|o| o.id == id)
+            .unwrap()
+            .clone()
+    };
+    // The $lookup's work is in the totals: the join reads customers, so the
+    // pipeline examined more documents than its $cursor stage alone.
+    let joined = op(0, "orders_with_customer");
+    assert!(joined.prepare.is_some());
+    let r = joined.read.as_ref().unwrap_or_else(|| panic!("{joined:?}"));
+    let cursor = &r.pipeline[0];
+    assert_eq!(cursor.stage, "$cursor");
+    let lookup = r.pipeline.iter().find(|f| f.stage == "$lookup").unwrap();
+    let joined_docs = lookup.docs_examined.unwrap();
+    assert!(joined_docs > 0, "{r:?}");
+    assert_eq!(
+        r.docs_examined,
+        cursor.docs_examined.unwrap() + joined_docs,
+        "{r:?}"
+    );
+    assert_eq!(
+        r.keys_examined,
+        r.pipeline
+            .iter()
+            .filter_map(|f| f.keys_examined)
+            .sum::<i64>()
+    );
+    // Bytes returned: ten orders of the first customer, each with its customer.
+    assert_eq!(r.n_returned, 10);
+    let bytes = r.bytes_returned.unwrap();
+    let embedded = op(1, "orders_with_customer");
+    let e = embedded.read.as_ref().unwrap();
+    assert_eq!(e.n_returned, 1);
+    assert!(bytes > 10 * 40 && e.bytes_returned.unwrap() > 0, "{bytes}");
+    // The table shows the totals and names the join.
+    let table = render(&report, Format::Table);
+    assert!(table.contains("+ $lookup"), "{table}");
+    assert!(table.contains(&format!("{}", r.docs_examined)));
+    // Two measured statements: both counted, the preparation is not timed.
+    let two = op(0, "two_orders");
+    assert_eq!(two.write.as_ref().unwrap().n, 2, "{two:?}");
+    let two = op(1, "two_orders");
+    assert_eq!(two.write.as_ref().unwrap().n_modified, 2, "{two:?}");
+    // The weighted rows exist (several operations with weights) and an
+    // incomplete read total would leave a variant out rather than win.
+    assert!(
+        table.contains("per 100 requests: docs examined (weighted)"),
+        "{table}"
+    );
+    // The expected duplicate key does not fail the variant; the lesson's
+    // failing claim makes the run exit 1.
+    assert!(exp.variants.iter().all(|v| v.failure.is_none()));
+    assert!(op(0, "dup").expected_error);
+    let status = RunStatus::of(&report);
+    assert_eq!(status.exit_code(), 1, "{}", status.message());
+}
+
+#[tokio::test]
+async fn a_failed_variant_is_loud_and_wins_nothing() {
+    let (_server, client) = server().await;
+    let report = run(&client, "", "broken").await;
+    let exp = &report.experiments[0];
+    let bad = &exp.variants[1];
+    let failure = bad.failure.as_ref().expect("the broken setup fails");
+    assert!(failure.starts_with("setup failed"), "{failure}");
+    // The claim reading its figures fails with the reason; the other holds.
+    let c = &exp.claims[0];
+    assert!(!c.verdict.passed);
+    assert!(
+        c.verdict.reason.contains("variant 'bad' failed"),
+        "{}",
+        c.verdict.reason
+    );
+    assert!(
+        exp.claims[1].verdict.passed,
+        "{}",
+        exp.claims[1].verdict.reason
+    );
+    let status = RunStatus::of(&report);
+    assert_eq!(status.exit_code(), 2, "{}", status.message());
+    assert!(status.message().contains("bad"));
+    for format in [Format::Table, Format::Markdown] {
+        let out = render(&report, format);
+        assert!(out.contains("✗ FAILED bad: setup failed"), "{out}");
+        assert!(out.contains("✗ failed"), "{out}");
+        // No star anywhere in the failed variant's column, nor against it
+        // (the legend line names the symbol).
+        assert!(
+            !out.lines()
+                .any(|l| l.contains('★') && !l.starts_with("★ =")),
+            "{out}"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&render(&report, Format::Json)).unwrap();
+    assert!(
+        json["experiments"][0]["variants"][1]["failure"]
+            .as_str()
+            .unwrap()
+            .contains("setup failed")
+    );
+    assert!(json["experiments"][0]["variants"][0]["failure"].is_null());
+}
+
+#[tokio::test]
+async fn shell_side_errors_have_a_code_name() {
+    let (_server, client) = server().await;
+    let report = run(&client, "", "embed").await;
+    let mut exp = report.experiments[0].clone();
+    // Re-evaluate `error == ""` against an operation that failed on the
+    // shell side: it must not pass.
+    let v = &mut exp.variants[1];
+    let op = v
+        .operations
+        .iter_mut()
+        .find(|o| o.id == "add_order")
+        .unwrap();
+    op.write = None;
+    op.error = Some(schemalab::course::runner::OpError {
+        code: None,
+        code_name: schemalab::course::runner::SHELL_ERROR.into(),
+        message: "TypeError: x is undefined".into(),
+    });
+    op.expected_error = true;
+    let check = Check::parse("embed.op.add_order.error == \"\"").unwrap();
+    let verdict = check.evaluate(&schemalab::course::runner::ExperimentMetrics {
+        variants: &exp.variants,
+    });
+    assert!(!verdict.passed, "{}", verdict.reason);
 }
 
 #[test]

@@ -326,7 +326,7 @@ fn three_keys_from_launch_to_bucket_comparison() {
     finish_run(&mut app);
     let screen = draw(&app);
     assert!(
-        screen.contains("keys examined") && screen.contains("✓ 180×"),
+        screen.contains("keys examined") && screen.contains("★ ×180"),
         "{screen}"
     );
     assert_eq!(app.progress.mark("bucket"), Mark::Done);

@@ -141,7 +141,7 @@ fn launch_run_bucket_and_see_the_comparison() {
     if screen.contains("NotImplemented") {
         eprintln!("note: the server refused explain, so no winner could be marked:\n{screen}");
     } else {
-        assert!(screen.contains('✓'), "a winning side is marked:\n{screen}");
+        assert!(screen.contains('★'), "a winning side is marked:\n{screen}");
     }
     tmux.cmd(&["send-keys", "-t", "e2e", "q"]);
     let exited = tmux.wait_for(Duration::from_secs(10), |s| !s.contains("keys examined"));

@@ -6,6 +6,8 @@ db.readings.aggregate([
   {$group: {
     _id: {sensor_id: "$sensor_id", b: {$floor: {$divide: [{$subtract: ["$ts", ISODate("2026-01-01T00:00:00Z")]}, 12000000]}}},
     sensor_id: {$first: "$sensor_id"},
+    // The bucket's key: the start of its 200-minute window.
+    start: {$min: {$add: [ISODate("2026-01-01T00:00:00Z"), {$multiply: [{$floor: {$divide: [{$subtract: ["$ts", ISODate("2026-01-01T00:00:00Z")]}, 12000000]}}, 12000000]}]}},
     first: {$min: "$ts"},
     last: {$max: "$ts"},
     count: {$sum: 1},
@@ -14,8 +16,10 @@ db.readings.aggregate([
     max: {$max: "$value"},
     readings: {$push: {ts: "$ts", v: "$value"}}
   }},
-  {$project: {_id: 0, sensor_id: 1, first: 1, last: 1, count: 1, total: 1, min: 1, max: 1, readings: 1}},
+  {$project: {_id: 0, sensor_id: 1, start: 1, first: 1, last: 1, count: 1, total: 1, min: 1, max: 1, readings: 1}},
   {$out: "buckets"}
 ])
 db.readings.drop()
 db.buckets.createIndex({sensor_id: 1, first: 1})
+// A new reading goes to the bucket of its own window: sensor and window start.
+db.buckets.createIndex({sensor_id: 1, start: 1})

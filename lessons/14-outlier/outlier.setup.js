@@ -1,13 +1,23 @@
-// Films with more than 100 cast entries are outliers: the entries beyond the
-// first 100 move to one cast_overflow document, and the film is flagged.
+// Films with more than 100 cast entries are outliers. The film keeps its
+// first 100 entries and is flagged; the rest move to overflow buckets of at
+// most 100 entries each, numbered by page, so that no overflow document
+// grows without bound either.
 db.films.aggregate([
   {$match: {$expr: {$gt: [{$size: "$cast"}, 100]}}},
-  {$project: {_id: 0, film_id: "$_id", cast: {$slice: ["$cast", 100, 1000000]}}},
+  {$unwind: {path: "$cast", includeArrayIndex: "i"}},
+  {$match: {i: {$gte: 100}}},
+  {$sort: {_id: 1, i: 1}},
+  {$group: {
+    _id: {film_id: "$_id", page: {$floor: {$divide: [{$subtract: ["$i", 100]}, 100]}}},
+    n: {$sum: 1},
+    cast: {$push: "$cast"}
+  }},
+  {$project: {_id: 0, film_id: "$_id.film_id", page: "$_id.page", n: 1, cast: 1}},
   {$out: "cast_overflow"}
 ])
 db.films.aggregate([
   {$set: {cast_size: {$size: "$cast"}, has_overflow: {$gt: [{$size: "$cast"}, 100]}, cast: {$slice: ["$cast", 100]}}},
   {$out: "films"}
 ])
-db.cast_overflow.createIndex({film_id: 1})
+db.cast_overflow.createIndex({film_id: 1, page: 1})
 db.actors.drop()

@@ -78,6 +78,10 @@ pub enum OpField {
     N,
     NModified,
     NUpserted,
+    BytesReturned,
+    KeysInserted,
+    KeysDeleted,
+    ExpectedError,
     Error,
 }
 
@@ -94,6 +98,10 @@ impl OpField {
             "n" => OpField::N,
             "nModified" => OpField::NModified,
             "nUpserted" => OpField::NUpserted,
+            "bytesReturned" => OpField::BytesReturned,
+            "keysInserted" => OpField::KeysInserted,
+            "keysDeleted" => OpField::KeysDeleted,
+            "expectedError" => OpField::ExpectedError,
             "error" => OpField::Error,
             _ => return None,
         })
@@ -112,12 +120,16 @@ impl OpField {
             OpField::N => "n",
             OpField::NModified => "nModified",
             OpField::NUpserted => "nUpserted",
+            OpField::BytesReturned => "bytesReturned",
+            OpField::KeysInserted => "keysInserted",
+            OpField::KeysDeleted => "keysDeleted",
+            OpField::ExpectedError => "expectedError",
             OpField::Error => "error",
         }
     }
 }
 
-const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, n, nModified, nUpserted, error";
+const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, expectedError, error";
 const COLL_FIELDS: &str =
     "count, size, avgObjSize, maxObjSize, storageSize, totalIndexSize, nindexes, index.<name>";
 

@@ -332,6 +332,20 @@ fn lint_lesson(
             for (vid, stmt) in &op.run {
                 lint_statement(l, path, t, lesson_id, &variants, vid, op.kind, stmt);
             }
+            // Preparations are untimed statements of any kind.
+            for (vid, stmt) in &op.prepare {
+                lint_statement(l, path, t, lesson_id, &variants, vid, OpKind::Write, stmt);
+            }
+            for vid in op.expect_error.keys() {
+                if !variants.contains(vid) {
+                    l.at(
+                        path,
+                        t,
+                        op.id.span().start,
+                        format!("expect_error names '{vid}', not a variant of this experiment"),
+                    );
+                }
+            }
         }
         for claim in &exp.claims {
             lint_check(l, path, t, &claim.check, &variants, &ops);

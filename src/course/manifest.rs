@@ -80,6 +80,10 @@ pub struct Variant {
     #[serde(default)]
     pub title: String,
     pub setup: Option<Spanned<String>>,
+    /// The design the lesson recommends: highlighted, and the report says
+    /// on which costs it wins and on which it loses.
+    #[serde(default)]
+    pub recommended: bool,
 }
 
 /// Read (explained) or write (executed).
@@ -100,9 +104,19 @@ pub struct Operation {
     pub kind: OpKind,
     #[serde(default = "default_weight")]
     pub weight: f64,
-    /// Variant id → statement.
+    /// Variant id → statements run first, untimed and unmeasured, to bind
+    /// names the measured statements use (`const post = db.posts.findOne(…)`).
+    #[serde(default)]
+    pub prepare: BTreeMap<String, Spanned<String>>,
+    /// Variant id → the measured statement(s). A read is one statement; a
+    /// write may be several, whose counts and time are summed.
     #[serde(default)]
     pub run: BTreeMap<String, Spanned<String>>,
+    /// Variant id → the errors (codeName or code) this operation is
+    /// expected to fail with there; such a failure is the lesson's point,
+    /// not a failed variant.
+    #[serde(default)]
+    pub expect_error: BTreeMap<String, Vec<String>>,
 }
 
 fn default_weight() -> f64 {

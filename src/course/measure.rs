@@ -180,50 +180,82 @@ async fn max_obj_size(client: &Client, db: &str, coll: &str) -> Result<i64, Stri
     Ok(max)
 }
 
-/// What an explain says about a read.
+/// What an explain says about a read: the whole pipeline's work, summed
+/// over every stage that reads (the `$cursor` query, each `$lookup`,
+/// `$graphLookup`, `$unionWith` branch and `$facet` branch), with the
+/// per-stage breakdown kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadMetrics {
-    /// The winning plan, root first: `FETCH<-IXSCAN`.
+    /// The winning plan of the query (the `$cursor` stage for a pipeline),
+    /// root first: `FETCH<-IXSCAN`.
     pub stages: String,
-    /// The index (or indexes, comma-separated) the plan scans, or "".
+    /// The index (or indexes, comma-separated) the query scans, or "".
     pub index: String,
+    /// What the read returned: the last stage's nReturned for a pipeline.
     pub n_returned: i64,
+    /// Summed over every stage that reports it.
     pub keys_examined: i64,
+    /// Summed over every stage that reports it.
     pub docs_examined: i64,
     /// `max(keysExamined, docsExamined) / max(nReturned, 1)`.
     pub ratio: f64,
+    /// BSON bytes of the documents the read sends to the client (`null`
+    /// when they could not be fetched).
+    pub bytes_returned: Option<i64>,
+    /// Per stage, in pipeline order (one entry for a find).
+    pub pipeline: Vec<StageFigures>,
+    /// Stages that read data but whose examined counts the server did not
+    /// report: the totals leave them out.
+    pub not_reported: Vec<String>,
 }
 
-/// What a write reply says.
+/// One stage's figures from an explain (`null` when the server gives none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageFigures {
+    /// `find`, `$cursor`, `$lookup`, `$unionWith(other)/$cursor`,
+    /// `$facet.byType/$lookup` …
+    pub stage: String,
+    /// The winning plan of a query stage, root first.
+    pub plan: Option<String>,
+    pub n_returned: Option<i64>,
+    pub keys_examined: Option<i64>,
+    pub docs_examined: Option<i64>,
+    /// executionTimeMillis(Estimate) as the server reports it.
+    pub millis: Option<f64>,
+}
+
+/// What a write did: the reply's counts plus the index keys it inserted
+/// and deleted (from `system.profile`; `null` when the server reports
+/// none), summed over the operation's measured statements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteMetrics {
     pub n: i64,
     pub n_modified: i64,
     pub n_upserted: i64,
+    #[serde(default)]
+    pub keys_inserted: Option<i64>,
+    #[serde(default)]
+    pub keys_deleted: Option<i64>,
 }
 
-/// Read the metrics out of an `explain("executionStats")` reply, plus the
-/// server's execution time in milliseconds when it reports one.
-pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), String> {
-    // Aggregate explains wrap the query in a `$cursor` first stage; the last
-    // stage's nReturned is what the pipeline returned.
-    let (query, pipeline_returned) = match explain.get_array("stages") {
-        Ok(stages) => {
-            let cursor = stages
-                .first()
-                .and_then(Bson::as_document)
-                .and_then(|s| s.get_document("$cursor").ok())
-                .ok_or("aggregate explain without a $cursor stage")?;
-            let last = stages
-                .last()
-                .and_then(Bson::as_document)
-                .and_then(|s| num(s.get("nReturned")));
-            (cursor, if stages.len() > 1 { last } else { None })
-        }
-        Err(_) => (explain, None),
-    };
+impl WriteMetrics {
+    /// Add another measured statement's reply.
+    pub fn add(&mut self, other: &WriteMetrics) {
+        self.n += other.n;
+        self.n_modified += other.n_modified;
+        self.n_upserted += other.n_upserted;
+    }
+}
+
+fn opt_int(d: &Document, k: &str) -> Option<i64> {
+    num(d.get(k)).map(|n| n as i64)
+}
+
+/// The explain of one query (a find, or a pipeline's `$cursor` stage).
+fn query_figures(stage: String, query: &Document) -> Result<(StageFigures, Vec<String>), String> {
     let planner = query
         .get_document("queryPlanner")
         .map_err(|_| "explain reply without queryPlanner".to_string())?;
@@ -233,22 +265,215 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), S
     // SBE nests the classic-looking tree under queryPlan.
     let plan = winning.get_document("queryPlan").unwrap_or(winning);
     let mut indexes = Vec::new();
-    let stages = stage_chain(plan, &mut indexes);
+    let chain = stage_chain(plan, &mut indexes);
     let exec = query
         .get_document("executionStats")
         .map_err(|_| "explain reply without executionStats (verbosity too low?)".to_string())?;
-    let n_returned = pipeline_returned.map_or_else(|| int(exec, "nReturned"), |n| n as i64);
-    let keys_examined = int(exec, "totalKeysExamined");
-    let docs_examined = int(exec, "totalDocsExamined");
-    let millis = num(exec.get("executionTimeMillis"));
+    Ok((
+        StageFigures {
+            stage,
+            plan: Some(chain),
+            n_returned: opt_int(exec, "nReturned"),
+            keys_examined: opt_int(exec, "totalKeysExamined"),
+            docs_examined: opt_int(exec, "totalDocsExamined"),
+            millis: num(exec.get("executionTimeMillis"))
+                .or_else(|| num(exec.get("executionTimeMillisEstimate"))),
+        },
+        indexes,
+    ))
+}
+
+/// Stages that read a collection: their examined counts belong in the total.
+const READING_STAGES: [&str; 2] = ["$lookup", "$graphLookup"];
+
+/// Walk an explain's `stages` array (recursing into `$unionWith`
+/// sub-pipelines and `$facet` branches), pushing one entry per stage.
+fn walk_stages(
+    stages: &[Bson],
+    prefix: &str,
+    out: &mut Vec<StageFigures>,
+    not_reported: &mut Vec<String>,
+    indexes: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > 32 {
+        return Err("explain nests sub-pipelines too deeply".into());
+    }
+    for s in stages.iter().filter_map(Bson::as_document) {
+        let Some(name) = s.keys().find(|k| k.starts_with('$')).cloned() else {
+            continue;
+        };
+        let label = format!("{prefix}{name}");
+        if name == "$cursor" {
+            let query = s
+                .get_document("$cursor")
+                .map_err(|_| "$cursor stage is not a document".to_string())?;
+            let (mut f, ix) = query_figures(label, query)?;
+            // Some servers put nReturned/time beside $cursor rather than in it.
+            f.n_returned = f.n_returned.or_else(|| opt_int(s, "nReturned"));
+            f.millis = f
+                .millis
+                .or_else(|| num(s.get("executionTimeMillisEstimate")));
+            for i in ix {
+                if !indexes.contains(&i) {
+                    indexes.push(i);
+                }
+            }
+            out.push(f);
+            continue;
+        }
+        let mut f = StageFigures {
+            stage: label.clone(),
+            plan: None,
+            n_returned: opt_int(s, "nReturned"),
+            keys_examined: None,
+            docs_examined: None,
+            millis: num(s.get("executionTimeMillisEstimate")),
+        };
+        if READING_STAGES.contains(&name.as_str()) {
+            f.keys_examined = opt_int(s, "totalKeysExamined");
+            f.docs_examined = opt_int(s, "totalDocsExamined");
+            if f.keys_examined.is_none() && f.docs_examined.is_none() {
+                not_reported.push(label.clone());
+            }
+            if let Ok(used) = s.get_array("indexesUsed") {
+                for i in used.iter().filter_map(Bson::as_str) {
+                    if !indexes.iter().any(|x| x == i) {
+                        indexes.push(i.to_string());
+                    }
+                }
+            }
+            out.push(f);
+        } else if name == "$unionWith" {
+            out.push(f);
+            let spec = s.get_document("$unionWith").ok();
+            let coll = spec.and_then(|d| d.get_str("coll").ok()).unwrap_or("");
+            let sub_prefix = format!("{label}({coll})/");
+            match spec.and_then(|d| d.get("pipeline")) {
+                Some(Bson::Array(sub)) if sub.iter().any(has_figures) => {
+                    walk_stages(sub, &sub_prefix, out, not_reported, indexes, depth + 1)?
+                }
+                Some(Bson::Document(q)) if q.contains_key("queryPlanner") => {
+                    let (f, _) = query_figures(format!("{sub_prefix}find"), q)?;
+                    out.push(f);
+                }
+                _ => not_reported.push(label),
+            }
+        } else if name == "$facet" {
+            out.push(f);
+            let branches = s.get_document("$facet").cloned().unwrap_or_default();
+            for (branch, sub) in &branches {
+                let sub_prefix = format!("{label}.{branch}/");
+                match sub {
+                    Bson::Array(sub) if sub.iter().any(has_figures) => {
+                        walk_stages(sub, &sub_prefix, out, not_reported, indexes, depth + 1)?
+                    }
+                    _ => {
+                        // A branch that only transforms its input reads
+                        // nothing; one that joins must report its figures.
+                        if branch_reads(sub) {
+                            not_reported.push(format!("{label}.{branch}"));
+                        }
+                    }
+                }
+            }
+        } else {
+            out.push(f);
+        }
+    }
+    Ok(())
+}
+
+/// Whether a stage entry carries execution figures (an explained stage
+/// rather than the stage as written).
+fn has_figures(b: &Bson) -> bool {
+    b.as_document().is_some_and(|d| {
+        d.contains_key("nReturned")
+            || d.contains_key("$cursor")
+            || d.contains_key("totalDocsExamined")
+    })
+}
+
+/// Whether a pipeline as written contains a stage that reads a collection.
+fn branch_reads(b: &Bson) -> bool {
+    match b {
+        Bson::Array(items) => items.iter().any(branch_reads),
+        Bson::Document(d) => d.iter().any(|(k, v)| {
+            ["$lookup", "$graphLookup", "$unionWith"].contains(&k.as_str()) || branch_reads(v)
+        }),
+        _ => false,
+    }
+}
+
+/// Read the metrics out of an `explain("executionStats")` reply, plus the
+/// server's execution time in milliseconds when it reports one for the
+/// whole read (a find; a pipeline's time is the caller's wall clock).
+pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), String> {
+    let mut pipeline = Vec::new();
+    let mut not_reported = Vec::new();
+    let mut indexes = Vec::new();
+    let (chain, n_returned, millis) = match explain.get_array("stages") {
+        Ok(stages) => {
+            let first_is_cursor = stages
+                .first()
+                .and_then(Bson::as_document)
+                .is_some_and(|s| s.contains_key("$cursor"));
+            if !first_is_cursor {
+                return Err("aggregate explain without a $cursor stage".into());
+            }
+            walk_stages(
+                stages,
+                "",
+                &mut pipeline,
+                &mut not_reported,
+                &mut indexes,
+                0,
+            )?;
+            let chain = pipeline
+                .first()
+                .and_then(|f| f.plan.clone())
+                .unwrap_or_default();
+            // The last top-level stage's nReturned is what the pipeline returned.
+            let last = stages
+                .last()
+                .and_then(Bson::as_document)
+                .and_then(|s| {
+                    if s.contains_key("$cursor") {
+                        s.get_document("$cursor")
+                            .ok()
+                            .and_then(|c| c.get_document("executionStats").ok())
+                            .and_then(|e| opt_int(e, "nReturned"))
+                            .or_else(|| opt_int(s, "nReturned"))
+                    } else {
+                        opt_int(s, "nReturned")
+                    }
+                })
+                .ok_or("the last stage of the explained pipeline reports no nReturned")?;
+            (chain, last, None)
+        }
+        Err(_) => {
+            let (f, ix) = query_figures("find".into(), explain)?;
+            indexes = ix;
+            let chain = f.plan.clone().unwrap_or_default();
+            let n = f.n_returned.unwrap_or(0);
+            let millis = f.millis;
+            pipeline.push(f);
+            (chain, n, millis)
+        }
+    };
+    let keys_examined: i64 = pipeline.iter().filter_map(|f| f.keys_examined).sum();
+    let docs_examined: i64 = pipeline.iter().filter_map(|f| f.docs_examined).sum();
     Ok((
         ReadMetrics {
-            stages,
+            stages: chain,
             index: indexes.join(","),
             n_returned,
             keys_examined,
             docs_examined,
             ratio: keys_examined.max(docs_examined) as f64 / n_returned.max(1) as f64,
+            bytes_returned: None,
+            pipeline,
+            not_reported,
         },
         millis,
     ))
@@ -275,6 +500,23 @@ fn stage_chain(plan: &Document, indexes: &mut Vec<String>) -> String {
     stage
 }
 
+/// Index keys inserted and deleted by the writes `system.profile` recorded
+/// (`keysInserted`/`keysDeleted`, as mongod's profiler writes them), or
+/// `None` when no entry reports them.
+pub fn profile_keys(entries: &[Document]) -> (Option<i64>, Option<i64>) {
+    let sum = |k: &str| {
+        let vals: Vec<i64> = entries.iter().filter_map(|e| opt_int(e, k)).collect();
+        (!vals.is_empty()).then(|| vals.iter().sum())
+    };
+    let ins = sum("keysInserted");
+    let del = sum("keysDeleted");
+    // An entry that reports one of them reports the other as zero.
+    match (ins, del) {
+        (None, None) => (None, None),
+        (i, d) => (Some(i.unwrap_or(0)), Some(d.unwrap_or(0))),
+    }
+}
+
 /// The write metrics from a mongosh-style write result (`insertOne`,
 /// `updateMany`, `deleteOne`, `bulkWrite` …).
 pub fn parse_write_result(r: &Document) -> WriteMetrics {
@@ -297,6 +539,8 @@ pub fn parse_write_result(r: &Document) -> WriteMetrics {
         n,
         n_modified: int(r, "modifiedCount"),
         n_upserted: upserted,
+        keys_inserted: None,
+        keys_deleted: None,
     }
 }
 
@@ -332,6 +576,77 @@ mod tests {
         assert_eq!(m.stages, "COLLSCAN");
         assert_eq!(m.n_returned, 3);
         assert!((m.ratio - 100.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pipeline_figures_sum_every_reading_stage() {
+        // mongod 7.0's shape: $cursor first, then $lookup with its totals, a
+        // $unionWith carrying its sub-pipeline's explain, a $facet branch.
+        let e = doc! {
+            "stages": [
+                {"$cursor": {
+                    "queryPlanner": {"winningPlan": {"stage": "IDHACK"}},
+                    "executionStats": {"nReturned": 1, "totalKeysExamined": 1, "totalDocsExamined": 1, "executionTimeMillis": 0},
+                }, "nReturned": 1, "executionTimeMillisEstimate": 0},
+                {"$lookup": {"from": "phones"}, "nReturned": 1, "executionTimeMillisEstimate": 3,
+                 "totalDocsExamined": 500, "totalKeysExamined": 0, "collectionScans": 1, "indexesUsed": []},
+                {"$unionWith": {"coll": "archive", "pipeline": [
+                    {"$cursor": {
+                        "queryPlanner": {"winningPlan": {"stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": "a_1"}}},
+                        "executionStats": {"nReturned": 4, "totalKeysExamined": 4, "totalDocsExamined": 4},
+                    }}
+                ]}, "nReturned": 5},
+                {"$facet": {"byKind": [{"$lookup": {"from": "x"}, "nReturned": 5, "totalDocsExamined": 10, "totalKeysExamined": 2}]}, "nReturned": 1},
+            ]
+        };
+        let (m, _) = parse_explain(&e).unwrap();
+        assert_eq!(m.stages, "IDHACK");
+        assert_eq!(m.n_returned, 1);
+        assert_eq!(m.docs_examined, 1 + 500 + 4 + 10);
+        assert_eq!(m.keys_examined, 1 + 4 + 2);
+        assert_eq!(m.index, "a_1");
+        let names: Vec<&str> = m.pipeline.iter().map(|f| f.stage.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "$cursor",
+                "$lookup",
+                "$unionWith",
+                "$unionWith(archive)/$cursor",
+                "$facet",
+                "$facet.byKind/$lookup"
+            ]
+        );
+        assert!(m.not_reported.is_empty());
+    }
+
+    #[test]
+    fn a_join_without_figures_is_not_reported_not_zero() {
+        let e = doc! {
+            "stages": [
+                {"$cursor": {
+                    "queryPlanner": {"winningPlan": {"stage": "COLLSCAN"}},
+                    "executionStats": {"nReturned": 2, "totalKeysExamined": 0, "totalDocsExamined": 2},
+                }},
+                {"$graphLookup": {"from": "t"}, "nReturned": 2},
+                {"$unionWith": {"coll": "u", "pipeline": [{"$match": {}}]}, "nReturned": 3},
+            ]
+        };
+        let (m, _) = parse_explain(&e).unwrap();
+        assert_eq!(m.docs_examined, 2);
+        assert_eq!(m.not_reported, ["$graphLookup", "$unionWith"]);
+    }
+
+    #[test]
+    fn profile_keys_are_summed_or_not_reported() {
+        assert_eq!(profile_keys(&[]), (None, None));
+        assert_eq!(
+            profile_keys(&[
+                doc! {"op": "insert", "keysInserted": 3},
+                doc! {"op": "update", "keysInserted": 2, "keysDeleted": 2}
+            ]),
+            (Some(5), Some(2))
+        );
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! Rendering a [`LessonReport`]: an aligned terminal table with variants
 //! side by side, the same grid as Markdown (for slides), or JSON (schema in
-//! `docs/REPORT_SCHEMA.md`). In both grids the winning figure of a row is
-//! marked `★` with the factor by which it beats the worst variant, and
-//! modelled sizes say so.
+//! `docs/REPORT_SCHEMA.md`). In both grids the lowest *cost* of a row is
+//! marked `★` with the factor by which it beats the highest, unless the
+//! difference is under the noise floor ([`star_marks`], shared with the
+//! TUI); failed variants are shown as failed and win nothing; modelled
+//! sizes say so; a recommended variant gets a trade-off summary.
 
 use super::claims::format_number;
-use super::runner::{ExperimentReport, LessonReport, OpResult};
+use super::runner::{ExperimentReport, LessonReport, OpResult, is_environment_error};
 use super::{CourseError, OpKind};
 
 /// Output format of `schemalab run`.
@@ -59,13 +61,67 @@ pub fn human_bytes(b: f64) -> String {
     }
 }
 
-/// One grid row: a label, a cell per variant and, when `mark` is set, the
-/// numbers that decide the winner (lower is better).
+/// What a starred row measures, for the noise floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Noise {
+    /// Exact counts and sizes: equal values get no star.
+    Count,
+    /// Milliseconds: no star when every time is under 1 ms or the
+    /// highest is within 20% of the lowest.
+    Time,
+}
+
+/// The legend printed under every comparison (CLI, Markdown and TUI).
+pub const LEGEND: &str = "★ = lowest cost in its row (×N: N times lower than the highest). No star when counts are equal, or times are under 1 ms or within 20%. Failed variants are shown as failed and win nothing.";
+
+/// For each variant, `Some(factor)` when its figure is the lowest cost of
+/// the row by more than the noise floor (`factor` = highest / lowest,
+/// infinite when the lowest is 0); `None` otherwise. `None` values
+/// (failed or unmeasured) take no part.
+pub fn star_marks(values: &[Option<f64>], noise: Noise) -> Vec<Option<f64>> {
+    let present: Vec<f64> = values.iter().flatten().copied().collect();
+    let none = vec![None; values.len()];
+    if present.len() < 2 {
+        return none;
+    }
+    let best = present.iter().copied().fold(f64::INFINITY, f64::min);
+    let worst = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let real = match noise {
+        Noise::Count => worst > best,
+        Noise::Time => worst >= 1.0 && worst > best * 1.2,
+    };
+    if !real {
+        return none;
+    }
+    let f = if best > 0.0 {
+        worst / best
+    } else {
+        f64::INFINITY
+    };
+    values
+        .iter()
+        .map(|v| v.filter(|x| *x == best).map(|_| f))
+        .collect()
+}
+
+/// `★ ×12`, or `★` when the lowest is zero.
+pub fn star_text(f: f64) -> String {
+    if f.is_finite() {
+        format!("★ ×{}", factor(f))
+    } else {
+        "★".to_string()
+    }
+}
+
+/// One grid row: a label, a cell per variant and, when `noise` is set, the
+/// costs that decide the winner (lower is better).
 struct Row {
     label: String,
     cells: Vec<String>,
     values: Vec<Option<f64>>,
-    mark: bool,
+    noise: Option<Noise>,
+    /// Built from figures (blanked for failed variants).
+    measured: bool,
 }
 
 impl Row {
@@ -75,11 +131,24 @@ impl Row {
             label: label.into(),
             cells,
             values: vec![None; n],
-            mark: false,
+            noise: None,
+            measured: false,
         }
     }
 
-    fn measured(label: impl Into<String>, values: Vec<Option<f64>>, fmt: fn(f64) -> String) -> Row {
+    /// A figure that is not a cost (shown, never starred).
+    fn figure(label: impl Into<String>, values: Vec<Option<f64>>, fmt: fn(f64) -> String) -> Row {
+        let mut r = Row::cost(label, values, fmt, Noise::Count);
+        r.noise = None;
+        r
+    }
+
+    fn cost(
+        label: impl Into<String>,
+        values: Vec<Option<f64>>,
+        fmt: fn(f64) -> String,
+        noise: Noise,
+    ) -> Row {
         Row {
             label: label.into(),
             cells: values
@@ -87,45 +156,54 @@ impl Row {
                 .map(|v| v.map_or_else(|| "—".to_string(), fmt))
                 .collect(),
             values,
-            mark: true,
+            noise: Some(noise),
+            measured: true,
+        }
+    }
+
+    /// Blank out the cells of failed variants and keep them out of the race.
+    fn with_failed(mut self, failed: &[bool]) -> Row {
+        if self.measured {
+            for (i, f) in failed.iter().enumerate() {
+                if *f {
+                    if let Some(c) = self.cells.get_mut(i) {
+                        *c = "✗ failed".into();
+                    }
+                    if let Some(v) = self.values.get_mut(i) {
+                        *v = None;
+                    }
+                }
+            }
+        }
+        self
+    }
+
+    fn marks(&self) -> Vec<Option<f64>> {
+        match self.noise {
+            Some(n) => star_marks(&self.values, n),
+            None => vec![None; self.values.len()],
         }
     }
 
     /// Cells with the winner marked `★ ×factor`.
     fn marked_cells(&self) -> Vec<String> {
         let mut cells = self.cells.clone();
-        let present: Vec<(usize, f64)> = self
-            .values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.map(|v| (i, v)))
-            .collect();
-        if !self.mark || present.len() < 2 {
-            return cells;
-        }
-        let (best_i, best) = present
-            .iter()
-            .copied()
-            .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
-        let worst = present
-            .iter()
-            .map(|p| p.1)
-            .fold(f64::NEG_INFINITY, f64::max);
-        if worst > best {
-            let mark = if best > 0.0 {
-                format!(" ★ ×{}", factor(worst / best))
-            } else {
-                " ★".to_string()
-            };
-            cells[best_i].push_str(&mark);
+        for (c, m) in cells.iter_mut().zip(self.marks()) {
+            if let Some(f) = m {
+                c.push(' ');
+                c.push_str(&star_text(f));
+            }
         }
         cells
     }
 }
 
-/// A winning factor: one decimal below 10, whole above.
+/// A winning factor: two decimals below 1.1 (so a near tie never reads
+/// "×1"), one decimal below 10, whole above.
 fn factor(f: f64) -> String {
-    if f >= 10.0 {
+    if f < 1.1 {
+        format!("{f:.2}")
+    } else if f >= 10.0 {
         format!("{}", f.round() as i64)
     } else {
         format!("{f:.1}").trim_end_matches(".0").to_string()
@@ -142,8 +220,18 @@ fn ms_fmt(v: f64) -> String {
 
 fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
     let vs = &exp.variants;
+    let failed: Vec<bool> = vs.iter().map(|v| v.failure.is_some()).collect();
     let m = if modelled { " (modelled)" } else { "" };
     let mut rows = Vec::new();
+    rows.push(Row::text(
+        "status",
+        vs.iter()
+            .map(|v| match &v.failure {
+                Some(f) => format!("✗ FAILED: {f}"),
+                None => "ran".into(),
+            })
+            .collect(),
+    ));
     let total = |f: &dyn Fn(&super::CollStats) -> i64| -> Vec<Option<f64>> {
         vs.iter()
             .map(|v| {
@@ -151,17 +239,24 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             })
             .collect()
     };
-    rows.push(Row::measured("documents", total(&|c| c.count), int_fmt));
-    rows.push(Row::measured("data size", total(&|c| c.size), human_bytes));
-    rows.push(Row::measured(
+    rows.push(Row::figure("documents", total(&|c| c.count), int_fmt));
+    rows.push(Row::cost(
+        "data size",
+        total(&|c| c.size),
+        human_bytes,
+        Noise::Count,
+    ));
+    rows.push(Row::cost(
         format!("storage size{m}"),
         total(&|c| c.storage_size),
         human_bytes,
+        Noise::Count,
     ));
-    rows.push(Row::measured(
+    rows.push(Row::cost(
         format!("index size{m}"),
         total(&|c| c.total_index_size),
         human_bytes,
+        Noise::Count,
     ));
     // Per collection, in first-seen order across variants.
     let mut names: Vec<&str> = Vec::new();
@@ -204,6 +299,49 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             .collect();
         rows.push(Row::text(format!("  indexes{m}"), index_cells));
     }
+    // The workload mix: what 100 requests cost, each operation weighted by
+    // its share (weights change these figures; a missing figure leaves the
+    // variant's total out rather than counting it as zero).
+    if exp.operations.len() > 1 && exp.operations.iter().any(|o| o.weight_percent > 0.0) {
+        let weighted = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
+            vs.iter()
+                .map(|v| {
+                    exp.operations
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, o)| o.weight_percent > 0.0)
+                        .map(|(i, o)| {
+                            v.operations
+                                .get(i)
+                                .and_then(f)
+                                .map(|x| x * o.weight_percent)
+                        })
+                        .sum::<Option<f64>>()
+                })
+                .collect()
+        };
+        rows.push(Row::cost(
+            "per 100 requests: docs examined (weighted)",
+            weighted(&|r| match r.kind {
+                // An incomplete total (a stage not reported) leaves the
+                // variant's weighted figure unknown, not smaller.
+                OpKind::Read => r
+                    .read
+                    .as_ref()
+                    .filter(|m| m.not_reported.is_empty())
+                    .map(|m| m.docs_examined as f64),
+                OpKind::Write => r.write.as_ref().map(|_| 0.0),
+            }),
+            int_fmt,
+            Noise::Count,
+        ));
+        rows.push(Row::cost(
+            "per 100 requests: time (weighted)",
+            weighted(&|r| r.millis),
+            ms_fmt,
+            Noise::Time,
+        ));
+    }
     for (i, op) in exp.operations.iter().enumerate() {
         let results: Vec<Option<&OpResult>> = vs.iter().map(|v| v.operations.get(i)).collect();
         let kind = match op.kind {
@@ -218,17 +356,31 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             ),
             results
                 .iter()
-                .map(|r| match r.and_then(|r| r.error.as_ref()) {
-                    Some(e) if !e.code_name.is_empty() => format!("error {}", e.code_name),
-                    Some(e) => format!("error: {}", first_line(&e.message)),
-                    None => String::new(),
+                .map(|r| match r.map(|r| (r, r.error.as_ref())) {
+                    Some((r, Some(e))) => format!(
+                        "{} {}: {}",
+                        if r.expected_error {
+                            "expected error"
+                        } else {
+                            "✗ error"
+                        },
+                        e.code_name,
+                        first_line(&e.message)
+                    ),
+                    _ => String::new(),
                 })
                 .collect(),
         ));
-        let read = |f: fn(&super::ReadMetrics) -> f64| -> Vec<Option<f64>> {
+        let read = |f: fn(&super::ReadMetrics) -> Option<f64>| -> Vec<Option<f64>> {
             results
                 .iter()
-                .map(|r| r.and_then(|r| r.read.as_ref()).map(f))
+                .map(|r| r.and_then(|r| r.read.as_ref()).and_then(f))
+                .collect()
+        };
+        let write = |f: fn(&super::WriteMetrics) -> Option<f64>| -> Vec<Option<f64>> {
+            results
+                .iter()
+                .map(|r| r.and_then(|r| r.write.as_ref()).and_then(f))
                 .collect()
         };
         // An operation that failed everywhere has no figures to show.
@@ -245,55 +397,213 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                     results
                         .iter()
                         .map(|r| match r.and_then(|r| r.read.as_ref()) {
-                            Some(m) if m.index.is_empty() => m.stages.clone(),
-                            Some(m) => format!("{} {}", m.stages, m.index),
+                            Some(m) => plan_cell(m),
                             None => "—".into(),
                         })
                         .collect(),
                 ));
-                rows.push(Row::measured(
+                rows.push(Row::figure(
                     "  returned",
-                    read(|m| m.n_returned as f64),
+                    read(|m| Some(m.n_returned as f64)),
                     int_fmt,
                 ));
-                rows.push(Row::measured(
-                    "  keys examined",
-                    read(|m| m.keys_examined as f64),
-                    int_fmt,
-                ));
-                rows.push(Row::measured(
-                    "  docs examined",
-                    read(|m| m.docs_examined as f64),
-                    int_fmt,
-                ));
-                rows.push(Row::measured(
+                // A total that leaves out a stage the server did not report
+                // is a lower bound: shown as such, never starred.
+                let partial = |label: &str, f: fn(&super::ReadMetrics) -> f64| {
+                    let mut row = Row::cost(
+                        label,
+                        results
+                            .iter()
+                            .map(|r| {
+                                r.and_then(|r| r.read.as_ref())
+                                    .filter(|m| m.not_reported.is_empty())
+                                    .map(f)
+                            })
+                            .collect(),
+                        int_fmt,
+                        Noise::Count,
+                    );
+                    for (c, r) in row.cells.iter_mut().zip(&results) {
+                        if let Some(m) = r.and_then(|r| r.read.as_ref())
+                            && !m.not_reported.is_empty()
+                        {
+                            *c = format!(
+                                "≥ {} (not reported: {})",
+                                int_fmt(f(m)),
+                                m.not_reported.join(", ")
+                            );
+                        }
+                    }
+                    row
+                };
+                rows.push(partial("  keys examined (all stages)", |m| {
+                    m.keys_examined as f64
+                }));
+                rows.push(partial("  docs examined (all stages)", |m| {
+                    m.docs_examined as f64
+                }));
+                rows.push(Row::figure(
                     "  examined:returned",
-                    read(|m| m.ratio),
+                    read(|m| m.not_reported.is_empty().then_some(m.ratio)),
                     int_fmt,
+                ));
+                rows.push(Row::cost(
+                    "  bytes returned",
+                    read(|m| m.bytes_returned.map(|b| b as f64)),
+                    human_bytes,
+                    Noise::Count,
                 ));
             }
             OpKind::Write => {
-                let write = |f: fn(&super::WriteMetrics) -> i64| -> Vec<String> {
+                rows.push(Row::figure("  n", write(|w| Some(w.n as f64)), int_fmt));
+                // Not a cost on its own: an insert modifies nothing yet
+                // writes a document; the index keys below are the cost.
+                rows.push(Row::figure(
+                    "  modified",
+                    write(|w| Some(w.n_modified as f64)),
+                    int_fmt,
+                ));
+                rows.push(Row::figure(
+                    "  upserted",
+                    write(|w| Some(w.n_upserted as f64)),
+                    int_fmt,
+                ));
+                let keys = |f: fn(&super::WriteMetrics) -> Option<i64>| -> Vec<String> {
                     results
                         .iter()
-                        .map(|r| {
-                            r.and_then(|r| r.write.as_ref())
-                                .map_or_else(|| "—".into(), |w| f(w).to_string())
+                        .map(|r| match r.and_then(|r| r.write.as_ref()) {
+                            Some(w) => {
+                                f(w).map_or_else(|| "not reported".into(), |k| k.to_string())
+                            }
+                            None => "—".into(),
                         })
                         .collect()
                 };
-                rows.push(Row::text("  n", write(|w| w.n)));
-                rows.push(Row::text("  modified", write(|w| w.n_modified)));
-                rows.push(Row::text("  upserted", write(|w| w.n_upserted)));
+                let mut ins = Row::cost(
+                    "  keys inserted",
+                    write(|w| w.keys_inserted.map(|k| k as f64)),
+                    int_fmt,
+                    Noise::Count,
+                );
+                ins.cells = keys(|w| w.keys_inserted);
+                rows.push(ins);
+                let mut del = Row::cost(
+                    "  keys deleted",
+                    write(|w| w.keys_deleted.map(|k| k as f64)),
+                    int_fmt,
+                    Noise::Count,
+                );
+                del.cells = keys(|w| w.keys_deleted);
+                rows.push(del);
             }
         }
-        rows.push(Row::measured(
+        rows.push(Row::cost(
             "  time",
             results.iter().map(|r| r.and_then(|r| r.millis)).collect(),
             ms_fmt,
+            Noise::Time,
         ));
     }
-    rows
+    rows.into_iter().map(|r| r.with_failed(&failed)).collect()
+}
+
+/// `FETCH<-IXSCAN a_1 + $lookup×3`: the query's plan and the joins whose
+/// work the totals include.
+fn plan_cell(m: &super::ReadMetrics) -> String {
+    let mut s = if m.index.is_empty() {
+        m.stages.clone()
+    } else {
+        format!("{} {}", m.stages, m.index)
+    };
+    let mut joins: Vec<(String, usize)> = Vec::new();
+    for f in m.pipeline.iter().skip(1) {
+        if f.keys_examined.is_some() || f.docs_examined.is_some() {
+            let name = f.stage.rsplit('/').next().unwrap_or(&f.stage).to_string();
+            match joins.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, k)) => *k += 1,
+                None => joins.push((name, 1)),
+            }
+        }
+    }
+    for (n, k) in joins {
+        s.push_str(&if k > 1 {
+            format!(" + {n}×{k}")
+        } else {
+            format!(" + {n}")
+        });
+    }
+    s
+}
+
+/// On which starred costs the recommended variant wins and on which
+/// another variant beats it.
+fn trade_off(exp: &ExperimentReport, rows: &[Row]) -> Option<String> {
+    let rec = exp.variants.iter().position(|v| v.recommended)?;
+    let v = &exp.variants[rec];
+    if let Some(f) = &v.failure {
+        return Some(format!(
+            "Recommended: {} — it failed ({f}), so nothing can be said about its costs.",
+            v.id
+        ));
+    }
+    let mut wins = Vec::new();
+    let mut losses = Vec::new();
+    let mut section = String::new();
+    for r in rows {
+        if !r.label.starts_with(' ') {
+            section = r.label.split(" (").next().unwrap_or(&r.label).to_string();
+        }
+        let marks = r.marks();
+        if marks.iter().all(Option::is_none) {
+            continue;
+        }
+        let label = if r.label.starts_with(' ') {
+            format!("{section} {}", r.label.trim())
+        } else {
+            r.label.clone()
+        };
+        let best = r
+            .values
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        // It loses only where it is worse than the best beyond the noise
+        // floor (a time within 20% of the best is a tie, not a loss).
+        let worse = r
+            .values
+            .get(rec)
+            .copied()
+            .flatten()
+            .is_some_and(|x| match r.noise {
+                Some(Noise::Time) => x >= 1.0 && x > best * 1.2,
+                _ => x > best,
+            });
+        match marks.get(rec).copied().flatten() {
+            Some(f) => wins.push(format!("{label} ({})", star_text(f))),
+            None if !worse => {}
+            None => {
+                let winner = marks
+                    .iter()
+                    .position(Option::is_some)
+                    .map_or("", |i| exp.variants[i].id.as_str());
+                losses.push(format!("{label} (best: {winner})"));
+            }
+        }
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "nothing".to_string()
+        } else {
+            v.join("; ")
+        }
+    };
+    Some(format!(
+        "Recommended: {}. Wins on: {}. Loses on: {}.",
+        v.id,
+        list(&wins),
+        list(&losses)
+    ))
 }
 
 fn first_line(s: &str) -> &str {
@@ -316,27 +626,50 @@ fn render_text(report: &LessonReport, markdown: bool) -> String {
             "\n{h3}{} — {}\n\ndataset {} (seed {})\n\n",
             exp.id, exp.title, exp.dataset, exp.seed
         ));
+        let mut environment = false;
         for v in &exp.variants {
-            for (what, e) in [
-                ("loading the dataset", &v.load_error),
-                ("setup", &v.setup_error),
-                ("measuring", &v.measure_error),
-            ] {
-                if let Some(e) = e {
-                    out.push_str(&format!("{}: {what} failed: {}\n", v.id, first_line(e)));
-                }
+            if let Some(f) = &v.failure {
+                let line = format!("✗ FAILED {}: {f}", v.id);
+                out.push_str(&if markdown {
+                    format!("**{line}**\n\n")
+                } else {
+                    format!("{line}\n")
+                });
+                environment |= is_environment_error(f);
             }
+        }
+        if environment {
+            out.push_str(&format!(
+                "This failure looks like the environment (a slow or unreachable server), not the lesson: \
+                 retry `schemalab run {} --scale {}` when the machine is less busy, or try a smaller --scale.\n",
+                report.lesson,
+                report.scale.as_str()
+            ));
         }
         let rows = experiment_rows(exp, report.engine.modelled);
         let header: Vec<String> = exp
             .variants
             .iter()
-            .map(|v| format!("{} ({})", v.id, v.database))
+            .map(|v| {
+                format!(
+                    "{}{} ({})",
+                    if v.recommended { "◆ " } else { "" },
+                    v.id,
+                    v.database
+                )
+            })
             .collect();
         if markdown {
             out.push_str(&markdown_grid(&header, &rows));
         } else {
             out.push_str(&text_grid(&header, &rows));
+        }
+        out.push_str(&format!("\n{LEGEND}\n"));
+        if exp.variants.iter().any(|v| v.recommended) {
+            out.push_str("◆ = the design this lesson recommends.\n");
+        }
+        if let Some(t) = trade_off(exp, &rows) {
+            out.push_str(&format!("{t}\n"));
         }
         if !exp.claims.is_empty() {
             out.push_str(if markdown {
@@ -433,13 +766,51 @@ mod tests {
 
     #[test]
     fn winner_marked_with_factor() {
-        let r = Row::measured("docs", vec![Some(1200.0), Some(6.0)], int_fmt);
+        let r = Row::cost("docs", vec![Some(1200.0), Some(6.0)], int_fmt, Noise::Count);
         assert_eq!(
             r.marked_cells(),
             vec!["1200".to_string(), "6 ★ ×200".to_string()]
         );
-        let r = Row::measured("docs", vec![Some(5.0), None], int_fmt);
+        let r = Row::cost("docs", vec![Some(5.0), None], int_fmt, Noise::Count);
         assert_eq!(r.marked_cells(), vec!["5".to_string(), "—".to_string()]);
+    }
+
+    #[test]
+    fn noise_floor_and_non_costs_get_no_star() {
+        // Equal counts.
+        assert_eq!(
+            star_marks(&[Some(60051.0), Some(60051.0)], Noise::Count),
+            [None, None]
+        );
+        // Sub-millisecond and within-20% times.
+        assert_eq!(
+            star_marks(&[Some(0.2), Some(0.9)], Noise::Time),
+            [None, None]
+        );
+        assert_eq!(
+            star_marks(&[Some(10.0), Some(11.9)], Noise::Time),
+            [None, None]
+        );
+        assert_eq!(
+            star_marks(&[Some(10.0), Some(13.0)], Noise::Time),
+            [Some(1.3), None]
+        );
+        // A returned count is a figure, not a cost.
+        let r = Row::figure("returned", vec![Some(1.0), Some(9.0)], int_fmt);
+        assert_eq!(r.marked_cells(), ["1", "9"]);
+        // Three variants: the lowest wins against the highest, ties share.
+        assert_eq!(
+            star_marks(&[Some(4.0), Some(2.0), Some(2.0)], Noise::Count),
+            [None, Some(2.0), Some(2.0)]
+        );
+        assert_eq!(star_text(f64::INFINITY), "★");
+    }
+
+    #[test]
+    fn failed_variant_wins_nothing() {
+        let r = Row::cost("docs", vec![Some(0.0), Some(6.0)], int_fmt, Noise::Count)
+            .with_failed(&[true, false]);
+        assert_eq!(r.marked_cells(), ["✗ failed", "6"]);
     }
 
     #[test]

@@ -121,6 +121,49 @@ pub struct VariantReport {
     pub collections: Vec<CollStats>,
     /// Measuring failed.
     pub measure_error: Option<String>,
+    /// The lesson recommends this design.
+    #[serde(default)]
+    pub recommended: bool,
+    /// Why this variant's figures cannot be trusted: its load, setup or
+    /// measurement failed, or an operation failed with an error the lesson
+    /// does not expect. `null` when everything ran. A failed variant wins
+    /// nothing and every claim reading its figures fails with this reason.
+    #[serde(default)]
+    pub failure: Option<String>,
+}
+
+impl VariantReport {
+    /// Work out [`VariantReport::failure`] from the recorded errors.
+    pub fn compute_failure(&self) -> Option<String> {
+        for (what, e) in [
+            ("loading the dataset", &self.load_error),
+            ("setup", &self.setup_error),
+            ("measuring", &self.measure_error),
+        ] {
+            if let Some(e) = e {
+                return Some(format!("{what} failed: {}", first_line(e)));
+            }
+        }
+        self.operations.iter().find_map(|o| {
+            let e = o.error.as_ref()?;
+            if o.expected_error {
+                return None;
+            }
+            Some(format!(
+                "operation '{}' failed: {}",
+                o.id,
+                if e.code_name.is_empty() || e.code.is_none() {
+                    first_line(&e.message).to_string()
+                } else {
+                    format!("{} {}", e.code_name, first_line(&e.message))
+                }
+            ))
+        })
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
 }
 
 /// One operation's outcome in one variant.
@@ -128,11 +171,17 @@ pub struct VariantReport {
 pub struct OpResult {
     pub id: String,
     pub kind: OpKind,
+    /// Untimed statements run first to bind names (`null` when none).
+    #[serde(default)]
+    pub prepare: Option<String>,
     pub statement: String,
     pub millis: Option<f64>,
     pub read: Option<ReadMetrics>,
     pub write: Option<WriteMetrics>,
     pub error: Option<OpError>,
+    /// The error is one the lesson declared as expected (`expect_error`).
+    #[serde(default)]
+    pub expected_error: bool,
 }
 
 /// A failed operation: the server's code and codeName when it gave them.
@@ -180,12 +229,41 @@ fn op_error(e: &DialectError) -> OpError {
             code_name: code_name(*code, ""),
             message: message.clone(),
         },
+        DialectError::Driver { message, .. } => OpError {
+            code: None,
+            code_name: DRIVER_ERROR.into(),
+            message: message.clone(),
+        },
         other => OpError {
             code: None,
-            code_name: String::new(),
+            code_name: SHELL_ERROR.into(),
             message: other.to_string(),
         },
     }
+}
+
+/// codeName of an error raised on the shell side (syntax, type, unknown
+/// name, a statement that leaves its database …): never `""`, so a check
+/// `error == ""` only holds when the statement succeeded.
+pub const SHELL_ERROR: &str = "ShellError";
+/// codeName of a driver-side failure (connection, timeout …).
+pub const DRIVER_ERROR: &str = "DriverError";
+
+/// Whether an error looks like the environment's fault (a slow or
+/// unreachable server) rather than the lesson's.
+pub fn is_environment_error(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "timeout",
+        "timed out",
+        "server selection",
+        "connection",
+        "monitor",
+        "broken pipe",
+        "reset by peer",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
 }
 
 /// Run every experiment of `lesson` against `client`.
@@ -268,6 +346,8 @@ async fn run_experiment(
             operations: Vec::new(),
             collections: Vec::new(),
             measure_error: None,
+            recommended: v.recommended,
+            failure: None,
         };
 
         step(vid, "drop".into(), done)?;
@@ -291,6 +371,7 @@ async fn run_experiment(
         // it sends must stay in this variant's database.
         let mut session = Session::new(client.clone(), db.clone())
             .with_policy(crate::dialect::WritePolicy::Only(db.clone()));
+        let mut profile_seen = 0usize;
         match lesson.setup_text(v) {
             Ok(Some(src)) => {
                 if let Err(e) = run_guarded(&mut session, &src, &db).await {
@@ -309,22 +390,30 @@ async fn run_experiment(
                 report.operations.push(OpResult {
                     id: oid,
                     kind: op.kind,
+                    prepare: None,
                     statement: String::new(),
                     millis: None,
                     read: None,
                     write: None,
                     error: Some(OpError {
                         code: None,
-                        code_name: String::new(),
+                        code_name: SHELL_ERROR.into(),
                         message: format!("no statement for variant '{vid}'"),
                     }),
+                    expected_error: false,
                 });
                 continue;
             };
-            let stmt = stmt.get_ref();
+            let spec = OpSpec {
+                id: &oid,
+                kind: op.kind,
+                prepare: op.prepare.get(vid).map(|p| p.get_ref().as_str()),
+                stmt: stmt.get_ref(),
+                expect: op.expect_error.get(vid).map_or(&[][..], Vec::as_slice),
+            };
             report
                 .operations
-                .push(run_op(&mut session, &oid, op.kind, stmt, &db).await);
+                .push(run_op(client, &mut session, &spec, &db, &mut profile_seen).await);
         }
 
         step(vid, "measure".into(), done)?;
@@ -332,6 +421,7 @@ async fn run_experiment(
             Ok(c) => report.collections = c,
             Err(e) => report.measure_error = Some(e),
         }
+        report.failure = report.compute_failure();
         variants.push(report);
     }
     step("", "claims".into(), done)?;
@@ -375,70 +465,197 @@ async fn run_guarded(session: &mut Session, src: &str, db: &str) -> Result<Vec<O
     Ok(out)
 }
 
-async fn run_op(session: &mut Session, id: &str, kind: OpKind, stmt: &str, db: &str) -> OpResult {
+/// One operation of one variant, as declared.
+struct OpSpec<'a> {
+    id: &'a str,
+    kind: OpKind,
+    prepare: Option<&'a str>,
+    stmt: &'a str,
+    expect: &'a [String],
+}
+
+fn shell_fail(message: String) -> OpError {
+    OpError {
+        code: None,
+        code_name: SHELL_ERROR.into(),
+        message,
+    }
+}
+
+fn parse_in(src: &str, db: &str) -> Result<Program, OpError> {
+    let program = parse_program(src).map_err(|e| shell_fail(e.render(src)))?;
+    stays_in(&program, db).map_err(|e| shell_fail(e.to_string()))?;
+    Ok(program)
+}
+
+async fn run_op(
+    client: &Client,
+    session: &mut Session,
+    spec: &OpSpec<'_>,
+    db: &str,
+    profile_seen: &mut usize,
+) -> OpResult {
     let mut result = OpResult {
-        id: id.to_string(),
-        kind,
-        statement: stmt.to_string(),
+        id: spec.id.to_string(),
+        kind: spec.kind,
+        prepare: spec.prepare.map(str::to_string),
+        statement: spec.stmt.to_string(),
         millis: None,
         read: None,
         write: None,
         error: None,
+        expected_error: false,
     };
-    let fail = |message: String| OpError {
-        code: None,
-        code_name: String::new(),
-        message,
-    };
-    let program = match parse_program(stmt) {
-        Ok(p) => p,
-        Err(e) => {
-            result.error = Some(fail(e.render(stmt)));
-            return result;
-        }
-    };
-    if let Err(e) = stays_in(&program, db) {
-        result.error = Some(fail(e.to_string()));
-        return result;
-    }
-    let program = match kind {
-        OpKind::Read => match explain_form(&program) {
-            Ok(p) => p,
-            Err(e) => {
-                result.error = Some(fail(e));
-                return result;
-            }
-        },
-        OpKind::Write => program,
-    };
-    let started = Instant::now();
-    let (out, res) = session.eval_program(&program).await;
-    let wall = started.elapsed().as_secs_f64() * 1000.0;
-    if let Err(e) = res {
-        result.error = Some(op_error(&e));
-        return result;
-    }
-    let last_doc = out.iter().rev().find_map(|o| match o {
-        Output::Value(Value::Bson(Bson::Document(d))) => Some(d.clone()),
-        _ => None,
-    });
-    match (kind, last_doc) {
-        (OpKind::Read, Some(explain)) => match parse_explain(&explain) {
-            Ok((m, millis)) => {
-                result.millis = Some(millis.unwrap_or(wall));
-                result.read = Some(m);
-            }
-            Err(e) => result.error = Some(fail(e)),
-        },
-        (OpKind::Write, Some(reply)) => {
-            result.millis = Some(wall);
-            result.write = Some(parse_write_result(&reply));
-        }
-        (_, None) => {
-            result.error = Some(fail("the statement produced no result document".into()));
-        }
+    if let Err(e) = run_op_inner(client, session, spec, db, profile_seen, &mut result).await {
+        result.expected_error = spec
+            .expect
+            .iter()
+            .any(|x| *x == e.code_name || e.code.is_some_and(|c| c.to_string() == *x));
+        result.error = Some(e);
+        result.read = None;
+        result.write = None;
     }
     result
+}
+
+async fn run_op_inner(
+    client: &Client,
+    session: &mut Session,
+    spec: &OpSpec<'_>,
+    db: &str,
+    profile_seen: &mut usize,
+    result: &mut OpResult,
+) -> Result<(), OpError> {
+    // Untimed, unmeasured: bind the names the measured statements use.
+    if let Some(prep) = spec.prepare {
+        let program = parse_in(prep, db)?;
+        let (_, res) = session.eval_program(&program).await;
+        res.map_err(|e| {
+            let mut err = op_error(&e);
+            err.message = format!("preparing: {}", e.render(prep));
+            err
+        })?;
+    }
+    let program = parse_in(spec.stmt, db)?;
+    match spec.kind {
+        OpKind::Read => {
+            let explain = explain_form(&program).map_err(shell_fail)?;
+            let started = Instant::now();
+            let (out, res) = session.eval_program(&explain).await;
+            let wall = started.elapsed().as_secs_f64() * 1000.0;
+            res.map_err(|e| op_error(&e))?;
+            let doc = last_document(&out)
+                .ok_or_else(|| shell_fail("the statement produced no result document".into()))?;
+            let (mut m, _server_millis) = parse_explain(&doc).map_err(shell_fail)?;
+            // The same clock for every read, find or pipeline: the explain's
+            // round trip, which executes the whole read (a find's
+            // executionTimeMillis is whole milliseconds and leaves joins out).
+            result.millis = Some(wall);
+            // Untimed: fetch what the read sends to the client and weigh it.
+            let fetch = fetch_form(&program).map_err(shell_fail)?;
+            let (out, res) = session.eval_program(&fetch).await;
+            m.bytes_returned = match res {
+                Ok(()) => out.iter().rev().find_map(|o| match o {
+                    Output::Value(Value::Bson(b)) => Some(bson_bytes(b)),
+                    _ => None,
+                }),
+                Err(_) => None,
+            };
+            result.read = Some(m);
+        }
+        OpKind::Write => {
+            let profiling = client
+                .database(db)
+                .run_command(bson::doc! {"profile": 2})
+                .await
+                .is_ok();
+            let started = Instant::now();
+            let (out, res) = session.eval_program(&program).await;
+            let wall = started.elapsed().as_secs_f64() * 1000.0;
+            let keys = if profiling {
+                read_profile(client, db, profile_seen).await
+            } else {
+                (None, None)
+            };
+            res.map_err(|e| op_error(&e))?;
+            let replies: Vec<WriteMetrics> = out
+                .iter()
+                .filter_map(|o| match o {
+                    Output::Value(Value::Bson(Bson::Document(d)))
+                        if d.contains_key("acknowledged") =>
+                    {
+                        Some(parse_write_result(d))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let Some((first, rest)) = replies.split_first() else {
+                return Err(shell_fail(
+                    "the statement produced no write result (insertOne, updateMany, …)".into(),
+                ));
+            };
+            let mut w = first.clone();
+            for r in rest {
+                w.add(r);
+            }
+            (w.keys_inserted, w.keys_deleted) = keys;
+            result.millis = Some(wall);
+            result.write = Some(w);
+        }
+    }
+    Ok(())
+}
+
+fn last_document(out: &[Output]) -> Option<bson::Document> {
+    out.iter().rev().find_map(|o| match o {
+        Output::Value(Value::Bson(Bson::Document(d))) => Some(d.clone()),
+        _ => None,
+    })
+}
+
+/// BSON bytes the client receives for a read's result: the sum of each
+/// document's size (an array of documents, one document, or nothing).
+fn bson_bytes(b: &Bson) -> i64 {
+    match b {
+        Bson::Array(items) => items.iter().map(bson_bytes).sum(),
+        Bson::Document(d) => bson::to_vec(d).map_or(0, |v| v.len() as i64),
+        _ => 0,
+    }
+}
+
+/// Switch the profiler off and sum `keysInserted`/`keysDeleted` over the
+/// entries written since the last call; then drop `system.profile` (mongod
+/// allows it once profiling is off) so the next operation starts afresh.
+async fn read_profile(client: &Client, db: &str, seen: &mut usize) -> (Option<i64>, Option<i64>) {
+    use futures_util::TryStreamExt;
+    let database = client.database(db);
+    if database
+        .run_command(bson::doc! {"profile": 0})
+        .await
+        .is_err()
+    {
+        return (None, None);
+    }
+    let entries: Vec<bson::Document> = match database
+        .collection::<bson::Document>("system.profile")
+        .find(bson::doc! {})
+        .await
+    {
+        Ok(c) => c.try_collect().await.unwrap_or_default(),
+        Err(_) => return (None, None),
+    };
+    let fresh = entries.get(*seen..).unwrap_or(&[]);
+    let keys = super::measure::profile_keys(fresh);
+    if database
+        .run_command(bson::doc! {"drop": "system.profile"})
+        .await
+        .is_ok()
+    {
+        *seen = 0;
+    } else {
+        *seen = entries.len();
+    }
+    keys
 }
 
 fn call(object: Expr, name: &str, args: Vec<Expr>) -> Expr {
@@ -591,6 +808,27 @@ pub fn explain_form(program: &Program) -> Result<Program, String> {
     })
 }
 
+/// The statement that fetches what a read returns, as an array (untimed,
+/// to weigh the bytes sent to the client): the explain form with
+/// `.explain("executionStats")` replaced by `.toArray()`; `findOne` keeps
+/// its `limit(1)`.
+pub fn fetch_form(program: &Program) -> Result<Program, String> {
+    let mut explained = explain_form(program)?;
+    for stmt in &mut explained.stmts {
+        if let StmtKind::Expr(Expr {
+            kind: ExprKind::Call { callee, args },
+            ..
+        }) = &mut stmt.kind
+            && let ExprKind::Member { name, .. } = &mut callee.kind
+            && name == "explain"
+        {
+            *name = "toArray".into();
+            args.clear();
+        }
+    }
+    Ok(explained)
+}
+
 fn is_collection_call(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::Call { callee, .. }
         if matches!(&callee.kind, ExprKind::Member { name, .. } if name == "getCollection"))
@@ -721,6 +959,9 @@ impl MetricSource for ExperimentMetrics<'_> {
             .iter()
             .find(|v| v.id == m.variant)
             .ok_or_else(|| format!("no variant '{}' in this experiment", m.variant))?;
+        if let Some(f) = &v.failure {
+            return Err(format!("variant '{}' failed: {f}", v.id));
+        }
         variant_metric(v, m)
     }
 }
@@ -734,6 +975,10 @@ impl MetricSource for LessonMetrics<'_> {
         let mut last = format!("no variant '{}' in this lesson", m.variant);
         for exp in &self.0.experiments {
             if let Some(v) = exp.variants.iter().find(|v| v.id == m.variant) {
+                if let Some(f) = &v.failure {
+                    last = format!("variant '{}' failed: {f}", v.id);
+                    continue;
+                }
                 match variant_metric(v, m) {
                     Ok(val) => return Ok(val),
                     Err(e) => last = e,
@@ -795,22 +1040,54 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                         .unwrap_or_default(),
                 ));
             }
+            if *field == F::ExpectedError {
+                return Ok(Val::Num(if op.expected_error { 1.0 } else { 0.0 }));
+            }
             if *field == F::Millis {
                 return op.millis.map(Val::Num).ok_or_else(|| unavailable(op));
             }
             let read = || op.read.as_ref().ok_or_else(|| unavailable(op));
             let write = || op.write.as_ref().ok_or_else(|| unavailable(op));
+            // Examined totals that leave out a stage are no figure at all.
+            let complete = || {
+                let m = read()?;
+                if m.not_reported.is_empty() {
+                    Ok(m)
+                } else {
+                    Err(format!(
+                        "{} of '{id}': not reported by this server for {}",
+                        field.name(),
+                        m.not_reported.join(", ")
+                    ))
+                }
+            };
             match field {
                 F::NReturned => n(read()?.n_returned),
-                F::KeysExamined => n(read()?.keys_examined),
-                F::DocsExamined => n(read()?.docs_examined),
-                F::Ratio => Ok(Val::Num(read()?.ratio)),
+                F::KeysExamined => n(complete()?.keys_examined),
+                F::DocsExamined => n(complete()?.docs_examined),
+                F::Ratio => Ok(Val::Num(complete()?.ratio)),
                 F::Stages => Ok(Val::Str(read()?.stages.clone())),
                 F::Index => Ok(Val::Str(read()?.index.clone())),
                 F::N => n(write()?.n),
                 F::NModified => n(write()?.n_modified),
                 F::NUpserted => n(write()?.n_upserted),
-                F::Error | F::Millis => Err("unreachable".into()),
+                F::BytesReturned => read()?
+                    .bytes_returned
+                    .map(|b| Val::Num(b as f64))
+                    .ok_or_else(|| format!("bytesReturned of '{id}': not reported")),
+                F::KeysInserted => write()?
+                    .keys_inserted
+                    .map(|b| Val::Num(b as f64))
+                    .ok_or_else(|| {
+                        format!("keysInserted of '{id}': not reported by this server's profiler")
+                    }),
+                F::KeysDeleted => write()?
+                    .keys_deleted
+                    .map(|b| Val::Num(b as f64))
+                    .ok_or_else(|| {
+                        format!("keysDeleted of '{id}': not reported by this server's profiler")
+                    }),
+                F::Error | F::Millis | F::ExpectedError => Err("unreachable".into()),
             }
         }
     }

@@ -105,6 +105,13 @@ async fn enrich(client: &mongodb::Client, db: &str, variant: &mut VariantReport)
         .iter_mut()
         .filter(|o| o.n.is_none() && o.error.is_none())
     {
+        if let Some(prep) = &op.prepare {
+            // Bind the names the statement uses, as the run did.
+            let (_, res) = session.eval_partial(prep).await;
+            if res.is_err() {
+                continue;
+            }
+        }
         let Some(program) = parse_program(&op.statement)
             .ok()
             .and_then(|p| explain_form(&p).ok())
@@ -177,6 +184,7 @@ pub fn convert(report: &LessonReport, id: &str) -> Option<Report> {
                         let mut r = OpResult {
                             id: o.id.clone(),
                             statement: o.statement.clone(),
+                            prepare: o.prepare.clone(),
                             millis: o.millis.unwrap_or(0.0),
                             error: o.error.as_ref().map(|e| {
                                 if e.code_name.is_empty() {
@@ -196,12 +204,16 @@ pub fn convert(report: &LessonReport, id: &str) -> Option<Report> {
                                 .collect();
                             r.index = (!m.index.is_empty()).then(|| m.index.clone());
                             r.n_returned = u(m.n_returned);
+                            r.bytes_returned = m.bytes_returned.map(u);
+                            r.not_reported = m.not_reported.clone();
                             r.keys_examined = u(m.keys_examined);
                             r.docs_examined = u(m.docs_examined);
                         }
                         if let Some(w) = &o.write {
                             r.n = Some(u(w.n));
                             r.n_modified = Some(u(w.n_modified));
+                            r.keys_inserted = w.keys_inserted.map(u);
+                            r.keys_deleted = w.keys_deleted.map(u);
                         } else if o.kind == OpKind::Write {
                             r.n = Some(0);
                         }
@@ -213,7 +225,19 @@ pub fn convert(report: &LessonReport, id: &str) -> Option<Report> {
                     .into_iter()
                     .flatten()
                     .cloned()
+                    .chain(
+                        v.failure
+                            .as_ref()
+                            .filter(|_| {
+                                v.load_error.is_none()
+                                    && v.setup_error.is_none()
+                                    && v.measure_error.is_none()
+                            })
+                            .map(|f| format!("FAILED: {f}")),
+                    )
                     .collect(),
+                failed: v.failure.is_some(),
+                recommended: v.recommended,
             })
             .collect(),
         claims: exp

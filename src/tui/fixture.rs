@@ -221,6 +221,8 @@ pub fn bucket_report() -> Report {
                     ],
                 )],
                 errors: Vec::new(),
+                failed: false,
+                recommended: false,
             },
             VariantReport {
                 id: "bucket".into(),
@@ -268,6 +270,8 @@ pub fn bucket_report() -> Report {
                     ],
                 )],
                 errors: Vec::new(),
+                failed: false,
+                recommended: false,
             },
         ],
         claims: vec![

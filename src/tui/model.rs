@@ -72,6 +72,10 @@ pub struct VariantReport {
     pub samples: Vec<(String, Vec<Document>)>,
     /// Steps that failed (loading, setup, measuring), shown with the results.
     pub errors: Vec<String>,
+    /// The variant failed: its figures win nothing.
+    pub failed: bool,
+    /// The lesson recommends this design (its column title says so).
+    pub recommended: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -114,6 +118,16 @@ pub struct OpResult {
     pub n_modified: Option<u64>,
     /// A failed write's codeName.
     pub error: Option<String>,
+    /// Untimed statements run before the measured one (binding names).
+    pub prepare: Option<String>,
+    /// Reads: stages whose examined counts the server did not report (the
+    /// examined totals are then incomplete and take no part in comparisons).
+    pub not_reported: Vec<String>,
+    /// Reads: BSON bytes sent to the client.
+    pub bytes_returned: Option<u64>,
+    /// Writes: index keys inserted and deleted (`None`: not reported).
+    pub keys_inserted: Option<u64>,
+    pub keys_deleted: Option<u64>,
 }
 
 impl OpResult {

@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragraph, Wrap};
 
+use crate::course::report::{LEGEND, Noise, star_marks, star_text};
 use crate::tui::app::{App, ExpTab};
 use crate::tui::model::{Experiment, OpResult, Report, group_thousands};
 use crate::tui::strings as s;
@@ -140,30 +141,22 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
     }
 }
 
-/// Per side: `Some((is_winner, factor))`; lower is better.
-fn winners(values: &[Option<f64>]) -> Vec<Option<(bool, f64)>> {
-    let present: Vec<f64> = values.iter().flatten().copied().collect();
-    if present.len() < 2 {
-        return vec![None; values.len()];
-    }
-    let best = present.iter().copied().fold(f64::INFINITY, f64::min);
-    let worst = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if (worst - best).abs() < f64::EPSILON {
-        return values.iter().map(|v| v.map(|_| (false, 1.0))).collect();
-    }
-    values
-        .iter()
-        .map(|v| v.map(|x| (x == best, worst.max(1.0) / best.max(1.0))))
-        .collect()
+/// Per side: `Some(factor)` on the lowest cost, by the course report's
+/// own rule (noise floor included), so CLI and TUI star the same cells.
+fn winners(values: &[Option<f64>], noise: Noise) -> Vec<Option<f64>> {
+    star_marks(values, noise)
 }
 
-fn mark_span(t: &Theme, w: Option<(bool, f64)>) -> Span<'static> {
+fn mark_span(t: &Theme, w: Option<f64>) -> Span<'static> {
     match w {
-        Some((true, f)) => Span::styled(format!(" ✓ {}", s::factor(f)), t.good),
-        Some((false, f)) if (f - 1.0).abs() < f64::EPSILON => Span::styled(" =", t.dim),
-        _ => Span::raw(""),
+        Some(f) => Span::styled(format!(" {}", star_text(f)), t.good),
+        None => Span::raw(""),
     }
 }
+
+/// One figure of the operation card: label, a value per variant, and the
+/// noise floor when the figure is a cost (starred), `None` otherwise.
+type CardRow<'a> = (&'a str, Vec<Option<f64>>, Option<Noise>);
 
 fn op_results<'r>(exp: &Experiment, report: &'r Report, op: usize) -> Vec<Option<&'r OpResult>> {
     let Some(op) = exp.operations.get(op) else {
@@ -241,47 +234,70 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
     ])
     .split(cols_rect);
     let is_write = op.kind == "write";
+    let failed: Vec<bool> = exp
+        .variants
+        .iter()
+        .map(|v| report.variant(&v.id).is_some_and(|r| r.failed))
+        .collect();
+    // A failed variant's figures take no part (shown as "–").
     let metric = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
         results
             .iter()
-            .map(|r| r.filter(|o| o.error.is_none()).and_then(f))
+            .zip(&failed)
+            .map(|(r, failed)| r.filter(|o| o.error.is_none() && !*failed).and_then(f))
             .collect()
     };
-    let rows: Vec<(&str, Vec<Option<f64>>, bool)> = if is_write {
+    let rows: Vec<CardRow> = if is_write {
         vec![
-            (s::WRITE_N, metric(&|o| o.n.map(|v| v as f64)), false),
+            (s::WRITE_N, metric(&|o| o.n.map(|v| v as f64)), None),
             (
                 s::WRITE_MODIFIED,
                 metric(&|o| o.n_modified.map(|v| v as f64)),
-                false,
+                None,
             ),
-            (s::TIME, metric(&|o| Some(o.millis)), false),
+            (
+                s::KEYS_INSERTED,
+                metric(&|o| o.keys_inserted.map(|v| v as f64)),
+                Some(Noise::Count),
+            ),
+            (
+                s::KEYS_DELETED,
+                metric(&|o| o.keys_deleted.map(|v| v as f64)),
+                Some(Noise::Count),
+            ),
+            (s::TIME, metric(&|o| Some(o.millis)), Some(Noise::Time)),
         ]
     } else {
         vec![
-            (s::RETURNED, metric(&|o| Some(o.n_returned as f64)), false),
+            (s::RETURNED, metric(&|o| Some(o.n_returned as f64)), None),
             (
                 s::KEYS_EXAMINED,
-                metric(&|o| Some(o.keys_examined as f64)),
-                true,
+                metric(&|o| o.not_reported.is_empty().then_some(o.keys_examined as f64)),
+                Some(Noise::Count),
             ),
             (
                 s::DOCS_EXAMINED,
-                metric(&|o| Some(o.docs_examined as f64)),
-                true,
+                metric(&|o| o.not_reported.is_empty().then_some(o.docs_examined as f64)),
+                Some(Noise::Count),
             ),
-            (s::RATIO, metric(&|o| Some(o.ratio())), true),
-            (s::TIME, metric(&|o| Some(o.millis)), false),
+            (
+                s::RATIO,
+                metric(&|o| o.not_reported.is_empty().then_some(o.ratio())),
+                None,
+            ),
+            (
+                s::BYTES_RETURNED,
+                metric(&|o| o.bytes_returned.map(|v| v as f64)),
+                Some(Noise::Count),
+            ),
+            (s::TIME, metric(&|o| Some(o.millis)), Some(Noise::Time)),
         ]
     };
-    let marks: Vec<Vec<Option<(bool, f64)>>> = rows
+    let marks: Vec<Vec<Option<f64>>> = rows
         .iter()
-        .map(|(_, vals, compare)| {
-            if *compare {
-                winners(vals)
-            } else {
-                vec![None; vals.len()]
-            }
+        .map(|(_, vals, noise)| match noise {
+            Some(n) => winners(vals, *n),
+            None => vec![None; vals.len()],
         })
         .collect();
     for (side, (variant, col)) in exp.variants.iter().zip(cols.iter()).enumerate() {
@@ -326,16 +342,25 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                     let value = match vals.get(side).copied().flatten() {
                         Some(v) if *label == s::RATIO || *label == s::TIME => format!("{v:.1}"),
                         Some(v) => group_thousands(v as i64),
+                        None if (*label == s::KEYS_INSERTED
+                            || *label == s::KEYS_DELETED
+                            || *label == s::KEYS_EXAMINED
+                            || *label == s::DOCS_EXAMINED)
+                            && r.error.is_none() =>
+                        {
+                            s::NOT_REPORTED.into()
+                        }
                         None => "–".into(),
                     };
                     lines.push(Line::from(vec![
-                        Span::styled(format!("{label:<13}"), t.dim),
+                        Span::styled(format!("{label:<15}"), t.dim),
                         Span::styled(format!("{value:>8}"), t.strong),
                         mark_span(t, m.get(side).copied().flatten()),
                     ]));
                 }
                 lines.push(Line::default());
                 lines.push(Line::from(Span::styled(s::TIME_CAVEAT, t.dim)));
+                lines.push(Line::from(Span::styled(LEGEND, t.dim)));
             }
         }
         let block = Block::default()
@@ -343,7 +368,15 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
             .border_style(t.border)
             .title(
                 Span::styled(
-                    format!(" {} ", variant.id),
+                    format!(
+                        " {}{} ",
+                        if report.variant(&variant.id).is_some_and(|v| v.recommended) {
+                            "◆ "
+                        } else {
+                            ""
+                        },
+                        variant.id
+                    ),
                     if side == 0 { t.bar_a } else { t.bar_b },
                 )
                 .patch_style(t.strong),
