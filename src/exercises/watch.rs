@@ -1,0 +1,98 @@
+//! `schemalab watch`: re-check on every save, like rustlings watch. The
+//! workspace is watched with `notify` (debounced, so an editor's burst of
+//! writes triggers one check); a change inside an exercise's folder
+//! re-checks that exercise, or the one the learner fixed on.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use notify_debouncer_mini::{DebounceEventResult, new_debouncer, notify::RecursiveMode};
+
+use super::ExerciseError;
+
+/// Which exercise a changed path belongs to: the first folder under the
+/// workspace, when it is one of `ids`.
+pub fn exercise_of(workspace: &Path, changed: &Path, ids: &[String]) -> Option<String> {
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let rel = changed
+        .strip_prefix(&ws)
+        .or_else(|_| changed.strip_prefix(workspace))
+        .ok()?;
+    let first = rel
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
+    // Backups and editor swap files are not edits.
+    let name = changed.file_name()?.to_string_lossy();
+    if name.ends_with(".bak") || name.ends_with('~') || name.starts_with('.') {
+        return None;
+    }
+    ids.iter().any(|i| *i == first).then_some(first)
+}
+
+/// Watch `workspace` and call `on_change(exercise id)` after each debounced
+/// burst of saves; `fixed` pins the exercise to re-check. Returns when
+/// `on_change` returns false or the watcher fails.
+pub fn watch(
+    workspace: &Path,
+    ids: &[String],
+    fixed: Option<&str>,
+    mut on_change: impl FnMut(&str) -> bool,
+) -> Result<(), ExerciseError> {
+    let (tx, rx) = mpsc::channel::<DebounceEventResult>();
+    let mut debouncer = new_debouncer(Duration::from_millis(250), move |res| {
+        let _ = tx.send(res);
+    })
+    .map_err(|e| ExerciseError::Watch(e.to_string()))?;
+    debouncer
+        .watcher()
+        .watch(workspace, RecursiveMode::Recursive)
+        .map_err(|e| ExerciseError::Watch(format!("{}: {e}", workspace.display())))?;
+    for res in rx {
+        let events = res.map_err(|e| ExerciseError::Watch(e.to_string()))?;
+        let mut target: Option<String> = None;
+        for ev in events {
+            if let Some(id) = exercise_of(workspace, &ev.path, ids) {
+                target = Some(id);
+            }
+        }
+        let Some(id) = target else { continue };
+        let id = fixed.map_or(id, str::to_string);
+        if !on_change(&id) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_map_to_their_exercise() {
+        let ids = vec!["feed".to_string()];
+        let ws = Path::new("/tmp/ws-none");
+        assert_eq!(
+            exercise_of(ws, Path::new("/tmp/ws-none/feed/solution.js"), &ids),
+            Some("feed".into())
+        );
+        assert_eq!(
+            exercise_of(ws, Path::new("/tmp/ws-none/feed/solution.js.bak"), &ids),
+            None
+        );
+        assert_eq!(
+            exercise_of(ws, Path::new("/tmp/ws-none/other/solution.js"), &ids),
+            None
+        );
+        assert_eq!(
+            exercise_of(ws, Path::new("/tmp/ws-none/.progress.toml"), &ids),
+            None
+        );
+    }
+}
