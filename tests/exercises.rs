@@ -1,0 +1,206 @@
+//! Every exercise of the course, at the tiny scale on the embedded engine:
+//! the reference solution passes on several seeds, the starter fails, and
+//! the wrong solution fails on the check that names its mistake. Also the
+//! workspace commands (init never overwrites, hints one stage at a time,
+//! solutions locked until passed) and lint of exercise content.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use schemalab::course::CatalogLoader;
+use schemalab::exercises::{self, CheckOptions, CheckReport, Exercise, Workspace};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn answers(ex: &Exercise, which: &str) -> Option<String> {
+    ex.spec.answers.as_ref().map(|a| {
+        let f = match which {
+            "reference" => &a.reference,
+            "wrong" => &a.wrong,
+            _ => &a.starter,
+        };
+        ex.read(f.get_ref()).unwrap()
+    })
+}
+
+fn check(
+    rt: &tokio::runtime::Runtime,
+    client: &mongodb::Client,
+    ex: &Exercise,
+    file: &str,
+    which: &str,
+    seed: u64,
+) -> CheckReport {
+    let loader = CatalogLoader::for_course(root()).unwrap();
+    let opts = CheckOptions {
+        scale: None,
+        seed,
+        loader: &loader,
+    };
+    let sol = ex.read(file).unwrap();
+    let ans = answers(ex, which);
+    rt.block_on(exercises::check_exercise(
+        client,
+        ex,
+        &sol,
+        ans.as_deref(),
+        &opts,
+    ))
+    .unwrap_or_else(|e| panic!("{}: {e}", ex.id))
+}
+
+#[test]
+fn every_exercise_grades_reference_starter_and_wrong_solution() {
+    let all = exercises::exercises(root()).unwrap();
+    assert!(all.len() >= 14, "the course has {} exercises", all.len());
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let mut problems = Vec::new();
+    for ex in &all {
+        for seed in [1, 7] {
+            let r = check(&rt, &client, ex, ex.spec.reference.get_ref(), "reference", seed);
+            if !r.passed() || !r.ref_errors.is_empty() {
+                problems.push(format!("{} reference, seed {seed}:\n{}", ex.id, r.render()));
+            }
+        }
+        let r = check(&rt, &client, ex, ex.spec.starter.get_ref(), "starter", 3);
+        if r.passed() {
+            problems.push(format!("{}: the starter passes", ex.id));
+        }
+        let r = check(&rt, &client, ex, ex.spec.wrong.get_ref(), "wrong", 3);
+        for named in &ex.spec.wrong_fails {
+            let res = r.results.iter().find(|c| &c.id == named.get_ref());
+            if !res.is_some_and(|c| !c.passed) {
+                problems.push(format!(
+                    "{}: the wrong solution does not fail '{}':\n{}",
+                    ex.id,
+                    named.get_ref(),
+                    r.render()
+                ));
+            }
+        }
+        // Only the named mistakes: every other check of the wrong solution
+        // may pass or fail, but it must fail overall.
+        assert!(!r.passed(), "{}: the wrong solution passes", ex.id);
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
+    let errors = schemalab::course::lint(root());
+    assert!(
+        errors.is_empty(),
+        "{}",
+        errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    );
+    // A broken copy: a check naming a missing operation, a wrong_fails
+    // naming a missing check, and a reference missing an op section.
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("lessons"), &tmp.path().join("lessons"));
+    copy_dir(&root().join("datasets"), &tmp.path().join("datasets"));
+    let ex = exercises::exercises(tmp.path()).unwrap().remove(0);
+    let toml_path = ex.dir.join("exercise.toml");
+    let text = std::fs::read_to_string(&toml_path).unwrap();
+    let broken = text.replacen("wrong_fails = [", "wrong_fails = [\"no-such-check\", ", 1)
+        + "\n[[checks]]\nid = \"ghost\"\ntext = \"x\"\ncheck = \"mine.op.nope.docsExamined <= 1\"\n";
+    std::fs::write(&toml_path, broken).unwrap();
+    std::fs::write(ex.dir.join(ex.spec.reference.get_ref()), "db.x.find(\n").unwrap();
+    let errors: Vec<String> = schemalab::course::lint(tmp.path())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let all = errors.join("\n");
+    assert!(all.contains("no check 'no-such-check'"), "{all}");
+    assert!(all.contains("no operation 'nope'"), "{all}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains(ex.spec.reference.get_ref()) && e.contains(":1:")),
+        "{all}"
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn workspace_init_keeps_files_hints_are_staged_and_solutions_locked() {
+    let all = exercises::exercises(root()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = Workspace {
+        dir: tmp.path().join("ws"),
+    };
+    let written = ws.init(&all).unwrap();
+    assert!(written.len() > all.len());
+    let ex = &all[0];
+    let sol = ws.solution_path(&ex.id);
+    std::fs::write(&sol, "// mine\n").unwrap();
+    assert!(ws.init(&all).unwrap().is_empty(), "re-init wrote files");
+    assert_eq!(std::fs::read_to_string(&sol).unwrap(), "// mine\n");
+
+    let (h1, total) = ws.next_hint(ex).unwrap();
+    assert_eq!(h1.len(), 1);
+    assert!(total >= 2);
+    let (h2, _) = ws.next_hint(ex).unwrap();
+    assert_eq!(h2.len(), 2);
+    assert_eq!(ws.progress().unwrap().exercises[&ex.id].hints_used, 2);
+
+    assert!(ws.solution(ex, false).is_err());
+    assert!(ws.solution(ex, true).unwrap().contains("```js"));
+    ws.record_check(&ex.id, false, 5).unwrap();
+    ws.record_check(&ex.id, true, 6).unwrap();
+    ws.record_check(&ex.id, false, 7).unwrap();
+    let p = &ws.progress().unwrap().exercises[&ex.id];
+    assert!(p.passed && p.attempts == 3);
+    assert!(ws.solution(ex, false).is_ok());
+
+    ws.reset(ex).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&sol).unwrap(),
+        ex.read(ex.spec.starter.get_ref()).unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(sol.with_extension("js.bak")).unwrap(),
+        "// mine\n"
+    );
+    let rows = ws.rows(&all).unwrap();
+    let (score, next) = exercises::workspace::summary(&rows);
+    assert_eq!(score, format!("1/{}", all.len()));
+    assert_ne!(next.map(|r| r.id.as_str()), Some(ex.id.as_str()));
+}
+
+#[test]
+fn the_same_seed_draws_the_same_parameters_and_others_differ() {
+    let all = exercises::exercises(root()).unwrap();
+    let ex = all
+        .iter()
+        .find(|e| e.spec.params.iter().any(|p| p.pick == exercises::manifest::Pick::Random))
+        .unwrap();
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let starter = ex.spec.starter.get_ref().clone();
+    let a = check(&rt, &client, ex, &starter, "starter", 11);
+    let b = check(&rt, &client, ex, &starter, "starter", 11);
+    assert_eq!(a.params, b.params);
+    let differs = (12..20).any(|s| check(&rt, &client, ex, &starter, "starter", s).params != a.params);
+    assert!(differs, "{}: every seed draws the same parameters", ex.id);
+}
