@@ -396,8 +396,15 @@ async fn run_side(
                 };
                 Some(&probe)
             }
-            None => sol.ops.get(&id),
+            None => sol
+                .ops
+                .get(op.uses.as_ref().map_or(&id, |u| u.get_ref())),
         };
+        for (name, param) in &op.with {
+            if let Some(p) = params.iter().find(|p| &p.name == param) {
+                session.bind(name, p.value.clone());
+            }
+        }
         let Some(section) = section else {
             let msg = format!("{file} has no `// @op {id}` section");
             end.operations.push(failed_op(&id, op.kind, &msg));
@@ -415,6 +422,11 @@ async fn run_side(
                 }
             }
             session.bind("i", int_bson(i64::from(rep)));
+            for (name, param) in &op.with {
+                if let Some(seq) = params.iter().find(|p| &p.name == param).and_then(|p| p.seq) {
+                    session.bind(name, int_bson(seq + i64::from(rep)));
+                }
+            }
             let (r, a) = run_op(&mut session, &id, op.kind, &section.text, db).await;
             answer = a;
             let failed = r.error.is_some();

@@ -144,6 +144,13 @@ pub struct ExOp {
     pub repeat: u32,
     /// How a read's answer is compared with the reference's.
     pub result: Option<ResultSpec>,
+    /// Run the learner's section of another operation instead of one of
+    /// its own (the same statement on other values, e.g. a double follow).
+    pub uses: Option<Spanned<String>>,
+    /// Extra names bound for this operation: name → parameter, e.g.
+    /// `with = { a = "userId", b = "userId" }` for a self-follow.
+    #[serde(default)]
+    pub with: BTreeMap<String, String>,
     /// A fixed statement the checker runs on both sides (a probe of the
     /// shape the prompt prescribes); the learner writes no section for it.
     pub probe: Option<Spanned<String>>,
