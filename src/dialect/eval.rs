@@ -366,6 +366,11 @@ impl Session {
         self.eval_program(&program).await
     }
 
+    /// The driver client this session talks through.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
     /// Bind `name` to a constant value, as `const name = value` would (the
     /// exercise checker supplies operation parameters this way).
     pub fn bind(&mut self, name: &str, value: Bson) {

@@ -400,11 +400,6 @@ async fn run_side(
                 .ops
                 .get(op.uses.as_ref().map_or(&id, |u| u.get_ref())),
         };
-        for (name, param) in &op.with {
-            if let Some(p) = params.iter().find(|p| &p.name == param) {
-                session.bind(name, p.value.clone());
-            }
-        }
         let Some(section) = section else {
             let msg = format!("{file} has no `// @op {id}` section");
             end.operations.push(failed_op(&id, op.kind, &msg));
@@ -416,17 +411,20 @@ async fn run_side(
         let mut total: Option<OpResult> = None;
         let mut answer = None;
         for rep in 0..op.repeat.max(1) {
+            // Each run of a section is its own script, as in mongosh: its
+            // `const`s start afresh, with the parameters bound.
+            let mut session = Session::new(session.client().clone(), db.to_string());
             for p in params {
-                if let Some(seq) = p.seq {
-                    session.bind(&p.name, int_bson(seq + i64::from(rep)));
+                let v = p.seq.map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
+                session.bind(&p.name, v);
+            }
+            for (name, param) in &op.with {
+                if let Some(p) = params.iter().find(|p| &p.name == param) {
+                    let v = p.seq.map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
+                    session.bind(name, v);
                 }
             }
             session.bind("i", int_bson(i64::from(rep)));
-            for (name, param) in &op.with {
-                if let Some(seq) = params.iter().find(|p| &p.name == param).and_then(|p| p.seq) {
-                    session.bind(name, int_bson(seq + i64::from(rep)));
-                }
-            }
             let (r, a) = run_op(&mut session, &id, op.kind, &section.text, db).await;
             answer = a;
             let failed = r.error.is_some();
