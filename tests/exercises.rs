@@ -63,7 +63,14 @@ fn every_exercise_grades_reference_starter_and_wrong_solution() {
     let mut problems = Vec::new();
     for ex in &all {
         for seed in [1, 7] {
-            let r = check(&rt, &client, ex, ex.spec.reference.get_ref(), "reference", seed);
+            let r = check(
+                &rt,
+                &client,
+                ex,
+                ex.spec.reference.get_ref(),
+                "reference",
+                seed,
+            );
             if !r.passed() || !r.ref_errors.is_empty() {
                 problems.push(format!("{} reference, seed {seed}:\n{}", ex.id, r.render()));
             }
@@ -97,7 +104,11 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     assert!(
         errors.is_empty(),
         "{}",
-        errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     // A broken copy: a check naming a missing operation, a wrong_fails
     // naming a missing check, and a reference missing an op section.
@@ -188,10 +199,14 @@ fn workspace_init_keeps_files_hints_are_staged_and_solutions_locked() {
 #[test]
 fn the_same_seed_draws_the_same_parameters_and_others_differ() {
     let all = exercises::exercises(root()).unwrap();
-    let ex = all
-        .iter()
-        .find(|e| e.spec.params.iter().any(|p| p.pick == exercises::manifest::Pick::Random))
-        .unwrap();
+    // A quick exercise with three parameters drawn at random.
+    let ex = all.iter().find(|e| e.id == "spec-search").unwrap();
+    assert!(
+        ex.spec
+            .params
+            .iter()
+            .all(|p| p.pick == exercises::manifest::Pick::Random)
+    );
     let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = rt
@@ -201,6 +216,7 @@ fn the_same_seed_draws_the_same_parameters_and_others_differ() {
     let a = check(&rt, &client, ex, &starter, "starter", 11);
     let b = check(&rt, &client, ex, &starter, "starter", 11);
     assert_eq!(a.params, b.params);
-    let differs = (12..20).any(|s| check(&rt, &client, ex, &starter, "starter", s).params != a.params);
+    let differs =
+        (12..16).any(|s| check(&rt, &client, ex, &starter, "starter", s).params != a.params);
     assert!(differs, "{}: every seed draws the same parameters", ex.id);
 }

@@ -396,9 +396,7 @@ async fn run_side(
                 };
                 Some(&probe)
             }
-            None => sol
-                .ops
-                .get(op.uses.as_ref().map_or(&id, |u| u.get_ref())),
+            None => sol.ops.get(op.uses.as_ref().map_or(&id, |u| u.get_ref())),
         };
         let Some(section) = section else {
             let msg = format!("{file} has no `// @op {id}` section");
@@ -415,12 +413,16 @@ async fn run_side(
             // `const`s start afresh, with the parameters bound.
             let mut session = Session::new(session.client().clone(), db.to_string());
             for p in params {
-                let v = p.seq.map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
+                let v = p
+                    .seq
+                    .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
                 session.bind(&p.name, v);
             }
             for (name, param) in &op.with {
                 if let Some(p) = params.iter().find(|p| &p.name == param) {
-                    let v = p.seq.map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
+                    let v = p
+                        .seq
+                        .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
                     session.bind(name, v);
                 }
             }

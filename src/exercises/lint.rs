@@ -126,17 +126,37 @@ fn lint_spec(
         .filter(|o| o.probe.is_some() || o.uses.is_some())
         .map(|o| o.id.get_ref().as_str())
         .collect();
-    let param_names: BTreeSet<&str> = spec.params.iter().map(|p| p.name.get_ref().as_str()).collect();
+    let param_names: BTreeSet<&str> = spec
+        .params
+        .iter()
+        .map(|p| p.name.get_ref().as_str())
+        .collect();
     for o in &spec.operations {
         if let Some(u) = &o.uses
             && (probes.contains(u.get_ref().as_str())
-                || !spec.operations.iter().any(|x| x.id.get_ref() == u.get_ref()))
+                || !spec
+                    .operations
+                    .iter()
+                    .any(|x| x.id.get_ref() == u.get_ref()))
         {
-            l.span(path, text, u, format!("`uses` must name an operation the learner writes, not '{}'", u.get_ref()));
+            l.span(
+                path,
+                text,
+                u,
+                format!(
+                    "`uses` must name an operation the learner writes, not '{}'",
+                    u.get_ref()
+                ),
+            );
         }
         for (name, param) in &o.with {
             if !param_names.contains(param.as_str()) {
-                l.span(path, text, &o.id, format!("`with` binds {name} to '{param}', which is no parameter"));
+                l.span(
+                    path,
+                    text,
+                    &o.id,
+                    format!("`with` binds {name} to '{param}', which is no parameter"),
+                );
             }
         }
     }
