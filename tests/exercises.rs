@@ -82,7 +82,7 @@ fn every_exercise_grades_reference_starter_and_wrong_solution() {
         let r = check(&rt, &client, ex, ex.spec.wrong.get_ref(), "wrong", 3);
         for named in &ex.spec.wrong_fails {
             let res = r.results.iter().find(|c| &c.id == named.get_ref());
-            if !res.is_some_and(|c| !c.passed) {
+            if res.is_none_or(|c| c.passed) {
                 problems.push(format!(
                     "{}: the wrong solution does not fail '{}':\n{}",
                     ex.id,

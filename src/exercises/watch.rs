@@ -32,7 +32,7 @@ pub fn exercise_of(workspace: &Path, changed: &Path, ids: &[String]) -> Option<S
     if name.ends_with(".bak") || name.ends_with('~') || name.starts_with('.') {
         return None;
     }
-    ids.iter().any(|i| *i == first).then_some(first)
+    ids.contains(&first).then_some(first)
 }
 
 /// Watch `workspace` and call `on_change(exercise id)` after each debounced
