@@ -83,6 +83,40 @@ pub fn guard_db(name: &str, id: &str) -> Result<(), ExerciseError> {
     }
 }
 
+/// What `schemalab check` does once it has a server: load exercise `id`
+/// of the course under `root`, check the learner's files of `ws` against
+/// the reference, and record the attempt in the workspace's progress.
+pub async fn check_in_workspace(
+    root: &std::path::Path,
+    ws: &Workspace,
+    uri: &str,
+    id: &str,
+    seed: u64,
+    scale: Option<crate::course::Scale>,
+) -> Result<CheckReport, ExerciseError> {
+    let ex = manifest::find(root, id)?;
+    let (solution, answers) = ws.attempt(&ex)?;
+    let loader = crate::course::CatalogLoader::for_course(root)?;
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| ExerciseError::Server(format!("{uri}: {e}")))?;
+    let opts = CheckOptions {
+        scale,
+        seed,
+        loader: &loader,
+    };
+    let report = check_exercise(&client, &ex, &solution, answers.as_deref(), &opts).await?;
+    ws.record_check(id, report.passed(), seed)?;
+    Ok(report)
+}
+
+/// A seed for a check when none is given (the check prints it).
+pub fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64 % 1_000_000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

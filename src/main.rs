@@ -199,33 +199,22 @@ fn check_once(
     scale: Option<schemalab::course::Scale>,
 ) -> anyhow::Result<bool> {
     let root = content_root();
-    let ex = schemalab::exercises::manifest::find(&root, id)?;
-    let (solution, answers) = ws.attempt(&ex)?;
-    let loader = schemalab::course::CatalogLoader::for_course(&root)?;
-    let seed = seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64 % 1_000_000)
-    });
-    let opts = schemalab::exercises::CheckOptions {
-        scale,
-        seed,
-        loader: &loader,
-    };
-    let report = database.runtime.block_on(async {
-        let client = mongodb::Client::with_uri_str(&database.uri)
-            .await
-            .with_context(|| format!("connecting to {}", database.uri))?;
-        schemalab::exercises::check_exercise(&client, &ex, &solution, answers.as_deref(), &opts)
-            .await
-            .map_err(anyhow::Error::from)
-    })?;
+    let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
+    let report = database
+        .runtime
+        .block_on(schemalab::exercises::check_in_workspace(
+            &root,
+            ws,
+            &database.uri,
+            id,
+            seed,
+            scale,
+        ))?;
     print!("{}", report.render());
     println!(
         "(edit {}; repeat this draw with --seed {seed})",
         ws.solution_path(id).display()
     );
-    ws.record_check(id, report.passed(), seed)?;
     if report.passed() {
         let all = schemalab::exercises::exercises(&root)?;
         let rows = ws.rows(&all)?;

@@ -220,3 +220,103 @@ fn the_same_seed_draws_the_same_parameters_and_others_differ() {
         (12..16).any(|s| check(&rt, &client, ex, &starter, "starter", s).params != a.params);
     assert!(differs, "{}: every seed draws the same parameters", ex.id);
 }
+
+#[test]
+fn tui_exercises_screen_lists_status_prompt_path_and_hints() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use schemalab::course::Scale;
+    use schemalab::tui::action::{Action, Effect, TaskMsg};
+    use schemalab::tui::app::{App, ConnState, EngineStatus, Screen};
+    use schemalab::tui::progress::Progress;
+    use schemalab::tui::screens::exercises::ExercisesState;
+    use schemalab::tui::theme::Theme;
+    use schemalab::tui::{fixture, strings, view};
+
+    let mut app = App::new(
+        fixture::course(),
+        Theme::select(false, true),
+        false,
+        EngineStatus {
+            label: strings::EMBEDDED_ENGINE.into(),
+            state: ConnState::Connected,
+        },
+        Scale::Default,
+        Progress::default(),
+    );
+    app.update(Action::Resize {
+        width: 100,
+        height: 30,
+    });
+    // A workspace that does not exist yet: no progress, fixed paths.
+    let ws = Workspace {
+        dir: PathBuf::from("schemalab-exercises"),
+    };
+    app.exercises = ExercisesState::load(&root(), &ws);
+    assert!(app.exercises.items.len() >= 14);
+
+    // From the bucket lesson, `x` jumps to its exercise; Esc comes back.
+    let bucket = app
+        .course
+        .lessons
+        .iter()
+        .position(|l| l.id == "bucket")
+        .unwrap();
+    app.outline.selected = bucket;
+    app.update(Action::Open);
+    assert_eq!(app.screen, Screen::Reader);
+    app.update(Action::OpenExercises);
+    assert_eq!(app.screen, Screen::Exercises);
+    assert_eq!(
+        app.exercises.current().unwrap().id,
+        "history-buckets",
+        "the lesson's own exercise is selected"
+    );
+    let effects = app.update(Action::Hint);
+    assert_eq!(
+        effects,
+        vec![Effect::RecordHint {
+            id: "history-buckets".into()
+        }]
+    );
+    let effects = app.update(Action::Check);
+    assert_eq!(
+        effects,
+        vec![Effect::CheckExercise {
+            id: "history-buckets".into()
+        }]
+    );
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| view::render(&app, f)).unwrap();
+    insta::assert_snapshot!(
+        "exercises_screen_hint_checking",
+        format!("{}", terminal.backend())
+    );
+
+    app.update(Action::Task(TaskMsg::CheckFinished {
+        id: "history-buckets".into(),
+        text: "history-buckets · demo\n  ✓ All 620 recorded views are written.  [writes]\n  ✗ No bucket holds more than 500 views.  [cap]\n      measured 1   required == 0\n1/2 checks pass\n".into(),
+        passed: false,
+    }));
+    assert!(app.exercises.checking.is_none());
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| view::render(&app, f)).unwrap();
+    let screen = format!("{}", terminal.backend());
+    assert!(screen.contains("measured 1   required == 0"), "{screen}");
+    assert!(screen.contains("0/"), "{screen}");
+
+    // Watching re-checks the saved exercise.
+    assert_eq!(
+        app.update(Action::ToggleWatch),
+        vec![Effect::WatchExercises(true)]
+    );
+    assert_eq!(
+        app.update(Action::Task(TaskMsg::ExerciseChanged("spec-search".into()))),
+        vec![Effect::CheckExercise {
+            id: "spec-search".into()
+        }]
+    );
+    assert_eq!(app.exercises.current().unwrap().id, "spec-search");
+    app.update(Action::Back);
+    assert_eq!(app.screen, Screen::Reader);
+}

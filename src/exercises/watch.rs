@@ -70,6 +70,42 @@ pub fn watch(
     Ok(())
 }
 
+/// A running watcher; dropping it stops watching.
+pub struct Watcher {
+    _debouncer: notify_debouncer_mini::Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>,
+}
+
+/// Watch `workspace` in the background and call `on_change(exercise id)`
+/// (from the watcher's thread) after each debounced burst of saves.
+pub fn spawn(
+    workspace: &Path,
+    ids: Vec<String>,
+    on_change: impl Fn(String) + Send + 'static,
+) -> Result<Watcher, ExerciseError> {
+    let ws = workspace.to_path_buf();
+    let mut debouncer = new_debouncer(
+        Duration::from_millis(250),
+        move |res: DebounceEventResult| {
+            if let Ok(events) = res
+                && let Some(id) = events
+                    .iter()
+                    .rev()
+                    .find_map(|ev| exercise_of(&ws, &ev.path, &ids))
+            {
+                on_change(id);
+            }
+        },
+    )
+    .map_err(|e| ExerciseError::Watch(e.to_string()))?;
+    debouncer
+        .watcher()
+        .watch(workspace, RecursiveMode::Recursive)
+        .map_err(|e| ExerciseError::Watch(format!("{}: {e}", workspace.display())))?;
+    Ok(Watcher {
+        _debouncer: debouncer,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,3 +106,19 @@ pub fn factor(f: f64) -> String {
         format!("{f:.1}×")
     }
 }
+
+pub const EXERCISES_TITLE: &str = "Exercises";
+pub const EXERCISES_EMPTY: &str = "No exercises in this course.";
+pub const EXERCISE_TRIED: &str = "✗";
+pub const EXERCISE_EDIT: &str = "edit";
+pub const EXERCISE_LESSON: &str = "lesson";
+pub const EXERCISE_ATTEMPTS: &str = "attempts";
+pub const EXERCISE_HINTS: &str = "hints";
+pub const EXERCISE_HINT: &str = "hint";
+pub const EXERCISE_CHECKING: &str = "checking…";
+pub const EXERCISE_WATCHING: &str = "watching: every save re-checks";
+pub const EXERCISE_PASSED: &str = "Passed: `schemalab solution <id>` shows the reference.";
+pub const K_EXERCISES: &str = "exercises";
+pub const K_CHECK: &str = "check";
+pub const K_WATCH: &str = "watch";
+pub const K_HINT: &str = "hint";
