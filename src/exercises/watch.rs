@@ -3,6 +3,8 @@
 //! writes triggers one check); a change inside an exercise's folder
 //! re-checks that exercise, or the one the learner fixed on.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -35,6 +37,52 @@ pub fn exercise_of(workspace: &Path, changed: &Path, ids: &[String]) -> Option<S
     ids.contains(&first).then_some(first)
 }
 
+/// A fingerprint of an exercise folder's files (name and content), so that
+/// events that change nothing (a file opened for reading by the checker
+/// itself, an editor touching a file) do not trigger a check.
+pub fn fingerprint(workspace: &Path, id: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let dir = workspace.join(id);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.starts_with('.') || name.ends_with(".bak") || name.ends_with('~') {
+            continue;
+        }
+        name.hash(&mut h);
+        std::fs::read(&f).unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Remembers each exercise's fingerprint; `changed` says whether it moved
+/// since last asked.
+struct Changes {
+    seen: HashMap<String, u64>,
+}
+
+impl Changes {
+    fn new(workspace: &Path, ids: &[String]) -> Self {
+        Changes {
+            seen: ids
+                .iter()
+                .map(|i| (i.clone(), fingerprint(workspace, i)))
+                .collect(),
+        }
+    }
+
+    fn changed(&mut self, workspace: &Path, id: &str) -> bool {
+        let now = fingerprint(workspace, id);
+        self.seen.insert(id.to_string(), now) != Some(now)
+    }
+}
+
 /// Watch `workspace` and call `on_change(exercise id)` after each debounced
 /// burst of saves; `fixed` pins the exercise to re-check. Returns when
 /// `on_change` returns false or the watcher fails.
@@ -53,11 +101,14 @@ pub fn watch(
         .watcher()
         .watch(workspace, RecursiveMode::Recursive)
         .map_err(|e| ExerciseError::Watch(format!("{}: {e}", workspace.display())))?;
+    let mut changes = Changes::new(workspace, ids);
     for res in rx {
         let events = res.map_err(|e| ExerciseError::Watch(e.to_string()))?;
         let mut target: Option<String> = None;
         for ev in events {
-            if let Some(id) = exercise_of(workspace, &ev.path, ids) {
+            if let Some(id) = exercise_of(workspace, &ev.path, ids)
+                && changes.changed(workspace, &id)
+            {
                 target = Some(id);
             }
         }
@@ -83,6 +134,7 @@ pub fn spawn(
     on_change: impl Fn(String) + Send + 'static,
 ) -> Result<Watcher, ExerciseError> {
     let ws = workspace.to_path_buf();
+    let mut changes = Changes::new(workspace, &ids);
     let mut debouncer = new_debouncer(
         Duration::from_millis(250),
         move |res: DebounceEventResult| {
@@ -90,7 +142,8 @@ pub fn spawn(
                 && let Some(id) = events
                     .iter()
                     .rev()
-                    .find_map(|ev| exercise_of(&ws, &ev.path, &ids))
+                    .filter_map(|ev| exercise_of(&ws, &ev.path, &ids))
+                    .find(|id| changes.changed(&ws, id))
             {
                 on_change(id);
             }
