@@ -184,4 +184,20 @@ mod tests {
             None
         );
     }
+
+    #[test]
+    fn only_content_changes_count() {
+        let tmp = tempfile::tempdir().expect("a temporary folder");
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("feed")).expect("mkdir");
+        std::fs::write(dir.join("feed/solution.js"), "a").expect("write");
+        let ids = vec!["feed".to_string()];
+        let mut c = Changes::new(dir, &ids);
+        assert!(!c.changed(dir, "feed"), "nothing was written");
+        std::fs::write(dir.join("feed/solution.js"), "b").expect("write");
+        assert!(c.changed(dir, "feed"));
+        assert!(!c.changed(dir, "feed"));
+        std::fs::write(dir.join("feed/solution.js.bak"), "x").expect("write");
+        assert!(!c.changed(dir, "feed"), "backups are not edits");
+    }
 }
