@@ -280,6 +280,19 @@ fn the_same_seed_draws_the_same_parameters_and_others_differ() {
     let differs =
         (12..16).any(|s| check(&rt, &client, ex, &starter, "starter", s).params != a.params);
     assert!(differs, "{}: every seed draws the same parameters", ex.id);
+    // A check writes only the exercise's two databases.
+    let names = rt
+        .block_on(async { client.list_database_names().await })
+        .unwrap();
+    let written: Vec<&String> = names
+        .iter()
+        .filter(|n| !["admin", "config", "local"].contains(&n.as_str()))
+        .collect();
+    assert_eq!(
+        written,
+        vec!["schemalab_ex_spec-search", "schemalab_ex_spec-search_ref"],
+        "{names:?}"
+    );
 }
 
 #[test]
