@@ -98,7 +98,7 @@ fn grade(id: &str) {
     assert!(problems.is_empty(), "{id}: {}", problems.join("\n\n"));
 }
 
-/// Every exercise on disk has its own grading test below.
+/// The exercises with a grading test of their own (run in parallel).
 const GRADED: [&str; 14] = [
     "host-logs",
     "follows-two-way",
@@ -116,19 +116,22 @@ const GRADED: [&str; 14] = [
     "social-network",
 ];
 
+/// Exercises added without a test of their own below (an instructor's new
+/// content) are graded here; the listed ones must still exist.
 #[test]
-fn every_exercise_has_a_grading_test() {
+fn every_exercise_on_disk_is_graded() {
     let ids: Vec<String> = exercises::exercises(root())
         .unwrap()
         .into_iter()
         .map(|e| e.id)
         .collect();
     assert!(ids.len() >= 14, "the course has {} exercises", ids.len());
-    let mut on_disk = ids.clone();
-    on_disk.sort();
-    let mut graded: Vec<String> = GRADED.iter().map(ToString::to_string).collect();
-    graded.sort();
-    assert_eq!(on_disk, graded);
+    for g in GRADED {
+        assert!(ids.iter().any(|i| i == g), "{g} is graded but gone");
+    }
+    for id in ids.iter().filter(|i| !GRADED.contains(&i.as_str())) {
+        grade(id);
+    }
 }
 
 macro_rules! graded {
