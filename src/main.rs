@@ -74,6 +74,9 @@ enum Command {
         /// tiny, default or large (default: the exercise's own).
         #[arg(long)]
         scale: Option<String>,
+        /// Print the whole report as JSON instead of the checklist.
+        #[arg(long)]
+        json: bool,
         /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
@@ -197,6 +200,7 @@ fn check_once(
     id: &str,
     seed: Option<u64>,
     scale: Option<schemalab::course::Scale>,
+    json: bool,
 ) -> anyhow::Result<bool> {
     let root = content_root();
     let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
@@ -210,6 +214,10 @@ fn check_once(
             seed,
             scale,
         ))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(report.passed());
+    }
     print!("{}", report.render());
     println!(
         "(edit {}; repeat this draw with --seed {seed})",
@@ -386,6 +394,7 @@ fn main() -> anyhow::Result<()> {
             exercise,
             seed,
             scale,
+            json,
             dir,
         }) => {
             let ws = Workspace::locate(dir.as_deref());
@@ -394,7 +403,7 @@ fn main() -> anyhow::Result<()> {
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
             let database = Database::open(cli.uri)?;
-            let passed = check_once(&database, &ws, &exercise, seed, scale)?;
+            let passed = check_once(&database, &ws, &exercise, seed, scale, json)?;
             if !passed {
                 std::process::exit(1);
             }
@@ -412,7 +421,8 @@ fn main() -> anyhow::Result<()> {
             });
             let database = Database::open(cli.uri)?;
             if let Some(id) = &first {
-                let _ = check_once(&database, &ws, id, None, None).map_err(|e| eprintln!("{e:#}"));
+                let _ = check_once(&database, &ws, id, None, None, false)
+                    .map_err(|e| eprintln!("{e:#}"));
             }
             eprintln!(
                 "watching {} — save a solution.js to re-check, Ctrl-C to stop",
@@ -420,7 +430,7 @@ fn main() -> anyhow::Result<()> {
             );
             schemalab::exercises::watch::watch(&ws.dir, &ids, exercise.as_deref(), |id| {
                 print!("\x1b[2J\x1b[H");
-                if let Err(e) = check_once(&database, &ws, id, None, None) {
+                if let Err(e) = check_once(&database, &ws, id, None, None, false) {
                     eprintln!("{e:#}");
                 }
                 true
