@@ -163,6 +163,35 @@ graded! {
 }
 
 #[test]
+fn the_million_follower_stress_run_fails_as_predicted() {
+    let all = exercises::exercises(root()).unwrap();
+    let ex = all.iter().find(|e| e.id == "follows-two-way").unwrap();
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let r = check(
+        &rt,
+        &client,
+        ex,
+        ex.spec.reference.get_ref(),
+        "reference",
+        2,
+    );
+    let note = r
+        .notes
+        .iter()
+        .find(|n| n.contains("million"))
+        .unwrap_or_else(|| panic!("no stress note:\n{}", r.render()));
+    assert!(
+        note.contains("failed") && note.contains("16777216"),
+        "{note}"
+    );
+    assert!(r.render().contains("stress run:"));
+}
+
+#[test]
 fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     let errors = schemalab::course::lint(root());
     assert!(

@@ -71,6 +71,8 @@ pub struct CheckReport {
     pub results: Vec<CheckResult>,
     /// The learner's operations, with what they measured.
     pub operations: Vec<OpResult>,
+    /// Outcomes of the operations marked `show` (stress runs).
+    pub notes: Vec<String>,
 }
 
 impl CheckReport {
@@ -110,6 +112,9 @@ impl CheckReport {
         }
         for e in &self.ref_errors {
             s.push_str(&format!("  ! reference: {e}\n"));
+        }
+        for n in &self.notes {
+            s.push_str(&format!("  stress run: {n}\n"));
         }
         for r in &self.results {
             let mark = if r.passed { '✓' } else { '✗' };
@@ -214,6 +219,34 @@ pub async fn check_exercise(
         .iter()
         .map(|c| evaluate(c, &source, &mine_side, &ref_side, answers_table.as_ref()))
         .collect();
+    let notes = ex
+        .spec
+        .operations
+        .iter()
+        .filter(|o| o.show)
+        .filter_map(|o| {
+            let r = mine_side
+                .end
+                .operations
+                .iter()
+                .find(|r| &r.id == o.id.get_ref())?;
+            Some(match (&r.error, &r.write, &r.read) {
+                (Some(e), _, _) => format!(
+                    "{} — failed{}: {}",
+                    o.title,
+                    if e.code_name.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" with {}", e.code_name)
+                    },
+                    e.message
+                ),
+                (None, Some(w), _) => format!("{} — n {}, modified {}", o.title, w.n, w.n_modified),
+                (None, None, Some(m)) => format!("{} — {} returned", o.title, m.n_returned),
+                _ => format!("{} — no result", o.title),
+            })
+        })
+        .collect();
     let shown_params = params
         .iter()
         .filter(|p| p.seq.is_none())
@@ -230,6 +263,7 @@ pub async fn check_exercise(
         ref_errors: ref_side.errors,
         results,
         operations: mine_side.end.operations,
+        notes,
     })
 }
 

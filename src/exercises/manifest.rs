@@ -151,6 +151,10 @@ pub struct ExOp {
     /// `with = { a = "userId", b = "userId" }` for a self-follow.
     #[serde(default)]
     pub with: BTreeMap<String, String>,
+    /// Print this operation's outcome under the checklist (a stress run
+    /// the learner is meant to see, e.g. the 16 MiB failure).
+    #[serde(default)]
+    pub show: bool,
     /// A fixed statement the checker runs on both sides (a probe of the
     /// shape the prompt prescribes); the learner writes no section for it.
     pub probe: Option<Spanned<String>>,
