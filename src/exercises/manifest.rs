@@ -152,7 +152,8 @@ pub struct ExOp {
     #[serde(default)]
     pub with: BTreeMap<String, String>,
     /// Print this operation's outcome under the checklist (a stress run
-    /// the learner is meant to see, e.g. the 16 MiB failure).
+    /// the learner is meant to see, e.g. the 16 MiB failure). A shown
+    /// probe runs on the learner's side only: nothing compares it.
     #[serde(default)]
     pub show: bool,
     /// A fixed statement the checker runs on both sides (a probe of the
