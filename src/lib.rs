@@ -17,5 +17,6 @@ pub mod course;
 pub mod datasets;
 pub mod dialect;
 pub mod engine;
+pub mod exercises;
 pub mod tui;
 pub mod wire;

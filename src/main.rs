@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use schemalab::exercises::Workspace;
 use tokio::runtime::Runtime;
 
 /// schemalab: learn MongoDB schema design by measurement.
@@ -69,6 +70,70 @@ enum Command {
         /// it is sent). Without --uri the shell is unrestricted anyway.
         #[arg(long)]
         allow_writes: bool,
+    },
+    /// Self-study exercises: create the workspace, see your progress.
+    #[command(subcommand)]
+    Exercises(ExercisesCommand),
+    /// Grade your solution of an exercise by measurement (exit 0 when every
+    /// check passes, 1 otherwise).
+    Check {
+        /// The exercise id (see `schemalab exercises list`).
+        exercise: String,
+        /// Repeat a check with the same drawn parameters.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// tiny, default or large (default: the exercise's own).
+        #[arg(long)]
+        scale: Option<String>,
+        /// Print the whole report as JSON instead of the checklist.
+        #[arg(long)]
+        json: bool,
+        /// The workspace folder.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Re-check on every save (the given exercise, or whichever you edit).
+    Watch {
+        exercise: Option<String>,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Reveal the next hint of an exercise, one stage at a time.
+    Hint {
+        exercise: String,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Restore an exercise's starter files (a .bak keeps yours).
+    Reset {
+        exercise: String,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// The reference solution and its explanation, once you have passed.
+    Solution {
+        exercise: String,
+        /// Show it without having passed.
+        #[arg(long)]
+        reveal: bool,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ExercisesCommand {
+    /// Create the workspace with every exercise's starter files (never
+    /// overwrites a file that exists).
+    Init {
+        /// Where (default ./schemalab-exercises).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Every exercise with its status, your score and what to do next.
+    List {
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -146,6 +211,49 @@ fn check_uri(uri: &str) -> anyhow::Result<()> {
         .block_on(async { mongodb::options::ClientOptions::parse(uri).await })
         .map(|_| ())
         .map_err(|e| anyhow::anyhow!("--uri '{uri}': not a MongoDB connection string: {}", e.kind))
+}
+
+/// Check one exercise of workspace `ws`, print the checklist, record the
+/// attempt; true when it passed.
+fn check_once(
+    database: &Database,
+    ws: &Workspace,
+    id: &str,
+    seed: Option<u64>,
+    scale: Option<schemalab::course::Scale>,
+    json: bool,
+) -> anyhow::Result<bool> {
+    let root = content_root();
+    let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
+    let report = database
+        .runtime
+        .block_on(schemalab::exercises::check_in_workspace(
+            &root,
+            ws,
+            &database.uri,
+            id,
+            seed,
+            scale,
+        ))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(report.passed());
+    }
+    print!("{}", report.render());
+    println!(
+        "(edit {}; repeat this draw with --seed {seed})",
+        ws.solution_path(id).display()
+    );
+    if report.passed() {
+        let all = schemalab::exercises::exercises(&root)?;
+        let rows = ws.rows(&all)?;
+        let (score, next) = schemalab::exercises::workspace::summary(&rows);
+        println!("progress {score}; `schemalab solution {id}` shows the reference");
+        if let Some(n) = next {
+            println!("next: {}", n.id);
+        }
+    }
+    Ok(report.passed())
 }
 
 fn main() -> anyhow::Result<()> {
@@ -295,6 +403,128 @@ fn main() -> anyhow::Result<()> {
                 )
                 .map_err(|e| anyhow::anyhow!("shell: {}", e.line()))?,
             }
+        }
+        Some(Command::Exercises(ExercisesCommand::Init { dir })) => {
+            let ws =
+                Workspace::locate(Some(&dir.unwrap_or_else(|| {
+                    PathBuf::from(schemalab::exercises::workspace::DEFAULT_DIR)
+                })));
+            let all = schemalab::exercises::exercises(content_root())?;
+            let written = ws.init(&all)?;
+            println!(
+                "{} exercises in {} ({} new file(s); existing files were kept)",
+                all.len(),
+                ws.dir.display(),
+                written.len()
+            );
+            println!(
+                "start with: schemalab exercises list --dir {}",
+                ws.dir.display()
+            );
+        }
+        Some(Command::Exercises(ExercisesCommand::List { dir })) => {
+            let ws = Workspace::locate(dir.as_deref());
+            let all = schemalab::exercises::exercises(content_root())?;
+            let rows = ws.rows(&all)?;
+            for r in &rows {
+                let status = if r.progress.passed {
+                    "✓ passed"
+                } else if r.progress.attempts > 0 {
+                    "✗ tried "
+                } else {
+                    "· new   "
+                };
+                println!(
+                    "{status}  {:<22} {:<20} {}  (attempts {}, hints {})",
+                    r.id, r.lesson, r.title, r.progress.attempts, r.progress.hints_used
+                );
+            }
+            let (score, next) = schemalab::exercises::workspace::summary(&rows);
+            println!("\n{score} passed");
+            match next {
+                Some(n) => println!(
+                    "next: {} · edit {} then `schemalab check {}`",
+                    n.id,
+                    ws.solution_path(&n.id).display(),
+                    n.id
+                ),
+                None => println!("every exercise passed"),
+            }
+        }
+        Some(Command::Check {
+            exercise,
+            seed,
+            scale,
+            json,
+            dir,
+        }) => {
+            let ws = Workspace::locate(dir.as_deref());
+            let scale = scale
+                .map(|s| s.parse())
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let database = Database::open(cli.uri)?;
+            let passed = check_once(&database, &ws, &exercise, seed, scale, json)?;
+            if !passed {
+                std::process::exit(1);
+            }
+        }
+        Some(Command::Watch { exercise, dir }) => {
+            let ws = Workspace::locate(dir.as_deref());
+            let root = content_root();
+            let all = schemalab::exercises::exercises(&root)?;
+            let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+            let rows = ws.rows(&all)?;
+            let first = exercise.clone().or_else(|| {
+                schemalab::exercises::workspace::summary(&rows)
+                    .1
+                    .map(|r| r.id.clone())
+            });
+            let database = Database::open(cli.uri)?;
+            if let Some(id) = &first {
+                let _ = check_once(&database, &ws, id, None, None, false)
+                    .map_err(|e| eprintln!("{e:#}"));
+            }
+            eprintln!(
+                "watching {} — save a solution.js to re-check, Ctrl-C to stop",
+                ws.dir.display()
+            );
+            schemalab::exercises::watch::watch(&ws.dir, &ids, exercise.as_deref(), |id| {
+                print!("\x1b[2J\x1b[H");
+                if let Err(e) = check_once(&database, &ws, id, None, None, false) {
+                    eprintln!("{e:#}");
+                }
+                true
+            })?;
+        }
+        Some(Command::Hint { exercise, dir }) => {
+            let ws = Workspace::locate(dir.as_deref());
+            let ex = schemalab::exercises::manifest::find(content_root(), &exercise)?;
+            let (shown, total) = ws.next_hint(&ex)?;
+            for (i, h) in shown.iter().enumerate() {
+                println!("hint {}/{total}: {h}", i + 1);
+            }
+            if shown.len() == total {
+                println!(
+                    "(that was the last hint; `schemalab solution {exercise} --reveal` shows the reference)"
+                );
+            }
+        }
+        Some(Command::Reset { exercise, dir }) => {
+            let ws = Workspace::locate(dir.as_deref());
+            let ex = schemalab::exercises::manifest::find(content_root(), &exercise)?;
+            for f in ws.reset(&ex)? {
+                println!("restored {}", f.display());
+            }
+        }
+        Some(Command::Solution {
+            exercise,
+            reveal,
+            dir,
+        }) => {
+            let ws = Workspace::locate(dir.as_deref());
+            let ex = schemalab::exercises::manifest::find(content_root(), &exercise)?;
+            print!("{}", ws.solution(&ex, reveal)?);
         }
         None => {
             let root = content_root();

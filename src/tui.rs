@@ -28,6 +28,7 @@ pub mod view;
 
 /// One module per screen.
 pub mod screens {
+    pub mod exercises;
     pub mod experiment;
     pub mod explain_tree;
     pub mod help;
@@ -186,6 +187,15 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
         progress,
     );
 
+    // Exercises: the workspace in the working folder (or ./schemalab-exercises).
+    let course_root = opts
+        .lessons_dir
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let workspace = crate::exercises::Workspace::locate(None);
+    app.exercises = screens::exercises::ExercisesState::load(&course_root, &workspace);
+    let mut watcher: Option<crate::exercises::watch::Watcher> = None;
+
     let (tx, rx) = mpsc::channel::<Event>();
     terminal::spawn_signal_listener(tx.clone())?;
     let mut guard = terminal::Guard::new(tx.clone())?;
@@ -283,6 +293,48 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                 Effect::ShellEval { db, src } => {
                     let _ = shell_tx.send((db, src));
                 }
+                Effect::CheckExercise { id } => {
+                    let (tx, uri, root, ws) = (
+                        tx.clone(),
+                        uri.clone(),
+                        course_root.clone(),
+                        workspace.clone(),
+                    );
+                    rt.spawn(async move {
+                        let seed = crate::exercises::fresh_seed();
+                        let res =
+                            crate::exercises::check_in_workspace(&root, &ws, &uri, &id, seed, None)
+                                .await;
+                        let (text, passed) = match res {
+                            Ok(r) => (r.render(), r.passed()),
+                            Err(e) => (format!("! {e}"), false),
+                        };
+                        let _ = tx.send(Event::Task(TaskMsg::CheckFinished { id, text, passed }));
+                    });
+                }
+                Effect::WatchExercises(on) => {
+                    watcher = None;
+                    if on {
+                        let ids = app.exercises.items.iter().map(|i| i.id.clone()).collect();
+                        let tx = tx.clone();
+                        match crate::exercises::watch::spawn(&workspace.dir, ids, move |id| {
+                            let _ = tx.send(Event::Task(TaskMsg::ExerciseChanged(id)));
+                        }) {
+                            Ok(w) => watcher = Some(w),
+                            Err(e) => {
+                                app.exercises.watching = false;
+                                app.notice = Some(e.to_string());
+                            }
+                        }
+                    }
+                }
+                Effect::RecordHint { id } => {
+                    let res = crate::exercises::manifest::find(&course_root, &id)
+                        .and_then(|ex| workspace.next_hint(&ex));
+                    if let Err(e) = res {
+                        app.notice = Some(e.to_string());
+                    }
+                }
                 Effect::SaveProgress => {
                     if let Some(path) = &progress_path
                         && let Err(e) = app.progress.save(path)
@@ -299,6 +351,8 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     if let Some(flag) = &cancel {
         flag.cancel();
     }
+    // Stop watching the exercises workspace.
+    drop(watcher);
     drop(guard);
     for message in terminal::take_held_messages() {
         eprintln!("{message}");

@@ -183,6 +183,9 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
         }
         lint_lesson(&mut l, id, &dir, &lpath, datasets.as_ref());
     }
+    // Exercises next to the lessons (their own module checks them).
+    l.errors
+        .extend(crate::exercises::lint::lint(root, datasets.as_ref()));
     l.errors.sort();
     l.errors.dedup();
     l.errors

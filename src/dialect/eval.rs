@@ -419,6 +419,60 @@ impl Session {
         self.eval_program(&program).await
     }
 
+    /// The driver client this session talks through.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Bind `name` to a constant value, as `const name = value` would (the
+    /// exercise checker supplies operation parameters this way).
+    pub fn bind(&mut self, name: &str, value: Bson) {
+        self.bindings.insert(
+            name.to_string(),
+            Binding {
+                value: Value::Bson(value),
+                constant: true,
+            },
+        );
+    }
+
+    /// Evaluate a parsed program whose last statement is an expression and
+    /// return that expression's value in full instead of showing it: a
+    /// cursor is run to its end (an array of its documents), anything else
+    /// is returned as it is. Earlier statements run as in
+    /// [`Session::eval_program`].
+    pub async fn eval_value(&mut self, program: &Program) -> (Vec<Output>, R<Bson>) {
+        let mut out = Vec::new();
+        let Some((last, init)) = program.stmts.split_last() else {
+            return (out, Ok(Bson::Undefined));
+        };
+        for stmt in init {
+            if let Err(e) = self.stmt(stmt, &mut out, true).await {
+                return (out, Err(e));
+            }
+        }
+        let StmtKind::Expr(e) = &last.kind else {
+            let res = self.stmt(last, &mut out, true).await;
+            return (out, res.map(|()| Bson::Undefined));
+        };
+        let v = match self.expr(e, &mut out).await {
+            Ok(v) => v,
+            Err(err) => return (out, Err(err)),
+        };
+        let res = match v {
+            Value::Cursor(spec) => match &spec.explain {
+                Some(verbosity) => self.explain(&spec, verbosity).await.map(Bson::Document),
+                None => self
+                    .run_all(&spec)
+                    .await
+                    .map(|docs| Bson::Array(docs.into_iter().map(Bson::Document).collect())),
+            },
+            Value::Bson(b) => Ok(b),
+            other => Ok(Bson::String(other.render())),
+        };
+        (out, res)
+    }
+
     /// Evaluate a parsed program.
     pub async fn eval_program(&mut self, program: &Program) -> (Vec<Output>, R<()>) {
         let mut out = Vec::new();

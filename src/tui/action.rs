@@ -37,6 +37,14 @@ pub enum Action {
     ToggleRaw,
     ToggleFold,
     OpenShell,
+    /// The Exercises screen (from a lesson: its exercises).
+    OpenExercises,
+    /// Reveal the selected exercise's next hint.
+    Hint,
+    /// Check the selected exercise.
+    Check,
+    /// Re-check on save, on or off.
+    ToggleWatch,
     HistoryPrev,
     HistoryNext,
     ScrollUp,
@@ -74,6 +82,14 @@ pub enum TaskMsg {
         text: String,
         error: bool,
     },
+    /// A check finished: its printed checklist.
+    CheckFinished {
+        id: String,
+        text: String,
+        passed: bool,
+    },
+    /// A file of this exercise's workspace folder was saved.
+    ExerciseChanged(String),
 }
 
 /// Work `update` wants done outside the pure state machine.
@@ -91,4 +107,14 @@ pub enum Effect {
         src: String,
     },
     SaveProgress,
+    /// Check an exercise of the workspace in the background.
+    CheckExercise {
+        id: String,
+    },
+    /// Start or stop watching the workspace.
+    WatchExercises(bool),
+    /// Record that a hint of an exercise was revealed.
+    RecordHint {
+        id: String,
+    },
 }

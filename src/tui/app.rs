@@ -28,6 +28,7 @@ pub enum Screen {
     Experiment,
     Explain,
     Shell,
+    Exercises,
 }
 
 /// Tabs of the experiment view.
@@ -146,6 +147,8 @@ pub struct App {
     pub experiment: ExperimentState,
     pub explain: ExplainState,
     pub shell: ShellState,
+    /// The Exercises screen (filled by the event loop at start).
+    pub exercises: screens::exercises::ExercisesState,
     pub run: Option<RunState>,
     /// Last run result per (lesson id, experiment id).
     pub reports: HashMap<(String, String), Report>,
@@ -201,6 +204,7 @@ impl App {
             },
             explain: ExplainState::default(),
             shell: ShellState::default(),
+            exercises: screens::exercises::ExercisesState::default(),
             run: None,
             reports: HashMap::new(),
             notice: None,
@@ -225,12 +229,13 @@ impl App {
             Screen::Experiment => KeyContext::Experiment,
             Screen::Explain => KeyContext::Explain,
             Screen::Shell => KeyContext::Shell,
+            Screen::Exercises => KeyContext::Exercises,
         }
     }
 
     /// Whether something runs in the background (the loop then ticks).
     pub fn busy(&self) -> bool {
-        self.run.is_some() || self.shell.busy
+        self.run.is_some() || self.shell.busy || self.exercises.checking.is_some()
     }
 
     pub fn current_lesson(&self) -> Option<&Lesson> {
@@ -429,6 +434,14 @@ impl App {
             Screen::Shell => {
                 self.shell.scroll = self.shell.scroll.saturating_add_signed(-delta);
             }
+            Screen::Exercises => {
+                let n = self.exercises.items.len() as isize;
+                if n > 0 {
+                    self.exercises.selected =
+                        (self.exercises.selected as isize + delta).clamp(0, n - 1) as usize;
+                    self.exercises.scroll = 0;
+                }
+            }
         }
     }
 
@@ -558,6 +571,9 @@ impl App {
                 Screen::Explain => self.screen = Screen::Experiment,
                 Screen::Shell => {
                     self.screen = self.shell.return_to.take().unwrap_or(Screen::Outline)
+                }
+                Screen::Exercises => {
+                    self.screen = self.exercises.return_to.take().unwrap_or(Screen::Outline)
                 }
             },
             Action::Up => self.move_selection(-1),
@@ -770,6 +786,43 @@ impl App {
                     self.screen = Screen::Shell;
                 }
             }
+            Action::OpenExercises => {
+                if self.screen != Screen::Exercises {
+                    let lesson = match self.screen {
+                        Screen::Outline => self.course.lessons.get(self.outline.selected),
+                        _ => self.current_lesson(),
+                    };
+                    if let Some(i) = lesson.and_then(|l| self.exercises.first_of(&l.id)) {
+                        self.exercises.selected = i;
+                        self.exercises.scroll = 0;
+                    }
+                    self.exercises.return_to = Some(self.screen);
+                    self.screen = Screen::Exercises;
+                }
+            }
+            Action::Hint => {
+                if let Some(item) = self.exercises.items.get_mut(self.exercises.selected)
+                    && (item.hints_used as usize) < item.hints.len()
+                {
+                    item.hints_used += 1;
+                    return vec![Effect::RecordHint {
+                        id: item.id.clone(),
+                    }];
+                }
+            }
+            Action::Check => {
+                if self.exercises.checking.is_none()
+                    && let Some(item) = self.exercises.current()
+                {
+                    let id = item.id.clone();
+                    self.exercises.checking = Some(id.clone());
+                    return vec![Effect::CheckExercise { id }];
+                }
+            }
+            Action::ToggleWatch => {
+                self.exercises.watching = !self.exercises.watching;
+                return vec![Effect::WatchExercises(self.exercises.watching)];
+            }
             Action::Click { column, row } => return self.click(column, row),
             Action::Task(msg) => return self.task(msg),
         }
@@ -841,6 +894,25 @@ impl App {
                         self.notice = Some(format!("{} ({e})", s::EXP_CANCELLED))
                     }
                     Err(e) => self.notice = Some(format!("{}: {e}", s::EXP_FAILED)),
+                }
+            }
+            TaskMsg::CheckFinished { id, text, passed } => {
+                self.exercises.checking = None;
+                if let Some(item) = self.exercises.items.iter_mut().find(|i| i.id == id) {
+                    item.attempts += 1;
+                    item.passed |= passed;
+                }
+                self.exercises.results.retain(|(i, _, _)| *i != id);
+                self.exercises.results.push((id, text, passed));
+                self.exercises.scroll = 0;
+            }
+            TaskMsg::ExerciseChanged(id) => {
+                if self.exercises.watching && self.exercises.checking.is_none() {
+                    if let Some(i) = self.exercises.items.iter().position(|x| x.id == id) {
+                        self.exercises.selected = i;
+                    }
+                    self.exercises.checking = Some(id.clone());
+                    return vec![Effect::CheckExercise { id }];
                 }
             }
             TaskMsg::ShellOutput { text, error } => {

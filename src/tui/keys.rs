@@ -20,6 +20,7 @@ pub enum KeyContext {
     Experiment,
     Explain,
     Shell,
+    Exercises,
     Help,
 }
 
@@ -72,6 +73,7 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
     };
     let specific = match ctx {
         KeyContext::Outline => match key.code {
+            KeyCode::Char('x') => Some(Action::OpenExercises),
             KeyCode::Enter | KeyCode::Char('l') | KeyCode::Right => Some(Action::Open),
             KeyCode::Char('/') => Some(Action::SearchStart),
             KeyCode::Char(c @ '0'..='9') => Some(Action::Digit(c as u8 - b'0')),
@@ -83,6 +85,7 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
             KeyCode::Char('n') | KeyCode::Char(']') | KeyCode::Tab => Some(Action::NextSection),
             KeyCode::Char('N') | KeyCode::Char('[') | KeyCode::BackTab => Some(Action::PrevSection),
             KeyCode::Char('e') | KeyCode::Enter => Some(Action::Results),
+            KeyCode::Char('x') => Some(Action::OpenExercises),
             KeyCode::Char('h') | KeyCode::Left => Some(Action::Back),
             _ => None,
         },
@@ -93,6 +96,12 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
             KeyCode::Char('f') => Some(Action::ToggleFold),
             KeyCode::Char('h') | KeyCode::Left => Some(Action::Left),
             KeyCode::Char('l') | KeyCode::Right => Some(Action::Right),
+            _ => None,
+        },
+        KeyContext::Exercises => match key.code {
+            KeyCode::Enter | KeyCode::Char('c') => Some(Action::Check),
+            KeyCode::Char('w') => Some(Action::ToggleWatch),
+            KeyCode::Char('h') => Some(Action::Hint),
             _ => None,
         },
         KeyContext::Explain => match key.code {
@@ -156,6 +165,14 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
             ("?", s::K_HELP),
         ],
         KeyContext::Shell => &[("⏎", s::K_SEND), ("↑↓", s::K_HISTORY), ("esc", s::K_BACK)],
+        KeyContext::Exercises => &[
+            ("j/k", s::K_MOVE),
+            ("⏎/c", s::K_CHECK),
+            ("w", s::K_WATCH),
+            ("h", s::K_HINT),
+            ("esc", s::K_BACK),
+            ("?", s::K_HELP),
+        ],
         KeyContext::Help => &[("any key", s::K_BACK)],
     }
 }
@@ -164,7 +181,10 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
 pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
     vec![
         (s::OUTLINE_TITLE, footer(KeyContext::Outline).to_vec()),
-        ("Reader", footer(KeyContext::Reader).to_vec()),
+        (
+            "Reader",
+            [footer(KeyContext::Reader), &[("x", s::K_EXERCISES)]].concat(),
+        ),
         (
             "Experiment",
             [
@@ -175,6 +195,7 @@ pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
         ),
         (s::EXPLAIN_TITLE, footer(KeyContext::Explain).to_vec()),
         (s::SHELL_TITLE, footer(KeyContext::Shell).to_vec()),
+        (s::EXERCISES_TITLE, footer(KeyContext::Exercises).to_vec()),
         (
             "Everywhere",
             vec![

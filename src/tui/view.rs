@@ -44,6 +44,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         Screen::Experiment => screens::experiment::render(app, frame, main),
         Screen::Explain => screens::explain_tree::render(app, frame, main),
         Screen::Shell => screens::shell::render(app, frame, main),
+        Screen::Exercises => screens::exercises::render(app, frame, main),
     }
     footer(app, frame, Rect::new(0, area.height - 1, area.width, 1));
     if app.help {

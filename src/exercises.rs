@@ -1,0 +1,132 @@
+//! Exercises: self-study that grades a learner's own schema by measurement.
+//!
+//! An exercise lives next to the lesson it practises, under
+//! `lessons/<dir>/exercises/<id>/` (format in `docs/CONTENT_FORMAT.md`):
+//! a prompt, an `exercise.toml` with the workload, parameters, checks and
+//! staged hints, a starter file, a reference solution and one plausible
+//! wrong solution. [`manifest`] loads them; [`checker`] runs a learner's
+//! solution and the hidden reference on the same seeded data, each in a
+//! fresh `schemalab_ex_…` database, through the course's own explain and
+//! measure path, and evaluates the checks (the course's claim language
+//! over the variants `mine`, `ref`, `mine_start` and `ref_start`, plus
+//! result comparison, COLLSCAN bans, estimates and classifications);
+//! [`workspace`] is the learner's folder (init, reset, progress, hints,
+//! solutions); [`lint`] checks exercise content without a server and
+//! [`watch`] re-checks on save.
+
+pub mod checker;
+pub mod lint;
+pub mod manifest;
+pub mod watch;
+pub mod workspace;
+
+pub use checker::{CheckOptions, CheckReport, CheckResult, check_exercise};
+pub use manifest::{Exercise, ExerciseSpec, Solution, exercises};
+pub use workspace::{Progress, Workspace};
+
+/// Everything that can stop an exercise command.
+#[derive(Debug, thiserror::Error)]
+pub enum ExerciseError {
+    /// A file could not be read or written.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// An exercise file is malformed (run `schemalab lint` for every problem).
+    #[error("{0}")]
+    Invalid(String),
+    /// No exercise with that id.
+    #[error("no exercise '{id}' (exercises: {known})")]
+    Unknown { id: String, known: String },
+    /// The course could not be loaded.
+    #[error(transparent)]
+    Course(#[from] crate::course::CourseError),
+    /// A database outside `schemalab_ex_<id>` / `schemalab_ex_<id>_ref`
+    /// was about to be written.
+    #[error(
+        "refusing to write to database '{0}': exercises only write schemalab_ex_<exercise> databases"
+    )]
+    ForbiddenDatabase(String),
+    /// The server could not be reached or refused a command the check needs.
+    #[error("server: {0}")]
+    Server(String),
+    /// The solution is locked until the exercise passes.
+    #[error("{0}")]
+    Locked(String),
+    /// Watching the workspace failed.
+    #[error("watch: {0}")]
+    Watch(String),
+}
+
+pub(crate) fn io_err(path: &std::path::Path, e: impl std::fmt::Display) -> ExerciseError {
+    ExerciseError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The learner's database for exercise `id`.
+pub fn db_name(id: &str) -> String {
+    format!("{}ex_{id}", crate::course::DB_PREFIX)
+}
+
+/// The hidden reference solution's database for exercise `id`.
+pub fn ref_db_name(id: &str) -> String {
+    format!("{}_ref", db_name(id))
+}
+
+/// The gate every write or drop of the checker goes through: only the two
+/// databases of exercise `id` are admitted.
+pub fn guard_db(name: &str, id: &str) -> Result<(), ExerciseError> {
+    if crate::course::is_plain_name(id) && (name == db_name(id) || name == ref_db_name(id)) {
+        Ok(())
+    } else {
+        Err(ExerciseError::ForbiddenDatabase(name.to_string()))
+    }
+}
+
+/// What `schemalab check` does once it has a server: load exercise `id`
+/// of the course under `root`, check the learner's files of `ws` against
+/// the reference, and record the attempt in the workspace's progress.
+pub async fn check_in_workspace(
+    root: &std::path::Path,
+    ws: &Workspace,
+    uri: &str,
+    id: &str,
+    seed: u64,
+    scale: Option<crate::course::Scale>,
+) -> Result<CheckReport, ExerciseError> {
+    let ex = manifest::find(root, id)?;
+    let (solution, answers) = ws.attempt(&ex)?;
+    let loader = crate::course::CatalogLoader::for_course(root)?;
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| ExerciseError::Server(format!("{uri}: {e}")))?;
+    let opts = CheckOptions {
+        scale,
+        seed,
+        loader: &loader,
+    };
+    let report = check_exercise(&client, &ex, &solution, answers.as_deref(), &opts).await?;
+    ws.record_check(id, report.passed(), seed)?;
+    Ok(report)
+}
+
+/// A seed for a check when none is given (the check prints it).
+pub fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64 % 1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_admits_only_the_exercise_databases() {
+        assert!(guard_db("schemalab_ex_feed", "feed").is_ok());
+        assert!(guard_db("schemalab_ex_feed_ref", "feed").is_ok());
+        assert!(guard_db("schemalab_ex_feedx", "feed").is_err());
+        assert!(guard_db("admin", "feed").is_err());
+        assert!(guard_db("schemalab_ex_a.b", "a.b").is_err());
+    }
+}

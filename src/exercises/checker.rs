@@ -1,0 +1,1036 @@
+//! The checker: a learner's solution and the hidden reference, each in a
+//! fresh database (`schemalab_ex_<id>` and `schemalab_ex_<id>_ref`) loaded
+//! with the exercise's seeded dataset; parameters drawn from that data with
+//! the check's seed; setup, then every workload operation (reads explained
+//! through the course's explain path and also run for their answer,
+//! writes executed, stress operations repeated), then the course's
+//! measurements; finally each check, printed as a checklist with the
+//! measured figure, the bound and, on failure, the check's hint.
+
+use std::time::Instant;
+
+use bson::{Bson, Document, doc};
+use futures_util::TryStreamExt;
+use mongodb::Client;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::manifest::{CheckSpec, Exercise, Order, Param, Pick, ResultSpec, Solution};
+use super::{ExerciseError, db_name, guard_db, ref_db_name};
+use crate::course::claims::{Check, CmpOp, Val, format_number, parse_expr};
+use crate::course::measure::{
+    EngineInfo, ReadMetrics, WriteMetrics, engine_info, measure_db, parse_explain,
+    parse_write_result,
+};
+use crate::course::runner::{
+    ExperimentMetrics, OpError, OpResult, SHELL_ERROR, VariantReport, explain_form, stays_in,
+};
+use crate::course::{DatasetLoader, OpKind, Scale};
+use crate::dialect::ast::{Program, Stmt, StmtKind};
+use crate::dialect::{DialectError, Output, Session, Value, WritePolicy, parse_program};
+
+/// How to check.
+pub struct CheckOptions<'a> {
+    /// Overrides the exercise's own scale.
+    pub scale: Option<Scale>,
+    /// Seeds the parameter draw; the same seed draws the same values.
+    pub seed: u64,
+    pub loader: &'a dyn DatasetLoader,
+}
+
+/// One checklist line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub id: String,
+    pub text: String,
+    pub passed: bool,
+    /// The measured figure (or the learner's answer).
+    pub measured: String,
+    /// What it had to be.
+    pub bound: String,
+    /// Why it failed, or extra detail (differences, reasons of a key).
+    pub detail: String,
+    /// The check's hint (shown on failure).
+    pub hint: String,
+}
+
+/// A whole check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    pub exercise: String,
+    pub title: String,
+    pub seed: u64,
+    pub scale: Scale,
+    pub engine: EngineInfo,
+    /// The drawn parameters, as mongosh shows them.
+    pub params: Vec<(String, String)>,
+    /// Failures of the learner's side (load, setup, measure).
+    pub errors: Vec<String>,
+    /// Failures of the reference (a content bug if ever non-empty).
+    pub ref_errors: Vec<String>,
+    pub results: Vec<CheckResult>,
+    /// The learner's operations, with what they measured.
+    pub operations: Vec<OpResult>,
+    /// Outcomes of the operations marked `show` (stress runs).
+    pub notes: Vec<String>,
+}
+
+impl CheckReport {
+    /// Every check passed and nothing failed on the learner's side.
+    pub fn passed(&self) -> bool {
+        self.errors.is_empty() && self.results.iter().all(|r| r.passed)
+    }
+
+    /// "5/7" checks passed.
+    pub fn score(&self) -> (usize, usize) {
+        (
+            self.results.iter().filter(|r| r.passed).count(),
+            self.results.len(),
+        )
+    }
+
+    /// The printed checklist.
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "{} · {} (seed {}, scale {}, {})\n",
+            self.exercise,
+            self.title,
+            self.seed,
+            self.scale.as_str(),
+            self.engine.name
+        );
+        if !self.params.is_empty() {
+            let p: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect();
+            s.push_str(&format!("  parameters: {}\n", p.join(", ")));
+        }
+        for e in &self.errors {
+            s.push_str(&format!("  ! {e}\n"));
+        }
+        for e in &self.ref_errors {
+            s.push_str(&format!("  ! reference: {e}\n"));
+        }
+        for n in &self.notes {
+            s.push_str(&format!("  stress run: {n}\n"));
+        }
+        for r in &self.results {
+            let mark = if r.passed { '✓' } else { '✗' };
+            s.push_str(&format!("  {mark} {}  [{}]\n", r.text, r.id));
+            if !r.measured.is_empty() || !r.bound.is_empty() {
+                s.push_str(&format!(
+                    "      measured {}   required {}\n",
+                    r.measured, r.bound
+                ));
+            }
+            if !r.detail.is_empty() && (!r.passed || r.detail.contains('\n')) {
+                for line in r.detail.lines() {
+                    s.push_str(&format!("      {line}\n"));
+                }
+            }
+            if !r.passed && !r.hint.is_empty() {
+                s.push_str(&format!("      hint: {}\n", r.hint));
+            }
+        }
+        let (ok, all) = self.score();
+        s.push_str(&format!(
+            "{ok}/{all} checks pass{}\n",
+            if self.passed() {
+                " — exercise passed"
+            } else {
+                ""
+            }
+        ));
+        s
+    }
+}
+
+/// One side's outcome.
+struct Side {
+    start: VariantReport,
+    end: VariantReport,
+    /// Normalised answers of reads, by operation id.
+    answers: Vec<(String, Result<Vec<String>, String>)>,
+    errors: Vec<String>,
+}
+
+/// Check `solution` (the text of a `solution.js`) and `answers` (the text
+/// of an answers file, when the exercise has one) against the reference.
+pub async fn check_exercise(
+    client: &Client,
+    ex: &Exercise,
+    solution: &str,
+    answers: Option<&str>,
+    opts: &CheckOptions<'_>,
+) -> Result<CheckReport, ExerciseError> {
+    let engine = engine_info(client).await.map_err(ExerciseError::Server)?;
+    let scale = match opts.scale {
+        Some(s) => s,
+        None => ex
+            .spec
+            .scale
+            .parse()
+            .map_err(|e| ExerciseError::Invalid(format!("{}: {e}", ex.id)))?,
+    };
+    let reference = Solution::parse(&ex.read(ex.spec.reference.get_ref())?);
+    let mine = Solution::parse(solution);
+
+    let mine_db = db_name(&ex.id);
+    let ref_db = ref_db_name(&ex.id);
+    let mut params = Vec::new();
+    let mut load_errors = Vec::new();
+    for db in [&mine_db, &ref_db] {
+        guard_db(db, &ex.id)?;
+        client
+            .database(db)
+            .drop()
+            .await
+            .map_err(|e| ExerciseError::Server(format!("dropping {db}: {e}")))?;
+        if let Err(e) = opts
+            .loader
+            .load(client, db, ex.spec.dataset.get_ref(), scale, ex.spec.seed)
+            .await
+        {
+            load_errors.push(format!("loading {}: {e}", ex.spec.dataset.get_ref()));
+        }
+    }
+    if load_errors.is_empty() {
+        params = draw_params(client, &mine_db, &ex.spec.params, opts.seed).await?;
+    }
+    let mut mine_side = run_side(client, ex, &mine, &mine_db, "mine", &params).await;
+    let ref_side = run_side(client, ex, &reference, &ref_db, "ref", &params).await;
+    mine_side.errors.splice(0..0, load_errors);
+
+    let variants = vec![
+        mine_side.end.clone(),
+        ref_side.end.clone(),
+        mine_side.start.clone(),
+        ref_side.start.clone(),
+    ];
+    let source = ExperimentMetrics {
+        variants: &variants,
+    };
+    let answers_table = answers.map(|a| a.parse::<toml::Table>());
+    let results = ex
+        .spec
+        .checks
+        .iter()
+        .map(|c| evaluate(c, &source, &mine_side, &ref_side, answers_table.as_ref()))
+        .collect();
+    let notes = ex
+        .spec
+        .operations
+        .iter()
+        .filter(|o| o.show)
+        .filter_map(|o| {
+            let r = mine_side
+                .end
+                .operations
+                .iter()
+                .find(|r| &r.id == o.id.get_ref())?;
+            Some(match (&r.error, &r.write, &r.read) {
+                (Some(e), _, _) => format!(
+                    "{} — failed{}: {}",
+                    o.title,
+                    if e.code_name.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" with {}", e.code_name)
+                    },
+                    e.message
+                ),
+                (None, Some(w), _) => format!("{} — n {}, modified {}", o.title, w.n, w.n_modified),
+                (None, None, Some(m)) => format!("{} — {} returned", o.title, m.n_returned),
+                _ => format!("{} — no result", o.title),
+            })
+        })
+        .collect();
+    let shown_params = params
+        .iter()
+        .filter(|p| p.seq.is_none())
+        .map(|p| (p.name.clone(), crate::dialect::print::inspect(&p.value)))
+        .collect();
+    Ok(CheckReport {
+        exercise: ex.id.clone(),
+        title: ex.spec.title.clone(),
+        seed: opts.seed,
+        scale,
+        engine,
+        params: shown_params,
+        errors: mine_side.errors,
+        ref_errors: ref_side.errors,
+        results,
+        operations: mine_side.end.operations,
+        notes,
+    })
+}
+
+/// A drawn parameter.
+#[derive(Debug, Clone)]
+struct Drawn {
+    name: String,
+    value: Bson,
+    seq: Option<i64>,
+}
+
+fn int_bson(n: i64) -> Bson {
+    i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
+}
+
+async fn draw_params(
+    client: &Client,
+    db: &str,
+    params: &[Param],
+    seed: u64,
+) -> Result<Vec<Drawn>, ExerciseError> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    for p in params {
+        let name = p.name.get_ref().clone();
+        if let Some(seq) = p.seq {
+            out.push(Drawn {
+                name,
+                value: int_bson(seq),
+                seq: Some(seq),
+            });
+            continue;
+        }
+        if let Some(v) = &p.value {
+            let value = if p.literal {
+                let src = v.as_str().unwrap_or_default();
+                literal(client, db, src).await.map_err(|e| {
+                    ExerciseError::Invalid(format!("parameter {name}: {}", e.render(src)))
+                })?
+            } else {
+                toml_to_bson(v)
+            };
+            out.push(Drawn {
+                name,
+                value,
+                seq: None,
+            });
+            continue;
+        }
+        let (Some(coll), Some(field)) = (&p.from, &p.field) else {
+            return Err(ExerciseError::Invalid(format!(
+                "parameter {name} needs from + field, seq or value"
+            )));
+        };
+        let sort = if p.pick == Pick::Most {
+            doc! {"n": -1, "_id": 1}
+        } else {
+            doc! {"_id": 1}
+        };
+        let pipeline = vec![
+            doc! {"$match": {field: {"$exists": true, "$ne": Bson::Null}}},
+            doc! {"$group": {"_id": format!("${field}"), "n": {"$sum": 1}}},
+            doc! {"$sort": sort},
+        ];
+        let values: Vec<Document> = client
+            .database(db)
+            .collection::<Document>(coll)
+            .aggregate(pipeline)
+            .await
+            .map_err(|e| ExerciseError::Server(format!("drawing {name}: {e}")))?
+            .try_collect()
+            .await
+            .map_err(|e| ExerciseError::Server(format!("drawing {name}: {e}")))?;
+        if values.is_empty() {
+            return Err(ExerciseError::Invalid(format!(
+                "parameter {name}: {coll}.{field} has no values in the dataset"
+            )));
+        }
+        let i = match p.pick {
+            Pick::Random => rng.random_range(0..values.len()),
+            Pick::Most | Pick::Min => 0,
+            Pick::Max => values.len() - 1,
+        };
+        out.push(Drawn {
+            name,
+            value: values[i].get("_id").cloned().unwrap_or(Bson::Null),
+            seq: None,
+        });
+    }
+    Ok(out)
+}
+
+async fn literal(client: &Client, db: &str, src: &str) -> Result<Bson, DialectError> {
+    let program = parse_program(src)?;
+    let mut s = Session::new(client.clone(), db.to_string())
+        .with_policy(WritePolicy::Only(db.to_string()));
+    s.eval_value(&program).await.1
+}
+
+fn toml_to_bson(v: &toml::Value) -> Bson {
+    match v {
+        toml::Value::String(s) => Bson::String(s.clone()),
+        toml::Value::Integer(i) => int_bson(*i),
+        toml::Value::Float(f) => Bson::Double(*f),
+        toml::Value::Boolean(b) => Bson::Boolean(*b),
+        toml::Value::Array(a) => Bson::Array(a.iter().map(toml_to_bson).collect()),
+        toml::Value::Table(t) => Bson::Document(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_bson(v)))
+                .collect(),
+        ),
+        toml::Value::Datetime(d) => Bson::String(d.to_string()),
+    }
+}
+
+fn empty_variant(id: &str, db: &str) -> VariantReport {
+    VariantReport {
+        id: id.to_string(),
+        title: String::new(),
+        database: db.to_string(),
+        load_error: None,
+        setup_error: None,
+        operations: Vec::new(),
+        collections: Vec::new(),
+        measure_error: None,
+        recommended: false,
+        failure: None,
+    }
+}
+
+async fn run_side(
+    client: &Client,
+    ex: &Exercise,
+    sol: &Solution,
+    db: &str,
+    variant: &str,
+    params: &[Drawn],
+) -> Side {
+    let file = if variant == "ref" {
+        ex.spec.reference.get_ref().as_str()
+    } else {
+        "solution.js"
+    };
+    let mut errors = Vec::new();
+    let mut session = Session::new(client.clone(), db.to_string())
+        .with_policy(WritePolicy::Only(db.to_string()));
+    for p in params {
+        session.bind(&p.name, p.value.clone());
+    }
+    if let Err(e) = run_script(&mut session, &sol.setup, db).await {
+        errors.push(format!("{file} (setup): {e}"));
+    }
+    let mut start = empty_variant(&format!("{variant}_start"), db);
+    match measure_db(client, db).await {
+        Ok(c) => start.collections = c,
+        Err(e) => errors.push(format!("measuring {db}: {e}")),
+    }
+    let mut end = empty_variant(variant, db);
+    let mut answers = Vec::new();
+    for op in &ex.spec.operations {
+        let id = op.id.get_ref().clone();
+        if variant == "ref" && op.show && op.probe.is_some() {
+            continue;
+        }
+        let probe;
+        let section = match &op.probe {
+            Some(stmt) => {
+                probe = super::manifest::Section {
+                    text: stmt.get_ref().clone(),
+                    line: 0,
+                };
+                Some(&probe)
+            }
+            None => sol.ops.get(op.uses.as_ref().map_or(&id, |u| u.get_ref())),
+        };
+        let Some(section) = section else {
+            let msg = format!("{file} has no `// @op {id}` section");
+            end.operations.push(failed_op(&id, op.kind, &msg));
+            if op.result.is_some() {
+                answers.push((id, Err(msg)));
+            }
+            continue;
+        };
+        let mut total: Option<OpResult> = None;
+        let mut answer = None;
+        for rep in 0..op.repeat.max(1) {
+            // Each run of a section is its own script, as in mongosh: its
+            // `const`s start afresh, with the parameters bound.
+            let mut session = Session::new(session.client().clone(), db.to_string())
+                .with_policy(WritePolicy::Only(db.to_string()));
+            for p in params {
+                let v = p
+                    .seq
+                    .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
+                session.bind(&p.name, v);
+            }
+            for (name, param) in &op.with {
+                if let Some(p) = params.iter().find(|p| &p.name == param) {
+                    let v = p
+                        .seq
+                        .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
+                    session.bind(name, v);
+                }
+            }
+            session.bind("i", int_bson(i64::from(rep)));
+            let (r, a) = run_op(&mut session, &id, op.kind, &section.text, db).await;
+            answer = a;
+            let failed = r.error.is_some();
+            total = Some(match total {
+                None => r,
+                Some(t) => add_op(t, r),
+            });
+            if failed {
+                break;
+            }
+        }
+        let Some(mut result) = total else { continue };
+        if let Some(e) = &mut result.error {
+            e.message = if op.probe.is_some() {
+                format!("probe '{id}': {}", e.message)
+            } else {
+                format!("{file}:{}: {}", section.line, e.message)
+            };
+        }
+        if let Some(spec) = &op.result {
+            let norm = match (&result.error, answer) {
+                (Some(e), _) => Err(format!("the operation failed: {}", e.message)),
+                (None, Some(a)) => Ok(normalise(&a, spec)),
+                (None, None) => Err("the operation returned no answer".to_string()),
+            };
+            answers.push((id, norm));
+        }
+        end.operations.push(result);
+    }
+    match measure_db(client, db).await {
+        Ok(c) => end.collections = c,
+        Err(e) => errors.push(format!("measuring {db}: {e}")),
+    }
+    Side {
+        start,
+        end,
+        answers,
+        errors,
+    }
+}
+
+fn failed_op(id: &str, kind: OpKind, message: &str) -> OpResult {
+    OpResult {
+        id: id.to_string(),
+        kind,
+        prepare: None,
+        statement: String::new(),
+        millis: None,
+        read: None,
+        write: None,
+        expected_error: false,
+        error: Some(OpError {
+            code: None,
+            code_name: SHELL_ERROR.into(),
+            message: message.to_string(),
+        }),
+    }
+}
+
+/// Repetitions of a write add up; a read keeps its last measurement.
+fn add_op(a: OpResult, b: OpResult) -> OpResult {
+    let write = match (a.write, b.write) {
+        (Some(mut x), Some(y)) => {
+            x.add(&y);
+            Some(x)
+        }
+        (x, y) => y.or(x),
+    };
+    OpResult {
+        millis: Some(a.millis.unwrap_or(0.0) + b.millis.unwrap_or(0.0)),
+        write,
+        read: b.read.or(a.read),
+        error: b.error.or(a.error),
+        ..b
+    }
+}
+
+async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), String> {
+    let program = parse_program(src).map_err(|e| e.render(src))?;
+    stays_in(&program, db).map_err(|e| e.to_string())?;
+    let (_, res) = session.eval_program(&program).await;
+    res.map_err(|e| e.render(src))
+}
+
+fn op_error(e: &DialectError, src: &str) -> OpError {
+    match e {
+        DialectError::Server {
+            code,
+            code_name,
+            message,
+            ..
+        } => OpError {
+            code: Some(*code),
+            code_name: if code_name.is_empty() {
+                crate::engine::ErrorCode(*code).name()
+            } else {
+                code_name.clone()
+            },
+            message: message.clone(),
+        },
+        DialectError::BulkWrite { code, message, .. } => OpError {
+            code: Some(*code),
+            code_name: crate::engine::ErrorCode(*code).name(),
+            message: message.clone(),
+        },
+        other => OpError {
+            code: None,
+            code_name: SHELL_ERROR.into(),
+            message: other.render(src),
+        },
+    }
+}
+
+fn plain_error(message: String) -> OpError {
+    OpError {
+        code: None,
+        code_name: SHELL_ERROR.into(),
+        message,
+    }
+}
+
+/// The read expression a statement evaluates, if it is one: an expression
+/// statement, or a `const x = <read>` with one declaration.
+fn read_expr(stmt: &Stmt) -> Option<Program> {
+    let expr = match &stmt.kind {
+        StmtKind::Expr(e) => e.clone(),
+        StmtKind::Let { decls, .. } if decls.len() == 1 => decls[0].1.clone()?,
+        _ => return None,
+    };
+    let one = Program {
+        stmts: vec![Stmt {
+            pos: stmt.pos,
+            kind: StmtKind::Expr(expr),
+        }],
+    };
+    explain_form(&one).ok()
+}
+
+fn sum_reads(acc: Option<ReadMetrics>, m: ReadMetrics) -> ReadMetrics {
+    match acc {
+        None => m,
+        Some(a) => {
+            let keys = a.keys_examined + m.keys_examined;
+            let docs = a.docs_examined + m.docs_examined;
+            let index = [a.index, m.index]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(",");
+            ReadMetrics {
+                stages: format!("{} ; {}", a.stages, m.stages),
+                index,
+                n_returned: m.n_returned,
+                keys_examined: keys,
+                docs_examined: docs,
+                ratio: keys.max(docs) as f64 / m.n_returned.max(1) as f64,
+                bytes_returned: a.bytes_returned.zip(m.bytes_returned).map(|(x, y)| x + y),
+                pipeline: a.pipeline.into_iter().chain(m.pipeline).collect(),
+                not_reported: a.not_reported.into_iter().chain(m.not_reported).collect(),
+            }
+        }
+    }
+}
+
+/// Run one operation. A read's every read statement is explained through
+/// the course's explain path (their examined counts add up), then the
+/// statements run and the last one's value is the answer. A write runs
+/// and the write results of its statements add up.
+async fn run_op(
+    session: &mut Session,
+    id: &str,
+    kind: OpKind,
+    src: &str,
+    db: &str,
+) -> (OpResult, Option<Bson>) {
+    let mut result = OpResult {
+        id: id.to_string(),
+        kind,
+        prepare: None,
+        statement: src.trim().to_string(),
+        millis: None,
+        read: None,
+        write: None,
+        error: None,
+        expected_error: false,
+    };
+    let program = match parse_program(src) {
+        Ok(p) => p,
+        Err(e) => {
+            result.error = Some(plain_error(e.render(src)));
+            return (result, None);
+        }
+    };
+    if program.stmts.is_empty() {
+        result.error = Some(plain_error("the section has no statement yet".into()));
+        return (result, None);
+    }
+    if let Err(e) = stays_in(&program, db) {
+        result.error = Some(plain_error(e.to_string()));
+        return (result, None);
+    }
+    let started = Instant::now();
+    match kind {
+        OpKind::Read => {
+            let mut metrics: Option<ReadMetrics> = None;
+            let n = program.stmts.len();
+            for (i, stmt) in program.stmts.iter().enumerate() {
+                let explain = read_expr(stmt);
+                if i + 1 == n && explain.is_none() {
+                    result.error = Some(plain_error(format!(
+                        "line {}: a read must end with find, findOne, aggregate, countDocuments or distinct",
+                        stmt.pos.line
+                    )));
+                    return (result, None);
+                }
+                if let Some(ex) = explain {
+                    match session.eval_value(&ex).await.1 {
+                        Ok(Bson::Document(plan)) => match parse_explain(&plan) {
+                            Ok((m, _)) => metrics = Some(sum_reads(metrics, m)),
+                            Err(e) => {
+                                result.error = Some(plain_error(e));
+                                return (result, None);
+                            }
+                        },
+                        Ok(_) => {}
+                        Err(e) => {
+                            result.error = Some(op_error(&e, src));
+                            return (result, None);
+                        }
+                    }
+                }
+                let one = Program {
+                    stmts: vec![stmt.clone()],
+                };
+                if i + 1 == n {
+                    match session.eval_value(&one).await.1 {
+                        Ok(v) => {
+                            result.millis = Some(started.elapsed().as_secs_f64() * 1000.0);
+                            result.read = metrics;
+                            return (result, Some(v));
+                        }
+                        Err(e) => {
+                            result.error = Some(op_error(&e, src));
+                            return (result, None);
+                        }
+                    }
+                } else if let Err(e) = session.eval_program(&one).await.1 {
+                    result.error = Some(op_error(&e, src));
+                    return (result, None);
+                }
+            }
+            (result, None)
+        }
+        OpKind::Write => {
+            let (out, res) = session.eval_program(&program).await;
+            if let Err(e) = res {
+                result.error = Some(op_error(&e, src));
+                return (result, None);
+            }
+            let mut total: Option<WriteMetrics> = None;
+            for o in &out {
+                if let Output::Value(Value::Bson(Bson::Document(d))) = o
+                    && d.contains_key("acknowledged")
+                {
+                    let w = parse_write_result(d);
+                    total = Some(match total {
+                        None => w,
+                        Some(mut t) => {
+                            t.add(&w);
+                            t
+                        }
+                    });
+                }
+            }
+            result.millis = Some(started.elapsed().as_secs_f64() * 1000.0);
+            match total {
+                Some(w) => result.write = Some(w),
+                None => {
+                    result.error = Some(plain_error(
+                        "the section produced no write result (insert, update, delete or bulkWrite)"
+                            .into(),
+                    ));
+                }
+            }
+            (result, None)
+        }
+    }
+}
+
+/// A value in a comparable text form: numbers of any BSON type compare
+/// by value, documents field by field.
+fn canon(b: &Bson) -> String {
+    match b {
+        Bson::Int32(i) => format_number(f64::from(*i)),
+        Bson::Int64(i) => format!("{i}"),
+        Bson::Double(d) => format_number(*d),
+        Bson::Array(a) => format!("[{}]", a.iter().map(canon).collect::<Vec<_>>().join(",")),
+        Bson::Document(d) => format!(
+            "{{{}}}",
+            d.iter()
+                .map(|(k, v)| format!("{k}:{}", canon(v)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => crate::dialect::print::inspect(other),
+    }
+}
+
+fn get_path<'a>(d: &'a Document, path: &str) -> Option<&'a Bson> {
+    let mut cur: Option<&Bson> = None;
+    let mut doc = d;
+    for part in path.split('.') {
+        let v = doc.get(part)?;
+        cur = Some(v);
+        if let Bson::Document(inner) = v {
+            doc = inner;
+        }
+    }
+    cur
+}
+
+/// Apply an exercise's normalisation to an answer.
+pub fn normalise(answer: &Bson, spec: &ResultSpec) -> Vec<String> {
+    let items: Vec<Bson> = match answer {
+        Bson::Array(a) => a.clone(),
+        Bson::Null | Bson::Undefined => Vec::new(),
+        other => vec![other.clone()],
+    };
+    let mut flat = Vec::new();
+    for item in items {
+        match (&spec.unwind, &item) {
+            (Some(path), Bson::Document(d)) => {
+                if let Some(Bson::Array(inner)) = get_path(d, path) {
+                    flat.extend(inner.iter().cloned());
+                }
+            }
+            _ => flat.push(item),
+        }
+    }
+    let mut out: Vec<String> = flat
+        .iter()
+        .map(|item| match item {
+            Bson::Document(d) if !spec.fields.is_empty() => spec
+                .fields
+                .iter()
+                .map(|f| get_path(d, f).map_or_else(|| "∅".to_string(), canon))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            other if !spec.fields.is_empty() && spec.fields.len() == 1 => canon(other),
+            other => canon(other),
+        })
+        .collect();
+    if spec.order == Order::Set {
+        out.sort();
+    }
+    out
+}
+
+fn cmp_symbol(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+    }
+}
+
+fn lookup_answer<'a>(t: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut parts = path.split('.');
+    let mut cur = t.get(parts.next()?)?;
+    for p in parts {
+        cur = cur.as_table()?.get(p)?;
+    }
+    Some(cur)
+}
+
+fn evaluate(
+    c: &CheckSpec,
+    source: &ExperimentMetrics<'_>,
+    mine: &Side,
+    reference: &Side,
+    answers: Option<&Result<toml::Table, toml::de::Error>>,
+) -> CheckResult {
+    let mut r = CheckResult {
+        id: c.id.get_ref().clone(),
+        text: c.text.clone(),
+        passed: false,
+        measured: String::new(),
+        bound: String::new(),
+        detail: String::new(),
+        hint: c.hint.clone(),
+    };
+    if let Some(check) = &c.check {
+        match Check::parse(check.get_ref()) {
+            Ok(parsed) => {
+                let v = parsed.evaluate(source);
+                r.passed = v.passed;
+                if let (Some(l), Some(rt)) = (&v.left, &v.right) {
+                    r.measured = l.to_string();
+                    r.bound = format!("{} {rt}", cmp_symbol(parsed.op));
+                }
+                if !v.passed {
+                    r.detail = v.reason;
+                }
+            }
+            Err(e) => r.detail = format!("check does not parse: {e}"),
+        }
+    } else if let Some(op) = &c.same {
+        let op = op.get_ref();
+        let find = |s: &Side| {
+            s.answers
+                .iter()
+                .find(|(id, _)| id == op)
+                .map(|(_, a)| a.clone())
+        };
+        match (find(mine), find(reference)) {
+            (Some(Ok(m)), Some(Ok(rf))) => {
+                r.measured = format!("{} item(s)", m.len());
+                r.bound = format!("the reference's {} item(s)", rf.len());
+                r.passed = m == rf;
+                if !r.passed {
+                    r.detail = first_difference(&m, &rf);
+                }
+            }
+            (Some(Err(e)), _) => r.detail = e,
+            (_, Some(Err(e))) => r.detail = format!("the reference failed: {e}"),
+            _ => r.detail = format!("operation '{op}' has no compared result"),
+        }
+    } else if let Some(op) = &c.no_collscan {
+        let op = op.get_ref();
+        match mine.end.operations.iter().find(|o| &o.id == op) {
+            Some(OpResult {
+                read: Some(m),
+                error: None,
+                ..
+            }) => {
+                r.measured = m.stages.clone();
+                r.bound = "no COLLSCAN".into();
+                r.passed = !m.stages.contains("COLLSCAN");
+            }
+            Some(OpResult { error: Some(e), .. }) => {
+                r.detail = format!("operation '{op}' failed: {}", e.message);
+            }
+            _ => r.detail = format!("operation '{op}' did not run as a read"),
+        }
+    } else if let (Some(path), Some(expect)) = (&c.answer, &c.expect) {
+        let expected = parse_expr(expect.get_ref())
+            .map_err(|e| e.to_string())
+            .and_then(|e| e.eval(source));
+        let given = match answers {
+            None => Err("this exercise's answers file is missing".to_string()),
+            Some(Err(e)) => Err(format!("answers.toml does not parse: {}", e.message())),
+            Some(Ok(t)) => match lookup_answer(t, path.get_ref()) {
+                Some(toml::Value::Integer(i)) => Ok(*i as f64),
+                Some(toml::Value::Float(f)) => Ok(*f),
+                Some(_) => Err(format!("answers.toml: {} must be a number", path.get_ref())),
+                None => Err(format!(
+                    "answers.toml: {} is not answered yet",
+                    path.get_ref()
+                )),
+            },
+        };
+        let tol = c.tolerance.unwrap_or(0.25);
+        match (given, expected) {
+            (Ok(g), Ok(Val::Num(e))) => {
+                r.measured = format!("your answer {}", format_number(g));
+                r.bound = format!(
+                    "within {}% of {} (measured)",
+                    format_number(tol * 100.0),
+                    format_number(e)
+                );
+                r.passed = (g - e).abs() <= tol * e.abs();
+            }
+            (Err(e), _) => r.detail = e,
+            (_, Err(e)) => r.detail = format!("the measurement failed: {e}"),
+            (_, Ok(v)) => r.detail = format!("the expectation is not a number: {v}"),
+        }
+    } else if let Some(table) = &c.classify {
+        let got = match answers {
+            None => Err("this exercise's answers file is missing".to_string()),
+            Some(Err(e)) => Err(format!("answers.toml does not parse: {}", e.message())),
+            Some(Ok(t)) => t
+                .get(table.get_ref())
+                .and_then(toml::Value::as_table)
+                .cloned()
+                .ok_or_else(|| format!("answers.toml has no [{}] table", table.get_ref())),
+        };
+        match got {
+            Err(e) => r.detail = e,
+            Ok(t) => {
+                let mut right = 0;
+                let mut lines = Vec::new();
+                for (item, k) in &c.key {
+                    let given = t.get(item).and_then(toml::Value::as_str).unwrap_or("");
+                    let ok = given.trim().eq_ignore_ascii_case(k.answer.trim());
+                    if ok {
+                        right += 1;
+                    }
+                    lines.push(format!(
+                        "{} {item}: {} — {}",
+                        if ok { '✓' } else { '✗' },
+                        if given.is_empty() {
+                            "(no answer)"
+                        } else {
+                            given
+                        },
+                        if ok {
+                            k.why.clone()
+                        } else {
+                            "think again about this one".to_string()
+                        }
+                    ));
+                }
+                r.measured = format!("{right} right");
+                r.bound = format!("all {}", c.key.len());
+                r.passed = right == c.key.len();
+                r.detail = lines.join("\n");
+            }
+        }
+    } else {
+        r.detail = "the check says nothing to verify".into();
+    }
+    r
+}
+
+fn first_difference(mine: &[String], reference: &[String]) -> String {
+    for (i, (a, b)) in mine.iter().zip(reference).enumerate() {
+        if a != b {
+            return format!("item {}: yours {a}, the reference's {b}", i + 1);
+        }
+    }
+    if mine.len() > reference.len() {
+        format!("you return extra items, first {}", mine[reference.len()])
+    } else if reference.len() > mine.len() {
+        format!("you miss items, first {}", reference[mine.len()])
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_unwinds_projects_and_sorts() {
+        let spec = ResultSpec {
+            unwind: Some("views".into()),
+            fields: vec!["p".into()],
+            order: Order::Set,
+        };
+        let a = Bson::Array(vec![
+            Bson::Document(doc! {"views": [{"p": 3}, {"p": 1_i64}]}),
+            Bson::Document(doc! {"views": [{"p": 2.0}]}),
+        ]);
+        assert_eq!(normalise(&a, &spec), vec!["1", "2", "3"]);
+        let list = ResultSpec {
+            order: Order::List,
+            ..spec
+        };
+        assert_eq!(normalise(&a, &list), vec!["3", "1", "2"]);
+    }
+}
