@@ -358,8 +358,8 @@ async fn draw_params(
 
 async fn literal(client: &Client, db: &str, src: &str) -> Result<Bson, DialectError> {
     let program = parse_program(src)?;
-    let mut s = Session::new(client.clone(), db.to_string())
-        .with_policy(WritePolicy::Only(db.to_string()));
+    let mut s =
+        Session::new(client.clone(), db.to_string()).with_policy(WritePolicy::Only(db.to_string()));
     s.eval_value(&program).await.1
 }
 
@@ -408,8 +408,8 @@ async fn run_side(
         "solution.js"
     };
     let mut errors = Vec::new();
-    let mut session = Session::new(client.clone(), db.to_string())
-        .with_policy(WritePolicy::Only(db.to_string()));
+    let mut session =
+        Session::new(client.clone(), db.to_string()).with_policy(WritePolicy::Only(db.to_string()));
     for p in params {
         session.bind(&p.name, p.value.clone());
     }
