@@ -93,10 +93,13 @@ pub fn check_coll_name(db: &str, coll: &str) -> Result<()> {
 pub const MAX_NS_COLLECTION_LEN: usize = 255;
 
 /// The `system.` collections a client may create (mongod's
-/// `isLegalClientSystemNS`): `system.js` anywhere, and the user, role and
-/// version collections of `admin`.
+/// `isLegalClientSystemNS`): `system.js` anywhere, `system.profile` (which
+/// mongod lets a client create to resize the profiler's collection, and
+/// which the profiler itself writes), and the user, role and version
+/// collections of `admin`.
 fn legal_client_system_ns(db: &str, coll: &str) -> bool {
     coll == "system.js"
+        || coll == "system.profile"
         || (db == "admin"
             && matches!(
                 coll,
