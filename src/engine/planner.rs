@@ -10,7 +10,9 @@
 //! the executor's job ([`super::exec::choose`]): like mongod's multi-planner
 //! it races them. The full filter is always re-applied to fetched documents,
 //! so bounds only ever need to be a superset of the matches; only a covered
-//! plan (no FETCH) relies on bounds being exact.
+//! plan (no FETCH) relies on bounds being exact. A `find` with `min`/`max`
+//! is not planned: like mongod it scans the hinted index between those two
+//! whole keys ([`KeyRange`]).
 
 mod bounds;
 
