@@ -103,6 +103,11 @@ pub struct FindRequest {
     pub hint: Option<Bson>,
     /// `let` variables.
     pub let_vars: Option<Document>,
+    /// `min`: the inclusive lower index key bound over the hinted index
+    /// (mongosh's `cursor.min()`).
+    pub min: Option<Document>,
+    /// `max`: the exclusive upper index key bound (`cursor.max()`).
+    pub max: Option<Document>,
 }
 
 /// One statement of an `update` command.

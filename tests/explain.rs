@@ -8,13 +8,16 @@
 //!             "expect": {"chain": "FETCH<-IXSCAN", "indexName": "a_1", "nReturned": 3,
 //!                        "totalKeysExamined": 3, "totalDocsExamined": 3, "rejectedPlans": 1,
 //!                        "indexBounds": {...}, "direction": "forward", "isMultiKey": true,
-//!                        "error": 2, "paths": {"<dotted path in the reply>": <value>}}}]}
+//!                        "error": 2, "paths": {"<dotted path in the reply>": <value>},
+//!                        "sameAs": {<filter>}}}]}
 //! ```
 //!
 //! The main collection is `c`. `chain` is the winning plan's stage names
 //! from the root down the first children (`inputStage`, or the first of
 //! `inputStages`); for an aggregation it is read from `stages[0].$cursor`.
-//! Figures from the MongoDB manual's "Analyze Query Performance" tutorial
+//! `sameAs` requires the `find` to return the same documents as a
+//! collection scan with that filter (for `min`/`max`, whose bounds are not a
+//! filter). Figures from the MongoDB manual's "Analyze Query Performance" tutorial
 //! are reproduced in `inventory.json`.
 #![allow(clippy::unwrap_used)]
 
@@ -152,6 +155,13 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
     let expect = case.get_document("expect").unwrap();
     let reply = e.explain("t", command, verbosity);
     if let Some(code) = expect.get("error") {
+        // A refused `min`/`max` is refused by `find` itself too.
+        if command.contains_key("min") || command.contains_key("max") {
+            let found = e.find("t", "c", &find_request(command));
+            if !matches!(&found, Err(err) if i64::from(err.code.code()) == as_i64(code)) {
+                return Err(format!("{ctx}: find: expected error {code}, got {found:?}"));
+            }
+        }
         return match reply {
             Err(err) if i64::from(err.code.code()) == as_i64(code) => Ok(()),
             Err(err) => Err(format!("{ctx}: expected error {code}, got {err:?}")),
@@ -204,16 +214,7 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
         let n = stats_of(&reply)
             .and_then(|s| s.get("nReturned"))
             .map(as_i64);
-        let req = FindRequest {
-            filter: command.get_document("filter").cloned().unwrap_or_default(),
-            sort: command.get_document("sort").ok().cloned(),
-            projection: command.get_document("projection").ok().cloned(),
-            skip: command.get("skip").map_or(0, |v| as_i64(v) as u64),
-            limit: command.get("limit").map(|v| as_i64(v) as u64),
-            collation: command.get_document("collation").ok().cloned(),
-            hint: command.get("hint").cloned(),
-            let_vars: command.get_document("let").ok().cloned(),
-        };
+        let req = find_request(command);
         let found = e
             .find("t", coll, &req)
             .map_err(|err| format!("{ctx}: find failed: {err:?}"))?;
@@ -225,8 +226,50 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
                 found.len()
             )));
         }
+        // `sameAs`: the same documents as a collection scan with this filter.
+        if let Ok(filter) = expect.get_document("sameAs") {
+            let scan = FindRequest {
+                filter: filter.clone(),
+                hint: Some(Bson::Document(doc! {"$natural": 1})),
+                ..Default::default()
+            };
+            let scanned = e
+                .find("t", coll, &scan)
+                .map_err(|err| format!("{ctx}: scan failed: {err:?}"))?;
+            let ids = |docs: &[Document]| {
+                let mut ids: Vec<String> = docs
+                    .iter()
+                    .map(|d| d.get("_id").map(ToString::to_string).unwrap_or_default())
+                    .collect();
+                ids.sort();
+                ids
+            };
+            if scanned.is_empty() || ids(&found) != ids(&scanned) {
+                return Err(fail(&format!(
+                    "found {:?} but the collection scan {:?}",
+                    ids(&found),
+                    ids(&scanned)
+                )));
+            }
+        }
     }
     Ok(())
+}
+
+/// The `FindRequest` a `find` command carries.
+fn find_request(command: &Document) -> FindRequest {
+    FindRequest {
+        filter: command.get_document("filter").cloned().unwrap_or_default(),
+        sort: command.get_document("sort").ok().cloned(),
+        projection: command.get_document("projection").ok().cloned(),
+        skip: command.get("skip").map_or(0, |v| as_i64(v) as u64),
+        limit: command.get("limit").map(|v| as_i64(v) as u64),
+        collation: command.get_document("collation").ok().cloned(),
+        hint: command.get("hint").cloned(),
+        let_vars: command.get_document("let").ok().cloned(),
+        min: command.get_document("min").ok().cloned(),
+        max: command.get_document("max").ok().cloned(),
+    }
 }
 
 #[test]

@@ -765,3 +765,32 @@ async fn command_fixtures() {
     );
     assert!(n >= 20, "only {n} cases");
 }
+
+#[tokio::test]
+async fn find_with_min_and_max_through_the_driver() {
+    let (_server, client) = start().await;
+    let coll = client.database("t").collection::<Document>("mm");
+    coll.insert_many((0..10).map(|i| doc! {"_id": i, "a": i % 5}))
+        .await
+        .unwrap();
+    coll.create_index(mongodb::IndexModel::builder().keys(doc! {"a": 1}).build())
+        .await
+        .unwrap();
+    // [1, 3) over {a: 1}: a = 1 and a = 2, two documents each.
+    let got: Vec<Document> = coll
+        .find(doc! {})
+        .min(doc! {"a": 1})
+        .max(doc! {"a": 3})
+        .hint(mongodb::options::Hint::Keys(doc! {"a": 1}))
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut ids: Vec<i32> = got.iter().map(|d| d.get_i32("_id").unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![1, 2, 6, 7]);
+    // Without a hint mongod refuses with 51173.
+    let err = coll.find(doc! {}).min(doc! {"a": 1}).await.unwrap_err();
+    assert_eq!(command_code(&err), 51173);
+}

@@ -52,6 +52,7 @@ impl ErrorCode {
     pub const MAX_TIME_MS_EXPIRED: Self = Self(50);
     pub const EXCEEDED_MEMORY_LIMIT: Self = Self(146);
     pub const CLIENT_DISCONNECT: Self = Self(279);
+    pub const NO_QUERY_EXECUTION_PLANS: Self = Self(291);
     pub const QUERY_EXCEEDED_MEMORY_LIMIT: Self = Self(292);
     pub const UNSUPPORTED_OP_QUERY_COMMAND: Self = Self(352);
     pub const BSON_OBJECT_TOO_LARGE: Self = Self(10334);
@@ -107,6 +108,7 @@ impl ErrorCode {
             50 => "MaxTimeMSExpired",
             146 => "ExceededMemoryLimit",
             279 => "ClientDisconnect",
+            291 => "NoQueryExecutionPlans",
             292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
             352 => "UnsupportedOpQueryCommand",
             10334 => "BSONObjectTooLarge",

@@ -416,6 +416,9 @@ struct Parts {
     write: Option<(Bson, Vec<Document>, bool, bool, bool)>,
     /// `distinct`'s key.
     distinct_key: Option<String>,
+    /// `find`'s `min` and `max`.
+    min: Option<Document>,
+    max: Option<Document>,
 }
 
 fn parts_of(command: &Document) -> Result<Parts> {
@@ -435,6 +438,8 @@ fn parts_of(command: &Document) -> Result<Parts> {
         collation: None,
         write: None,
         distinct_key: None,
+        min: None,
+        max: None,
     };
     let from = |p: &mut Parts, d: &Document, filter_key: &str| {
         p.filter = opt_doc(d, filter_key).cloned().unwrap_or_default();
@@ -448,6 +453,8 @@ fn parts_of(command: &Document) -> Result<Parts> {
             p.projection = opt_doc(command, "projection").cloned();
             p.skip = num(command, "skip");
             p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
+            p.min = opt_doc(command, "min").cloned();
+            p.max = opt_doc(command, "max").cloned();
         }
         "count" => {
             from(&mut p, command, "query");
@@ -589,6 +596,8 @@ pub fn explain(
             collation: collation.as_ref(),
             count: name == "count",
             distinct: p.distinct_key.as_deref(),
+            min: p.min.as_ref(),
+            max: p.max.as_ref(),
         };
         let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
             fast_count(cat, db, &p, verbosity)

@@ -62,6 +62,9 @@ struct Shape<'a> {
     hint: Option<&'a Bson>,
     /// Only the number of matches is wanted.
     count: bool,
+    /// `find`'s `min`/`max` index key bounds.
+    min: Option<&'a Document>,
+    max: Option<&'a Document>,
 }
 
 /// Every match, sorted when a sort is given, then skipped and limited.
@@ -78,6 +81,8 @@ fn select(
         limit,
         hint,
         count,
+        min,
+        max,
     } = shape;
     // Planned and executed as a stage tree: the winning plan's SORT, SKIP
     // and LIMIT stages do what the query asks, in mongod's order.
@@ -89,6 +94,8 @@ fn select(
         hint,
         collation,
         count,
+        min,
+        max,
         ..super::planner::Query::new(filter.source())
     };
     let ctx = super::exec::Ctx {
@@ -232,6 +239,8 @@ pub(super) fn find(
             limit: req.limit,
             hint: req.hint.as_ref(),
             count: false,
+            min: req.min.as_ref(),
+            max: req.max.as_ref(),
         },
         collation.as_ref(),
         &vars,
@@ -383,6 +392,7 @@ fn update_one_statement(
                     limit,
                     hint: st.hint.as_ref(),
                     count: false,
+                    ..Shape::default()
                 },
                 collation.as_ref(),
                 &vars,
@@ -523,6 +533,7 @@ pub(super) fn find_and_modify(
                 limit: Some(1),
                 hint: req.hint.as_ref(),
                 count: false,
+                ..Shape::default()
             },
             collation.as_ref(),
             &vars,
@@ -1007,6 +1018,7 @@ pub(super) fn count(
             limit: req.limit,
             hint: req.hint.as_ref(),
             count: true,
+            ..Shape::default()
         },
         collation.as_ref(),
         &vars,

@@ -10,7 +10,9 @@
 //! the executor's job ([`super::exec::choose`]): like mongod's multi-planner
 //! it races them. The full filter is always re-applied to fetched documents,
 //! so bounds only ever need to be a superset of the matches; only a covered
-//! plan (no FETCH) relies on bounds being exact.
+//! plan (no FETCH) relies on bounds being exact. A `find` with `min`/`max`
+//! is not planned: like mongod it scans the hinted index between those two
+//! whole keys ([`KeyRange`]).
 
 mod bounds;
 
@@ -45,6 +47,19 @@ pub struct IxScanPlan {
     /// One key per distinct value of the first field: mongod's
     /// `DISTINCT_SCAN` (forward, one range).
     pub distinct: bool,
+    /// The `min`/`max` options of `find`: one range of whole keys, from
+    /// `min` (inclusive) to `max` (exclusive) in index order, instead of
+    /// per-field bounds. mongod's "simple range" scan; its explain shows
+    /// empty `indexBounds`.
+    pub key_range: Option<KeyRange>,
+}
+
+/// Whole index keys bounding a `min`/`max` scan, one value per index field,
+/// field names stripped (mongod's finished min and max objects).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRange {
+    pub min: Vec<Bson>,
+    pub max: Vec<Bson>,
 }
 
 /// A query plan: a tree of stages, leaves first in execution.
@@ -215,6 +230,10 @@ pub struct Query<'a> {
     /// `distinct` on this field: an index led by it may be read one key per
     /// value.
     pub distinct: Option<&'a str>,
+    /// `find`'s `min` and `max` options (index-key bounds over the hinted
+    /// index); an empty document is the same as none.
+    pub min: Option<&'a Document>,
+    pub max: Option<&'a Document>,
 }
 
 impl<'a> Query<'a> {
@@ -230,6 +249,8 @@ impl<'a> Query<'a> {
             collation: None,
             count: false,
             distinct: None,
+            min: None,
+            max: None,
         }
     }
 }
@@ -641,6 +662,7 @@ fn index_plan(
         key_filter: keyed.as_ref().map(|(k, _)| k.clone()),
         count_scan,
         distinct: false,
+        key_range: None,
     });
     if count_only {
         return Some(finish(scan, q, sort_dir.is_some(), true));
@@ -701,6 +723,7 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
                         key_filter: None,
                         count_scan: false,
                         distinct: false,
+                        key_range: None,
                     },
                 ));
             }
@@ -805,6 +828,7 @@ fn distinct_plan(c: &Collection, q: &Query<'_>, key: &str) -> Option<Plan> {
             key_filter: None,
             count_scan: false,
             distinct: true,
+            key_range: None,
         });
         return Some(Plan::Projection {
             child: Box::new(scan),
@@ -817,6 +841,11 @@ fn distinct_plan(c: &Collection, q: &Query<'_>, key: &str) -> Option<Plan> {
 
 /// Every candidate plan for `q`, in index order, COLLSCAN when none applies.
 pub fn candidates(c: &Collection, q: &Query<'_>) -> Result<Vec<Plan>> {
+    let min = q.min.filter(|d| !d.is_empty());
+    let max = q.max.filter(|d| !d.is_empty());
+    if min.is_some() || max.is_some() {
+        return min_max_plan(c, q, min, max).map(|p| vec![p]);
+    }
     if let Some(key) = q.distinct
         && q.hint.is_none()
         && let Some(plan) = distinct_plan(c, q, key)
@@ -852,6 +881,164 @@ pub fn candidates(c: &Collection, q: &Query<'_>) -> Result<Vec<Plan>> {
         out.push(finish(collscan(q), q, false, false));
     }
     Ok(out)
+}
+
+/// Whether a `min` or `max` document fits an index: exactly its key
+/// pattern's fields, in order; a string, object or array bound only when the
+/// index compares strings as the query does (mongod's
+/// `indexCompatibleMaxMin`).
+fn fits_min_max(bound: &Document, index: &Index, query_collation: Option<&Collation>) -> bool {
+    let same_collation = index.spec.collation.as_ref() == query_collation;
+    bound.len() == index.spec.fields.len()
+        && bound
+            .iter()
+            .zip(&index.spec.fields)
+            .all(|((k, v), (f, _))| k == f && (same_collation || !collatable(v)))
+}
+
+fn collatable(v: &Bson) -> bool {
+    matches!(
+        v,
+        Bson::String(_) | Bson::Symbol(_) | Bson::Document(_) | Bson::Array(_)
+    )
+}
+
+/// The plan of a `find` with `min` and/or `max`, as mongod 7.0 builds it
+/// (`QueryPlanner::plan`): no planning, one scan of the hinted index from
+/// the `min` key (inclusive) to the `max` key (exclusive), a missing bound
+/// being the start or the end of the index; then a FETCH applying the whole
+/// filter, unless the filter is empty and the projection is covered.
+fn min_max_plan(
+    c: &Collection,
+    q: &Query<'_>,
+    min: Option<&Document>,
+    max: Option<&Document>,
+) -> Result<Plan> {
+    // Checked when the find command is parsed.
+    if let (Some(lo), Some(hi)) = (min, max)
+        && (lo.len() != hi.len() || lo.keys().zip(hi.keys()).any(|(a, b)| a != b))
+    {
+        return Err(EngineError::new(
+            ErrorCode(51176),
+            "min and max must have the same field names",
+        ));
+    }
+    let pos = match q.hint {
+        Some(Bson::Document(h)) if h.contains_key("$natural") => {
+            return Err(EngineError::new(
+                ErrorCode::NO_QUERY_EXECUTION_PLANS,
+                "min and max are incompatible with $natural",
+            ));
+        }
+        Some(h) => hinted_index(c, h)?,
+        None => None,
+    };
+    let Some(index) = pos.and_then(|p| c.indexes().get(p)) else {
+        return Err(EngineError::new(
+            ErrorCode(51173),
+            "When using min()/max() a hint of which index to use must be provided",
+        ));
+    };
+    let pos = pos.unwrap_or_default();
+    if [min, max]
+        .into_iter()
+        .flatten()
+        .any(|b| !fits_min_max(b, index, q.collation))
+    {
+        return Err(EngineError::new(
+            ErrorCode(51174),
+            "The index chosen is not compatible with min/max",
+        ));
+    }
+    let spec = &index.spec;
+    // A missing bound is the first (or last) key in index order.
+    let finish_bound = |b: Option<&Document>, start: bool| -> Vec<Bson> {
+        match b {
+            Some(d) => d.values().cloned().collect(),
+            None => spec
+                .fields
+                .iter()
+                .map(|(_, asc)| {
+                    if *asc == start {
+                        Bson::MinKey
+                    } else {
+                        Bson::MaxKey
+                    }
+                })
+                .collect(),
+        }
+    };
+    let range = KeyRange {
+        min: finish_bound(min, true),
+        max: finish_bound(max, false),
+    };
+    let collation = spec.collation.as_ref();
+    if range.encode(&spec.fields, collation, true) >= range.encode(&spec.fields, collation, false) {
+        return Err(EngineError::new(
+            ErrorCode(51175),
+            "The value provided for min() does not come before the value provided for max() in the hinted index",
+        ));
+    }
+    let whole = IndexBounds {
+        bounds: vec![vec![Interval::all()]; spec.fields.len()],
+        constrained: vec![false; spec.fields.len()],
+        exact: false,
+    };
+    let sort = q.sort.filter(|s| !s.keys.is_empty());
+    let sort_dir = sort.and_then(|s| provides_sort(index, &whole, s, q.collation));
+    let covered = q.filter.is_empty()
+        && !index.is_multikey()
+        && spec.collation.is_none()
+        && q.projection.is_some_and(|p| covered_by(p, index))
+        && sort.is_none_or(|s| {
+            s.keys
+                .iter()
+                .all(|(k, _)| spec.fields.iter().any(|(f, _)| f == k))
+        });
+    let scan = Plan::IxScan(IxScanPlan {
+        index: pos,
+        bounds: whole.bounds,
+        scan_fields: 0,
+        forward: sort_dir.unwrap_or(true),
+        key_filter: None,
+        count_scan: false,
+        distinct: false,
+        key_range: Some(range),
+    });
+    let access = if covered {
+        scan
+    } else {
+        Plan::Fetch {
+            child: Box::new(scan),
+            residual: (!q.filter.is_empty()).then(|| q.filter.clone()),
+        }
+    };
+    Ok(finish(access, q, sort_dir.is_some(), covered))
+}
+
+impl KeyRange {
+    /// The `min` (`start`) or `max` key as index key bytes (without the
+    /// end marker): byte order is index order.
+    pub fn encode(
+        &self,
+        fields: &[(String, bool)],
+        collation: Option<&Collation>,
+        start: bool,
+    ) -> Vec<u8> {
+        let values = if start { &self.min } else { &self.max };
+        let mut out = Vec::new();
+        for (v, (_, asc)) in values.iter().zip(fields) {
+            let mut part = Vec::new();
+            super::keystring::append_value(&mut part, v, collation);
+            if !asc {
+                for b in &mut part {
+                    *b = !*b;
+                }
+            }
+            out.extend(part);
+        }
+        out
+    }
 }
 
 fn collscan(_q: &Query<'_>) -> Plan {

@@ -143,6 +143,13 @@ impl IxScan {
     fn entry_ranges(&self, index: &Index) -> Vec<EntryRange> {
         let spec = &index.spec;
         let collation = spec.collation.as_ref();
+        // `min`/`max`: one range of whole keys, `min` in, `max` out.
+        if let Some(range) = &self.plan.key_range {
+            return vec![(
+                Bound::Included(range.encode(&spec.fields, collation, true)),
+                Bound::Excluded(range.encode(&spec.fields, collation, false)),
+            )];
+        }
         let n = self.plan.scan_fields;
         let encode = |v: &Bson, asc: bool| {
             let mut out = Vec::new();
@@ -327,6 +334,9 @@ impl<'a> Stage<'a> for IxScan {
         let spec = &index.spec;
         let mut multikey_paths = Document::new();
         let mut bounds = Document::new();
+        // A `min`/`max` scan is mongod's "simple range", whose bounds
+        // `IndexBounds::toBSON` renders as an empty document.
+        let simple_range = self.plan.key_range.is_some();
         for (i, (path, asc)) in spec.fields.iter().enumerate() {
             let paths: Vec<Bson> = index
                 .multikey_paths()
@@ -334,6 +344,9 @@ impl<'a> Stage<'a> for IxScan {
                 .map(|p| p.iter().cloned().map(Bson::String).collect())
                 .unwrap_or_default();
             multikey_paths.insert(path.clone(), paths);
+            if simple_range {
+                continue;
+            }
             let reversed = !asc ^ !self.plan.forward;
             let mut iv: Vec<Bson> = self.plan.bounds[i]
                 .iter()

@@ -317,6 +317,8 @@ pub(crate) fn run_aggregate(
         collation: collation.as_ref(),
         count: needs_no_fields(&opts[pushed.rest..]),
         distinct: None,
+        min: None,
+        max: None,
     };
     let explain_v = verbosity.unwrap_or(Verbosity::ExecutionStats);
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);

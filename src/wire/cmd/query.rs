@@ -50,6 +50,8 @@ impl Find {
             collation: args::doc(cmd, c, "collation")?,
             hint: args::hint(&cmd.body, c)?,
             let_vars: args::doc(cmd, c, "let")?,
+            min: args::doc(cmd, c, "min")?,
+            max: args::doc(cmd, c, "max")?,
         };
         Ok(Self {
             coll,
