@@ -15,6 +15,7 @@
 
 pub mod claims;
 pub mod lint;
+pub mod lint_locale;
 pub mod manifest;
 pub mod measure;
 pub mod report;

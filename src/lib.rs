@@ -18,5 +18,6 @@ pub mod datasets;
 pub mod dialect;
 pub mod engine;
 pub mod exercises;
+pub mod locale;
 pub mod tui;
 pub mod wire;

@@ -5,6 +5,7 @@
 //! variant's database), that datasets exist in `datasets/catalog.toml`,
 //! that claims parse and name declared variants and operations, and that
 //! the prose's Markdown and `{{ }}` placeholders are well formed.
+//! Translations are checked by [`super::lint_locale`].
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -186,6 +187,8 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
     // Exercises next to the lessons (their own module checks them).
     l.errors
         .extend(crate::exercises::lint::lint(root, datasets.as_ref()));
+    // Every edition the course offers, against the English files.
+    l.errors.extend(super::lint_locale::lint(root));
     l.errors.sort();
     l.errors.dedup();
     l.errors
@@ -350,7 +353,18 @@ fn lint_lesson(
                 }
             }
         }
+        let mut claim_ids = BTreeSet::new();
         for claim in &exp.claims {
+            if let Some(id) = &claim.id
+                && !claim_ids.insert(id.get_ref().clone())
+            {
+                l.at(
+                    path,
+                    t,
+                    id.span().start,
+                    format!("duplicate claim id '{}'", id.get_ref()),
+                );
+            }
             lint_check(l, path, t, &claim.check, &variants, &ops);
         }
     }

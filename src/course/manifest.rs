@@ -1,6 +1,12 @@
 //! The course files: `lessons/manifest.toml` (the outline) and each
 //! `lessons/<dir>/lesson.toml` with its prose, deserialised as written.
 //! Fields keep their TOML spans so [`super::lint`] can point at them.
+//!
+//! A course loaded in another language ([`Course::load_in`]) is the same
+//! model with its strings replaced from the translation files beside the
+//! English ones ([`LessonStrings`], `lesson.<lang>.md`), English wherever a
+//! translation is missing: the runner, reports and TUI never know which
+//! language they show.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::CourseError;
+use crate::locale::Lang;
 
 /// The only format this build reads.
 pub const FORMAT_VERSION: i64 = 1;
@@ -127,6 +134,10 @@ fn default_weight() -> f64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimSpec {
+    /// Names the claim for translations (`lesson.<lang>.toml` keys its
+    /// text by this id); unique within its experiment.
+    #[serde(default)]
+    pub id: Option<Spanned<String>>,
     pub text: String,
     pub check: Spanned<String>,
 }
@@ -136,6 +147,122 @@ pub struct ClaimSpec {
 pub struct Course {
     pub root: PathBuf,
     pub manifest: Manifest,
+    /// The language its lessons are given in.
+    pub lang: Lang,
+}
+
+/// `lessons/manifest.<lang>.toml`: the course title in a translation.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestStrings {
+    pub title: Option<Spanned<String>>,
+}
+
+/// `lessons/<dir>/lesson.<lang>.toml`: a lesson's strings in a translation,
+/// keyed by the ids of `lesson.toml` (format in `docs/CONTENT_FORMAT.md`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LessonStrings {
+    pub title: Option<Spanned<String>>,
+    pub summary: Option<Spanned<String>>,
+    /// The translated prose; default `lesson.<lang>.md` beside the English
+    /// prose, when it exists.
+    pub prose: Option<Spanned<String>>,
+    #[serde(default)]
+    pub experiments: BTreeMap<Spanned<String>, ExperimentStrings>,
+}
+
+/// One experiment's strings in a translation.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentStrings {
+    pub title: Option<Spanned<String>>,
+    /// Variant id → title.
+    #[serde(default)]
+    pub variants: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// Operation id → title.
+    #[serde(default)]
+    pub operations: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// Claim id → text.
+    #[serde(default)]
+    pub claims: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+/// The value under `key` of a map keyed by spanned strings.
+pub(crate) fn lookup<'a, V>(map: &'a BTreeMap<Spanned<String>, V>, key: &str) -> Option<&'a V> {
+    map.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+}
+
+fn non_empty(s: &Option<Spanned<String>>) -> Option<String> {
+    s.as_ref()
+        .map(|v| v.get_ref().trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+impl LessonStrings {
+    /// Replace `lesson`'s strings with these, keeping English where a
+    /// string is missing or empty.
+    pub fn apply(&self, lesson: &mut Lesson) {
+        if let Some(t) = non_empty(&self.title) {
+            lesson.title = t;
+        }
+        if let Some(t) = non_empty(&self.summary) {
+            lesson.summary = t;
+        }
+        for exp in &mut lesson.experiments {
+            let Some(tr) = lookup(&self.experiments, exp.id.get_ref()) else {
+                continue;
+            };
+            if let Some(t) = non_empty(&tr.title) {
+                exp.title = t;
+            }
+            for v in &mut exp.variants {
+                if let Some(t) =
+                    lookup(&tr.variants, v.id.get_ref()).filter(|t| !t.get_ref().trim().is_empty())
+                {
+                    v.title = t.get_ref().clone();
+                }
+            }
+            for op in &mut exp.operations {
+                if let Some(t) = lookup(&tr.operations, op.id.get_ref())
+                    .filter(|t| !t.get_ref().trim().is_empty())
+                {
+                    op.title = t.get_ref().clone();
+                }
+            }
+            for c in &mut exp.claims {
+                let Some(id) = &c.id else { continue };
+                if let Some(t) =
+                    lookup(&tr.claims, id.get_ref()).filter(|t| !t.get_ref().trim().is_empty())
+                {
+                    c.text = t.get_ref().clone();
+                }
+            }
+        }
+    }
+}
+
+/// Read and parse a translation's TOML file; `Ok(None)` when it does not
+/// exist (the edition falls back to English), an error naming the file and
+/// line:col when it is malformed.
+pub(crate) fn read_strings<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<Option<T>, CourseError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = read(path)?;
+    toml::from_str(&text).map(Some).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start).min(text.len());
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        CourseError::Invalid(format!(
+            "{}:{line}:{col}: {}",
+            path.display(),
+            e.message().trim()
+        ))
+    })
 }
 
 pub(crate) fn read(path: &Path) -> Result<String, CourseError> {
@@ -146,8 +273,14 @@ pub(crate) fn read(path: &Path) -> Result<String, CourseError> {
 }
 
 impl Course {
-    /// Read `root/lessons/manifest.toml`.
+    /// Read `root/lessons/manifest.toml`, in English.
     pub fn load(root: impl AsRef<Path>) -> Result<Course, CourseError> {
+        Course::load_in(root, Lang::En)
+    }
+
+    /// Read `root/lessons/manifest.toml` and give its lessons in `lang`
+    /// (English wherever the translation is missing).
+    pub fn load_in(root: impl AsRef<Path>, lang: Lang) -> Result<Course, CourseError> {
         let root = root.as_ref().to_path_buf();
         let path = root.join("lessons").join("manifest.toml");
         let manifest: Manifest = toml::from_str(&read(&path)?)
@@ -159,7 +292,18 @@ impl Course {
                 manifest.format_version.get_ref()
             )));
         }
-        Ok(Course { root, manifest })
+        let mut manifest = manifest;
+        if let Some(tr) = lang.translated_path(&path)
+            && let Some(strings) = read_strings::<ManifestStrings>(&tr)?
+            && let Some(title) = non_empty(&strings.title)
+        {
+            manifest.title = title;
+        }
+        Ok(Course {
+            root,
+            manifest,
+            lang,
+        })
     }
 
     /// The lesson ids in course order.
@@ -188,12 +332,34 @@ impl Course {
             .map_err(|e| CourseError::Invalid(format!("{}: {}", path.display(), e.message())))?;
         lesson.id = id.to_string();
         lesson.dir = dir;
+        if let Some(tr) = self.lang.translated_path(&path) {
+            if let Some(strings) = read_strings::<LessonStrings>(&tr)? {
+                strings.apply(&mut lesson);
+                if let Some(p) = &strings.prose {
+                    lesson.prose = Some(p.clone());
+                } else if let Some(p) = &lesson.prose {
+                    lesson.prose = Some(localized_prose(&lesson.dir, p, self.lang));
+                }
+            } else if let Some(p) = &lesson.prose {
+                lesson.prose = Some(localized_prose(&lesson.dir, p, self.lang));
+            }
+        }
         Ok(lesson)
     }
 
     /// Every lesson, in order.
     pub fn lessons(&self) -> Result<Vec<Lesson>, CourseError> {
         self.lesson_ids().iter().map(|id| self.lesson(id)).collect()
+    }
+}
+
+/// The prose file for `lang`: its translation beside the English file when
+/// that exists, else the English one (same span, for lint's positions).
+fn localized_prose(dir: &Path, english: &Spanned<String>, lang: Lang) -> Spanned<String> {
+    let picked = lang.pick(&dir.join(english.get_ref()));
+    match picked.strip_prefix(dir).ok().and_then(|p| p.to_str()) {
+        Some(rel) if rel != english.get_ref() => Spanned::new(english.span(), rel.to_string()),
+        _ => english.clone(),
     }
 }
 

@@ -2,6 +2,9 @@
 //! files it names, found for every lesson of the manifest in course order,
 //! and the learner-facing solution file format (`solution.js`): a setup
 //! section, then one `// @op <id>` section per workload operation.
+//! [`load_exercise_in`] gives an exercise in another language: the same
+//! model, its strings from `exercise.<lang>.toml` ([`ExerciseStrings`]) and
+//! its prompt and explanation from `prompt.<lang>.md`/`explanation.<lang>.md`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,7 @@ use toml::Spanned;
 
 use super::{ExerciseError, io_err};
 use crate::course::{Course, OpKind};
+use crate::locale::Lang;
 
 /// `exercise.toml`, as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -259,12 +263,108 @@ impl Exercise {
     }
 }
 
-/// Load one exercise folder.
+/// `exercise.<lang>.toml`: an exercise's strings in a translation, keyed
+/// by the ids of `exercise.toml` (format in `docs/CONTENT_FORMAT.md`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExerciseStrings {
+    pub title: Option<Spanned<String>>,
+    pub summary: Option<Spanned<String>>,
+    pub wrong_idea: Option<Spanned<String>>,
+    /// As many as the English hints, in the same order.
+    pub hints: Option<Spanned<Vec<String>>>,
+    /// Operation id → title.
+    #[serde(default)]
+    pub operations: BTreeMap<Spanned<String>, Spanned<String>>,
+    /// Check id → its text, hint and key explanations.
+    #[serde(default)]
+    pub checks: BTreeMap<Spanned<String>, CheckStrings>,
+}
+
+/// One check's strings in a translation.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckStrings {
+    pub text: Option<Spanned<String>>,
+    pub hint: Option<Spanned<String>>,
+    /// Classified item → why (the expected labels are never translated).
+    #[serde(default)]
+    pub key: BTreeMap<Spanned<String>, KeyStrings>,
+}
+
+/// One classified item's explanation in a translation.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyStrings {
+    pub why: Option<Spanned<String>>,
+}
+
+fn set(target: &mut String, tr: Option<&Spanned<String>>) {
+    if let Some(t) = tr.filter(|t| !t.get_ref().trim().is_empty()) {
+        *target = t.get_ref().clone();
+    }
+}
+
+impl ExerciseStrings {
+    /// Replace `spec`'s strings with these, keeping English where one is
+    /// missing (hints only when the translation has as many).
+    pub fn apply(&self, spec: &mut ExerciseSpec) {
+        use crate::course::manifest::lookup;
+        set(&mut spec.title, self.title.as_ref());
+        set(&mut spec.summary, self.summary.as_ref());
+        set(&mut spec.wrong_idea, self.wrong_idea.as_ref());
+        if let Some(h) = &self.hints
+            && h.get_ref().len() == spec.hints.len()
+        {
+            for (en, zh) in spec.hints.iter_mut().zip(h.get_ref()) {
+                if !zh.trim().is_empty() {
+                    *en = zh.clone();
+                }
+            }
+        }
+        for op in &mut spec.operations {
+            set(&mut op.title, lookup(&self.operations, op.id.get_ref()));
+        }
+        for c in &mut spec.checks {
+            let Some(tr) = lookup(&self.checks, c.id.get_ref()) else {
+                continue;
+            };
+            set(&mut c.text, tr.text.as_ref());
+            set(&mut c.hint, tr.hint.as_ref());
+            for (item, entry) in &mut c.key {
+                if let Some(k) = lookup(&tr.key, item) {
+                    set(&mut entry.why, k.why.as_ref());
+                }
+            }
+        }
+    }
+}
+
+/// Load one exercise folder, in English.
 pub fn load_exercise(lesson: &str, dir: &Path) -> Result<Exercise, ExerciseError> {
+    load_exercise_in(lesson, dir, Lang::En)
+}
+
+/// Load one exercise folder with its strings and prose files in `lang`
+/// (English wherever the translation is missing).
+pub fn load_exercise_in(lesson: &str, dir: &Path, lang: Lang) -> Result<Exercise, ExerciseError> {
     let path = dir.join("exercise.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
-    let spec: ExerciseSpec = toml::from_str(&text)
+    let mut spec: ExerciseSpec = toml::from_str(&text)
         .map_err(|e| ExerciseError::Invalid(format!("{}: {}", path.display(), e.message())))?;
+    if let Some(tr) = lang.translated_path(&path) {
+        if let Some(strings) = crate::course::manifest::read_strings::<ExerciseStrings>(&tr)? {
+            strings.apply(&mut spec);
+        }
+        for file in [&mut spec.prompt, &mut spec.explanation] {
+            let picked = lang.pick(&dir.join(file.get_ref()));
+            if let Some(name) = picked.file_name().and_then(|n| n.to_str())
+                && picked != dir.join(file.get_ref())
+            {
+                *file = Spanned::new(file.span(), name.to_string());
+            }
+        }
+    }
     let id = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -301,17 +401,27 @@ pub fn exercise_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, ExerciseErro
     Ok(out)
 }
 
-/// Every exercise of the course under `root`, in course order.
+/// Every exercise of the course under `root`, in course order, in English.
 pub fn exercises(root: impl AsRef<Path>) -> Result<Vec<Exercise>, ExerciseError> {
+    exercises_in(root, Lang::En)
+}
+
+/// Every exercise of the course under `root`, in course order, in `lang`.
+pub fn exercises_in(root: impl AsRef<Path>, lang: Lang) -> Result<Vec<Exercise>, ExerciseError> {
     exercise_dirs(root.as_ref())?
         .iter()
-        .map(|(lesson, dir)| load_exercise(lesson, dir))
+        .map(|(lesson, dir)| load_exercise_in(lesson, dir, lang))
         .collect()
 }
 
-/// Find one exercise by id.
+/// Find one exercise by id, in English.
 pub fn find(root: impl AsRef<Path>, id: &str) -> Result<Exercise, ExerciseError> {
-    let all = exercises(root)?;
+    find_in(root, id, Lang::En)
+}
+
+/// Find one exercise by id, in `lang`.
+pub fn find_in(root: impl AsRef<Path>, id: &str, lang: Lang) -> Result<Exercise, ExerciseError> {
+    let all = exercises_in(root, lang)?;
     let known = all
         .iter()
         .map(|e| e.id.as_str())

@@ -1,0 +1,218 @@
+//! Languages: which edition of the course and of the program's own words a
+//! learner sees. English is the base; a translation is a set of files beside
+//! the English ones (`lesson.zh-CN.toml`, `lesson.zh-CN.md`, …, format in
+//! `docs/CONTENT_FORMAT.md`) and falls back to English for anything it does
+//! not provide. This module only names the languages, chooses one from the
+//! command line or the environment, and maps an English file to its
+//! translation; the course and exercise loaders apply the strings.
+//!
+//! Display width lives here too: CJK characters take two terminal columns,
+//! so every padding and wrapping of text that may be translated goes through
+//! [`width`] and [`pad`], never `chars().count()`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+use unicode_width::UnicodeWidthStr;
+
+/// A language schemalab has an edition in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Lang {
+    /// English: the course as written, and the fallback of every edition.
+    #[default]
+    En,
+    /// Simplified Chinese.
+    ZhCn,
+}
+
+/// A `--lang` value this build has no edition in.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown language '{tag}' (this build has: en, zh-CN)")]
+pub struct LocaleError {
+    pub tag: String,
+}
+
+impl Lang {
+    /// Every language, English first.
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::ZhCn];
+
+    /// Every translation (every language but English).
+    pub const TRANSLATIONS: [Lang; 1] = [Lang::ZhCn];
+
+    /// The BCP 47 tag, as used in file names (`lesson.zh-CN.md`).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::ZhCn => "zh-CN",
+        }
+    }
+
+    /// Parse a `--lang` value: `en`, `zh-CN`, and the usual spellings of
+    /// them (`zh`, `zh_CN`, `zh-Hans`, case-insensitive).
+    pub fn from_tag(tag: &str) -> Result<Lang, LocaleError> {
+        let t = tag.trim().to_ascii_lowercase().replace('_', "-");
+        match t.as_str() {
+            "en" | "en-us" | "en-gb" | "english" | "c" | "posix" => Ok(Lang::En),
+            "zh" | "zh-cn" | "zh-hans" | "zh-hans-cn" | "zh-sg" | "cn" => Ok(Lang::ZhCn),
+            _ => Err(LocaleError {
+                tag: tag.to_string(),
+            }),
+        }
+    }
+
+    /// The language the environment asks for: the first of `LC_ALL`,
+    /// `LC_MESSAGES` and `LANG` that is set and non-empty decides (POSIX
+    /// precedence); a value starting with `zh` chooses Chinese, anything
+    /// else English.
+    pub fn from_env() -> Lang {
+        Self::from_env_with(|k| std::env::var(k).ok())
+    }
+
+    /// [`Lang::from_env`] over any variable lookup (for tests).
+    pub fn from_env_with(get: impl Fn(&str) -> Option<String>) -> Lang {
+        for key in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let Some(v) = get(key).filter(|v| !v.trim().is_empty()) {
+                return if v.trim().to_ascii_lowercase().starts_with("zh") {
+                    Lang::ZhCn
+                } else {
+                    Lang::En
+                };
+            }
+        }
+        Lang::En
+    }
+
+    /// `--lang` when given, else the environment.
+    pub fn choose(flag: Option<&str>) -> Result<Lang, LocaleError> {
+        match flag {
+            Some(tag) => Lang::from_tag(tag),
+            None => Ok(Lang::from_env()),
+        }
+    }
+
+    /// The translated file beside `english`: `lesson.md` → `lesson.zh-CN.md`;
+    /// `None` for English itself.
+    pub fn translated_path(self, english: &Path) -> Option<PathBuf> {
+        if self == Lang::En {
+            return None;
+        }
+        let stem = english.file_stem()?.to_str()?;
+        let name = match english.extension().and_then(|e| e.to_str()) {
+            Some(ext) => format!("{stem}.{}.{ext}", self.tag()),
+            None => format!("{stem}.{}", self.tag()),
+        };
+        Some(english.with_file_name(name))
+    }
+
+    /// The file to read for `english` in this language: its translation
+    /// when that exists, else the English file.
+    pub fn pick(self, english: &Path) -> PathBuf {
+        match self.translated_path(english) {
+            Some(p) if p.is_file() => p,
+            _ => english.to_path_buf(),
+        }
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.tag())
+    }
+}
+
+/// Whether `c` is a CJK ideograph (the unified blocks and their
+/// compatibility forms): what a Chinese sentence is made of.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{20000}'..='\u{2ffff}')
+}
+
+/// Columns `s` takes on a terminal (CJK and full-width forms take two).
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// `s` padded with spaces to `cols` columns, on the right (`left`) or the
+/// left; never cut.
+pub fn pad(s: &str, cols: usize, left: bool) -> String {
+    let fill = " ".repeat(cols.saturating_sub(width(s)));
+    if left {
+        format!("{s}{fill}")
+    } else {
+        format!("{fill}{s}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_round_trip_and_unknown_is_an_error() {
+        for l in Lang::ALL {
+            assert_eq!(Lang::from_tag(l.tag()), Ok(l));
+        }
+        assert_eq!(Lang::from_tag("zh_CN"), Ok(Lang::ZhCn));
+        assert_eq!(Lang::from_tag("ZH-hans"), Ok(Lang::ZhCn));
+        let e = Lang::from_tag("fr").unwrap_err();
+        assert!(e.to_string().contains("'fr'"), "{e}");
+    }
+
+    #[test]
+    fn environment_follows_posix_precedence() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            Lang::from_env_with(env(&[("LANG", "zh_CN.UTF-8")])),
+            Lang::ZhCn
+        );
+        assert_eq!(
+            Lang::from_env_with(env(&[("LANG", "en_US.UTF-8")])),
+            Lang::En
+        );
+        // LC_ALL wins over LANG, LC_MESSAGES over LANG; empty values are unset.
+        assert_eq!(
+            Lang::from_env_with(env(&[("LC_ALL", "C"), ("LANG", "zh_CN.UTF-8")])),
+            Lang::En
+        );
+        assert_eq!(
+            Lang::from_env_with(env(&[
+                ("LC_ALL", ""),
+                ("LC_MESSAGES", "zh_TW"),
+                ("LANG", "en")
+            ])),
+            Lang::ZhCn
+        );
+        assert_eq!(Lang::from_env_with(env(&[])), Lang::En);
+    }
+
+    #[test]
+    fn translated_paths_sit_beside_the_english_file() {
+        let p = Path::new("lessons/10-bucket/lesson.md");
+        assert_eq!(Lang::En.translated_path(p), None);
+        assert_eq!(
+            Lang::ZhCn.translated_path(p),
+            Some(PathBuf::from("lessons/10-bucket/lesson.zh-CN.md"))
+        );
+        assert_eq!(
+            Lang::ZhCn.translated_path(Path::new("a/exercise.toml")),
+            Some(PathBuf::from("a/exercise.zh-CN.toml"))
+        );
+    }
+
+    #[test]
+    fn width_counts_columns_not_characters() {
+        assert_eq!(width("abc"), 3);
+        assert_eq!(width("桶模式"), 6);
+        assert_eq!(pad("桶", 4, true), "桶  ");
+        assert_eq!(pad("ab", 4, false), "  ab");
+        assert_eq!(pad("超过宽度", 2, true), "超过宽度");
+        assert!(is_cjk('桶') && !is_cjk('a') && !is_cjk('，'));
+    }
+}
