@@ -45,7 +45,15 @@ pub struct LessonSummary {
 
 /// The lessons of the course under `root`, in course order.
 pub fn list_lessons(root: impl AsRef<std::path::Path>) -> Result<Vec<LessonSummary>, CourseError> {
-    let course = Course::load(root)?;
+    list_lessons_in(root, crate::locale::Lang::En)
+}
+
+/// The lessons of the course under `root`, in course order, in `lang`.
+pub fn list_lessons_in(
+    root: impl AsRef<std::path::Path>,
+    lang: crate::locale::Lang,
+) -> Result<Vec<LessonSummary>, CourseError> {
+    let course = Course::load_in(root, lang)?;
     Ok(course
         .lessons()?
         .into_iter()
@@ -66,8 +74,21 @@ pub async fn run_by_id(
     uri: &str,
     opts: &RunOptions<'_>,
 ) -> Result<LessonReport, CourseError> {
-    let course = Course::load(root)?;
-    let lesson = course.lesson(id)?;
+    run_by_id_in(root, id, uri, opts, crate::locale::Lang::En).await
+}
+
+/// [`run_by_id`] with the lesson's strings in `lang`; `id` may also be the
+/// lesson's number in the outline (`10`) or its folder (`10-bucket`).
+pub async fn run_by_id_in(
+    root: impl AsRef<std::path::Path>,
+    id: &str,
+    uri: &str,
+    opts: &RunOptions<'_>,
+    lang: crate::locale::Lang,
+) -> Result<LessonReport, CourseError> {
+    let course = Course::load_in(root, lang)?;
+    let id = course.resolve(id)?;
+    let lesson = course.lesson(&id)?;
     let client = mongodb::Client::with_uri_str(uri)
         .await
         .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
@@ -194,8 +215,13 @@ pub enum CourseError {
     #[error("{0}")]
     Invalid(String),
     /// No lesson with that id in the manifest.
-    #[error("no lesson '{id}' in the manifest (lessons: {known})")]
-    UnknownLesson { id: String, known: String },
+    #[error("no lesson '{id}' in the manifest{}(lessons: {known})", did_you_mean(.suggestion))]
+    UnknownLesson {
+        id: String,
+        known: String,
+        /// The closest lesson id, when one is close enough to be a typo.
+        suggestion: Option<String>,
+    },
     /// A database name outside `schemalab_<lesson>_<variant>` was about to be
     /// written to.
     #[error(
@@ -208,6 +234,13 @@ pub enum CourseError {
     /// The run was cancelled between two steps.
     #[error("cancelled")]
     Cancelled,
+}
+
+fn did_you_mean(s: &Option<String>) -> String {
+    match s {
+        Some(id) => format!("; did you mean '{id}'? "),
+        None => " ".to_string(),
+    }
 }
 
 /// The database an experiment variant runs in.

@@ -94,7 +94,20 @@ pub async fn check_in_workspace(
     seed: u64,
     scale: Option<crate::course::Scale>,
 ) -> Result<CheckReport, ExerciseError> {
-    let ex = manifest::find(root, id)?;
+    check_in_workspace_in(root, ws, uri, id, seed, scale, crate::locale::Lang::En).await
+}
+
+/// [`check_in_workspace`] with the exercise's strings in `lang`.
+pub async fn check_in_workspace_in(
+    root: &std::path::Path,
+    ws: &Workspace,
+    uri: &str,
+    id: &str,
+    seed: u64,
+    scale: Option<crate::course::Scale>,
+    lang: crate::locale::Lang,
+) -> Result<CheckReport, ExerciseError> {
+    let ex = manifest::find_in(root, id, lang)?;
     let (solution, answers) = ws.attempt(&ex)?;
     let loader = crate::course::CatalogLoader::for_course(root)?;
     let client = mongodb::Client::with_uri_str(uri)

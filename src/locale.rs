@@ -6,12 +6,19 @@
 //! command line or the environment, and maps an English file to its
 //! translation; the course and exercise loaders apply the strings.
 //!
+//! The program's own words (labels, headings, messages schemalab itself
+//! writes) are looked up with [`Lang::t`] by their English text, as gettext
+//! does; each translation is one TOML file compiled in (`locale/zh-CN.toml`),
+//! and a missing entry shows the English text.
+//!
 //! Display width lives here too: CJK characters take two terminal columns,
 //! so every padding and wrapping of text that may be translated goes through
 //! [`width`] and [`pad`], never `chars().count()`.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use thiserror::Error;
 use unicode_width::UnicodeWidthStr;
@@ -115,6 +122,61 @@ impl Lang {
     }
 }
 
+/// The zh-CN message catalogue, parsed once. A catalogue that does not
+/// parse is a build defect the unit tests catch; at run time it falls back
+/// to English rather than failing.
+fn zh_cn() -> &'static HashMap<String, String> {
+    static CATALOGUE: OnceLock<HashMap<String, String>> = OnceLock::new();
+    CATALOGUE.get_or_init(|| toml::from_str(include_str!("locale/zh-CN.toml")).unwrap_or_default())
+}
+
+impl Lang {
+    /// The program's text `msgid` (its English wording) in this language;
+    /// the English text itself where the catalogue has no entry.
+    pub fn t(self, msgid: &'static str) -> &'static str {
+        match self {
+            Lang::En => msgid,
+            Lang::ZhCn => zh_cn().get(msgid).map_or(msgid, String::as_str),
+        }
+    }
+
+    /// [`Lang::t`] with each `{name}` of the text replaced by its value.
+    pub fn f(self, msgid: &'static str, args: &[(&str, &dyn fmt::Display)]) -> String {
+        fill(self.t(msgid), args)
+    }
+}
+
+/// `template` with each `{name}` replaced by the value given for `name`;
+/// unknown names stay as written.
+pub fn fill(template: &str, args: &[(&str, &dyn fmt::Display)]) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                match args.iter().find(|(n, _)| *n == name) {
+                    Some((_, v)) => out.push_str(&v.to_string()),
+                    None => {
+                        out.push('{');
+                        out.push_str(name);
+                        out.push('}');
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 impl fmt::Display for Lang {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.tag())
@@ -203,6 +265,42 @@ mod tests {
         assert_eq!(
             Lang::ZhCn.translated_path(Path::new("a/exercise.toml")),
             Some(PathBuf::from("a/exercise.zh-CN.toml"))
+        );
+    }
+
+    #[test]
+    fn catalogue_parses_and_keeps_every_placeholder() {
+        let cat: HashMap<String, String> =
+            toml::from_str(include_str!("locale/zh-CN.toml")).expect("zh-CN.toml parses");
+        assert!(cat.len() > 20);
+        let names = |s: &str| {
+            let mut v: Vec<String> = s
+                .split('{')
+                .skip(1)
+                .filter_map(|p| p.split_once('}').map(|(n, _)| n.to_string()))
+                .collect();
+            v.sort();
+            v
+        };
+        for (en, zh) in &cat {
+            assert!(!zh.trim().is_empty(), "empty translation of {en:?}");
+            assert_eq!(names(en), names(zh), "placeholders differ in {en:?}");
+        }
+        assert_eq!(Lang::ZhCn.t("Claims"), "结论");
+        assert_eq!(Lang::En.t("Claims"), "Claims");
+        assert_eq!(Lang::ZhCn.t("no such text"), "no such text");
+    }
+
+    #[test]
+    fn fill_replaces_named_values_only() {
+        assert_eq!(fill("{a} and {b}", &[("a", &1), ("b", &"x")]), "1 and x");
+        assert_eq!(fill("{a} {zz} {", &[("a", &2)]), "2 {zz} {");
+        assert_eq!(
+            Lang::ZhCn.f(
+                "dataset {dataset} (seed {seed})",
+                &[("dataset", &"sensors"), ("seed", &42)]
+            ),
+            "数据集 sensors（种子 42）"
         );
     }
 

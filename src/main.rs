@@ -16,10 +16,15 @@ struct Cli {
     /// (unless `schemalab shell` is started with --allow-writes).
     #[arg(long, env = "MONGODB_URI", global = true)]
     uri: Option<String>,
-    /// Presenter mode for instructors: high contrast, generous spacing,
-    /// lessons revealed section by section.
-    #[arg(long, global = true)]
+    /// Presenter mode for instructors (the workbench only): high contrast,
+    /// generous spacing, lessons revealed section by section.
+    #[arg(long)]
     present: bool,
+    /// The language of the course and of schemalab's own words: en or
+    /// zh-CN. Default: from LC_ALL, LC_MESSAGES or LANG (zh… chooses
+    /// Chinese), else English. Missing translations show in English.
+    #[arg(long, global = true, value_name = "LANG")]
+    lang: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -222,30 +227,32 @@ fn check_once(
     seed: Option<u64>,
     scale: Option<schemalab::course::Scale>,
     json: bool,
+    lang: schemalab::locale::Lang,
 ) -> anyhow::Result<bool> {
     let root = content_root();
     let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
     let report = database
         .runtime
-        .block_on(schemalab::exercises::check_in_workspace(
+        .block_on(schemalab::exercises::check_in_workspace_in(
             &root,
             ws,
             &database.uri,
             id,
             seed,
             scale,
+            lang,
         ))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(report.passed());
     }
-    print!("{}", report.render());
+    print!("{}", report.render_in(lang));
     println!(
         "(edit {}; repeat this draw with --seed {seed})",
         ws.solution_path(id).display()
     );
     if report.passed() {
-        let all = schemalab::exercises::exercises(&root)?;
+        let all = schemalab::exercises::manifest::exercises_in(&root, lang)?;
         let rows = ws.rows(&all)?;
         let (score, next) = schemalab::exercises::workspace::summary(&rows);
         println!("progress {score}; `schemalab solution {id}` shows the reference");
@@ -258,6 +265,7 @@ fn check_once(
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let lang = schemalab::locale::Lang::choose(cli.lang.as_deref()).context("--lang")?;
     match cli.command {
         Some(Command::Serve { port }) => {
             let runtime = Runtime::new().context("starting the async runtime")?;
@@ -266,11 +274,16 @@ fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("serving on 127.0.0.1:{port}"))?;
         }
         Some(Command::Lessons) => {
-            for (n, l) in schemalab::course::list_lessons(content_root())?
+            for (n, l) in schemalab::course::list_lessons_in(content_root(), lang)?
                 .iter()
                 .enumerate()
             {
-                println!("{:>2}. {:<24} {}", n + 1, l.id, l.title);
+                println!(
+                    "{:>2}. {} {}",
+                    n + 1,
+                    schemalab::locale::pad(&l.id, 24, true),
+                    l.title
+                );
             }
         }
         Some(Command::Run {
@@ -305,17 +318,21 @@ fn main() -> anyhow::Result<()> {
                     cancel: schemalab::course::CancelFlag::new(),
                     progress: Some(&progress),
                 };
-                let report = database.runtime.block_on(schemalab::course::run_by_id(
+                let report = database.runtime.block_on(schemalab::course::run_by_id_in(
                     &root,
                     &lesson,
                     &database.uri,
                     &opts,
+                    lang,
                 ))?;
                 Ok((report, format))
             };
             match run() {
                 Ok((report, format)) => {
-                    print!("{}", schemalab::course::render(&report, format));
+                    print!(
+                        "{}",
+                        schemalab::course::report::render_in(&report, format, lang)
+                    );
                     let status = schemalab::course::RunStatus::of(&report);
                     eprintln!("{}", status.message());
                     if status.exit_code() != 0 {
@@ -409,7 +426,7 @@ fn main() -> anyhow::Result<()> {
                 Workspace::locate(Some(&dir.unwrap_or_else(|| {
                     PathBuf::from(schemalab::exercises::workspace::DEFAULT_DIR)
                 })));
-            let all = schemalab::exercises::exercises(content_root())?;
+            let all = schemalab::exercises::manifest::exercises_in(content_root(), lang)?;
             let written = ws.init(&all)?;
             println!(
                 "{} exercises in {} ({} new file(s); existing files were kept)",
@@ -424,7 +441,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Exercises(ExercisesCommand::List { dir })) => {
             let ws = Workspace::locate(dir.as_deref());
-            let all = schemalab::exercises::exercises(content_root())?;
+            let all = schemalab::exercises::manifest::exercises_in(content_root(), lang)?;
             let rows = ws.rows(&all)?;
             for r in &rows {
                 let status = if r.progress.passed {
@@ -464,7 +481,7 @@ fn main() -> anyhow::Result<()> {
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
             let database = Database::open(cli.uri)?;
-            let passed = check_once(&database, &ws, &exercise, seed, scale, json)?;
+            let passed = check_once(&database, &ws, &exercise, seed, scale, json, lang)?;
             if !passed {
                 std::process::exit(1);
             }
@@ -472,7 +489,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Watch { exercise, dir }) => {
             let ws = Workspace::locate(dir.as_deref());
             let root = content_root();
-            let all = schemalab::exercises::exercises(&root)?;
+            let all = schemalab::exercises::manifest::exercises_in(&root, lang)?;
             let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
             let rows = ws.rows(&all)?;
             let first = exercise.clone().or_else(|| {
@@ -482,7 +499,7 @@ fn main() -> anyhow::Result<()> {
             });
             let database = Database::open(cli.uri)?;
             if let Some(id) = &first {
-                let _ = check_once(&database, &ws, id, None, None, false)
+                let _ = check_once(&database, &ws, id, None, None, false, lang)
                     .map_err(|e| eprintln!("{e:#}"));
             }
             eprintln!(
@@ -491,7 +508,7 @@ fn main() -> anyhow::Result<()> {
             );
             schemalab::exercises::watch::watch(&ws.dir, &ids, exercise.as_deref(), |id| {
                 print!("\x1b[2J\x1b[H");
-                if let Err(e) = check_once(&database, &ws, id, None, None, false) {
+                if let Err(e) = check_once(&database, &ws, id, None, None, false, lang) {
                     eprintln!("{e:#}");
                 }
                 true
@@ -499,7 +516,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Hint { exercise, dir }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let ex = schemalab::exercises::manifest::find(content_root(), &exercise)?;
+            let ex = schemalab::exercises::manifest::find_in(content_root(), &exercise, lang)?;
             let (shown, total) = ws.next_hint(&ex)?;
             for (i, h) in shown.iter().enumerate() {
                 println!("hint {}/{total}: {h}", i + 1);
@@ -512,7 +529,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Reset { exercise, dir }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let ex = schemalab::exercises::manifest::find(content_root(), &exercise)?;
+            let ex = schemalab::exercises::manifest::find_in(content_root(), &exercise, lang)?;
             for f in ws.reset(&ex)? {
                 println!("restored {}", f.display());
             }
@@ -523,7 +540,7 @@ fn main() -> anyhow::Result<()> {
             dir,
         }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let ex = schemalab::exercises::manifest::find(content_root(), &exercise)?;
+            let ex = schemalab::exercises::manifest::find_in(content_root(), &exercise, lang)?;
             print!("{}", ws.solution(&ex, reveal)?);
         }
         None => {

@@ -315,6 +315,46 @@ impl Course {
             .collect()
     }
 
+    /// The lesson id a learner means: an id (`bucket`), a number in the
+    /// outline (`10`, 1-based) or a folder name (`10-bucket`). An unknown
+    /// name gets the closest id as a suggestion.
+    pub fn resolve(&self, query: &str) -> Result<String, CourseError> {
+        let q = query.trim();
+        let lessons = &self.manifest.lessons;
+        if let Some(l) = lessons.iter().find(|l| l.id.get_ref() == q) {
+            return Ok(l.id.get_ref().clone());
+        }
+        if let Some(l) = lessons.iter().find(|l| l.dir.get_ref() == q) {
+            return Ok(l.id.get_ref().clone());
+        }
+        if let Ok(n) = q.parse::<usize>()
+            && let Some(l) = n.checked_sub(1).and_then(|i| lessons.get(i))
+        {
+            return Ok(l.id.get_ref().clone());
+        }
+        Err(self.unknown(q))
+    }
+
+    fn unknown(&self, id: &str) -> CourseError {
+        let suggestion = self
+            .manifest
+            .lessons
+            .iter()
+            .map(|l| {
+                let (i, d) = (l.id.get_ref(), l.dir.get_ref());
+                let score = strsim::jaro_winkler(id, i).max(strsim::jaro_winkler(id, d));
+                (score, i.clone())
+            })
+            .filter(|(score, _)| *score >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, i)| i);
+        CourseError::UnknownLesson {
+            id: id.to_string(),
+            known: self.lesson_ids().join(", "),
+            suggestion,
+        }
+    }
+
     /// Load one lesson by id.
     pub fn lesson(&self, id: &str) -> Result<Lesson, CourseError> {
         let entry = self
@@ -322,10 +362,7 @@ impl Course {
             .lessons
             .iter()
             .find(|l| l.id.get_ref() == id)
-            .ok_or_else(|| CourseError::UnknownLesson {
-                id: id.to_string(),
-                known: self.lesson_ids().join(", "),
-            })?;
+            .ok_or_else(|| self.unknown(id))?;
         let dir = self.root.join("lessons").join(entry.dir.get_ref());
         let path = dir.join("lesson.toml");
         let mut lesson: Lesson = toml::from_str(&read(&path)?)

@@ -4,11 +4,14 @@
 //! marked `★` with the factor by which it beats the highest, unless the
 //! difference is under the noise floor ([`star_marks`], shared with the
 //! TUI); failed variants are shown as failed and win nothing; modelled
-//! sizes say so; a recommended variant gets a trade-off summary.
+//! sizes say so; a recommended variant gets a trade-off summary. Headings
+//! and labels come in the report's language ([`render_in`]); columns are
+//! padded by display width, so CJK text lines up.
 
 use super::claims::format_number;
 use super::runner::{ExperimentReport, LessonReport, OpResult, is_environment_error};
 use super::{CourseError, OpKind};
+use crate::locale::{self, Lang};
 
 /// Output format of `schemalab run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,15 +36,21 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Render a report.
+/// Render a report in English.
 pub fn render(report: &LessonReport, format: Format) -> String {
+    render_in(report, format, Lang::En)
+}
+
+/// Render a report with its headings and labels in `lang` (the lesson's
+/// own strings come translated in the report; JSON keys never change).
+pub fn render_in(report: &LessonReport, format: Format, lang: Lang) -> String {
     match format {
         Format::Json => serde_json::to_string_pretty(report).unwrap_or_else(|e| {
             // Serialising plain data cannot fail; say so rather than panic.
             format!("{{\"error\": \"{e}\"}}")
         }),
-        Format::Table => render_text(report, false),
-        Format::Markdown => render_text(report, true),
+        Format::Table => render_text(report, false, lang),
+        Format::Markdown => render_text(report, true, lang),
     }
 }
 
@@ -72,6 +81,11 @@ pub enum Noise {
 }
 
 /// The legend printed under every comparison (CLI, Markdown and TUI).
+/// The legend under every comparison, in `lang`.
+pub fn legend(lang: Lang) -> &'static str {
+    lang.t(LEGEND)
+}
+
 pub const LEGEND: &str = "★ = lowest cost in its row (×N: N times lower than the highest). No star when counts are equal, or times are under 1 ms or within 20%. Failed variants are shown as failed and win nothing.";
 
 /// For each variant, `Some(factor)` when its figure is the lowest cost of
@@ -162,12 +176,12 @@ impl Row {
     }
 
     /// Blank out the cells of failed variants and keep them out of the race.
-    fn with_failed(mut self, failed: &[bool]) -> Row {
+    fn with_failed(mut self, failed: &[bool], lang: Lang) -> Row {
         if self.measured {
             for (i, f) in failed.iter().enumerate() {
                 if *f {
                     if let Some(c) = self.cells.get_mut(i) {
-                        *c = "✗ failed".into();
+                        *c = format!("✗ {}", lang.t("failed"));
                     }
                     if let Some(v) = self.values.get_mut(i) {
                         *v = None;
@@ -218,17 +232,18 @@ fn ms_fmt(v: f64) -> String {
     format!("{} ms", format_number(v))
 }
 
-fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
+fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Row> {
     let vs = &exp.variants;
     let failed: Vec<bool> = vs.iter().map(|v| v.failure.is_some()).collect();
-    let m = if modelled { " (modelled)" } else { "" };
+    let m = if modelled { lang.t(" (modelled)") } else { "" };
+    let sub = |label: &'static str| format!("  {}", lang.t(label));
     let mut rows = Vec::new();
     rows.push(Row::text(
-        "status",
+        lang.t("status"),
         vs.iter()
             .map(|v| match &v.failure {
-                Some(f) => format!("✗ FAILED: {f}"),
-                None => "ran".into(),
+                Some(f) => format!("✗ {}: {f}", lang.t("FAILED")),
+                None => lang.t("ran").into(),
             })
             .collect(),
     ));
@@ -239,21 +254,25 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             })
             .collect()
     };
-    rows.push(Row::figure("documents", total(&|c| c.count), int_fmt));
+    rows.push(Row::figure(
+        lang.t("documents"),
+        total(&|c| c.count),
+        int_fmt,
+    ));
     rows.push(Row::cost(
-        "data size",
+        lang.t("data size"),
         total(&|c| c.size),
         human_bytes,
         Noise::Count,
     ));
     rows.push(Row::cost(
-        format!("storage size{m}"),
+        format!("{}{m}", lang.t("storage size")),
         total(&|c| c.storage_size),
         human_bytes,
         Noise::Count,
     ));
     rows.push(Row::cost(
-        format!("index size{m}"),
+        format!("{}{m}", lang.t("index size")),
         total(&|c| c.total_index_size),
         human_bytes,
         Noise::Count,
@@ -274,12 +293,17 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
         let cells = vs
             .iter()
             .map(|v| match find(v) {
-                Some(c) => format!(
-                    "{} doc{}, avg {}, max {}",
-                    c.count,
-                    if c.count == 1 { "" } else { "s" },
-                    human_bytes(c.avg_obj_size),
-                    human_bytes(c.max_obj_size as f64)
+                Some(c) => lang.f(
+                    if c.count == 1 {
+                        "1 doc, avg {avg}, max {max}"
+                    } else {
+                        "{n} docs, avg {avg}, max {max}"
+                    },
+                    &[
+                        ("n", &c.count),
+                        ("avg", &human_bytes(c.avg_obj_size)),
+                        ("max", &human_bytes(c.max_obj_size as f64)),
+                    ],
                 ),
                 None => "—".into(),
             })
@@ -297,7 +321,10 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                 None => "—".into(),
             })
             .collect();
-        rows.push(Row::text(format!("  indexes{m}"), index_cells));
+        rows.push(Row::text(
+            format!("  {}{m}", lang.t("indexes")),
+            index_cells,
+        ));
     }
     // The workload mix: what 100 requests cost, each operation weighted by
     // its share (weights change these figures; a missing figure leaves the
@@ -321,7 +348,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                 .collect()
         };
         rows.push(Row::cost(
-            "per 100 requests: docs examined (weighted)",
+            lang.t("per 100 requests: docs examined (weighted)"),
             weighted(&|r| match r.kind {
                 // An incomplete total (a stage not reported) leaves the
                 // variant's weighted figure unknown, not smaller.
@@ -336,7 +363,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             Noise::Count,
         ));
         rows.push(Row::cost(
-            "per 100 requests: time (weighted)",
+            lang.t("per 100 requests: time (weighted)"),
             weighted(&|r| r.millis),
             ms_fmt,
             Noise::Time,
@@ -345,14 +372,17 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
     for (i, op) in exp.operations.iter().enumerate() {
         let results: Vec<Option<&OpResult>> = vs.iter().map(|v| v.operations.get(i)).collect();
         let kind = match op.kind {
-            OpKind::Read => "read",
-            OpKind::Write => "write",
+            OpKind::Read => lang.t("read"),
+            OpKind::Write => lang.t("write"),
         };
         rows.push(Row::text(
-            format!(
-                "op {} ({kind}, {}%)",
-                op.id,
-                format_number(op.weight_percent)
+            lang.f(
+                "op {id} ({kind}, {pct}%)",
+                &[
+                    ("id", &op.id),
+                    ("kind", &kind),
+                    ("pct", &format_number(op.weight_percent)),
+                ],
             ),
             results
                 .iter()
@@ -360,9 +390,9 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                     Some((r, Some(e))) => format!(
                         "{} {}: {}",
                         if r.expected_error {
-                            "expected error"
+                            lang.t("expected error").to_string()
                         } else {
-                            "✗ error"
+                            format!("✗ {}", lang.t("error"))
                         },
                         e.code_name,
                         first_line(&e.message)
@@ -393,7 +423,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
         match op.kind {
             OpKind::Read => {
                 rows.push(Row::text(
-                    "  plan",
+                    sub("plan"),
                     results
                         .iter()
                         .map(|r| match r.and_then(|r| r.read.as_ref()) {
@@ -403,13 +433,13 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                         .collect(),
                 ));
                 rows.push(Row::figure(
-                    "  returned",
+                    sub("returned"),
                     read(|m| Some(m.n_returned as f64)),
                     int_fmt,
                 ));
                 // A total that leaves out a stage the server did not report
                 // is a lower bound: shown as such, never starred.
-                let partial = |label: &str, f: fn(&super::ReadMetrics) -> f64| {
+                let partial = |label: String, f: fn(&super::ReadMetrics) -> f64| {
                     let mut row = Row::cost(
                         label,
                         results
@@ -427,44 +457,46 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                         if let Some(m) = r.and_then(|r| r.read.as_ref())
                             && !m.not_reported.is_empty()
                         {
-                            *c = format!(
-                                "≥ {} (not reported: {})",
-                                int_fmt(f(m)),
-                                m.not_reported.join(", ")
+                            *c = lang.f(
+                                "≥ {n} (not reported: {stages})",
+                                &[
+                                    ("n", &int_fmt(f(m))),
+                                    ("stages", &m.not_reported.join(", ")),
+                                ],
                             );
                         }
                     }
                     row
                 };
-                rows.push(partial("  keys examined (all stages)", |m| {
+                rows.push(partial(sub("keys examined (all stages)"), |m| {
                     m.keys_examined as f64
                 }));
-                rows.push(partial("  docs examined (all stages)", |m| {
+                rows.push(partial(sub("docs examined (all stages)"), |m| {
                     m.docs_examined as f64
                 }));
                 rows.push(Row::figure(
-                    "  examined:returned",
+                    sub("examined:returned"),
                     read(|m| m.not_reported.is_empty().then_some(m.ratio)),
                     int_fmt,
                 ));
                 rows.push(Row::cost(
-                    "  bytes returned",
+                    sub("bytes returned"),
                     read(|m| m.bytes_returned.map(|b| b as f64)),
                     human_bytes,
                     Noise::Count,
                 ));
             }
             OpKind::Write => {
-                rows.push(Row::figure("  n", write(|w| Some(w.n as f64)), int_fmt));
+                rows.push(Row::figure(sub("n"), write(|w| Some(w.n as f64)), int_fmt));
                 // Not a cost on its own: an insert modifies nothing yet
                 // writes a document; the index keys below are the cost.
                 rows.push(Row::figure(
-                    "  modified",
+                    sub("modified"),
                     write(|w| Some(w.n_modified as f64)),
                     int_fmt,
                 ));
                 rows.push(Row::figure(
-                    "  upserted",
+                    sub("upserted"),
                     write(|w| Some(w.n_upserted as f64)),
                     int_fmt,
                 ));
@@ -472,15 +504,14 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                     results
                         .iter()
                         .map(|r| match r.and_then(|r| r.write.as_ref()) {
-                            Some(w) => {
-                                f(w).map_or_else(|| "not reported".into(), |k| k.to_string())
-                            }
+                            Some(w) => f(w)
+                                .map_or_else(|| lang.t("not reported").into(), |k| k.to_string()),
                             None => "—".into(),
                         })
                         .collect()
                 };
                 let mut ins = Row::cost(
-                    "  keys inserted",
+                    sub("keys inserted"),
                     write(|w| w.keys_inserted.map(|k| k as f64)),
                     int_fmt,
                     Noise::Count,
@@ -488,7 +519,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
                 ins.cells = keys(|w| w.keys_inserted);
                 rows.push(ins);
                 let mut del = Row::cost(
-                    "  keys deleted",
+                    sub("keys deleted"),
                     write(|w| w.keys_deleted.map(|k| k as f64)),
                     int_fmt,
                     Noise::Count,
@@ -498,13 +529,15 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool) -> Vec<Row> {
             }
         }
         rows.push(Row::cost(
-            "  time",
+            sub("time"),
             results.iter().map(|r| r.and_then(|r| r.millis)).collect(),
             ms_fmt,
             Noise::Time,
         ));
     }
-    rows.into_iter().map(|r| r.with_failed(&failed)).collect()
+    rows.into_iter()
+        .map(|r| r.with_failed(&failed, lang))
+        .collect()
 }
 
 /// `FETCH<-IXSCAN a_1 + $lookup×3`: the query's plan and the joins whose
@@ -537,13 +570,13 @@ fn plan_cell(m: &super::ReadMetrics) -> String {
 
 /// On which starred costs the recommended variant wins and on which
 /// another variant beats it.
-fn trade_off(exp: &ExperimentReport, rows: &[Row]) -> Option<String> {
+fn trade_off(exp: &ExperimentReport, rows: &[Row], lang: Lang) -> Option<String> {
     let rec = exp.variants.iter().position(|v| v.recommended)?;
     let v = &exp.variants[rec];
     if let Some(f) = &v.failure {
-        return Some(format!(
-            "Recommended: {} — it failed ({f}), so nothing can be said about its costs.",
-            v.id
+        return Some(lang.f(
+            "Recommended: {id} — it failed ({f}), so nothing can be said about its costs.",
+            &[("id", &v.id), ("f", f)],
         ));
     }
     let mut wins = Vec::new();
@@ -580,29 +613,37 @@ fn trade_off(exp: &ExperimentReport, rows: &[Row]) -> Option<String> {
                 _ => x > best,
             });
         match marks.get(rec).copied().flatten() {
-            Some(f) => wins.push(format!("{label} ({})", star_text(f))),
+            Some(f) => wins.push(lang.f(
+                "{label} ({star})",
+                &[("label", &label), ("star", &star_text(f))],
+            )),
             None if !worse => {}
             None => {
                 let winner = marks
                     .iter()
                     .position(Option::is_some)
                     .map_or("", |i| exp.variants[i].id.as_str());
-                losses.push(format!("{label} (best: {winner})"));
+                losses.push(lang.f(
+                    "{label} (best: {winner})",
+                    &[("label", &label), ("winner", &winner)],
+                ));
             }
         }
     }
     let list = |v: &[String]| {
         if v.is_empty() {
-            "nothing".to_string()
+            lang.t("nothing").to_string()
         } else {
-            v.join("; ")
+            v.join(lang.t("; "))
         }
     };
-    Some(format!(
-        "Recommended: {}. Wins on: {}. Loses on: {}.",
-        v.id,
-        list(&wins),
-        list(&losses)
+    Some(lang.f(
+        "Recommended: {id}. Wins on: {wins}. Loses on: {losses}.",
+        &[
+            ("id", &v.id),
+            ("wins", &list(&wins)),
+            ("losses", &list(&losses)),
+        ],
     ))
 }
 
@@ -610,26 +651,36 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
-fn render_text(report: &LessonReport, markdown: bool) -> String {
+fn render_text(report: &LessonReport, markdown: bool, lang: Lang) -> String {
     let mut out = String::new();
     let heading = if markdown { "## " } else { "" };
     out.push_str(&format!(
-        "{heading}{} ({})\n\nscale {} · engine: {}\n",
+        "{heading}{} ({})\n\n{}\n",
         report.title,
         report.lesson,
-        report.scale.as_str(),
-        report.engine.name
+        lang.f(
+            "scale {scale} · engine: {engine}",
+            &[
+                ("scale", &report.scale.as_str()),
+                ("engine", &report.engine.name)
+            ],
+        )
     ));
     for exp in &report.experiments {
         let h3 = if markdown { "### " } else { "== " };
         out.push_str(&format!(
-            "\n{h3}{} — {}\n\ndataset {} (seed {})\n\n",
-            exp.id, exp.title, exp.dataset, exp.seed
+            "\n{h3}{} — {}\n\n{}\n\n",
+            exp.id,
+            exp.title,
+            lang.f(
+                "dataset {dataset} (seed {seed})",
+                &[("dataset", &exp.dataset), ("seed", &exp.seed)],
+            )
         ));
         let mut environment = false;
         for v in &exp.variants {
             if let Some(f) = &v.failure {
-                let line = format!("✗ FAILED {}: {f}", v.id);
+                let line = format!("✗ {} {}: {f}", lang.t("FAILED"), v.id);
                 out.push_str(&if markdown {
                     format!("**{line}**\n\n")
                 } else {
@@ -639,14 +690,14 @@ fn render_text(report: &LessonReport, markdown: bool) -> String {
             }
         }
         if environment {
-            out.push_str(&format!(
+            out.push_str(&lang.f(
                 "This failure looks like the environment (a slow or unreachable server), not the lesson: \
-                 retry `schemalab run {} --scale {}` when the machine is less busy, or try a smaller --scale.\n",
-                report.lesson,
-                report.scale.as_str()
+                 retry `schemalab run {lesson} --scale {scale}` when the machine is less busy, or try a smaller --scale.",
+                &[("lesson", &report.lesson), ("scale", &report.scale.as_str())],
             ));
+            out.push('\n');
         }
-        let rows = experiment_rows(exp, report.engine.modelled);
+        let rows = experiment_rows(exp, report.engine.modelled, lang);
         let header: Vec<String> = exp
             .variants
             .iter()
@@ -664,18 +715,28 @@ fn render_text(report: &LessonReport, markdown: bool) -> String {
         } else {
             out.push_str(&text_grid(&header, &rows));
         }
-        out.push_str(&format!("\n{LEGEND}\n"));
+        // Paragraphs under the table wrap in the terminal (Markdown keeps
+        // them whole: its reader wraps).
+        let para = |t: &str| {
+            if markdown {
+                format!("{t}\n")
+            } else {
+                wrap_paragraph(t)
+            }
+        };
+        out.push('\n');
+        out.push_str(&para(legend(lang)));
         if exp.variants.iter().any(|v| v.recommended) {
-            out.push_str("◆ = the design this lesson recommends.\n");
+            out.push_str(&para(lang.t("◆ = the design this lesson recommends.")));
         }
-        if let Some(t) = trade_off(exp, &rows) {
-            out.push_str(&format!("{t}\n"));
+        if let Some(t) = trade_off(exp, &rows, lang) {
+            out.push_str(&para(&t));
         }
         if !exp.claims.is_empty() {
-            out.push_str(if markdown {
-                "\n**Claims**\n\n"
+            out.push_str(&if markdown {
+                format!("\n**{}**\n\n", lang.t("Claims"))
             } else {
-                "\nClaims\n"
+                format!("\n{}\n", lang.t("Claims"))
             });
             for c in &exp.claims {
                 let mark = if c.verdict.passed { "✓" } else { "✗" };
@@ -696,36 +757,77 @@ fn render_text(report: &LessonReport, markdown: bool) -> String {
     out
 }
 
-fn width(s: &str) -> usize {
-    s.chars().count()
+/// The width prose under a table wraps at in the terminal report.
+const PARAGRAPH_COLUMNS: usize = 100;
+
+/// `t` wrapped to [`PARAGRAPH_COLUMNS`] by display width (CJK text breaks
+/// between characters, never before closing punctuation), ending in a
+/// newline.
+fn wrap_paragraph(t: &str) -> String {
+    let mut out = String::new();
+    for line in textwrap::wrap(t, PARAGRAPH_COLUMNS) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
+/// Terminal columns (CJK takes two), so Chinese labels line up.
+fn width(s: &str) -> usize {
+    locale::width(s)
+}
+
+/// The widest a variant's column grows before its cells wrap (a list of
+/// 27 index names stays readable; the JSON report has every name whole).
+const MAX_CELL_COLUMNS: usize = 44;
+
 fn text_grid(header: &[String], rows: &[Row]) -> String {
-    let cells: Vec<Vec<String>> = rows.iter().map(Row::marked_cells).collect();
+    let wrap = |s: &str| -> Vec<String> {
+        if width(s) <= MAX_CELL_COLUMNS {
+            return vec![s.to_string()];
+        }
+        let opts = textwrap::Options::new(MAX_CELL_COLUMNS).break_words(false);
+        textwrap::wrap(s, opts)
+            .into_iter()
+            .map(|l| l.into_owned())
+            .collect()
+    };
+    let cells: Vec<Vec<Vec<String>>> = rows
+        .iter()
+        .map(|r| r.marked_cells().iter().map(|c| wrap(c)).collect())
+        .collect();
+    let header: Vec<Vec<String>> = header.iter().map(|h| wrap(h)).collect();
     let label_w = rows.iter().map(|r| width(&r.label)).max().unwrap_or(0);
     let col_w: Vec<usize> = (0..header.len())
         .map(|i| {
             cells
                 .iter()
-                .map(|c| c.get(i).map_or(0, |s| width(s)))
-                .chain([width(&header[i])])
+                .chain([&header])
+                .filter_map(|c| c.get(i))
+                .flatten()
+                .map(|s| width(s))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w.saturating_sub(width(s))));
+    let pad = |s: &str, w: usize| locale::pad(s, w, true);
     let mut out = String::new();
-    let line = |label: &str, cs: &[String]| {
-        let mut l = pad(label, label_w);
-        for (i, w) in col_w.iter().enumerate() {
-            l.push_str("  ");
-            l.push_str(&pad(cs.get(i).map_or("", String::as_str), *w));
+    let mut line = |label: &str, cs: &[Vec<String>]| {
+        let height = cs.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        for k in 0..height {
+            let mut l = pad(if k == 0 { label } else { "" }, label_w);
+            for (i, w) in col_w.iter().enumerate() {
+                l.push_str("  ");
+                let cell = cs.get(i).and_then(|c| c.get(k)).map_or("", String::as_str);
+                l.push_str(&pad(cell, *w));
+            }
+            out.push_str(l.trim_end());
+            out.push('\n');
         }
-        format!("{}\n", l.trim_end())
     };
-    out.push_str(&line("", header));
+    line("", &header);
     for (r, cs) in rows.iter().zip(&cells) {
-        out.push_str(&line(&r.label, cs));
+        line(&r.label, cs);
     }
     out
 }
@@ -809,7 +911,7 @@ mod tests {
     #[test]
     fn failed_variant_wins_nothing() {
         let r = Row::cost("docs", vec![Some(0.0), Some(6.0)], int_fmt, Noise::Count)
-            .with_failed(&[true, false]);
+            .with_failed(&[true, false], Lang::En);
         assert_eq!(r.marked_cells(), ["✗ failed", "6"]);
     }
 

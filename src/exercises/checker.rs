@@ -7,6 +7,7 @@
 //! measurements; finally each check, printed as a checklist with the
 //! measured figure, the bound and, on failure, the check's hint.
 
+use crate::locale::Lang;
 use std::time::Instant;
 
 use bson::{Bson, Document, doc};
@@ -89,15 +90,26 @@ impl CheckReport {
         )
     }
 
-    /// The printed checklist.
+    /// The printed checklist, in English.
     pub fn render(&self) -> String {
+        self.render_in(Lang::En)
+    }
+
+    /// The printed checklist with schemalab's own words in `lang` (check
+    /// texts and hints come translated with the exercise).
+    pub fn render_in(&self, lang: Lang) -> String {
         let mut s = format!(
-            "{} · {} (seed {}, scale {}, {})\n",
+            "{} · {} ({})\n",
             self.exercise,
             self.title,
-            self.seed,
-            self.scale.as_str(),
-            self.engine.name
+            lang.f(
+                "seed {seed}, scale {scale}, {engine}",
+                &[
+                    ("seed", &self.seed),
+                    ("scale", &self.scale.as_str()),
+                    ("engine", &self.engine.name)
+                ]
+            )
         );
         if !self.params.is_empty() {
             let p: Vec<String> = self
@@ -105,24 +117,27 @@ impl CheckReport {
                 .iter()
                 .map(|(k, v)| format!("{k} = {v}"))
                 .collect();
-            s.push_str(&format!("  parameters: {}\n", p.join(", ")));
+            s.push_str(&format!("  {}: {}\n", lang.t("parameters"), p.join(", ")));
         }
         for e in &self.errors {
             s.push_str(&format!("  ! {e}\n"));
         }
         for e in &self.ref_errors {
-            s.push_str(&format!("  ! reference: {e}\n"));
+            s.push_str(&format!("  ! {}: {e}\n", lang.t("reference")));
         }
         for n in &self.notes {
-            s.push_str(&format!("  stress run: {n}\n"));
+            s.push_str(&format!("  {}: {n}\n", lang.t("stress run")));
         }
         for r in &self.results {
             let mark = if r.passed { '✓' } else { '✗' };
             s.push_str(&format!("  {mark} {}  [{}]\n", r.text, r.id));
             if !r.measured.is_empty() || !r.bound.is_empty() {
                 s.push_str(&format!(
-                    "      measured {}   required {}\n",
-                    r.measured, r.bound
+                    "      {}\n",
+                    lang.f(
+                        "measured {measured}   required {bound}",
+                        &[("measured", &r.measured), ("bound", &r.bound)]
+                    )
                 ));
             }
             if !r.detail.is_empty() && (!r.passed || r.detail.contains('\n')) {
@@ -131,18 +146,15 @@ impl CheckReport {
                 }
             }
             if !r.passed && !r.hint.is_empty() {
-                s.push_str(&format!("      hint: {}\n", r.hint));
+                s.push_str(&format!("      {}: {}\n", lang.t("hint"), r.hint));
             }
         }
         let (ok, all) = self.score();
-        s.push_str(&format!(
-            "{ok}/{all} checks pass{}\n",
-            if self.passed() {
-                " — exercise passed"
-            } else {
-                ""
-            }
-        ));
+        s.push_str(&lang.f("{ok}/{all} checks pass", &[("ok", &ok), ("all", &all)]));
+        if self.passed() {
+            s.push_str(lang.t(" — exercise passed"));
+        }
+        s.push('\n');
         s
     }
 }
