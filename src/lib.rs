@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bundle;
 pub mod course;
 pub mod datasets;
 pub mod dialect;

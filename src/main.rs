@@ -11,11 +11,8 @@ use tokio::runtime::Runtime;
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
-    /// A MongoDB to use instead of the embedded engine. schemalab only
-    /// writes and drops databases whose names start with `schemalab_`
-    /// (unless `schemalab shell` is started with --allow-writes).
-    #[arg(long, env = "MONGODB_URI", global = true)]
-    uri: Option<String>,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Presenter mode for instructors (the workbench only): high contrast,
     /// generous spacing, lessons revealed section by section.
     #[arg(long)]
@@ -25,8 +22,23 @@ struct Cli {
     /// Chinese), else English. Missing translations show in English.
     #[arg(long, global = true, value_name = "LANG")]
     lang: Option<String>,
+    /// A course folder (holding lessons/ and datasets/) to use instead of
+    /// the one built into schemalab; default: the working directory when
+    /// it has lessons/manifest.toml.
+    #[arg(long, global = true, value_name = "DIR")]
+    content: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// The database option, on the commands that talk to a database.
+#[derive(Debug, Clone, clap::Args)]
+struct ServerArgs {
+    /// A MongoDB to use instead of the embedded engine. schemalab only
+    /// writes and drops databases whose names start with `schemalab_`
+    /// (unless `schemalab shell` is started with --allow-writes).
+    #[arg(long, env = "MONGODB_URI")]
+    uri: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -51,6 +63,8 @@ enum Command {
         /// table, markdown or json.
         #[arg(long, default_value = "table")]
         format: String,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Check every lesson, statement, claim and dataset reference.
     Lint,
@@ -75,6 +89,8 @@ enum Command {
         /// it is sent). Without --uri the shell is unrestricted anyway.
         #[arg(long)]
         allow_writes: bool,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Self-study exercises: create the workspace, see your progress.
     #[command(subcommand)]
@@ -96,12 +112,16 @@ enum Command {
         /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Re-check on every save (the given exercise, or whichever you edit).
     Watch {
         exercise: Option<String>,
         #[arg(long)]
         dir: Option<PathBuf>,
+        #[command(flatten)]
+        server: ServerArgs,
     },
     /// Reveal the next hint of an exercise, one stage at a time.
     Hint {
@@ -163,13 +183,8 @@ enum DatasetCommand {
 
 /// The folder holding `lessons/` and `datasets/`: the working directory
 /// when it has them, else the folder the program was built from.
-fn content_root() -> PathBuf {
-    let cwd = PathBuf::from(".");
-    if cwd.join("lessons/manifest.toml").exists() {
-        cwd
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-    }
+fn content_root(explicit: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    Ok(schemalab::bundle::course_root(explicit)?)
 }
 
 /// The database everything talks to: the embedded engine on an ephemeral
@@ -220,6 +235,7 @@ fn check_uri(uri: &str) -> anyhow::Result<()> {
 
 /// Check one exercise of workspace `ws`, print the checklist, record the
 /// attempt; true when it passed.
+#[allow(clippy::too_many_arguments)]
 fn check_once(
     database: &Database,
     ws: &Workspace,
@@ -228,13 +244,13 @@ fn check_once(
     scale: Option<schemalab::course::Scale>,
     json: bool,
     lang: schemalab::locale::Lang,
+    root: &std::path::Path,
 ) -> anyhow::Result<bool> {
-    let root = content_root();
     let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
     let report = database
         .runtime
         .block_on(schemalab::exercises::check_in_workspace_in(
-            &root,
+            root,
             ws,
             &database.uri,
             id,
@@ -252,7 +268,7 @@ fn check_once(
         ws.solution_path(id).display()
     );
     if report.passed() {
-        let all = schemalab::exercises::manifest::exercises_in(&root, lang)?;
+        let all = schemalab::exercises::manifest::exercises_in(root, lang)?;
         let rows = ws.rows(&all)?;
         let (score, next) = schemalab::exercises::workspace::summary(&rows);
         println!("progress {score}; `schemalab solution {id}` shows the reference");
@@ -263,9 +279,28 @@ fn check_once(
     Ok(report.passed())
 }
 
-fn main() -> anyhow::Result<()> {
+/// Ordinary errors (a bad argument, a missing file, an unreachable server)
+/// print one message with its causes and exit 1; no backtrace.
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether the terminal cannot draw (TERM=dumb): plain output, no TUI.
+fn dumb_terminal() -> bool {
+    std::env::var("TERM").is_ok_and(|t| t == "dumb")
+}
+
+fn real_main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let lang = schemalab::locale::Lang::choose(cli.lang.as_deref()).context("--lang")?;
+    let content = cli.content.clone();
+    let content_root = || content_root(content.as_deref());
     match cli.command {
         Some(Command::Serve { port }) => {
             let runtime = Runtime::new().context("starting the async runtime")?;
@@ -274,7 +309,7 @@ fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("serving on 127.0.0.1:{port}"))?;
         }
         Some(Command::Lessons) => {
-            for (n, l) in schemalab::course::list_lessons_in(content_root(), lang)?
+            for (n, l) in schemalab::course::list_lessons_in(content_root()?, lang)?
                 .iter()
                 .enumerate()
             {
@@ -290,17 +325,18 @@ fn main() -> anyhow::Result<()> {
             lesson,
             scale,
             format,
+            server,
         }) => {
             // Exit codes: 0 every variant ran and every claim holds, 1 a
             // claim fails, 2 an error (bad arguments, unreachable server, a
             // failed variant).
             let run = || -> anyhow::Result<(schemalab::course::LessonReport, schemalab::course::Format)> {
-                let root = content_root();
+                let root = content_root()?;
                 let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
                 let format = format
                     .parse()
                     .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
-                let database = Database::open(cli.uri.clone())?;
+                let database = Database::open(server.uri.or(cli.server.uri.clone()))?;
                 let loader = schemalab::course::CatalogLoader::for_course(&root)?;
                 let progress = |p: &schemalab::course::Progress| {
                     eprintln!(
@@ -353,7 +389,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
         Some(Command::Lint) => {
-            let errors = schemalab::course::lint(content_root());
+            let errors = schemalab::course::lint(content_root()?);
             for e in &errors {
                 println!("{e}");
             }
@@ -370,7 +406,7 @@ fn main() -> anyhow::Result<()> {
             out,
         })) => {
             use schemalab::datasets as d;
-            let catalog = d::load_catalog(content_root().join("datasets/catalog.toml"))?;
+            let catalog = d::load_catalog(content_root()?.join("datasets/catalog.toml"))?;
             let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
             let files = d::export_extjson_with(
                 &catalog,
@@ -388,16 +424,18 @@ fn main() -> anyhow::Result<()> {
             file,
             db,
             allow_writes,
+            server,
         }) => {
             use schemalab::dialect::WritePolicy;
-            let policy = match &cli.uri {
+            let uri = server.uri.or(cli.server.uri);
+            let policy = match &uri {
                 Some(_) if !allow_writes => WritePolicy::Prefix("schemalab_".to_string()),
                 _ => WritePolicy::Unrestricted,
             };
-            if let Some(uri) = &cli.uri {
+            if let Some(uri) = &uri {
                 check_uri(uri)?;
             }
-            let database = Database::open(cli.uri)?;
+            let database = Database::open(uri)?;
             match file {
                 Some(path) => {
                     let ok = database.runtime.block_on(schemalab::dialect::run_file(
@@ -426,7 +464,7 @@ fn main() -> anyhow::Result<()> {
                 Workspace::locate(Some(&dir.unwrap_or_else(|| {
                     PathBuf::from(schemalab::exercises::workspace::DEFAULT_DIR)
                 })));
-            let all = schemalab::exercises::manifest::exercises_in(content_root(), lang)?;
+            let all = schemalab::exercises::manifest::exercises_in(content_root()?, lang)?;
             let written = ws.init(&all)?;
             println!(
                 "{} exercises in {} ({} new file(s); existing files were kept)",
@@ -441,7 +479,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Exercises(ExercisesCommand::List { dir })) => {
             let ws = Workspace::locate(dir.as_deref());
-            let all = schemalab::exercises::manifest::exercises_in(content_root(), lang)?;
+            let all = schemalab::exercises::manifest::exercises_in(content_root()?, lang)?;
             let rows = ws.rows(&all)?;
             for r in &rows {
                 let status = if r.progress.passed {
@@ -474,21 +512,27 @@ fn main() -> anyhow::Result<()> {
             scale,
             json,
             dir,
+            server,
         }) => {
             let ws = Workspace::locate(dir.as_deref());
             let scale = scale
                 .map(|s| s.parse())
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
-            let database = Database::open(cli.uri)?;
-            let passed = check_once(&database, &ws, &exercise, seed, scale, json, lang)?;
+            let database = Database::open(server.uri.or(cli.server.uri))?;
+            let root = content_root()?;
+            let passed = check_once(&database, &ws, &exercise, seed, scale, json, lang, &root)?;
             if !passed {
                 std::process::exit(1);
             }
         }
-        Some(Command::Watch { exercise, dir }) => {
+        Some(Command::Watch {
+            exercise,
+            dir,
+            server,
+        }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let root = content_root();
+            let root = content_root()?;
             let all = schemalab::exercises::manifest::exercises_in(&root, lang)?;
             let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
             let rows = ws.rows(&all)?;
@@ -497,9 +541,9 @@ fn main() -> anyhow::Result<()> {
                     .1
                     .map(|r| r.id.clone())
             });
-            let database = Database::open(cli.uri)?;
+            let database = Database::open(server.uri.or(cli.server.uri))?;
             if let Some(id) = &first {
-                let _ = check_once(&database, &ws, id, None, None, false, lang)
+                let _ = check_once(&database, &ws, id, None, None, false, lang, &root)
                     .map_err(|e| eprintln!("{e:#}"));
             }
             eprintln!(
@@ -507,8 +551,10 @@ fn main() -> anyhow::Result<()> {
                 ws.dir.display()
             );
             schemalab::exercises::watch::watch(&ws.dir, &ids, exercise.as_deref(), |id| {
-                print!("\x1b[2J\x1b[H");
-                if let Err(e) = check_once(&database, &ws, id, None, None, false, lang) {
+                if !dumb_terminal() {
+                    print!("\x1b[2J\x1b[H");
+                }
+                if let Err(e) = check_once(&database, &ws, id, None, None, false, lang, &root) {
                     eprintln!("{e:#}");
                 }
                 true
@@ -516,7 +562,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Hint { exercise, dir }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let ex = schemalab::exercises::manifest::find_in(content_root(), &exercise, lang)?;
+            let ex = schemalab::exercises::manifest::find_in(content_root()?, &exercise, lang)?;
             let (shown, total) = ws.next_hint(&ex)?;
             for (i, h) in shown.iter().enumerate() {
                 println!("hint {}/{total}: {h}", i + 1);
@@ -529,7 +575,7 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Reset { exercise, dir }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let ex = schemalab::exercises::manifest::find_in(content_root(), &exercise, lang)?;
+            let ex = schemalab::exercises::manifest::find_in(content_root()?, &exercise, lang)?;
             for f in ws.reset(&ex)? {
                 println!("restored {}", f.display());
             }
@@ -540,13 +586,20 @@ fn main() -> anyhow::Result<()> {
             dir,
         }) => {
             let ws = Workspace::locate(dir.as_deref());
-            let ex = schemalab::exercises::manifest::find_in(content_root(), &exercise, lang)?;
+            let ex = schemalab::exercises::manifest::find_in(content_root()?, &exercise, lang)?;
             print!("{}", ws.solution(&ex, reveal)?);
         }
         None => {
-            let root = content_root();
+            if dumb_terminal() {
+                anyhow::bail!(
+                    "TERM=dumb: this terminal cannot draw the workbench. \
+                     The same course runs as plain text: `schemalab lessons`, \
+                     `schemalab run <lesson>`, `schemalab shell`, `schemalab exercises list`."
+                );
+            }
+            let root = content_root()?;
             schemalab::tui::run(schemalab::tui::TuiOptions {
-                uri: cli.uri,
+                uri: cli.server.uri,
                 present: cli.present,
                 scale: schemalab::course::Scale::Default,
                 lessons_dir: root.join("lessons"),

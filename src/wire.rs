@@ -153,6 +153,11 @@ pub fn spawn_background(engine: Engine) -> std::io::Result<BackgroundServer> {
 pub async fn run_serve(port: u16) -> std::io::Result<()> {
     let handle = serve(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), Engine::new()).await?;
     println!("{}", handle.uri());
+    eprintln!(
+        "schemalab serve: the embedded engine is listening on {}. Its data lives in memory \
+         and is gone when it stops. Press Ctrl-C to stop it.",
+        handle.uri()
+    );
     tokio::signal::ctrl_c().await?;
     handle.shutdown();
     Ok(())
