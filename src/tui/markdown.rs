@@ -182,21 +182,25 @@ impl Builder<'_> {
     }
 }
 
-/// Splits into words and runs of spaces, keeping both.
+/// Splits into words and runs of spaces, keeping both. Words end where
+/// Unicode's line-breaking rules (UAX #14) allow a break, so Chinese text
+/// breaks between characters and never before closing punctuation such as
+/// `，` or `。`, while Latin words break only at spaces.
 fn split_keep_spaces(s: &str) -> Vec<String> {
+    use textwrap::WordSeparator;
     let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_space = false;
-    for c in s.chars() {
-        let sp = c == ' ';
-        if sp != in_space && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        in_space = sp;
-        cur.push(c);
+    // Leading spaces are a run of their own.
+    let trimmed = s.trim_start_matches(' ');
+    if trimmed.len() < s.len() {
+        out.push(s[..s.len() - trimmed.len()].to_string());
     }
-    if !cur.is_empty() {
-        out.push(cur);
+    for w in WordSeparator::UnicodeBreakProperties.find_words(trimmed) {
+        if !w.word.is_empty() {
+            out.push(w.word.to_string());
+        }
+        if !w.whitespace.is_empty() {
+            out.push(w.whitespace.to_string());
+        }
     }
     out
 }
@@ -388,5 +392,64 @@ pub fn render(src: &str, width: u16, theme: &Theme) -> Doc {
         lines: b.lines,
         sections: b.sections,
         width,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(l: &Line<'_>) -> String {
+        l.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn chinese_prose_wraps_between_characters_within_the_width() {
+        let para = "桶模式把同一个传感器连续的若干条读数合并进一个文档，也就是一个“桶”，每个桶的容量有固定上限。查询一天的读数，只需要取回少数几个桶，而不是一千多个彼此独立的文档。";
+        for width in [30u16, 41, 57] {
+            let doc = render(para, width, &Theme::no_color());
+            assert!(doc.lines.len() >= 3, "{width}: {:?}", doc.lines);
+            let mut joined = String::new();
+            for l in &doc.lines {
+                let t = text_of(l);
+                assert!(
+                    l.width() <= usize::from(width),
+                    "{width}: {t:?} is {} wide",
+                    l.width()
+                );
+                let body = t.trim_start();
+                assert!(
+                    !body.starts_with(['，', '。', '”', '）', '、', '：']),
+                    "{width}: a line starts with closing punctuation: {t:?}"
+                );
+                joined.push_str(body);
+            }
+            // Nothing lost, nothing added (no spaces between characters).
+            assert_eq!(joined, para, "{width}");
+        }
+    }
+
+    #[test]
+    fn latin_words_still_break_only_at_spaces() {
+        let doc = render(
+            "The bucket pattern groups consecutive readings of one sensor into one document.",
+            24,
+            &Theme::no_color(),
+        );
+        let words: Vec<String> = doc
+            .lines
+            .iter()
+            .flat_map(|l| {
+                text_of(l)
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(
+            words.join(" "),
+            "The bucket pattern groups consecutive readings of one sensor into one document."
+        );
+        assert!(doc.lines.iter().all(|l| l.width() <= 24));
     }
 }
