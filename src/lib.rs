@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod bundle;
 pub mod course;
 pub mod datasets;

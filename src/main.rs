@@ -68,6 +68,9 @@ enum Command {
     },
     /// Check every lesson, statement, claim and dataset reference.
     Lint,
+    /// Benchmarks. `bench course`: every lesson's run time and peak memory.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Datasets.
     #[command(subcommand)]
     Dataset(DatasetCommand),
@@ -159,6 +162,24 @@ enum ExercisesCommand {
     List {
         #[arg(long)]
         dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Run every lesson (or the ones named) on the embedded engine in this
+    /// process and print each one's wall time, peak resident memory (the
+    /// engine included) and resident memory once its databases are
+    /// dropped. Exits 1 when a lesson fails.
+    Course {
+        /// Lessons to run (ids, numbers or folders); all when none.
+        lessons: Vec<String>,
+        /// tiny, default or large.
+        #[arg(long, default_value = "default")]
+        scale: String,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -398,6 +419,37 @@ fn real_main() -> anyhow::Result<()> {
                 std::process::exit(1);
             }
             eprintln!("lint: clean");
+        }
+        Some(Command::Bench(BenchCommand::Course {
+            lessons,
+            scale,
+            json,
+        })) => {
+            let root = content_root()?;
+            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let database = Database::open(None)?;
+            if !json {
+                println!("{}", schemalab::bench::HEADER);
+            }
+            let all = database.runtime.block_on(schemalab::bench::bench_course(
+                &root,
+                &database.uri,
+                scale,
+                &lessons,
+                |b| {
+                    if !json {
+                        println!("{}", schemalab::bench::row(b));
+                    }
+                },
+            ))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else {
+                println!("{}", schemalab::bench::summary(&all));
+            }
+            if all.iter().any(|b| !b.held) {
+                std::process::exit(1);
+            }
         }
         Some(Command::Dataset(DatasetCommand::Export {
             name,

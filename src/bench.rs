@@ -1,0 +1,181 @@
+//! `schemalab bench course`: the course as a benchmark. Every lesson (or
+//! the ones named) runs at a scale on the embedded engine, in this process,
+//! and the bench records its wall time, the process's peak resident memory
+//! during that lesson (Linux: `VmHWM`, reset between lessons through
+//! `/proc/self/clear_refs`), and the resident memory once the lesson's
+//! databases are dropped, which shows whether memory is given back. Figures
+//! are measured, never estimated; where the platform cannot give one it is
+//! reported as missing.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::course::{self, CancelFlag, CatalogLoader, CourseError, RunOptions, RunStatus, Scale};
+
+/// Why the bench could not run.
+#[derive(Debug, Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Course(#[from] CourseError),
+    #[error("server: {0}")]
+    Server(String),
+}
+
+/// One lesson's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct LessonBench {
+    pub lesson: String,
+    pub seconds: f64,
+    /// Peak resident memory of this process during the lesson, bytes.
+    pub peak_rss: Option<u64>,
+    /// Resident memory after the lesson's databases were dropped, bytes.
+    pub rss_after_drop: Option<u64>,
+    /// Every variant ran and every claim held.
+    pub held: bool,
+    /// What went wrong otherwise.
+    pub problem: Option<String>,
+}
+
+/// A field of `/proc/self/status` in bytes (`VmHWM`, `VmRSS`).
+pub fn proc_status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Reset the peak-RSS counter (`VmHWM`) to the current RSS; false where the
+/// kernel does not allow it.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Run the lessons `ids` (all when empty) of the course under `root` at
+/// `scale` against `uri`, one after the other; `each` sees every result as
+/// it comes.
+pub async fn bench_course(
+    root: &Path,
+    uri: &str,
+    scale: Scale,
+    ids: &[String],
+    mut each: impl FnMut(&LessonBench),
+) -> Result<Vec<LessonBench>, BenchError> {
+    let course = course::Course::load(root)?;
+    let ids: Vec<String> = if ids.is_empty() {
+        course.lesson_ids()
+    } else {
+        ids.iter()
+            .map(|q| course.resolve(q))
+            .collect::<Result<_, _>>()?
+    };
+    let loader = CatalogLoader::for_course(root)?;
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| BenchError::Server(e.to_string()))?;
+    let mut out = Vec::new();
+    for id in ids {
+        let lesson = course.lesson(&id)?;
+        let opts = RunOptions {
+            scale,
+            loader: &loader,
+            cancel: CancelFlag::new(),
+            progress: None,
+        };
+        reset_peak_rss();
+        let started = Instant::now();
+        let result = course::run_lesson(&client, &lesson, &opts).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let peak_rss = proc_status_bytes("VmHWM:");
+        // Give the lesson's databases back, as the course does between
+        // runs, and see what memory remains.
+        for exp in &lesson.experiments {
+            for v in &exp.variants {
+                let db = course::db_name(&lesson.id, v.id.get_ref());
+                course::guard_db(&db, &lesson.id, v.id.get_ref())?;
+                client
+                    .database(&db)
+                    .drop()
+                    .await
+                    .map_err(|e| BenchError::Server(e.to_string()))?;
+            }
+        }
+        let rss_after_drop = proc_status_bytes("VmRSS:");
+        let (held, problem) = match &result {
+            Ok(report) => match RunStatus::of(report) {
+                s if s.exit_code() == 0 => (true, None),
+                s => (false, Some(s.message())),
+            },
+            Err(e) => (false, Some(e.to_string())),
+        };
+        let b = LessonBench {
+            lesson: id,
+            seconds,
+            peak_rss,
+            rss_after_drop,
+            held,
+            problem,
+        };
+        each(&b);
+        out.push(b);
+    }
+    Ok(out)
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or_else(|| "n/a".into(), |b| format!("{:.0}", b as f64 / 1048576.0))
+}
+
+/// One line of the printed table.
+pub fn row(b: &LessonBench) -> String {
+    format!(
+        "{:<24} {:>8.2} {:>10} {:>12}  {}",
+        b.lesson,
+        b.seconds,
+        mib(b.peak_rss),
+        mib(b.rss_after_drop),
+        match &b.problem {
+            None => "held".to_string(),
+            Some(p) => format!("FAILED: {p}"),
+        }
+    )
+}
+
+/// The table's header.
+pub const HEADER: &str = "lesson                    seconds  peak MiB  after drop  claims";
+
+/// The closing line: totals and the worst lesson.
+pub fn summary(all: &[LessonBench]) -> String {
+    let total: f64 = all.iter().map(|b| b.seconds).sum();
+    let slowest = all
+        .iter()
+        .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
+        .map_or("-".to_string(), |b| {
+            format!("{} {:.2} s", b.lesson, b.seconds)
+        });
+    let peak = all.iter().filter_map(|b| b.peak_rss).max();
+    let failed = all.iter().filter(|b| !b.held).count();
+    format!(
+        "total {total:.2} s over {} lessons; slowest {slowest}; highest peak {} MiB; {failed} failed",
+        all.len(),
+        mib(peak)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_status_reads_this_process() {
+        if !Path::new("/proc/self/status").exists() {
+            return; // not Linux: the bench reports n/a
+        }
+        let rss = proc_status_bytes("VmRSS:").expect("VmRSS");
+        let peak = proc_status_bytes("VmHWM:").expect("VmHWM");
+        assert!(rss > 1024 * 1024 && peak >= rss, "rss {rss} peak {peak}");
+        assert_eq!(proc_status_bytes("NoSuchField:"), None);
+    }
+}
