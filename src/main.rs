@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use schemalab::connect::Database;
 use schemalab::exercises::Workspace;
 use tokio::runtime::Runtime;
 
@@ -167,52 +168,6 @@ fn content_root() -> PathBuf {
     }
 }
 
-/// The database everything talks to: the embedded engine on an ephemeral
-/// loopback port, or the server named by `--uri`.
-struct Database {
-    runtime: Runtime,
-    uri: String,
-    /// Keeps the embedded server alive for as long as the command runs.
-    _server: Option<schemalab::wire::ServerHandle>,
-}
-
-impl Database {
-    fn open(uri: Option<String>) -> anyhow::Result<Self> {
-        let runtime = Runtime::new().context("starting the async runtime")?;
-        match uri {
-            Some(uri) => Ok(Database {
-                runtime,
-                uri,
-                _server: None,
-            }),
-            None => {
-                let addr = "127.0.0.1:0".parse().context("loopback address")?;
-                let server = runtime
-                    .block_on(schemalab::wire::serve(
-                        addr,
-                        schemalab::engine::Engine::new(),
-                    ))
-                    .context("starting the embedded engine")?;
-                Ok(Database {
-                    runtime,
-                    uri: server.uri(),
-                    _server: Some(server),
-                })
-            }
-        }
-    }
-}
-
-/// A `--uri` the driver cannot parse is named in one line, before anything
-/// tries to connect with it.
-fn check_uri(uri: &str) -> anyhow::Result<()> {
-    let runtime = Runtime::new().context("starting the async runtime")?;
-    runtime
-        .block_on(async { mongodb::options::ClientOptions::parse(uri).await })
-        .map(|_| ())
-        .map_err(|e| anyhow::anyhow!("--uri '{uri}': not a MongoDB connection string: {}", e.kind))
-}
-
 /// Check one exercise of workspace `ws`, print the checklist, record the
 /// attempt; true when it passed.
 fn check_once(
@@ -225,16 +180,14 @@ fn check_once(
 ) -> anyhow::Result<bool> {
     let root = content_root();
     let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
-    let report = database
-        .runtime
-        .block_on(schemalab::exercises::check_in_workspace(
-            &root,
-            ws,
-            &database.uri,
-            id,
-            seed,
-            scale,
-        ))?;
+    let report = database.block_on(schemalab::exercises::check_in_workspace(
+        &root,
+        ws,
+        database.uri(),
+        id,
+        seed,
+        scale,
+    ))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(report.passed());
@@ -305,10 +258,10 @@ fn main() -> anyhow::Result<()> {
                     cancel: schemalab::course::CancelFlag::new(),
                     progress: Some(&progress),
                 };
-                let report = database.runtime.block_on(schemalab::course::run_by_id(
+                let report = database.block_on(schemalab::course::run_by_id(
                     &root,
                     &lesson,
-                    &database.uri,
+                    database.uri(),
                     &opts,
                 ))?;
                 Ok((report, format))
@@ -377,14 +330,11 @@ fn main() -> anyhow::Result<()> {
                 Some(_) if !allow_writes => WritePolicy::Prefix("schemalab_".to_string()),
                 _ => WritePolicy::Unrestricted,
             };
-            if let Some(uri) = &cli.uri {
-                check_uri(uri)?;
-            }
             let database = Database::open(cli.uri)?;
             match file {
                 Some(path) => {
-                    let ok = database.runtime.block_on(schemalab::dialect::run_file(
-                        &database.uri,
+                    let ok = database.block_on(schemalab::dialect::run_file(
+                        database.uri(),
                         &db,
                         &path,
                         policy,
@@ -396,8 +346,8 @@ fn main() -> anyhow::Result<()> {
                     }
                 }
                 None => schemalab::dialect::run_interactive_on(
-                    database.runtime.handle(),
-                    &database.uri,
+                    database.handle(),
+                    database.uri(),
                     &db,
                     policy,
                 )
@@ -532,8 +482,8 @@ fn main() -> anyhow::Result<()> {
                 uri: cli.uri,
                 present: cli.present,
                 scale: schemalab::course::Scale::Default,
-                lessons_dir: root.join("lessons"),
-                datasets_dir: root.join("datasets"),
+                root,
+                lang: schemalab::locale::Lang::En,
             })?;
         }
     }
