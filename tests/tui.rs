@@ -877,3 +877,42 @@ fn broken_lessons_show_their_problem_and_a_broken_manifest_stops() {
         );
     }
 }
+
+/// The TUI loads its course through `Course::load_in` with the language it
+/// is given: the Chinese edition's titles and prose, placeholders still
+/// filled by the course's renderer.
+#[test]
+fn the_course_shows_in_the_language_given() {
+    use schemalab::locale::Lang;
+    use schemalab::tui::lessons::CourseState;
+    let course = CourseState::load(&common::root(), Lang::ZhCn).unwrap();
+    let bucket = course
+        .lessons
+        .iter()
+        .position(|l| l.id == "bucket")
+        .unwrap();
+    assert_eq!(course.lessons[bucket].title(), "桶模式");
+    let mut app = App::new(
+        course,
+        Theme::normal(),
+        false,
+        EngineStatus {
+            label: strings::EMBEDDED_ENGINE.into(),
+            state: ConnState::Connected,
+        },
+        Scale::Default,
+        Progress::default(),
+    );
+    app.update(Action::Resize {
+        width: 100,
+        height: 30,
+    });
+    chars(&mut app, "10r");
+    finish_run(&mut app);
+    key(&mut app, KeyCode::Esc);
+    let source = app.reader_source();
+    let count = common::bucket_report().experiments[0].variants[0].collections[0].count;
+    assert!(!source.contains("{{"), "{source}");
+    assert!(source.contains(&count.to_string()), "{source}");
+    assert!(draw(&app).contains("桶模式"));
+}
