@@ -916,3 +916,32 @@ fn the_course_shows_in_the_language_given() {
     assert!(source.contains(&count.to_string()), "{source}");
     assert!(draw(&app).contains("桶模式"));
 }
+
+/// Each run's report is merged into its lesson's report: a re-run replaces
+/// the experiment it ran, other experiments stay, in the lesson's order.
+#[test]
+fn runs_merge_into_the_lessons_report() {
+    let mut app = at_comparison((100, 30));
+    let mut other = common::bucket_report();
+    other.experiments[0].id = "zz-other".into();
+    other.experiments[0].claims.clear();
+    key(&mut app, KeyCode::Char('r'));
+    let id = app.run.as_ref().unwrap().id;
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: id,
+        result: Ok(Box::new(other)),
+    }));
+    finish_run_again(&mut app);
+    let ids: Vec<&str> = app.reports["bucket"]
+        .experiments
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    assert_eq!(ids, ["readings", "zz-other"]);
+    assert_eq!(app.reports["bucket"].experiments[0].claims.len(), 4);
+}
+
+fn finish_run_again(app: &mut App) {
+    key(app, KeyCode::Char('r'));
+    finish_run(app);
+}

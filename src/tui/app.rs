@@ -971,8 +971,11 @@ impl App {
             .reports
             .entry(lesson_id.to_string())
             .or_insert_with(|| LessonReport {
+                lesson: report.lesson.clone(),
+                title: String::new(),
+                scale: report.scale,
+                engine: report.engine.clone(),
                 experiments: Vec::new(),
-                ..report.clone()
             });
         held.title = report.title;
         held.scale = report.scale;
