@@ -1,6 +1,10 @@
 //! Rendering cost of the experiment view (target: ≤ 2 ms per frame), drawn
-//! from fixture data into a TestBackend at 100×30 and 200×60.
+//! from the real course and a real tiny run of the bucket lesson (the
+//! tests' `common` state) into a TestBackend at 100×30 and 200×60.
 #![allow(clippy::unwrap_used)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -10,11 +14,11 @@ use schemalab::tui::action::{Action, TaskMsg};
 use schemalab::tui::app::{App, ConnState, EngineStatus};
 use schemalab::tui::progress::Progress;
 use schemalab::tui::theme::Theme;
-use schemalab::tui::{fixture, strings, view};
+use schemalab::tui::{strings, view};
 
 fn comparison(width: u16, height: u16) -> App {
     let mut app = App::new(
-        fixture::course(),
+        common::course(),
         Theme::normal(),
         false,
         EngineStatus {
@@ -31,7 +35,7 @@ fn comparison(width: u16, height: u16) -> App {
     let id = app.run.as_ref().unwrap().id;
     app.update(Action::Task(TaskMsg::RunFinished {
         run_id: id,
-        result: Ok(Box::new(fixture::bucket_report())),
+        result: Ok(Box::new(common::bucket_report())),
     }));
     app
 }

@@ -31,7 +31,7 @@ pub use measure::{CollStats, EngineInfo, ReadMetrics, WriteMetrics};
 pub use report::{Format, render};
 pub use runner::{
     CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, OpResult, Progress,
-    RunOptions, VariantReport, run_lesson,
+    RunOptions, Sample, VariantReport, run_lesson,
 };
 
 /// A lesson as `schemalab lessons` lists it.
@@ -206,7 +206,7 @@ impl std::str::FromStr for Scale {
 
 /// Everything that can stop a course operation as a whole (per-operation
 /// failures are recorded in the report instead).
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CourseError {
     /// A file could not be read.
     #[error("{path}: {message}")]

@@ -8,6 +8,11 @@
 //! - [`wire`]: the MongoDB wire protocol server that exposes the engine on
 //!   127.0.0.1, so the official driver, mongosh and pymongo can use it.
 //!
+//! - [`connect`]: opens the database for every command and the TUI (the
+//!   embedded engine on a loopback port, or `--uri`).
+//! - [`course`]: lessons, the experiment runner, claims and reports.
+//! - [`tui`]: the terminal workbench, rendering the course's own types.
+//!
 //! Everything above the wire layer reaches the database only through the
 //! official `mongodb` driver, so the same code runs against a real MongoDB.
 
@@ -15,6 +20,7 @@
 
 pub mod bench;
 pub mod bundle;
+pub mod connect;
 pub mod course;
 pub mod datasets;
 pub mod dialect;

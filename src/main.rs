@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use schemalab::connect::Database;
 use schemalab::exercises::Workspace;
 use tokio::runtime::Runtime;
 
@@ -208,52 +209,6 @@ fn content_root(explicit: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
     Ok(schemalab::bundle::course_root(explicit)?)
 }
 
-/// The database everything talks to: the embedded engine on an ephemeral
-/// loopback port, or the server named by `--uri`.
-struct Database {
-    runtime: Runtime,
-    uri: String,
-    /// Keeps the embedded server alive for as long as the command runs.
-    _server: Option<schemalab::wire::ServerHandle>,
-}
-
-impl Database {
-    fn open(uri: Option<String>) -> anyhow::Result<Self> {
-        let runtime = Runtime::new().context("starting the async runtime")?;
-        match uri {
-            Some(uri) => Ok(Database {
-                runtime,
-                uri,
-                _server: None,
-            }),
-            None => {
-                let addr = "127.0.0.1:0".parse().context("loopback address")?;
-                let server = runtime
-                    .block_on(schemalab::wire::serve(
-                        addr,
-                        schemalab::engine::Engine::new(),
-                    ))
-                    .context("starting the embedded engine")?;
-                Ok(Database {
-                    runtime,
-                    uri: server.uri(),
-                    _server: Some(server),
-                })
-            }
-        }
-    }
-}
-
-/// A `--uri` the driver cannot parse is named in one line, before anything
-/// tries to connect with it.
-fn check_uri(uri: &str) -> anyhow::Result<()> {
-    let runtime = Runtime::new().context("starting the async runtime")?;
-    runtime
-        .block_on(async { mongodb::options::ClientOptions::parse(uri).await })
-        .map(|_| ())
-        .map_err(|e| anyhow::anyhow!("--uri '{uri}': not a MongoDB connection string: {}", e.kind))
-}
-
 /// Check one exercise of workspace `ws`, print the checklist, record the
 /// attempt; true when it passed.
 #[allow(clippy::too_many_arguments)]
@@ -268,17 +223,15 @@ fn check_once(
     root: &std::path::Path,
 ) -> anyhow::Result<bool> {
     let seed = seed.unwrap_or_else(schemalab::exercises::fresh_seed);
-    let report = database
-        .runtime
-        .block_on(schemalab::exercises::check_in_workspace_in(
-            root,
-            ws,
-            &database.uri,
-            id,
-            seed,
-            scale,
-            lang,
-        ))?;
+    let report = database.block_on(schemalab::exercises::check_in_workspace_in(
+        root,
+        ws,
+        database.uri(),
+        id,
+        seed,
+        scale,
+        lang,
+    ))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(report.passed());
@@ -375,10 +328,10 @@ fn real_main() -> anyhow::Result<()> {
                     cancel: schemalab::course::CancelFlag::new(),
                     progress: Some(&progress),
                 };
-                let report = database.runtime.block_on(schemalab::course::run_by_id_in(
+                let report = database.block_on(schemalab::course::run_by_id_in(
                     &root,
                     &lesson,
-                    &database.uri,
+                    database.uri(),
                     &opts,
                     lang,
                 ))?;
@@ -431,9 +384,9 @@ fn real_main() -> anyhow::Result<()> {
             if !json {
                 println!("{}", schemalab::bench::HEADER);
             }
-            let all = database.runtime.block_on(schemalab::bench::bench_course(
+            let all = database.block_on(schemalab::bench::bench_course(
                 &root,
-                &database.uri,
+                database.uri(),
                 scale,
                 &lessons,
                 |b| {
@@ -484,14 +437,11 @@ fn real_main() -> anyhow::Result<()> {
                 Some(_) if !allow_writes => WritePolicy::Prefix("schemalab_".to_string()),
                 _ => WritePolicy::Unrestricted,
             };
-            if let Some(uri) = &uri {
-                check_uri(uri)?;
-            }
             let database = Database::open(uri)?;
             match file {
                 Some(path) => {
-                    let ok = database.runtime.block_on(schemalab::dialect::run_file(
-                        &database.uri,
+                    let ok = database.block_on(schemalab::dialect::run_file(
+                        database.uri(),
                         &db,
                         &path,
                         policy,
@@ -503,8 +453,8 @@ fn real_main() -> anyhow::Result<()> {
                     }
                 }
                 None => schemalab::dialect::run_interactive_on(
-                    database.runtime.handle(),
-                    &database.uri,
+                    database.handle(),
+                    database.uri(),
                     &db,
                     policy,
                 )
@@ -654,8 +604,8 @@ fn real_main() -> anyhow::Result<()> {
                 uri: cli.server.uri,
                 present: cli.present,
                 scale: schemalab::course::Scale::Default,
-                lessons_dir: root.join("lessons"),
-                datasets_dir: root.join("datasets"),
+                root,
+                lang,
             })?;
         }
     }

@@ -9,17 +9,22 @@
 //! with [`view::render`], which only reads state. Background work reports
 //! through one channel, and the loop blocks on it (ticking only while
 //! something runs), so an idle TUI uses no CPU.
+//!
+//! Domain apart from UI, as gitui keeps git apart from its screens: state
+//! holds the course module's own types ([`lessons::CourseState`] over
+//! `course::Course`/`Lesson`, `course::LessonReport` per lesson), prose
+//! placeholders are filled by `course::claims::render_prose`, the explain
+//! tree draws the explain the runner measured, and the database is opened
+//! by [`crate::connect`], as for every command.
 
 pub mod action;
 pub mod app;
-pub mod content;
 pub mod course_runner;
 pub mod event;
-pub mod fixture;
 pub mod highlight;
 pub mod keys;
+pub mod lessons;
 pub mod markdown;
-pub mod model;
 pub mod progress;
 pub mod strings;
 pub mod terminal;
@@ -43,11 +48,13 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::Duration;
 
-use crate::course::{CancelFlag, Scale};
+use crate::connect::{ConnectError, Database};
+use crate::course::{CancelFlag, LessonReport, Scale};
+use crate::locale::Lang;
 use action::{Action, Effect, TaskMsg};
 use app::{App, ConnState, EngineStatus};
 use event::Event;
-use model::{Experiment, Lesson, Report, RunProgress};
+use lessons::CourseState;
 use progress::Progress;
 use theme::Theme;
 
@@ -60,8 +67,11 @@ pub struct TuiOptions {
     pub present: bool,
     /// Dataset scale for runs (changed in the TUI with `+`/`-`).
     pub scale: Scale,
-    pub lessons_dir: PathBuf,
-    pub datasets_dir: PathBuf,
+    /// The folder holding `lessons/` and `datasets/`.
+    pub root: PathBuf,
+    /// The language the course is shown in (English wherever a translation
+    /// is missing).
+    pub lang: Lang,
 }
 
 impl Default for TuiOptions {
@@ -70,8 +80,8 @@ impl Default for TuiOptions {
             uri: None,
             present: false,
             scale: Scale::Default,
-            lessons_dir: PathBuf::from("lessons"),
-            datasets_dir: PathBuf::from("datasets"),
+            root: PathBuf::from("."),
+            lang: Lang::En,
         }
     }
 }
@@ -82,6 +92,8 @@ pub enum TuiError {
     Io(#[from] std::io::Error),
     #[error("course content: {0}")]
     Content(String),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
     #[error("{0}")]
     Runtime(String),
 }
@@ -89,28 +101,28 @@ pub enum TuiError {
 /// What a runner gets for one experiment run.
 pub struct RunContext<'a> {
     pub uri: &'a str,
-    pub lessons_dir: &'a Path,
-    pub datasets_dir: &'a Path,
-    pub lesson: &'a Lesson,
-    pub experiment: &'a Experiment,
+    /// The lesson's id.
+    pub lesson: &'a str,
+    /// The id of the experiment to run.
+    pub experiment: &'a str,
     pub scale: Scale,
     /// Report progress (called from the runner's threads).
-    pub progress: &'a (dyn Fn(RunProgress) + Send + Sync),
+    pub progress: &'a (dyn Fn(crate::course::Progress) + Send + Sync),
     /// Set when the user cancels; the runner stops at the next step.
     pub cancel: &'a CancelFlag,
 }
 
 /// Runs an experiment and measures it. The course module provides the real
-/// one; tests use fixtures. Called on a background thread.
+/// one; tests may supply their own. Called on a background thread.
 pub trait ExperimentRunner: Send + Sync {
-    fn run(&self, ctx: RunContext<'_>) -> Result<Report, String>;
+    fn run(&self, ctx: RunContext<'_>) -> Result<LessonReport, String>;
 }
 
 /// Used until a runner is wired in: every run fails with an explanation.
 pub struct NoRunner;
 
 impl ExperimentRunner for NoRunner {
-    fn run(&self, _ctx: RunContext<'_>) -> Result<Report, String> {
+    fn run(&self, _ctx: RunContext<'_>) -> Result<LessonReport, String> {
         Err(strings::RUNNER_MISSING.to_string())
     }
 }
@@ -118,7 +130,7 @@ impl ExperimentRunner for NoRunner {
 /// Opens the TUI and returns when the user quits. Experiments run through
 /// the course runner ([`course_runner::CourseRunner`]).
 pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
-    let runner = course_runner::CourseRunner::new(&opts.lessons_dir, &opts.datasets_dir);
+    let runner = course_runner::CourseRunner::new(&opts.root, opts.lang);
     run_with(opts, Arc::new(runner))
 }
 
@@ -126,26 +138,10 @@ pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
 pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(), TuiError> {
     // Before any thread exists, so no panic can leave the terminal raw.
     terminal::install_panic_hook();
-    let course = content::load_course(&opts.lessons_dir).and_then(|course| {
-        // A manifest lint rejects (an empty file, a missing version) or one
-        // listing no lesson opens no course: say so instead of showing an
-        // empty outline.
-        let manifest = manifest_problems(&opts.lessons_dir);
-        if manifest.is_empty() && !course.lessons.is_empty() {
-            Ok(course)
-        } else if manifest.is_empty() {
-            Err(TuiError::Content(format!(
-                "{}: lists no lessons",
-                opts.lessons_dir.join("manifest.toml").display()
-            )))
-        } else {
-            Err(TuiError::Content(manifest.join("\n")))
-        }
-    });
-    let course = match course {
+    let course = match load_course(&opts.root, opts.lang) {
         Ok(course) => course,
         Err(e) => {
-            show_startup_error(&startup_problems(&opts.lessons_dir, &e))?;
+            show_startup_error(&startup_problems(&opts.root, &e))?;
             return Err(e);
         }
     };
@@ -154,17 +150,12 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
         .enable_all()
         .thread_name("schemalab-tui")
         .build()?;
-    // The embedded engine lives as long as the TUI.
-    let server = match &opts.uri {
-        Some(_) => None,
-        None => Some(crate::wire::spawn_background(crate::engine::Engine::new())?),
-    };
-    let uri = match (&opts.uri, &server) {
-        (Some(u), _) => u.clone(),
-        (None, Some(s)) => s.uri(),
-        (None, None) => return Err(TuiError::Runtime("no database".into())),
-    };
-    let label = if server.is_some() {
+    // The embedded engine (or --uri) lives as long as the TUI, opened the
+    // way every command opens it.
+    let database = Database::open_with(opts.uri.clone(), rt)?;
+    let uri = database.uri().to_string();
+    let embedded = database.is_embedded();
+    let label = if embedded {
         strings::EMBEDDED_ENGINE.to_string()
     } else {
         uri.clone()
@@ -188,10 +179,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     );
 
     // Exercises: the workspace in the working folder (or ./schemalab-exercises).
-    let course_root = opts
-        .lessons_dir
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let course_root = opts.root.clone();
     let workspace = crate::exercises::Workspace::locate(None);
     app.exercises = screens::exercises::ExercisesState::load(&course_root, &workspace);
     let mut watcher: Option<crate::exercises::watch::Watcher> = None;
@@ -207,10 +195,12 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
             .name("schemalab-fault".into())
             .spawn(|| panic!("injected fault: a background thread panicked"))?;
     }
-    rt.spawn(probe(uri.clone(), server.is_some(), tx.clone()));
+    database
+        .handle()
+        .spawn(probe(uri.clone(), embedded, tx.clone()));
     // The shell pane writes anywhere on the embedded engine; against a real
     // server only into `schemalab_` databases, as the `--uri` help promises.
-    let shell_policy = if server.is_some() {
+    let shell_policy = if embedded {
         crate::dialect::WritePolicy::Unrestricted
     } else {
         crate::dialect::WritePolicy::Prefix(crate::course::DB_PREFIX.to_string())
@@ -257,23 +247,18 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                     experiment,
                     scale,
                 } => {
-                    let (Some(l), Some(e)) = (
-                        app.course.lessons.get(lesson).cloned(),
-                        app.course
-                            .lessons
-                            .get(lesson)
-                            .and_then(|l| l.experiments.get(experiment))
-                            .cloned(),
-                    ) else {
+                    let Some(l) = app.course.lessons.get(lesson) else {
                         continue;
                     };
+                    let Some(e) = l.experiments().get(experiment) else {
+                        continue;
+                    };
+                    let (l, e) = (l.id.clone(), e.id.get_ref().clone());
                     let flag = CancelFlag::new();
                     cancel = Some(flag.clone());
                     let job = RunJob {
                         runner: runner.clone(),
                         uri: uri.clone(),
-                        lessons_dir: opts.lessons_dir.clone(),
-                        datasets_dir: opts.datasets_dir.clone(),
                         lesson: l,
                         experiment: e,
                         scale,
@@ -300,7 +285,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                         course_root.clone(),
                         workspace.clone(),
                     );
-                    rt.spawn(async move {
+                    database.handle().spawn(async move {
                         let seed = crate::exercises::fresh_seed();
                         let res =
                             crate::exercises::check_in_workspace(&root, &ws, &uri, &id, seed, None)
@@ -357,8 +342,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     for message in terminal::take_held_messages() {
         eprintln!("{message}");
     }
-    drop(server);
-    rt.shutdown_background();
+    database.close();
     if terminal::panicked() {
         return Err(TuiError::Runtime(
             "a thread panicked (its message is above); the interface was closed".into(),
@@ -367,10 +351,29 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     Ok(())
 }
 
+/// The course under `root`: its manifest must load, pass lint and list a
+/// lesson; a lesson that does not load is kept with its error.
+pub fn load_course(root: &Path, lang: Lang) -> Result<CourseState, TuiError> {
+    let course = CourseState::load(root, lang).map_err(|e| TuiError::Content(e.to_string()))?;
+    // A manifest lint rejects (an empty file, a missing version) or one
+    // listing no lesson opens no course: say so instead of showing an
+    // empty outline.
+    let manifest = manifest_problems(root);
+    if !manifest.is_empty() {
+        Err(TuiError::Content(manifest.join("\n")))
+    } else if course.lessons.is_empty() {
+        Err(TuiError::Content(format!(
+            "{}: lists no lessons",
+            root.join("lessons").join("manifest.toml").display()
+        )))
+    } else {
+        Ok(course)
+    }
+}
+
 /// `lint`'s problems with `lessons/manifest.toml` itself.
-fn manifest_problems(lessons_dir: &Path) -> Vec<String> {
-    let root = lessons_dir.parent().unwrap_or(Path::new("."));
-    let manifest = lessons_dir.join("manifest.toml");
+fn manifest_problems(root: &Path) -> Vec<String> {
+    let manifest = root.join("lessons").join("manifest.toml");
     crate::course::lint(root)
         .iter()
         .filter(|e| e.file == manifest)
@@ -380,8 +383,7 @@ fn manifest_problems(lessons_dir: &Path) -> Vec<String> {
 
 /// What is wrong with a course that cannot be opened: `lint`'s lines for
 /// the course root, or the loading error itself when lint finds nothing.
-pub fn startup_problems(lessons_dir: &Path, error: &TuiError) -> Vec<String> {
-    let root = lessons_dir.parent().unwrap_or(Path::new("."));
+pub fn startup_problems(root: &Path, error: &TuiError) -> Vec<String> {
     let mut lines: Vec<String> = crate::course::lint(root)
         .iter()
         .map(ToString::to_string)
@@ -424,10 +426,8 @@ fn show_startup_error(problems: &[String]) -> Result<(), TuiError> {
 struct RunJob {
     runner: Arc<dyn ExperimentRunner>,
     uri: String,
-    lessons_dir: PathBuf,
-    datasets_dir: PathBuf,
-    lesson: Lesson,
-    experiment: Experiment,
+    lesson: String,
+    experiment: String,
     scale: Scale,
     run_id: u64,
     cancel: CancelFlag,
@@ -438,13 +438,11 @@ impl RunJob {
     fn run(self) {
         let tx = self.tx.clone();
         let run_id = self.run_id;
-        let report = move |progress: RunProgress| {
+        let report = move |progress: crate::course::Progress| {
             let _ = tx.send(Event::Task(TaskMsg::RunProgress { run_id, progress }));
         };
         let result = self.runner.run(RunContext {
             uri: &self.uri,
-            lessons_dir: &self.lessons_dir,
-            datasets_dir: &self.datasets_dir,
             lesson: &self.lesson,
             experiment: &self.experiment,
             scale: self.scale,

@@ -690,3 +690,75 @@ async fn explain_parser_reads_engine_explains() {
     assert_eq!(m.keys_examined, 11);
     assert_eq!(m.n_returned, 1, "{agg}");
 }
+
+/// Issue 13: the report keeps the raw explain each read was measured
+/// with, so a plan view shows exactly what was measured: parsing that
+/// stored explain gives back the report's own figures, for a find and for
+/// a pipeline with a join. The JSON report carries it too, and the sample
+/// documents read when the collections were measured.
+#[tokio::test]
+async fn the_report_keeps_the_explain_each_read_was_measured_with() {
+    let (_server, client) = server().await;
+    let report = run(&client, "", "embed").await;
+    let exp = &report.experiments[0];
+    let mut reads = 0;
+    for v in &exp.variants {
+        for op in v.operations.iter().filter(|o| o.kind == OpKind::Read) {
+            let Some(m) = &op.read else { continue };
+            let explain = m
+                .explain
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}/{}: no stored explain", v.id, op.id));
+            let (again, _) = schemalab::course::measure::parse_explain(explain).unwrap();
+            assert_eq!(
+                (
+                    again.n_returned,
+                    again.keys_examined,
+                    again.docs_examined,
+                    &again.stages,
+                    &again.index,
+                    &again.pipeline
+                ),
+                (
+                    m.n_returned,
+                    m.keys_examined,
+                    m.docs_examined,
+                    &m.stages,
+                    &m.index,
+                    &m.pipeline
+                ),
+                "{}/{}",
+                v.id,
+                op.id
+            );
+            reads += 1;
+        }
+        for c in &v.collections {
+            let sample = v
+                .samples
+                .iter()
+                .find(|s| s.collection == c.name)
+                .unwrap_or_else(|| panic!("{}: no sample of {}", v.id, c.name));
+            assert_eq!(
+                sample.documents.len() as i64,
+                c.count
+                    .min(schemalab::course::runner::SAMPLES_PER_COLLECTION)
+            );
+        }
+    }
+    assert!(reads >= 2, "{reads}");
+    let json: serde_json::Value = serde_json::from_str(&render(&report, Format::Json)).unwrap();
+    let first = &json["experiments"][0]["variants"][0];
+    let read = first["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "read")
+        .unwrap();
+    assert!(
+        read["read"]["explain"]["executionStats"].is_object()
+            || read["read"]["explain"]["stages"].is_array(),
+        "{read}"
+    );
+    assert!(first["samples"][0]["documents"].is_array(), "{first}");
+}

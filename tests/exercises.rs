@@ -5,6 +5,8 @@
 //! solutions locked until passed) and lint of exercise content.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::PathBuf;
 
 use schemalab::course::CatalogLoader;
@@ -337,10 +339,10 @@ fn tui_exercises_screen_lists_status_prompt_path_and_hints() {
     use schemalab::tui::progress::Progress;
     use schemalab::tui::screens::exercises::ExercisesState;
     use schemalab::tui::theme::Theme;
-    use schemalab::tui::{fixture, strings, view};
+    use schemalab::tui::{strings, view};
 
     let mut app = App::new(
-        fixture::course(),
+        common::course(),
         Theme::select(false, true),
         false,
         EngineStatus {

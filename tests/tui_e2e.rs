@@ -1,8 +1,9 @@
 //! End to end: the built binary in a pseudo-terminal (tmux on a private
 //! socket), driven by keystrokes as a learner types them: `1` `0` (lesson
 //! 10, the bucket pattern), `r` (run its experiment on the embedded
-//! engine). The comparison must appear on screen, then `q` must restore
-//! the terminal and exit.
+//! engine). The comparison must appear on screen, Enter must open the
+//! explain tree of the measured read, then `q` must restore the terminal
+//! and exit.
 //!
 //! Skips, saying why, when tmux is missing, when the bucket lesson is not
 //! in `lessons/`, or when the binary does not open the TUI with no
@@ -143,6 +144,17 @@ fn launch_run_bucket_and_see_the_comparison() {
     } else {
         assert!(screen.contains('★'), "a winning side is marked:\n{screen}");
     }
+    // Enter opens the explain tree of the measured read: the plan the
+    // runner kept in the report (FETCH over the (sensor_id, ts) index scan).
+    tmux.cmd(&["send-keys", "-t", "e2e", "Enter"]);
+    let tree = tmux
+        .wait_for(Duration::from_secs(10), |s| s.contains("Explain ·"))
+        .unwrap_or_else(|| panic!("no explain tree:\n{}", tmux.screen()));
+    assert!(
+        tree.contains("FETCH") && tree.contains("IXSCAN sensor_id_1_ts_1"),
+        "the measured plan is drawn:\n{tree}"
+    );
+    assert!(!tree.contains("No explain output"), "{tree}");
     tmux.cmd(&["send-keys", "-t", "e2e", "q"]);
     let exited = tmux.wait_for(Duration::from_secs(10), |s| !s.contains("keys examined"));
     assert!(exited.is_some() || !tmux.alive(), "q leaves the TUI");

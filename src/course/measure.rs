@@ -208,6 +208,12 @@ pub struct ReadMetrics {
     /// Stages that read data but whose examined counts the server did not
     /// report: the totals leave them out.
     pub not_reported: Vec<String>,
+    /// The raw `explain("executionStats")` reply every figure above was
+    /// read from (set by the runner; `null` when the figures were summed
+    /// over several explains), so a plan view shows exactly what was
+    /// measured.
+    #[serde(default)]
+    pub explain: Option<Document>,
 }
 
 /// One stage's figures from an explain (`null` when the server gives none).
@@ -474,6 +480,7 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), S
             bytes_returned: None,
             pipeline,
             not_reported,
+            explain: None,
         },
         millis,
     ))
@@ -498,6 +505,26 @@ fn stage_chain(plan: &Document, indexes: &mut Vec<String>) -> String {
         return format!("{stage}<-({})", inner.join(", "));
     }
     stage
+}
+
+/// The first `n` documents of `db.coll` in natural order, as a sample for a
+/// learner to look at.
+pub async fn sample_documents(
+    client: &Client,
+    db: &str,
+    coll: &str,
+    n: i64,
+) -> Result<Vec<Document>, String> {
+    client
+        .database(db)
+        .collection::<Document>(coll)
+        .find(doc! {})
+        .limit(n)
+        .await
+        .map_err(|e| e.to_string())?
+        .try_collect()
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Index keys inserted and deleted by the writes `system.profile` recorded

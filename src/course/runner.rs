@@ -20,7 +20,7 @@ use super::claims::{Check, CollField, Metric, MetricSource, Target, Val, Verdict
 use super::manifest::{Experiment, Lesson, OpKind};
 use super::measure::{
     CollStats, EngineInfo, ReadMetrics, WriteMetrics, engine_info, measure_db, parse_explain,
-    parse_write_result,
+    parse_write_result, sample_documents,
 };
 use super::{CourseError, Scale, db_name, guard_db};
 use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
@@ -130,7 +130,21 @@ pub struct VariantReport {
     /// nothing and every claim reading its figures fails with this reason.
     #[serde(default)]
     pub failure: Option<String>,
+    /// The first documents of each collection, read when the collections
+    /// were measured (after the workload), for a learner to look at.
+    #[serde(default)]
+    pub samples: Vec<Sample>,
 }
+
+/// A few documents of one collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub collection: String,
+    pub documents: Vec<bson::Document>,
+}
+
+/// How many documents [`VariantReport::samples`] keeps per collection.
+pub const SAMPLES_PER_COLLECTION: i64 = 2;
 
 impl VariantReport {
     /// Work out [`VariantReport::failure`] from the recorded errors.
@@ -348,6 +362,7 @@ async fn run_experiment(
             measure_error: None,
             recommended: v.recommended,
             failure: None,
+            samples: Vec::new(),
         };
 
         step(vid, "drop".into(), done)?;
@@ -420,6 +435,17 @@ async fn run_experiment(
         match measure_db(client, &db).await {
             Ok(c) => report.collections = c,
             Err(e) => report.measure_error = Some(e),
+        }
+        for c in &report.collections {
+            // A sample that cannot be read is only a missing illustration.
+            if let Ok(documents) =
+                sample_documents(client, &db, &c.name, SAMPLES_PER_COLLECTION).await
+            {
+                report.samples.push(Sample {
+                    collection: c.name.clone(),
+                    documents,
+                });
+            }
         }
         report.failure = report.compute_failure();
         variants.push(report);
@@ -547,6 +573,9 @@ async fn run_op_inner(
             let doc = last_document(&out)
                 .ok_or_else(|| shell_fail("the statement produced no result document".into()))?;
             let (mut m, _server_millis) = parse_explain(&doc).map_err(shell_fail)?;
+            // Keep what was measured, so a plan view never re-explains
+            // (a later write would change the plan it describes).
+            m.explain = Some(doc);
             // The same clock for every read, find or pipeline: the explain's
             // round trip, which executes the whole read (a find's
             // executionTimeMillis is whole milliseconds and leaves joins out).

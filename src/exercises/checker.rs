@@ -403,6 +403,7 @@ fn empty_variant(id: &str, db: &str) -> VariantReport {
         measure_error: None,
         recommended: false,
         failure: None,
+        samples: Vec::new(),
     }
 }
 
@@ -640,6 +641,8 @@ fn sum_reads(acc: Option<ReadMetrics>, m: ReadMetrics) -> ReadMetrics {
                 bytes_returned: a.bytes_returned.zip(m.bytes_returned).map(|(x, y)| x + y),
                 pipeline: a.pipeline.into_iter().chain(m.pipeline).collect(),
                 not_reported: a.not_reported.into_iter().chain(m.not_reported).collect(),
+                // Summed over several explains: no one of them says it all.
+                explain: None,
             }
         }
     }

@@ -2,7 +2,7 @@
 //! and the mouse), background task reports, and the effects that `update`
 //! asks the event loop to perform (the only place I/O happens).
 
-use super::model::{Report, RunProgress};
+use crate::course::{LessonReport, Progress};
 
 /// One state change, applied by [`super::app::App::update`].
 #[derive(Debug, Clone, PartialEq)]
@@ -70,13 +70,16 @@ pub enum TaskMsg {
         label: String,
     },
     ConnectionFailed(String),
+    /// A step of a run, as the course runner reports it.
     RunProgress {
         run_id: u64,
-        progress: RunProgress,
+        progress: Progress,
     },
+    /// A run ended: the course's report of the experiment that ran (its
+    /// lesson with that one experiment), or why it did not.
     RunFinished {
         run_id: u64,
-        result: Result<Box<Report>, String>,
+        result: Result<Box<LessonReport>, String>,
     },
     ShellOutput {
         text: String,

@@ -8,13 +8,15 @@ use std::collections::HashMap;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::course::Scale;
+use crate::course::claims::{MetricSource, render_prose};
+use crate::course::runner::LessonMetrics;
+use crate::course::{Experiment, ExperimentReport, LessonReport, Scale};
 
 use super::action::{Action, Effect, TaskMsg};
 use super::highlight;
 use super::keys::KeyContext;
+use super::lessons::{CourseState, LessonSlot};
 use super::markdown::{self, Doc};
-use super::model::{Course, Experiment, Lesson, Report, RunProgress};
 use super::progress::Progress;
 use super::screens;
 use super::strings as s;
@@ -77,7 +79,8 @@ pub struct RunState {
     pub id: u64,
     pub lesson: usize,
     pub experiment: usize,
-    pub progress: RunProgress,
+    /// The runner's last step report.
+    pub progress: crate::course::Progress,
     pub cancelling: bool,
 }
 
@@ -131,9 +134,11 @@ pub struct ShellState {
 /// Dataset scales the runner can be asked for.
 pub const SCALES: [Scale; 3] = [Scale::Tiny, Scale::Default, Scale::Large];
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct App {
-    pub course: Course,
+    /// The course's own types: every manifest entry, loaded or with the
+    /// error that stopped it.
+    pub course: CourseState,
     pub theme: Theme,
     pub present: bool,
     pub size: (u16, u16),
@@ -150,8 +155,10 @@ pub struct App {
     /// The Exercises screen (filled by the event loop at start).
     pub exercises: screens::exercises::ExercisesState,
     pub run: Option<RunState>,
-    /// Last run result per (lesson id, experiment id).
-    pub reports: HashMap<(String, String), Report>,
+    /// The course runner's reports per lesson id: each experiment's last
+    /// run, merged into one report of the lesson (what its prose
+    /// placeholders read, as `schemalab run` would report it).
+    pub reports: HashMap<String, LessonReport>,
     /// A message for the status line (failed run, save error).
     pub notice: Option<String>,
     pub scale: Scale,
@@ -165,7 +172,7 @@ pub struct App {
 
 impl App {
     pub fn new(
-        course: Course,
+        course: CourseState,
         theme: Theme,
         present: bool,
         engine: EngineStatus,
@@ -238,21 +245,44 @@ impl App {
         self.run.is_some() || self.shell.busy || self.exercises.checking.is_some()
     }
 
-    pub fn current_lesson(&self) -> Option<&Lesson> {
+    pub fn current_lesson(&self) -> Option<&LessonSlot> {
         self.course.lessons.get(self.lesson)
     }
 
     pub fn current_experiment(&self) -> Option<&Experiment> {
         self.current_lesson()?
-            .experiments
+            .experiments()
             .get(self.experiment.experiment)
     }
 
     /// The report of the experiment on screen, if it ran.
-    pub fn current_report(&self) -> Option<&Report> {
+    pub fn current_report(&self) -> Option<&ExperimentReport> {
         let lesson = self.current_lesson()?;
         let exp = self.current_experiment()?;
-        self.reports.get(&(lesson.id.clone(), exp.id.clone()))
+        self.experiment_report(&lesson.id, exp.id.get_ref())
+    }
+
+    /// The last report of experiment `exp` of lesson `lesson`, if it ran.
+    pub fn experiment_report(&self, lesson: &str, exp: &str) -> Option<&ExperimentReport> {
+        self.reports
+            .get(lesson)?
+            .experiments
+            .iter()
+            .find(|e| e.id == exp)
+    }
+
+    /// The current lesson's prose with every `{{ }}` filled by the course's
+    /// own prose renderer from this lesson's runs (`…` before a run): the
+    /// same evaluator and number formatting as `schemalab run`.
+    pub fn reader_source(&self) -> String {
+        let Some(lesson) = self.current_lesson() else {
+            return String::new();
+        };
+        let metrics = self.reports.get(&lesson.id).map(LessonMetrics);
+        render_prose(
+            &lesson.prose(),
+            metrics.as_ref().map(|m| m as &dyn MetricSource),
+        )
     }
 
     /// Lessons shown in the outline (all, or those matching the search).
@@ -264,9 +294,9 @@ impl App {
             .enumerate()
             .filter(|(_, l)| {
                 query.is_empty()
-                    || l.title.to_lowercase().contains(&query)
+                    || l.title().to_lowercase().contains(&query)
                     || l.id.to_lowercase().contains(&query)
-                    || l.summary.to_lowercase().contains(&query)
+                    || l.summary().to_lowercase().contains(&query)
             })
             .map(|(i, _)| i)
             .collect()
@@ -288,21 +318,11 @@ impl App {
     /// Re-lays out the lesson prose for the current width and report.
     pub fn relayout(&mut self) {
         let area = screens::reader::text_area(main_area(self.size));
-        let Some(lesson) = self.current_lesson() else {
+        if self.current_lesson().is_none() {
             self.reader.doc = Doc::default();
             return;
-        };
-        let reports: Vec<&Report> = lesson
-            .experiments
-            .iter()
-            .filter_map(|e| self.reports.get(&(lesson.id.clone(), e.id.clone())))
-            .collect();
-        let prose = markdown::fill_placeholders(&lesson.prose, |expr| {
-            reports
-                .iter()
-                .find_map(|r| r.eval(expr))
-                .map(|m| m.to_string())
-        });
+        }
+        let prose = self.reader_source();
         self.reader.doc = markdown::render(&prose, area.width, &self.theme);
         self.clamp_reader();
     }
@@ -355,9 +375,12 @@ impl App {
             id: self.next_run_id,
             lesson: self.lesson,
             experiment: self.experiment.experiment,
-            progress: RunProgress {
-                fraction: 0.0,
+            progress: crate::course::Progress {
+                experiment: String::new(),
+                variant: String::new(),
                 step: String::new(),
+                done: 0,
+                total: 0,
             },
             cancelling: false,
         };
@@ -376,7 +399,7 @@ impl App {
     fn shell_db(&self) -> String {
         match (self.current_lesson(), self.current_experiment()) {
             (Some(l), Some(e)) => match e.variants.first() {
-                Some(v) => format!("schemalab_{}_{}", l.id, v.id),
+                Some(v) => crate::course::db_name(&l.id, v.id.get_ref()),
                 None => "test".into(),
             },
             _ => "test".into(),
@@ -494,17 +517,19 @@ impl App {
     fn warm_cache(&mut self) {
         let mut todo: Vec<(String, &'static str)> = Vec::new();
         if let Some(lesson) = self.current_lesson() {
-            for exp in &lesson.experiments {
+            for exp in lesson.experiments() {
                 for op in &exp.operations {
-                    todo.extend(op.run.values().map(|s| (s.clone(), "js")));
+                    todo.extend(op.run.values().map(|s| (s.get_ref().clone(), "js")));
                 }
             }
         }
         if let Some(report) = self.current_report() {
             for v in &report.variants {
-                for (_, docs) in &v.samples {
+                for sample in &v.samples {
                     todo.extend(
-                        docs.iter()
+                        sample
+                            .documents
+                            .iter()
                             .map(|d| (screens::experiment::pretty(d), "json")),
                     );
                 }
@@ -754,7 +779,7 @@ impl App {
                         self.explain.scroll = 0;
                     }
                     Screen::Experiment => {
-                        let n = self.current_lesson().map_or(0, |l| l.experiments.len());
+                        let n = self.current_lesson().map_or(0, |l| l.experiments().len());
                         if n > 1 {
                             let e = self.experiment.experiment;
                             self.experiment.experiment = if forward {
@@ -877,14 +902,9 @@ impl App {
                     return Vec::new();
                 };
                 let lesson_id = lesson.id.clone();
-                let exp_id = lesson
-                    .experiments
-                    .get(run.experiment)
-                    .map(|e| e.id.clone())
-                    .unwrap_or_default();
                 match result {
                     Ok(report) => {
-                        self.reports.insert((lesson_id.clone(), exp_id), *report);
+                        self.merge_report(&lesson_id, *report);
                         self.progress.complete(&lesson_id);
                         self.notice = None;
                         self.relayout();
@@ -927,6 +947,51 @@ impl App {
             }
         }
         Vec::new()
+    }
+}
+
+impl App {
+    /// Keep a run's report: its experiments replace their earlier runs in
+    /// the lesson's report, the others stay, in the lesson's order (so a
+    /// placeholder reads the experiment `schemalab run` would).
+    fn merge_report(&mut self, lesson_id: &str, report: LessonReport) {
+        let order: Vec<String> = self
+            .course
+            .lessons
+            .iter()
+            .find(|l| l.id == lesson_id)
+            .map(|l| {
+                l.experiments()
+                    .iter()
+                    .map(|e| e.id.get_ref().clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let held = self
+            .reports
+            .entry(lesson_id.to_string())
+            .or_insert_with(|| LessonReport {
+                lesson: report.lesson.clone(),
+                title: String::new(),
+                scale: report.scale,
+                engine: report.engine.clone(),
+                experiments: Vec::new(),
+            });
+        held.title = report.title;
+        held.scale = report.scale;
+        held.engine = report.engine;
+        for exp in report.experiments {
+            match held.experiments.iter_mut().find(|e| e.id == exp.id) {
+                Some(slot) => *slot = exp,
+                None => held.experiments.push(exp),
+            }
+        }
+        held.experiments.sort_by_key(|e| {
+            order
+                .iter()
+                .position(|id| *id == e.id)
+                .unwrap_or(usize::MAX)
+        });
     }
 }
 

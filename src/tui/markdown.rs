@@ -1,7 +1,9 @@
 //! Lesson prose: Markdown → wrapped ratatui lines, laid out for a given
 //! width once (when the lesson, the width or the report changes), so that
 //! rendering a frame only slices the result. Records where each `##`
-//! section starts for section jumps and presenter reveal.
+//! section starts for section jumps and presenter reveal. Placeholders are
+//! filled before layout by the course's own prose renderer
+//! (`course::claims::render_prose`), never here.
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::Style;
@@ -17,25 +19,6 @@ pub struct Doc {
     /// Line index of each `##` heading.
     pub sections: Vec<usize>,
     pub width: u16,
-}
-
-/// Replaces each `{{ expr }}` with `value(expr)` or `…` when it is `None`.
-pub fn fill_placeholders(src: &str, value: impl Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(src.len());
-    let mut rest = src;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            out.push_str(&rest[start..]);
-            return out;
-        };
-        let expr = after[..end].trim();
-        out.push_str(&value(expr).unwrap_or_else(|| super::strings::PLACEHOLDER.to_string()));
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    out
 }
 
 struct ListLevel {

@@ -7,7 +7,6 @@ pub const CONNECTING: &str = "connecting…";
 pub const CONNECTED: &str = "connected";
 pub const DISCONNECTED: &str = "not connected";
 pub const TOO_SMALL: &str = "terminal too small (need 80×24)";
-pub const PLACEHOLDER: &str = "…";
 pub const MODELLED: &str = "modelled";
 
 pub const OUTLINE_TITLE: &str = "Course";
@@ -16,6 +15,9 @@ pub const OUTLINE_HINT: &str =
     "Type a lesson's number to jump to it, Enter to read, r to run its experiment.";
 pub const SEARCH_PROMPT: &str = "search: ";
 pub const NO_EXPERIMENT: &str = "This lesson has no experiment.";
+pub const LESSON_BROKEN: &str =
+    "This lesson's files did not load (`schemalab lint` lists every problem):";
+pub const MARK_BROKEN: &str = "✗";
 pub const MARK_DONE: &str = "✓";
 pub const MARK_SEEN: &str = "•";
 pub const MARK_NONE: &str = " ";

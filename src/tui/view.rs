@@ -64,14 +64,14 @@ fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
         .current_lesson()
         .filter(|_| app.screen != Screen::Outline)
     {
-        left.push_str(&format!(" › {}", lesson.title));
+        left.push_str(&format!(" › {}", lesson.title()));
     }
     if let Some(run) = &app.run {
         let spin = SPINNER[(app.tick % 4) as usize];
         left.push_str(&format!(
             "  {spin} {} {:.0}%",
             s::EXP_RUNNING,
-            run.progress.fraction * 100.0
+            screens::experiment::fraction(&run.progress) * 100.0
         ));
     } else if let Some(notice) = app
         .notice

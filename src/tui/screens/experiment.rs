@@ -8,9 +8,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragraph, Wrap};
 
+use bson::{Bson, Document};
+
+use crate::course::claims::format_number;
 use crate::course::report::{LEGEND, Noise, star_marks, star_text};
+use crate::course::{Experiment, ExperimentReport, OpKind, OpResult, Progress, VariantReport};
 use crate::tui::app::{App, ExpTab};
-use crate::tui::model::{Experiment, OpResult, Report, group_thousands};
 use crate::tui::strings as s;
 use crate::tui::theme::Theme;
 
@@ -54,8 +57,46 @@ pub fn op_at(app: &App, main: Rect, column: u16, row: u16) -> Option<usize> {
     (idx < app.current_experiment().map_or(0, |e| e.operations.len())).then_some(idx)
 }
 
+/// How far a run has got, 0.0 ..= 1.0, from the runner's step counts.
+pub fn fraction(p: &Progress) -> f64 {
+    if p.total == 0 {
+        0.0
+    } else {
+        (p.done as f64 / p.total as f64).clamp(0.0, 1.0)
+    }
+}
+
+/// The runner's step as one label: `naive · load`.
+pub fn step_label(p: &Progress) -> String {
+    if p.variant.is_empty() {
+        p.step.clone()
+    } else {
+        format!("{} · {}", p.variant, p.step)
+    }
+}
+
+/// The report of variant `id`, if it ran.
+pub fn variant_report<'r>(report: &'r ExperimentReport, id: &str) -> Option<&'r VariantReport> {
+    report.variants.iter().find(|v| v.id == id)
+}
+
+/// What went wrong in a variant, one line each: its load, setup or
+/// measurement error, else why it failed.
+pub fn variant_errors(v: &VariantReport) -> Vec<String> {
+    let steps: Vec<String> = [&v.load_error, &v.setup_error, &v.measure_error]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if !steps.is_empty() {
+        return steps;
+    }
+    v.failure.iter().map(|f| format!("FAILED: {f}")).collect()
+}
+
 /// Human sizes in binary units.
-pub fn bytes(n: u64) -> String {
+pub fn bytes(n: i64) -> String {
+    let n = u64::try_from(n).unwrap_or(0);
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut unit = 0;
@@ -89,10 +130,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let header = vec![
         Line::from(vec![
-            Span::styled(format!(" {} › ", lesson.title), t.dim),
+            Span::styled(format!(" {} › ", lesson.title()), t.dim),
             Span::styled(exp.title.clone(), t.title),
             Span::styled(
-                format!("  · {} · {}", exp.dataset, s::scale_label(app.scale)),
+                format!(
+                    "  · {} · {}",
+                    exp.dataset.get_ref(),
+                    s::scale_label(app.scale)
+                ),
                 t.dim,
             ),
         ]),
@@ -119,13 +164,13 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
         let label = format!(
             "{} {:.0}% {}{}",
             s::EXP_RUNNING,
-            run.progress.fraction * 100.0,
-            run.progress.step,
+            fraction(&run.progress) * 100.0,
+            step_label(&run.progress),
             if run.cancelling { " (cancelling)" } else { "" }
         );
         let gauge = Gauge::default()
             .gauge_style(t.accent)
-            .ratio(run.progress.fraction.clamp(0.0, 1.0))
+            .ratio(fraction(&run.progress))
             .label(label);
         frame.render_widget(gauge, area);
     } else if let Some(notice) = &app.notice {
@@ -158,33 +203,75 @@ fn mark_span(t: &Theme, w: Option<f64>) -> Span<'static> {
 /// noise floor when the figure is a cost (starred), `None` otherwise.
 type CardRow<'a> = (&'a str, Vec<Option<f64>>, Option<Noise>);
 
-fn op_results<'r>(exp: &Experiment, report: &'r Report, op: usize) -> Vec<Option<&'r OpResult>> {
+fn op_results<'r>(
+    exp: &Experiment,
+    report: &'r ExperimentReport,
+    op: usize,
+) -> Vec<Option<&'r OpResult>> {
     let Some(op) = exp.operations.get(op) else {
         return Vec::new();
     };
     exp.variants
         .iter()
         .map(|v| {
-            report
-                .variant(&v.id)
-                .and_then(|vr| vr.operations.iter().find(|o| o.id == op.id))
+            variant_report(report, v.id.get_ref())
+                .and_then(|vr| vr.operations.iter().find(|o| o.id == *op.id.get_ref()))
         })
         .collect()
 }
 
-/// `FETCH ← IXSCAN {a: 1}`
+/// `FETCH ← IXSCAN {a: 1}`: the measured read's plan, with the key pattern
+/// of its index scan from the explain the figures were read from.
 pub fn stage_chain(op: &OpResult) -> String {
-    let mut parts: Vec<String> = op.stages.clone();
-    if let (Some(last), Some(keys)) = (parts.last_mut(), &op.index_keys)
-        && last.contains("IXSCAN")
+    let Some(m) = &op.read else {
+        return String::new();
+    };
+    let mut chain = m.stages.replace("<-", " ← ");
+    if chain.ends_with("IXSCAN")
+        && let Some(keys) = m.explain.as_ref().and_then(|e| ixscan_keys(e, 0))
     {
-        last.push(' ');
-        last.push_str(keys);
+        chain.push(' ');
+        chain.push_str(&keys);
     }
-    parts.join(" ← ")
+    chain
 }
 
-fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, body: Rect) {
+/// The key pattern of the first IXSCAN in an explain, as mongosh prints it.
+fn ixscan_keys(doc: &Document, depth: usize) -> Option<String> {
+    if depth > 64 {
+        return None;
+    }
+    if doc
+        .get_str("stage")
+        .is_ok_and(|s| s.eq_ignore_ascii_case("IXSCAN"))
+        && let Ok(kp) = doc.get_document("keyPattern")
+    {
+        return Some(crate::dialect::print::inspect_doc(kp));
+    }
+    doc.values().find_map(|v| match v {
+        Bson::Document(d) => ixscan_keys(d, depth + 1),
+        Bson::Array(items) => items
+            .iter()
+            .find_map(|i| i.as_document().and_then(|d| ixscan_keys(d, depth + 1))),
+        _ => None,
+    })
+}
+
+/// The kind as the content format writes it.
+fn kind_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::Read => "read",
+        OpKind::Write => "write",
+    }
+}
+
+fn render_ops(
+    app: &App,
+    exp: &Experiment,
+    report: &ExperimentReport,
+    frame: &mut Frame,
+    body: Rect,
+) {
     let t = &app.theme;
     let (list_rect, rest) = ops_split(body);
     let total_weight: f64 = exp
@@ -199,7 +286,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
         .map(|o| {
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{:>3.0}% ", o.weight * 100.0 / total_weight), t.dim),
-                Span::styled(o.id.clone(), t.base),
+                Span::styled(o.id.get_ref().clone(), t.base),
             ]))
         })
         .collect();
@@ -224,7 +311,7 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(format!(" {} ", op.title), t.strong),
-            Span::styled(format!("({})", op.kind), t.dim),
+            Span::styled(format!("({})", kind_name(op.kind)), t.dim),
         ])),
         title_rect,
     );
@@ -233,11 +320,11 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
         exp.variants.len()
     ])
     .split(cols_rect);
-    let is_write = op.kind == "write";
+    let is_write = op.kind == OpKind::Write;
     let failed: Vec<bool> = exp
         .variants
         .iter()
-        .map(|v| report.variant(&v.id).is_some_and(|r| r.failed))
+        .map(|v| variant_report(report, v.id.get_ref()).is_some_and(|r| r.failure.is_some()))
         .collect();
     // A failed variant's figures take no part (shown as "–").
     let metric = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
@@ -247,50 +334,71 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
             .map(|(r, failed)| r.filter(|o| o.error.is_none() && !*failed).and_then(f))
             .collect()
     };
+    // Examined totals that leave a stage out are no figure at all.
+    let complete = |o: &OpResult| o.read.clone().filter(|m| m.not_reported.is_empty());
     let rows: Vec<CardRow> = if is_write {
         vec![
-            (s::WRITE_N, metric(&|o| o.n.map(|v| v as f64)), None),
+            (
+                s::WRITE_N,
+                metric(&|o| o.write.as_ref().map(|w| w.n as f64)),
+                None,
+            ),
             (
                 s::WRITE_MODIFIED,
-                metric(&|o| o.n_modified.map(|v| v as f64)),
+                metric(&|o| o.write.as_ref().map(|w| w.n_modified as f64)),
                 None,
             ),
             (
                 s::KEYS_INSERTED,
-                metric(&|o| o.keys_inserted.map(|v| v as f64)),
+                metric(&|o| {
+                    o.write
+                        .as_ref()
+                        .and_then(|w| w.keys_inserted)
+                        .map(|v| v as f64)
+                }),
                 Some(Noise::Count),
             ),
             (
                 s::KEYS_DELETED,
-                metric(&|o| o.keys_deleted.map(|v| v as f64)),
+                metric(&|o| {
+                    o.write
+                        .as_ref()
+                        .and_then(|w| w.keys_deleted)
+                        .map(|v| v as f64)
+                }),
                 Some(Noise::Count),
             ),
-            (s::TIME, metric(&|o| Some(o.millis)), Some(Noise::Time)),
+            (s::TIME, metric(&|o| o.millis), Some(Noise::Time)),
         ]
     } else {
         vec![
-            (s::RETURNED, metric(&|o| Some(o.n_returned as f64)), None),
+            (
+                s::RETURNED,
+                metric(&|o| o.read.as_ref().map(|m| m.n_returned as f64)),
+                None,
+            ),
             (
                 s::KEYS_EXAMINED,
-                metric(&|o| o.not_reported.is_empty().then_some(o.keys_examined as f64)),
+                metric(&|o| complete(o).map(|m| m.keys_examined as f64)),
                 Some(Noise::Count),
             ),
             (
                 s::DOCS_EXAMINED,
-                metric(&|o| o.not_reported.is_empty().then_some(o.docs_examined as f64)),
+                metric(&|o| complete(o).map(|m| m.docs_examined as f64)),
                 Some(Noise::Count),
             ),
-            (
-                s::RATIO,
-                metric(&|o| o.not_reported.is_empty().then_some(o.ratio())),
-                None,
-            ),
+            (s::RATIO, metric(&|o| complete(o).map(|m| m.ratio)), None),
             (
                 s::BYTES_RETURNED,
-                metric(&|o| o.bytes_returned.map(|v| v as f64)),
+                metric(&|o| {
+                    o.read
+                        .as_ref()
+                        .and_then(|m| m.bytes_returned)
+                        .map(|v| v as f64)
+                }),
                 Some(Noise::Count),
             ),
-            (s::TIME, metric(&|o| Some(o.millis)), Some(Noise::Time)),
+            (s::TIME, metric(&|o| o.millis), Some(Noise::Time)),
         ]
     };
     let marks: Vec<Vec<Option<f64>>> = rows
@@ -302,10 +410,9 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
         .collect();
     for (side, (variant, col)) in exp.variants.iter().zip(cols.iter()).enumerate() {
         let mut lines: Vec<Line> = Vec::new();
-        for err in report
-            .variant(&variant.id)
-            .map(|v| v.errors.as_slice())
-            .unwrap_or(&[])
+        for err in variant_report(report, variant.id.get_ref())
+            .map(variant_errors)
+            .unwrap_or_default()
         {
             lines.push(Line::from(Span::styled(format!("✗ {err}"), t.bad)));
         }
@@ -314,8 +421,8 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
             Some(r) => {
                 let stmt = op
                     .run
-                    .get(&variant.id)
-                    .cloned()
+                    .get(variant.id.get_ref())
+                    .map(|s| s.get_ref().clone())
                     .unwrap_or_else(|| r.statement.clone());
                 lines.extend(app.code(&stmt, "js"));
                 lines.push(Line::default());
@@ -324,24 +431,33 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                         Span::styled(format!("{:<8}", s::STAGES), t.dim),
                         Span::styled(stage_chain(r), t.accent),
                     ]));
+                    let index = r
+                        .read
+                        .as_ref()
+                        .map(|m| m.index.as_str())
+                        .filter(|i| !i.is_empty());
                     lines.push(Line::from(vec![
                         Span::styled(format!("{:<8}", s::INDEX), t.dim),
                         Span::styled(
-                            r.index.clone().unwrap_or_else(|| s::NO_INDEX.to_string()),
-                            if r.index.is_some() { t.base } else { t.warn },
+                            index.unwrap_or(s::NO_INDEX).to_string(),
+                            if index.is_some() { t.base } else { t.warn },
                         ),
                     ]));
                 }
                 if let Some(err) = &r.error {
+                    let text = if err.code_name.is_empty() {
+                        err.message.clone()
+                    } else {
+                        err.code_name.clone()
+                    };
                     lines.push(Line::from(vec![
                         Span::styled(format!("{:<8}", s::WRITE_ERROR), t.dim),
-                        Span::styled(err.clone(), t.bad),
+                        Span::styled(text, t.bad),
                     ]));
                 }
                 for ((label, vals, _), m) in rows.iter().zip(&marks) {
                     let value = match vals.get(side).copied().flatten() {
-                        Some(v) if *label == s::RATIO || *label == s::TIME => format!("{v:.1}"),
-                        Some(v) => group_thousands(v as i64),
+                        Some(v) => format_number(v),
                         None if (*label == s::KEYS_INSERTED
                             || *label == s::KEYS_DELETED
                             || *label == s::KEYS_EXAMINED
@@ -370,12 +486,8 @@ fn render_ops(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, b
                 Span::styled(
                     format!(
                         " {}{} ",
-                        if report.variant(&variant.id).is_some_and(|v| v.recommended) {
-                            "◆ "
-                        } else {
-                            ""
-                        },
-                        variant.id
+                        if variant.recommended { "◆ " } else { "" },
+                        variant.id.get_ref()
                     ),
                     if side == 0 { t.bar_a } else { t.bar_b },
                 )
@@ -415,7 +527,13 @@ fn columns(exp: &Experiment, body: Rect) -> std::rc::Rc<[Rect]> {
     .split(body)
 }
 
-fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, body: Rect) {
+fn render_collections(
+    app: &App,
+    exp: &Experiment,
+    report: &ExperimentReport,
+    frame: &mut Frame,
+    body: Rect,
+) {
     let t = &app.theme;
     let max = report
         .variants
@@ -427,15 +545,14 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
                 .chain(c.indexes.iter().map(|i| i.size))
         })
         .max()
-        .unwrap_or(0);
+        .map_or(0, |m| u64::try_from(m).unwrap_or(0));
     for (side, (variant, col)) in exp
         .variants
         .iter()
         .zip(columns(exp, body).iter())
         .enumerate()
     {
-        let colls = report
-            .variant(&variant.id)
+        let colls = variant_report(report, variant.id.get_ref())
             .map(|v| v.collections.as_slice())
             .unwrap_or(&[]);
         let label_w = colls
@@ -446,9 +563,7 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
             .unwrap_or(8)
             .min(usize::from(col.width / 3));
         // Room for " modelled" whenever any size on this side is modelled.
-        let any_modelled = colls
-            .iter()
-            .any(|c| c.storage_modelled || c.indexes.iter().any(|i| i.modelled));
+        let any_modelled = colls.iter().any(|c| c.modelled);
         let tag_w = if any_modelled {
             s::MODELLED.chars().count() + 1
         } else {
@@ -462,7 +577,7 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
             lines.push(Line::from(vec![
                 Span::styled(c.name.clone(), t.strong),
                 Span::styled(
-                    format!("  {} {}", group_thousands(c.count as i64), s::DOCUMENTS),
+                    format!("  {} {}", format_number(c.count as f64), s::DOCUMENTS),
                     t.base,
                 ),
             ]));
@@ -470,16 +585,16 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
                 format!(
                     "{} {} · {} {}",
                     s::AVG_SIZE,
-                    bytes(c.avg_obj_size.round() as u64),
+                    bytes(c.avg_obj_size.round() as i64),
                     s::MAX_SIZE,
                     bytes(c.max_obj_size)
                 ),
                 t.dim,
             )));
-            let mut row = |label: String, value: u64, modelled: bool| {
+            let mut row = |label: String, value: i64, modelled: bool| {
                 let mut spans = vec![
                     Span::styled(format!("{label:<label_w$.label_w$} "), t.dim),
-                    bar(t, value, max, bar_w, side),
+                    bar(t, u64::try_from(value).unwrap_or(0), max, bar_w, side),
                     Span::styled(format!(" {:>10}", bytes(value)), t.base),
                 ];
                 if modelled {
@@ -488,20 +603,19 @@ fn render_collections(app: &App, exp: &Experiment, report: &Report, frame: &mut 
                 lines.push(Line::from(spans));
             };
             row(s::DATA_SIZE.to_string(), c.size, false);
-            row(
-                s::STORAGE_SIZE.to_string(),
-                c.storage_size,
-                c.storage_modelled,
-            );
+            row(s::STORAGE_SIZE.to_string(), c.storage_size, c.modelled);
             for i in &c.indexes {
-                row(i.name.clone(), i.size, i.modelled);
+                row(i.name.clone(), i.size, c.modelled);
             }
             lines.push(Line::default());
         }
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border)
-            .title(Span::styled(format!(" {} ", variant.id), t.strong));
+            .title(Span::styled(
+                format!(" {} ", variant.id.get_ref()),
+                t.strong,
+            ));
         frame.render_widget(
             Paragraph::new(lines)
                 .scroll((app.experiment.scroll.min(u16::MAX as usize) as u16, 0))
@@ -517,21 +631,29 @@ pub fn pretty(doc: &bson::Document) -> String {
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }
 
-fn render_samples(app: &App, exp: &Experiment, report: &Report, frame: &mut Frame, body: Rect) {
+fn render_samples(
+    app: &App,
+    exp: &Experiment,
+    report: &ExperimentReport,
+    frame: &mut Frame,
+    body: Rect,
+) {
     let t = &app.theme;
     const FOLD_LINES: usize = 8;
     for (variant, col) in exp.variants.iter().zip(columns(exp, body).iter()) {
         let mut lines = Vec::new();
-        let samples = report
-            .variant(&variant.id)
+        let samples = variant_report(report, variant.id.get_ref())
             .map(|v| v.samples.as_slice())
             .unwrap_or(&[]);
         if samples.is_empty() {
             lines.push(Line::from(Span::styled(s::NO_SAMPLES, t.dim)));
         }
-        for (coll, docs) in samples {
-            lines.push(Line::from(Span::styled(format!("{coll}:"), t.strong)));
-            for doc in docs {
+        for sample in samples {
+            lines.push(Line::from(Span::styled(
+                format!("{}:", sample.collection),
+                t.strong,
+            )));
+            for doc in &sample.documents {
                 let text = pretty(doc);
                 let all = app.code(&text, "json");
                 let total = all.len();
@@ -550,7 +672,10 @@ fn render_samples(app: &App, exp: &Experiment, report: &Report, frame: &mut Fram
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border)
-            .title(Span::styled(format!(" {} ", variant.id), t.strong));
+            .title(Span::styled(
+                format!(" {} ", variant.id.get_ref()),
+                t.strong,
+            ));
         frame.render_widget(
             Paragraph::new(lines)
                 .scroll((app.experiment.scroll.min(u16::MAX as usize) as u16, 0))
@@ -560,14 +685,14 @@ fn render_samples(app: &App, exp: &Experiment, report: &Report, frame: &mut Fram
     }
 }
 
-fn render_claims(app: &App, report: &Report, frame: &mut Frame, body: Rect) {
+fn render_claims(app: &App, report: &ExperimentReport, frame: &mut Frame, body: Rect) {
     let t = &app.theme;
     let mut lines = Vec::new();
     if report.claims.is_empty() {
         lines.push(Line::from(Span::styled(s::NO_CLAIMS, t.dim)));
     }
     for c in &report.claims {
-        let (mark, style) = if c.passed {
+        let (mark, style) = if c.verdict.passed {
             (s::CLAIM_PASS, t.good)
         } else {
             (s::CLAIM_FAIL, t.bad)
@@ -576,7 +701,8 @@ fn render_claims(app: &App, report: &Report, frame: &mut Frame, body: Rect) {
             Span::styled(format!("{mark}  "), style),
             Span::styled(c.text.clone(), t.base),
         ]));
-        if let Some(reason) = &c.reason {
+        if !c.verdict.reason.is_empty() {
+            let reason = &c.verdict.reason;
             lines.push(Line::from(Span::styled(format!("        {reason}"), t.dim)));
         }
         lines.push(Line::default());

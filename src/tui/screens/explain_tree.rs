@@ -14,8 +14,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
+use crate::course::OpResult;
+use crate::course::claims::format_number;
 use crate::tui::app::App;
-use crate::tui::model::{OpResult, group_thousands};
+use crate::tui::screens::experiment::variant_report;
 use crate::tui::strings as s;
 
 /// One plan stage, flattened in pre-order with its depth.
@@ -223,22 +225,21 @@ fn selected_op(app: &App) -> Option<&OpResult> {
     let exp = app.current_experiment()?;
     let op = exp.operations.get(app.experiment.op)?;
     let variant = exp.variants.get(app.explain.side)?;
-    app.current_report()?
-        .variant(&variant.id)?
+    variant_report(app.current_report()?, variant.id.get_ref())?
         .operations
         .iter()
-        .find(|o| o.id == op.id)
+        .find(|o| o.id == *op.id.get_ref())
 }
 
-/// The raw explain of the operation and side on screen.
+/// The raw explain of the operation and side on screen: the very reply
+/// the report's figures were read from (kept by the course runner), never
+/// a second explain after the workload.
 pub fn selected_explain(app: &App) -> Option<&Document> {
-    selected_op(app).and_then(|o| o.explain.as_ref())
+    selected_op(app)?.read.as_ref()?.explain.as_ref()
 }
 
 pub fn node_count(app: &App) -> usize {
-    selected_op(app)
-        .and_then(|o| o.explain.as_ref())
-        .map_or(0, |e| build(e).len())
+    selected_explain(app).map_or(0, |e| build(e).len())
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -250,7 +251,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             " {} · {} ",
             s::EXPLAIN_TITLE,
             exp.and_then(|e| e.operations.get(app.experiment.op))
-                .map_or("", |o| o.id.as_str())
+                .map_or("", |o| o.id.get_ref().as_str())
         ),
         t.title,
     )];
@@ -261,7 +262,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .enumerate()
     {
         tabs.push(Span::styled(
-            format!(" {} ", v.id),
+            format!(" {} ", v.id.get_ref()),
             if i == app.explain.side {
                 t.selected
             } else {
@@ -274,7 +275,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border);
-    let Some(explain) = selected_op(app).and_then(|o| o.explain.as_ref()) else {
+    let Some(explain) = selected_explain(app) else {
         frame.render_widget(
             Paragraph::new(Span::styled(s::EXPLAIN_NONE, t.dim)).block(block),
             body,
@@ -352,17 +353,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         info.push(row(
             s::RETURNED,
-            n.n_returned
-                .map_or("–".into(), |v| group_thousands(v as i64)),
+            n.n_returned.map_or("–".into(), |v| format_number(v as f64)),
         ));
-        info.push(row(
-            s::KEYS_EXAMINED,
-            group_thousands(n.keys_examined as i64),
-        ));
-        info.push(row(
-            s::DOCS_EXAMINED,
-            group_thousands(n.docs_examined as i64),
-        ));
+        info.push(row(s::KEYS_EXAMINED, format_number(n.keys_examined as f64)));
+        info.push(row(s::DOCS_EXAMINED, format_number(n.docs_examined as f64)));
         info.push(row(
             s::TIME,
             n.millis.map_or("–".into(), |m| format!("{m:.0}")),

@@ -57,6 +57,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .map(|&i| {
             let lesson = &app.course.lessons[i];
             let (mark, style) = match app.progress.mark(&lesson.id) {
+                _ if lesson.problem().is_some() => (s::MARK_BROKEN, t.bad),
                 Mark::Done => (s::MARK_DONE, t.good),
                 Mark::Seen => (s::MARK_SEEN, t.accent),
                 Mark::None => (s::MARK_NONE, t.dim),
@@ -64,7 +65,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{mark} "), style),
                 Span::styled(format!("{:>2}  ", i + 1), t.dim),
-                Span::styled(lesson.title.clone(), t.base),
+                Span::styled(lesson.title().to_string(), t.base),
             ]))
         })
         .collect();
@@ -72,10 +73,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Some(q) => format!(" {}{q}▏ ", s::SEARCH_PROMPT),
         None => format!(
             " {} ",
-            if app.course.title.is_empty() {
+            if app.course.title().is_empty() {
                 s::OUTLINE_TITLE
             } else {
-                &app.course.title
+                app.course.title()
             }
         ),
     };
@@ -101,24 +102,34 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
     let mut lines = Vec::new();
     if let Some(lesson) = app.course.lessons.get(app.outline.selected) {
-        lines.push(Line::from(Span::styled(lesson.title.clone(), t.heading)));
+        lines.push(Line::from(Span::styled(
+            lesson.title().to_string(),
+            t.heading,
+        )));
         lines.push(Line::default());
-        lines.push(Line::from(Span::styled(lesson.summary.clone(), t.base)));
+        lines.push(Line::from(Span::styled(
+            lesson.summary().into_owned(),
+            if lesson.problem().is_some() {
+                t.bad
+            } else {
+                t.base
+            },
+        )));
         lines.push(Line::default());
-        for exp in &lesson.experiments {
+        for exp in lesson.experiments() {
             lines.push(Line::from(vec![
                 Span::styled("▶ ", t.accent),
                 Span::styled(exp.title.clone(), t.strong),
             ]));
             for v in &exp.variants {
                 lines.push(Line::from(vec![
-                    Span::styled(format!("   {:<10} ", v.id), t.accent),
+                    Span::styled(format!("   {:<10} ", v.id.get_ref()), t.accent),
                     Span::styled(v.title.clone(), t.dim),
                 ]));
             }
             let done = app
-                .reports
-                .contains_key(&(lesson.id.clone(), exp.id.clone()));
+                .experiment_report(&lesson.id, exp.id.get_ref())
+                .is_some();
             if done {
                 lines.push(Line::from(Span::styled(
                     format!("   {}", s::MARK_DONE),
@@ -126,7 +137,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 )));
             }
         }
-        if lesson.experiments.is_empty() {
+        if lesson.experiments().is_empty() && lesson.problem().is_none() {
             lines.push(Line::from(Span::styled(s::NO_EXPERIMENT, t.dim)));
         }
     }

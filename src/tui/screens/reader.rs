@@ -23,7 +23,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     let title = app
         .current_lesson()
-        .map(|l| format!(" {} ", l.title))
+        .map(|l| format!(" {} ", l.title()))
         .unwrap_or_default();
     let block = Block::default()
         .borders(Borders::ALL)

@@ -35,7 +35,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let title = format!(
         " {} · {} ",
         s::SHELL_TITLE,
-        app.current_lesson().map_or("", |l| l.title.as_str())
+        app.current_lesson().map_or("", |l| l.title())
     );
     frame.render_widget(
         Paragraph::new(lines).block(

@@ -1,0 +1,114 @@
+//! The one place that opens the database every command and the TUI talk
+//! to: the embedded engine, served over the wire protocol on an ephemeral
+//! loopback port from a thread of its own, or the server a `--uri` names.
+//! Either way callers get a `mongodb://` URI and a tokio runtime to drive
+//! the official driver with, so every figure comes through the same path.
+
+use std::future::Future;
+
+use tokio::runtime::{Handle, Runtime};
+
+use crate::engine::Engine;
+use crate::wire::BackgroundServer;
+
+/// Why the database could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The async runtime could not start.
+    #[error("starting the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The embedded engine's server could not start.
+    #[error("starting the embedded engine: {0}")]
+    Embedded(std::io::Error),
+    /// The `--uri` is not a connection string the driver can parse.
+    #[error("--uri '{uri}': not a MongoDB connection string: {message}")]
+    BadUri { uri: String, message: String },
+}
+
+/// An open database: a runtime for the driver, the URI to connect to and,
+/// on the embedded engine, the server that keeps it alive. Dropping it
+/// stops the embedded server.
+#[derive(Debug)]
+pub struct Database {
+    runtime: Runtime,
+    uri: String,
+    /// The embedded engine's server (on its own threads, named
+    /// `schemalab-server`/`schemalab-wire`); `None` with `--uri`.
+    server: Option<BackgroundServer>,
+}
+
+impl Database {
+    /// Open the server `uri` names, or the embedded engine when it is
+    /// `None`, with a default multi-thread runtime.
+    pub fn open(uri: Option<String>) -> Result<Database, ConnectError> {
+        let runtime = Runtime::new().map_err(ConnectError::Runtime)?;
+        Database::open_with(uri, runtime)
+    }
+
+    /// [`Database::open`] on a runtime of the caller's making.
+    pub fn open_with(uri: Option<String>, runtime: Runtime) -> Result<Database, ConnectError> {
+        match uri {
+            Some(uri) => {
+                check_uri(&runtime, &uri)?;
+                Ok(Database {
+                    runtime,
+                    uri,
+                    server: None,
+                })
+            }
+            None => {
+                let server =
+                    crate::wire::spawn_background(Engine::new()).map_err(ConnectError::Embedded)?;
+                Ok(Database {
+                    runtime,
+                    uri: server.uri(),
+                    server: Some(server),
+                })
+            }
+        }
+    }
+
+    /// The `mongodb://` URI to connect to.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Whether this is the embedded engine (no `--uri`).
+    pub fn is_embedded(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// The runtime the driver runs on.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// A handle on [`Database::runtime`].
+    pub fn handle(&self) -> &Handle {
+        self.runtime.handle()
+    }
+
+    /// Run `future` to completion on the runtime.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
+    /// Stop the embedded server, then the runtime without waiting for its
+    /// tasks (a background check still running is abandoned).
+    pub fn close(self) {
+        drop(self.server);
+        self.runtime.shutdown_background();
+    }
+}
+
+/// A `--uri` the driver cannot parse is named in one line, before anything
+/// tries to connect with it.
+fn check_uri(runtime: &Runtime, uri: &str) -> Result<(), ConnectError> {
+    runtime
+        .block_on(async { mongodb::options::ClientOptions::parse(uri).await })
+        .map(|_| ())
+        .map_err(|e| ConnectError::BadUri {
+            uri: uri.to_string(),
+            message: e.kind.to_string(),
+        })
+}

@@ -1,0 +1,121 @@
+//! Test state for the TUI built from real course types: the course in
+//! `lessons/` as the TUI loads it, and a real run of the bucket lesson
+//! (lesson 10) at the tiny scale on the embedded engine, with the only
+//! figures that vary run to run (times, the server's port) fixed, so
+//! snapshots of it never change between runs. Shared by `tests/tui.rs`,
+//! `tests/exercises.rs` and `benches/tui.rs`.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use bson::{Bson, Document};
+use schemalab::connect::Database;
+use schemalab::course::{
+    CancelFlag, CatalogLoader, Course, LessonReport, RunOptions, Scale, run_lesson,
+};
+use schemalab::locale::Lang;
+use schemalab::tui::lessons::CourseState;
+
+/// The folder holding `lessons/` and `datasets/`.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The real course, in English, as the TUI loads it.
+pub fn course() -> CourseState {
+    CourseState::load(&root(), Lang::En).unwrap()
+}
+
+/// The bucket lesson's report as `schemalab run bucket --scale tiny` makes
+/// it, times and ports fixed (run once per test binary).
+pub fn bucket_report() -> LessonReport {
+    static REPORT: OnceLock<LessonReport> = OnceLock::new();
+    REPORT
+        .get_or_init(|| {
+            let mut report = run_tiny(&root(), "bucket");
+            fix_varying(&mut report);
+            report
+        })
+        .clone()
+}
+
+/// Run lesson `id` of the course under `root` at the tiny scale on a fresh
+/// embedded engine.
+pub fn run_tiny(root: &Path, id: &str) -> LessonReport {
+    let database = Database::open(None).unwrap();
+    let course = Course::load(root).unwrap();
+    let lesson = course.lesson(id).unwrap();
+    let loader = CatalogLoader::for_course(root).unwrap();
+    let opts = RunOptions {
+        scale: Scale::Tiny,
+        loader: &loader,
+        cancel: CancelFlag::new(),
+        progress: None,
+    };
+    let report = database
+        .block_on(async {
+            let client = mongodb::Client::with_uri_str(database.uri())
+                .await
+                .map_err(|e| e.to_string())?;
+            run_lesson(&client, &lesson, &opts)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .unwrap();
+    database.close();
+    report
+}
+
+/// Times (wall clock, explain's estimates), the server's port and the
+/// ObjectIds the server generates (the bucket setup's `$group` output)
+/// vary run to run; everything else of a seeded tiny run is deterministic.
+pub fn fix_varying(report: &mut LessonReport) {
+    for exp in &mut report.experiments {
+        for v in &mut exp.variants {
+            for (i, sample) in v.samples.iter_mut().enumerate() {
+                for (j, d) in sample.documents.iter_mut().enumerate() {
+                    if matches!(d.get("_id"), Some(Bson::ObjectId(_))) {
+                        let mut bytes = [0u8; 12];
+                        bytes[10] = i as u8;
+                        bytes[11] = j as u8;
+                        d.insert("_id", bson::oid::ObjectId::from_bytes(bytes));
+                    }
+                }
+            }
+            for op in &mut v.operations {
+                op.millis = op.millis.map(|_| 1.0);
+                if let Some(m) = &mut op.read {
+                    for f in &mut m.pipeline {
+                        f.millis = f.millis.map(|_| 0.0);
+                    }
+                    if let Some(e) = &mut m.explain {
+                        fix_doc(e, 0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn fix_doc(doc: &mut Document, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    for (k, v) in doc.iter_mut() {
+        let timing = ["Millis", "Micros", "Nanos"].iter().any(|t| k.contains(t));
+        match v {
+            _ if timing => *v = Bson::Int64(0),
+            _ if k == "port" => *v = Bson::Int32(27017),
+            Bson::Document(d) => fix_doc(d, depth + 1),
+            Bson::Array(items) => {
+                for i in items.iter_mut() {
+                    if let Bson::Document(d) = i {
+                        fix_doc(d, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
