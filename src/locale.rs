@@ -205,6 +205,23 @@ pub fn pad(s: &str, cols: usize, left: bool) -> String {
     }
 }
 
+/// `s` cut to at most `cols` columns (never inside a double-width
+/// character) and padded with spaces to exactly `cols`.
+pub fn fit(s: &str, cols: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > cols {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push_str(&" ".repeat(cols - used));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,5 +329,8 @@ mod tests {
         assert_eq!(pad("ab", 4, false), "  ab");
         assert_eq!(pad("超过宽度", 2, true), "超过宽度");
         assert!(is_cjk('桶') && !is_cjk('a') && !is_cjk('，'));
+        assert_eq!(fit("扫描索引键数", 5), "扫描 ");
+        assert_eq!(fit("abc", 5), "abc  ");
+        assert_eq!(width(&fit("桶模式桶模式", 7)), 7);
     }
 }

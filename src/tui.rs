@@ -138,6 +138,7 @@ pub fn run(opts: TuiOptions) -> Result<(), TuiError> {
 pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(), TuiError> {
     // Before any thread exists, so no panic can leave the terminal raw.
     terminal::install_panic_hook();
+    strings::set_lang(opts.lang);
     let course = match load_course(&opts.root, opts.lang) {
         Ok(course) => course,
         Err(e) => {

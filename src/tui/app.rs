@@ -52,10 +52,10 @@ impl ExpTab {
 
     pub fn label(self) -> &'static str {
         match self {
-            ExpTab::Operations => s::TAB_OPERATIONS,
-            ExpTab::Collections => s::TAB_COLLECTIONS,
-            ExpTab::Samples => s::TAB_SAMPLES,
-            ExpTab::Claims => s::TAB_CLAIMS,
+            ExpTab::Operations => s::t(s::TAB_OPERATIONS),
+            ExpTab::Collections => s::t(s::TAB_COLLECTIONS),
+            ExpTab::Samples => s::t(s::TAB_SAMPLES),
+            ExpTab::Claims => s::t(s::TAB_CLAIMS),
         }
     }
 }
@@ -366,7 +366,7 @@ impl App {
             return Vec::new();
         }
         if self.current_experiment().is_none() {
-            self.notice = Some(s::NO_EXPERIMENT.to_string());
+            self.notice = Some(s::t(s::NO_EXPERIMENT).to_string());
             return Vec::new();
         }
         self.next_run_id += 1;
@@ -543,7 +543,7 @@ impl App {
             todo.push((screens::experiment::pretty(explain), "json"));
         }
         for (src, _) in &self.shell.output {
-            if let Some(stmt) = src.strip_prefix(s::SHELL_PROMPT) {
+            if let Some(stmt) = src.strip_prefix(s::t(s::SHELL_PROMPT)) {
                 todo.push((stmt.to_string(), "js"));
             }
         }
@@ -682,7 +682,7 @@ impl App {
                     }
                     self.shell
                         .output
-                        .push((format!("{}{src}", s::SHELL_PROMPT), false));
+                        .push((format!("{}{src}", s::t(s::SHELL_PROMPT)), false));
                     self.shell.scroll = 0;
                     self.shell.busy = true;
                     return vec![Effect::ShellEval {
@@ -754,7 +754,7 @@ impl App {
                 if self.current_experiment().is_some() {
                     self.screen = Screen::Experiment;
                 } else {
-                    self.notice = Some(s::NO_EXPERIMENT.to_string());
+                    self.notice = Some(s::t(s::NO_EXPERIMENT).to_string());
                 }
             }
             Action::NextTab => {
@@ -911,9 +911,9 @@ impl App {
                         return vec![Effect::SaveProgress];
                     }
                     Err(e) if run.cancelling => {
-                        self.notice = Some(format!("{} ({e})", s::EXP_CANCELLED))
+                        self.notice = Some(format!("{} ({e})", s::t(s::EXP_CANCELLED)))
                     }
-                    Err(e) => self.notice = Some(format!("{}: {e}", s::EXP_FAILED)),
+                    Err(e) => self.notice = Some(format!("{}: {e}", s::t(s::EXP_FAILED))),
                 }
             }
             TaskMsg::CheckFinished { id, text, passed } => {

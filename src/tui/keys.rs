@@ -115,7 +115,8 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
     specific.or(common)
 }
 
-/// One footer/help entry: the key as shown and what it does.
+/// One footer/help entry: the key as shown and what it does (English: the
+/// screens show it through `strings::t`).
 pub type Hint = (&'static str, &'static str);
 
 /// The footer for a context: the keys that matter most there.
@@ -180,24 +181,27 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
 /// The full list for the help overlay, grouped by context.
 pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
     vec![
-        (s::OUTLINE_TITLE, footer(KeyContext::Outline).to_vec()),
+        (s::t(s::OUTLINE_TITLE), footer(KeyContext::Outline).to_vec()),
         (
-            "Reader",
+            s::t("Reader"),
             [footer(KeyContext::Reader), &[("x", s::K_EXERCISES)]].concat(),
         ),
         (
-            "Experiment",
+            s::t("Experiment"),
             [
                 footer(KeyContext::Experiment),
                 &[("f", s::K_FOLD), ("h/l", s::K_SIDE)],
             ]
             .concat(),
         ),
-        (s::EXPLAIN_TITLE, footer(KeyContext::Explain).to_vec()),
-        (s::SHELL_TITLE, footer(KeyContext::Shell).to_vec()),
-        (s::EXERCISES_TITLE, footer(KeyContext::Exercises).to_vec()),
+        (s::t(s::EXPLAIN_TITLE), footer(KeyContext::Explain).to_vec()),
+        (s::t(s::SHELL_TITLE), footer(KeyContext::Shell).to_vec()),
         (
-            "Everywhere",
+            s::t(s::EXERCISES_TITLE),
+            footer(KeyContext::Exercises).to_vec(),
+        ),
+        (
+            s::t("Everywhere"),
             vec![
                 ("q / ctrl-c", s::K_QUIT),
                 ("?", s::K_HELP),

@@ -1,5 +1,32 @@
 //! Every piece of text the TUI shows, in one place, so wording stays
 //! consistent and can be reviewed (or translated) without reading screens.
+//! Each constant is the English text and the key of its translation
+//! (`src/locale/zh-CN.toml`); screens show [`t`]`(X)`, the text in the
+//! interface's language, which [`set_lang`] chooses for the thread that
+//! draws (the TUI's own thread; each test its own).
+
+use std::cell::Cell;
+
+use crate::locale::Lang;
+
+thread_local! {
+    static LANG: Cell<Lang> = const { Cell::new(Lang::En) };
+}
+
+/// Choose the interface's language for this thread.
+pub fn set_lang(lang: Lang) {
+    LANG.with(|l| l.set(lang));
+}
+
+/// The interface's language on this thread.
+pub fn lang() -> Lang {
+    LANG.with(Cell::get)
+}
+
+/// `msgid` (one of this module's texts) in the interface's language.
+pub fn t(msgid: &'static str) -> &'static str {
+    lang().t(msgid)
+}
 
 pub const APP: &str = "schemalab";
 pub const EMBEDDED_ENGINE: &str = "embedded engine · sizes modelled";
@@ -102,7 +129,7 @@ pub const K_CLEAR: &str = "clear search";
 
 /// The status bar's dataset scale.
 pub fn scale_label(scale: crate::course::Scale) -> String {
-    format!("scale: {}", scale.as_str())
+    lang().f("scale: {scale}", &[("scale", &scale.as_str())])
 }
 
 pub fn factor(f: f64) -> String {

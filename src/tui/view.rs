@@ -22,7 +22,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let y = area.height / 2;
         let msg = Paragraph::new(vec![
-            Line::from(Span::styled(s::TOO_SMALL, app.theme.bad)),
+            Line::from(Span::styled(s::t(s::TOO_SMALL), app.theme.bad)),
             Line::from(Span::styled(
                 format!("{}×{}", area.width, area.height),
                 app.theme.dim,
@@ -55,11 +55,14 @@ pub fn render(app: &App, frame: &mut Frame) {
 fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     let (state, state_style) = match &app.engine.state {
-        ConnState::Connecting => (s::CONNECTING.to_string(), t.status),
-        ConnState::Connected => (s::CONNECTED.to_string(), t.status),
-        ConnState::Failed(e) => (format!("{}: {e}", s::DISCONNECTED), t.status.patch(t.bad)),
+        ConnState::Connecting => (s::t(s::CONNECTING).to_string(), t.status),
+        ConnState::Connected => (s::t(s::CONNECTED).to_string(), t.status),
+        ConnState::Failed(e) => (
+            format!("{}: {e}", s::t(s::DISCONNECTED)),
+            t.status.patch(t.bad),
+        ),
     };
-    let mut left = format!(" {}", s::APP);
+    let mut left = format!(" {}", s::t(s::APP));
     if let Some(lesson) = app
         .current_lesson()
         .filter(|_| app.screen != Screen::Outline)
@@ -70,7 +73,7 @@ fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
         let spin = SPINNER[(app.tick % 4) as usize];
         left.push_str(&format!(
             "  {spin} {} {:.0}%",
-            s::EXP_RUNNING,
+            s::t(s::EXP_RUNNING),
             screens::experiment::fraction(&run.progress) * 100.0
         ));
     } else if let Some(notice) = app
@@ -105,8 +108,8 @@ fn footer(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     let mut spans = Vec::new();
     for (key, label) in keys::footer(app.key_context()) {
-        spans.push(Span::styled(format!(" {key} "), t.footer_key));
-        spans.push(Span::styled(format!(" {label} "), t.footer_label));
+        spans.push(Span::styled(format!(" {} ", s::t(key)), t.footer_key));
+        spans.push(Span::styled(format!(" {} ", s::t(label)), t.footer_label));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -40,11 +40,30 @@ pub fn bucket_report() -> LessonReport {
         .clone()
 }
 
+/// The bucket lesson's report in `lang`, times and ports fixed (run once
+/// per test binary and language).
+pub fn bucket_report_in(lang: Lang) -> LessonReport {
+    static REPORTS: std::sync::Mutex<Vec<(Lang, LessonReport)>> = std::sync::Mutex::new(Vec::new());
+    let mut reports = REPORTS.lock().unwrap();
+    if let Some((_, r)) = reports.iter().find(|(l, _)| *l == lang) {
+        return r.clone();
+    }
+    let mut report = run_tiny_in(&root(), "bucket", lang);
+    fix_varying(&mut report);
+    reports.push((lang, report.clone()));
+    report
+}
+
 /// Run lesson `id` of the course under `root` at the tiny scale on a fresh
 /// embedded engine.
 pub fn run_tiny(root: &Path, id: &str) -> LessonReport {
+    run_tiny_in(root, id, Lang::En)
+}
+
+/// [`run_tiny`] with the lesson's strings in `lang`.
+pub fn run_tiny_in(root: &Path, id: &str, lang: Lang) -> LessonReport {
     let database = Database::open(None).unwrap();
-    let course = Course::load(root).unwrap();
+    let course = Course::load_in(root, lang).unwrap();
     let lesson = course.lesson(id).unwrap();
     let loader = CatalogLoader::for_course(root).unwrap();
     let opts = RunOptions {

@@ -112,7 +112,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let st = &app.exercises;
     let [list_area, detail_area] =
         Layout::horizontal([Constraint::Length(30), Constraint::Min(20)]).areas(area);
-    let title = format!(" {} {} ", s::EXERCISES_TITLE, st.score());
+    let title = format!(" {} {} ", s::t(s::EXERCISES_TITLE), st.score());
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border)
@@ -126,17 +126,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(e) = &st.error {
         lines.push(Line::from(Span::styled(e.clone(), t.bad)));
     } else if st.items.is_empty() {
-        lines.push(Line::from(Span::styled(s::EXERCISES_EMPTY, t.dim)));
+        lines.push(Line::from(Span::styled(s::t(s::EXERCISES_EMPTY), t.dim)));
     }
     let height = usize::from(inner.height);
     let first = st.selected.saturating_sub(height.saturating_sub(1));
     for (i, item) in st.items.iter().enumerate().skip(first).take(height) {
         let mark = if item.passed {
-            s::MARK_DONE
+            s::t(s::MARK_DONE)
         } else if item.attempts > 0 {
-            s::EXERCISE_TRIED
+            s::t(s::EXERCISE_TRIED)
         } else {
-            s::MARK_NONE
+            s::t(s::MARK_NONE)
         };
         let style = if i == st.selected {
             t.selected
@@ -172,18 +172,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     });
     let mut lines = vec![
         Line::from(vec![
-            Span::styled(format!("{}: ", s::EXERCISE_EDIT), t.dim),
+            Span::styled(format!("{}: ", s::t(s::EXERCISE_EDIT)), t.dim),
             Span::styled(item.path.clone(), t.code),
         ]),
         Line::from(vec![
-            Span::styled(format!("{}: ", s::EXERCISE_LESSON), t.dim),
+            Span::styled(format!("{}: ", s::t(s::EXERCISE_LESSON)), t.dim),
             Span::raw(item.lesson.clone()),
             Span::styled(
                 format!(
                     "   {} {} · {} {}/{}",
-                    s::EXERCISE_ATTEMPTS,
+                    s::t(s::EXERCISE_ATTEMPTS),
                     item.attempts,
-                    s::EXERCISE_HINTS,
+                    s::t(s::EXERCISE_HINTS),
                     item.hints_used,
                     item.hints.len()
                 ),
@@ -192,8 +192,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         ]),
     ];
     let status = match (&st.checking, st.watching) {
-        (Some(id), _) if *id == item.id => Some(s::EXERCISE_CHECKING),
-        (_, true) => Some(s::EXERCISE_WATCHING),
+        (Some(id), _) if *id == item.id => Some(s::t(s::EXERCISE_CHECKING)),
+        (_, true) => Some(s::t(s::EXERCISE_WATCHING)),
         _ => None,
     };
     if let Some(status) = status {
@@ -203,7 +203,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let shown = (item.hints_used as usize).min(item.hints.len());
     for (n, h) in item.hints[..shown].iter().enumerate() {
         lines.push(Line::from(Span::styled(
-            format!("{} {}/{}: {h}", s::EXERCISE_HINT, n + 1, item.hints.len()),
+            format!(
+                "{} {}/{}: {h}",
+                s::t(s::EXERCISE_HINT),
+                n + 1,
+                item.hints.len()
+            ),
             t.accent,
         )));
     }
@@ -223,7 +228,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 lines.push(Line::from(Span::styled(l.to_string(), style)));
             }
             if passed {
-                lines.push(Line::from(Span::styled(s::EXERCISE_PASSED, t.good)));
+                lines.push(Line::from(Span::styled(s::t(s::EXERCISE_PASSED), t.good)));
             }
         }
         None => lines.extend(crate::tui::markdown::render(&item.prompt, inner.width, t).lines),

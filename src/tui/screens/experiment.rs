@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragra
 use bson::{Bson, Document};
 
 use crate::course::claims::format_number;
-use crate::course::report::{LEGEND, Noise, star_marks, star_text};
+use crate::course::report::{Noise, star_marks, star_text};
 use crate::course::{Experiment, ExperimentReport, OpKind, OpResult, Progress, VariantReport};
 use crate::tui::app::{App, ExpTab};
 use crate::tui::strings as s;
@@ -115,7 +115,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
     let a = areas(area);
     let (Some(lesson), Some(exp)) = (app.current_lesson(), app.current_experiment()) else {
-        frame.render_widget(Paragraph::new(s::NO_EXPERIMENT).style(t.dim), area);
+        frame.render_widget(Paragraph::new(s::t(s::NO_EXPERIMENT)).style(t.dim), area);
         return;
     };
     let mut tabs = vec![Span::raw(" ")];
@@ -163,7 +163,7 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
     if let Some(run) = &app.run {
         let label = format!(
             "{} {:.0}% {}{}",
-            s::EXP_RUNNING,
+            s::t(s::EXP_RUNNING),
             fraction(&run.progress) * 100.0,
             step_label(&run.progress),
             if run.cancelling { " (cancelling)" } else { "" }
@@ -180,7 +180,7 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
         );
     } else if !has_report {
         frame.render_widget(
-            Paragraph::new(Span::styled(format!(" {}", s::EXP_NOT_RUN), t.accent)),
+            Paragraph::new(Span::styled(format!(" {}", s::t(s::EXP_NOT_RUN)), t.accent)),
             area,
         );
     }
@@ -260,8 +260,8 @@ fn ixscan_keys(doc: &Document, depth: usize) -> Option<String> {
 /// The kind as the content format writes it.
 fn kind_name(kind: OpKind) -> &'static str {
     match kind {
-        OpKind::Read => "read",
-        OpKind::Write => "write",
+        OpKind::Read => s::t("read"),
+        OpKind::Write => s::t("write"),
     }
 }
 
@@ -295,7 +295,7 @@ fn render_ops(
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(t.border)
-                .title(Span::styled(format!(" {} ", s::OPERATIONS), t.title)),
+                .title(Span::styled(format!(" {} ", s::t(s::OPERATIONS)), t.title)),
         )
         .highlight_style(t.selected)
         .highlight_symbol("▸");
@@ -339,17 +339,17 @@ fn render_ops(
     let rows: Vec<CardRow> = if is_write {
         vec![
             (
-                s::WRITE_N,
+                s::t(s::WRITE_N),
                 metric(&|o| o.write.as_ref().map(|w| w.n as f64)),
                 None,
             ),
             (
-                s::WRITE_MODIFIED,
+                s::t(s::WRITE_MODIFIED),
                 metric(&|o| o.write.as_ref().map(|w| w.n_modified as f64)),
                 None,
             ),
             (
-                s::KEYS_INSERTED,
+                s::t(s::KEYS_INSERTED),
                 metric(&|o| {
                     o.write
                         .as_ref()
@@ -359,7 +359,7 @@ fn render_ops(
                 Some(Noise::Count),
             ),
             (
-                s::KEYS_DELETED,
+                s::t(s::KEYS_DELETED),
                 metric(&|o| {
                     o.write
                         .as_ref()
@@ -368,28 +368,32 @@ fn render_ops(
                 }),
                 Some(Noise::Count),
             ),
-            (s::TIME, metric(&|o| o.millis), Some(Noise::Time)),
+            (s::t(s::TIME), metric(&|o| o.millis), Some(Noise::Time)),
         ]
     } else {
         vec![
             (
-                s::RETURNED,
+                s::t(s::RETURNED),
                 metric(&|o| o.read.as_ref().map(|m| m.n_returned as f64)),
                 None,
             ),
             (
-                s::KEYS_EXAMINED,
+                s::t(s::KEYS_EXAMINED),
                 metric(&|o| complete(o).map(|m| m.keys_examined as f64)),
                 Some(Noise::Count),
             ),
             (
-                s::DOCS_EXAMINED,
+                s::t(s::DOCS_EXAMINED),
                 metric(&|o| complete(o).map(|m| m.docs_examined as f64)),
                 Some(Noise::Count),
             ),
-            (s::RATIO, metric(&|o| complete(o).map(|m| m.ratio)), None),
             (
-                s::BYTES_RETURNED,
+                s::t(s::RATIO),
+                metric(&|o| complete(o).map(|m| m.ratio)),
+                None,
+            ),
+            (
+                s::t(s::BYTES_RETURNED),
                 metric(&|o| {
                     o.read
                         .as_ref()
@@ -398,7 +402,7 @@ fn render_ops(
                 }),
                 Some(Noise::Count),
             ),
-            (s::TIME, metric(&|o| o.millis), Some(Noise::Time)),
+            (s::t(s::TIME), metric(&|o| o.millis), Some(Noise::Time)),
         ]
     };
     let marks: Vec<Vec<Option<f64>>> = rows
@@ -417,7 +421,7 @@ fn render_ops(
             lines.push(Line::from(Span::styled(format!("✗ {err}"), t.bad)));
         }
         match results.get(side).copied().flatten() {
-            None => lines.push(Line::from(Span::styled(s::NOT_MEASURED, t.dim))),
+            None => lines.push(Line::from(Span::styled(s::t(s::NOT_MEASURED), t.dim))),
             Some(r) => {
                 let stmt = op
                     .run
@@ -428,7 +432,7 @@ fn render_ops(
                 lines.push(Line::default());
                 if !is_write {
                     lines.push(Line::from(vec![
-                        Span::styled(format!("{:<8}", s::STAGES), t.dim),
+                        Span::styled(crate::locale::pad(s::t(s::STAGES), 8, true), t.dim),
                         Span::styled(stage_chain(r), t.accent),
                     ]));
                     let index = r
@@ -437,9 +441,9 @@ fn render_ops(
                         .map(|m| m.index.as_str())
                         .filter(|i| !i.is_empty());
                     lines.push(Line::from(vec![
-                        Span::styled(format!("{:<8}", s::INDEX), t.dim),
+                        Span::styled(crate::locale::pad(s::t(s::INDEX), 8, true), t.dim),
                         Span::styled(
-                            index.unwrap_or(s::NO_INDEX).to_string(),
+                            index.unwrap_or(s::t(s::NO_INDEX)).to_string(),
                             if index.is_some() { t.base } else { t.warn },
                         ),
                     ]));
@@ -451,32 +455,35 @@ fn render_ops(
                         err.code_name.clone()
                     };
                     lines.push(Line::from(vec![
-                        Span::styled(format!("{:<8}", s::WRITE_ERROR), t.dim),
+                        Span::styled(crate::locale::pad(s::t(s::WRITE_ERROR), 8, true), t.dim),
                         Span::styled(text, t.bad),
                     ]));
                 }
                 for ((label, vals, _), m) in rows.iter().zip(&marks) {
                     let value = match vals.get(side).copied().flatten() {
                         Some(v) => format_number(v),
-                        None if (*label == s::KEYS_INSERTED
-                            || *label == s::KEYS_DELETED
-                            || *label == s::KEYS_EXAMINED
-                            || *label == s::DOCS_EXAMINED)
+                        None if (*label == s::t(s::KEYS_INSERTED)
+                            || *label == s::t(s::KEYS_DELETED)
+                            || *label == s::t(s::KEYS_EXAMINED)
+                            || *label == s::t(s::DOCS_EXAMINED))
                             && r.error.is_none() =>
                         {
-                            s::NOT_REPORTED.into()
+                            s::t(s::NOT_REPORTED).into()
                         }
                         None => "–".into(),
                     };
                     lines.push(Line::from(vec![
-                        Span::styled(format!("{label:<15}"), t.dim),
+                        Span::styled(crate::locale::pad(label, 15, true), t.dim),
                         Span::styled(format!("{value:>8}"), t.strong),
                         mark_span(t, m.get(side).copied().flatten()),
                     ]));
                 }
                 lines.push(Line::default());
-                lines.push(Line::from(Span::styled(s::TIME_CAVEAT, t.dim)));
-                lines.push(Line::from(Span::styled(LEGEND, t.dim)));
+                lines.push(Line::from(Span::styled(s::t(s::TIME_CAVEAT), t.dim)));
+                lines.push(Line::from(Span::styled(
+                    crate::course::report::legend(s::lang()),
+                    t.dim,
+                )));
             }
         }
         let block = Block::default()
@@ -558,14 +565,14 @@ fn render_collections(
         let label_w = colls
             .iter()
             .flat_map(|c| c.indexes.iter().map(|i| i.name.chars().count()))
-            .chain([s::STORAGE_SIZE.len(), s::DATA_SIZE.len()])
+            .chain([s::t(s::STORAGE_SIZE).len(), s::t(s::DATA_SIZE).len()])
             .max()
             .unwrap_or(8)
             .min(usize::from(col.width / 3));
         // Room for " modelled" whenever any size on this side is modelled.
         let any_modelled = colls.iter().any(|c| c.modelled);
         let tag_w = if any_modelled {
-            s::MODELLED.chars().count() + 1
+            s::t(s::MODELLED).chars().count() + 1
         } else {
             0
         };
@@ -577,33 +584,37 @@ fn render_collections(
             lines.push(Line::from(vec![
                 Span::styled(c.name.clone(), t.strong),
                 Span::styled(
-                    format!("  {} {}", format_number(c.count as f64), s::DOCUMENTS),
+                    format!("  {} {}", format_number(c.count as f64), s::t(s::DOCUMENTS)),
                     t.base,
                 ),
             ]));
             lines.push(Line::from(Span::styled(
                 format!(
                     "{} {} · {} {}",
-                    s::AVG_SIZE,
+                    s::t(s::AVG_SIZE),
                     bytes(c.avg_obj_size.round() as i64),
-                    s::MAX_SIZE,
+                    s::t(s::MAX_SIZE),
                     bytes(c.max_obj_size)
                 ),
                 t.dim,
             )));
             let mut row = |label: String, value: i64, modelled: bool| {
                 let mut spans = vec![
-                    Span::styled(format!("{label:<label_w$.label_w$} "), t.dim),
+                    Span::styled(format!("{} ", crate::locale::fit(&label, label_w)), t.dim),
                     bar(t, u64::try_from(value).unwrap_or(0), max, bar_w, side),
                     Span::styled(format!(" {:>10}", bytes(value)), t.base),
                 ];
                 if modelled {
-                    spans.push(Span::styled(format!(" {}", s::MODELLED), t.warn));
+                    spans.push(Span::styled(format!(" {}", s::t(s::MODELLED)), t.warn));
                 }
                 lines.push(Line::from(spans));
             };
-            row(s::DATA_SIZE.to_string(), c.size, false);
-            row(s::STORAGE_SIZE.to_string(), c.storage_size, c.modelled);
+            row(s::t(s::DATA_SIZE).to_string(), c.size, false);
+            row(
+                s::t(s::STORAGE_SIZE).to_string(),
+                c.storage_size,
+                c.modelled,
+            );
             for i in &c.indexes {
                 row(i.name.clone(), i.size, c.modelled);
             }
@@ -646,7 +657,7 @@ fn render_samples(
             .map(|v| v.samples.as_slice())
             .unwrap_or(&[]);
         if samples.is_empty() {
-            lines.push(Line::from(Span::styled(s::NO_SAMPLES, t.dim)));
+            lines.push(Line::from(Span::styled(s::t(s::NO_SAMPLES), t.dim)));
         }
         for sample in samples {
             lines.push(Line::from(Span::styled(
@@ -660,7 +671,7 @@ fn render_samples(
                 if app.experiment.folded && total > FOLD_LINES {
                     lines.extend(all.into_iter().take(FOLD_LINES));
                     lines.push(Line::from(Span::styled(
-                        format!("  … {} lines, {}", total - FOLD_LINES, s::FOLDED),
+                        format!("  … {} lines, {}", total - FOLD_LINES, s::t(s::FOLDED)),
                         t.dim,
                     )));
                 } else {
@@ -689,13 +700,13 @@ fn render_claims(app: &App, report: &ExperimentReport, frame: &mut Frame, body: 
     let t = &app.theme;
     let mut lines = Vec::new();
     if report.claims.is_empty() {
-        lines.push(Line::from(Span::styled(s::NO_CLAIMS, t.dim)));
+        lines.push(Line::from(Span::styled(s::t(s::NO_CLAIMS), t.dim)));
     }
     for c in &report.claims {
         let (mark, style) = if c.verdict.passed {
-            (s::CLAIM_PASS, t.good)
+            (s::t(s::CLAIM_PASS), t.good)
         } else {
-            (s::CLAIM_FAIL, t.bad)
+            (s::t(s::CLAIM_FAIL), t.bad)
         };
         lines.push(Line::from(vec![
             Span::styled(format!("{mark}  "), style),

@@ -249,7 +249,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let mut tabs = vec![Span::styled(
         format!(
             " {} · {} ",
-            s::EXPLAIN_TITLE,
+            s::t(s::EXPLAIN_TITLE),
             exp.and_then(|e| e.operations.get(app.experiment.op))
                 .map_or("", |o| o.id.get_ref().as_str())
         ),
@@ -277,7 +277,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .border_style(t.border);
     let Some(explain) = selected_explain(app) else {
         frame.render_widget(
-            Paragraph::new(Span::styled(s::EXPLAIN_NONE, t.dim)).block(block),
+            Paragraph::new(Span::styled(s::t(s::EXPLAIN_NONE), t.dim)).block(block),
             body,
         );
         return;
@@ -285,7 +285,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if app.explain.raw {
         let json = crate::tui::screens::experiment::pretty(explain);
         let lines = app.code(&json, "json");
-        let title = Span::styled(format!(" {} ", s::EXPLAIN_RAW), t.title);
+        let title = Span::styled(format!(" {} ", s::t(s::EXPLAIN_RAW)), t.title);
         frame.render_widget(
             Paragraph::new(lines)
                 .scroll((app.explain.scroll.min(u16::MAX as usize) as u16, 0))
@@ -323,7 +323,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ),
         ];
         if n.heaviest {
-            spans.push(Span::styled(format!(" {}", s::EXPLAIN_HEAVIEST), t.bad));
+            spans.push(Span::styled(
+                format!(" {}", s::t(s::EXPLAIN_HEAVIEST)),
+                t.bad,
+            ));
         }
         let mut line = Line::from(spans);
         if i == app.explain.node {
@@ -335,7 +338,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Paragraph::new(lines).block(
             block
                 .clone()
-                .title(Span::styled(format!(" {} ", s::STAGES), t.title)),
+                .title(Span::styled(format!(" {} ", s::t(s::STAGES)), t.title)),
         ),
         tree_rect,
     );
@@ -343,22 +346,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(n) = nodes.get(app.explain.node) {
         let row = |label: &str, value: String| {
             Line::from(vec![
-                Span::styled(format!("{label:<14}"), t.dim),
+                Span::styled(crate::locale::pad(label, 14, true), t.dim),
                 Span::styled(value, t.strong),
             ])
         };
         info.push(Line::from(Span::styled(n.stage.clone(), t.heading)));
         if !n.detail.is_empty() {
-            info.push(row(s::INDEX, n.detail.clone()));
+            info.push(row(s::t(s::INDEX), n.detail.clone()));
         }
         info.push(row(
-            s::RETURNED,
+            s::t(s::RETURNED),
             n.n_returned.map_or("–".into(), |v| format_number(v as f64)),
         ));
-        info.push(row(s::KEYS_EXAMINED, format_number(n.keys_examined as f64)));
-        info.push(row(s::DOCS_EXAMINED, format_number(n.docs_examined as f64)));
         info.push(row(
-            s::TIME,
+            s::t(s::KEYS_EXAMINED),
+            format_number(n.keys_examined as f64),
+        ));
+        info.push(row(
+            s::t(s::DOCS_EXAMINED),
+            format_number(n.docs_examined as f64),
+        ));
+        info.push(row(
+            s::t(s::TIME),
             n.millis.map_or("–".into(), |m| format!("{m:.0}")),
         ));
         info.push(row("share", format!("{:.0}%", n.share * 100.0)));

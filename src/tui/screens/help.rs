@@ -20,8 +20,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         let mut row: Vec<Span> = Vec::new();
         let mut used = 0;
         for (key, label) in hints {
-            let k = Span::styled(format!(" {key} "), t.footer_key);
-            let l = Span::styled(format!(" {label}  "), t.base);
+            let k = Span::styled(format!(" {} ", s::t(key)), t.footer_key);
+            let l = Span::styled(format!(" {}  ", s::t(label)), t.base);
             let w = k.width() + l.width();
             if used + w > inner_w && !row.is_empty() {
                 lines.push(Line::from(std::mem::take(&mut row)));
@@ -44,6 +44,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.accent)
-        .title(Span::styled(format!(" {} ", s::HELP_TITLE), t.title));
+        .title(Span::styled(format!(" {} ", s::t(s::HELP_TITLE)), t.title));
     frame.render_widget(Paragraph::new(lines).style(t.base).block(block), popup);
 }

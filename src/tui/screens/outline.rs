@@ -57,10 +57,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .map(|&i| {
             let lesson = &app.course.lessons[i];
             let (mark, style) = match app.progress.mark(&lesson.id) {
-                _ if lesson.problem().is_some() => (s::MARK_BROKEN, t.bad),
-                Mark::Done => (s::MARK_DONE, t.good),
-                Mark::Seen => (s::MARK_SEEN, t.accent),
-                Mark::None => (s::MARK_NONE, t.dim),
+                _ if lesson.problem().is_some() => (s::t(s::MARK_BROKEN), t.bad),
+                Mark::Done => (s::t(s::MARK_DONE), t.good),
+                Mark::Seen => (s::t(s::MARK_SEEN), t.accent),
+                Mark::None => (s::t(s::MARK_NONE), t.dim),
             };
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{mark} "), style),
@@ -70,11 +70,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let title = match &app.outline.search {
-        Some(q) => format!(" {}{q}▏ ", s::SEARCH_PROMPT),
+        Some(q) => format!(" {}{q}▏ ", s::t(s::SEARCH_PROMPT)),
         None => format!(
             " {} ",
             if app.course.title().is_empty() {
-                s::OUTLINE_TITLE
+                s::t(s::OUTLINE_TITLE)
             } else {
                 app.course.title()
             }
@@ -86,7 +86,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .title(Span::styled(title, t.title));
     if items.is_empty() {
         frame.render_widget(
-            Paragraph::new(s::OUTLINE_EMPTY).style(t.dim).block(block),
+            Paragraph::new(s::t(s::OUTLINE_EMPTY))
+                .style(t.dim)
+                .block(block),
             list_rect,
         );
     } else {
@@ -132,17 +134,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 .is_some();
             if done {
                 lines.push(Line::from(Span::styled(
-                    format!("   {}", s::MARK_DONE),
+                    format!("   {}", s::t(s::MARK_DONE)),
                     t.good,
                 )));
             }
         }
         if lesson.experiments().is_empty() && lesson.problem().is_none() {
-            lines.push(Line::from(Span::styled(s::NO_EXPERIMENT, t.dim)));
+            lines.push(Line::from(Span::styled(s::t(s::NO_EXPERIMENT), t.dim)));
         }
     }
     lines.push(Line::default());
-    lines.push(Line::from(Span::styled(s::OUTLINE_HINT, t.dim)));
+    lines.push(Line::from(Span::styled(s::t(s::OUTLINE_HINT), t.dim)));
     let detail = Paragraph::new(lines).wrap(Wrap { trim: false }).block(
         Block::default()
             .borders(Borders::ALL)

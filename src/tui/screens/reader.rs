@@ -40,7 +40,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .collect();
     if app.present && end < app.reader.doc.lines.len() && lines.len() < usize::from(text.height) {
         lines.push(Line::default());
-        lines.push(Line::from(Span::styled(s::READER_NEXT_SECTION, t.dim)));
+        lines.push(Line::from(Span::styled(
+            s::t(s::READER_NEXT_SECTION),
+            t.dim,
+        )));
     }
     frame.render_widget(Paragraph::new(lines).style(t.base), text);
     if end > usize::from(text.height) {

@@ -16,7 +16,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows = usize::from(out_rect.height.saturating_sub(2));
     let mut lines: Vec<Line> = Vec::new();
     if app.shell.output.is_empty() {
-        lines.push(Line::from(Span::styled(s::SHELL_HINT, t.dim)));
+        lines.push(Line::from(Span::styled(s::t(s::SHELL_HINT), t.dim)));
     }
     let total = app.shell.output.len();
     let end = total.saturating_sub(app.shell.scroll.min(total));
@@ -24,8 +24,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     for (text, error) in &app.shell.output[start..end] {
         lines.push(if *error {
             Line::from(Span::styled(text.clone(), t.bad))
-        } else if let Some(stmt) = text.strip_prefix(s::SHELL_PROMPT) {
-            let mut spans = vec![Span::styled(s::SHELL_PROMPT, t.accent)];
+        } else if let Some(stmt) = text.strip_prefix(s::t(s::SHELL_PROMPT)) {
+            let mut spans = vec![Span::styled(s::t(s::SHELL_PROMPT), t.accent)];
             spans.extend(app.code(stmt, "js").into_iter().flat_map(|l| l.spans));
             Line::from(spans)
         } else {
@@ -34,7 +34,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let title = format!(
         " {} · {} ",
-        s::SHELL_TITLE,
+        s::t(s::SHELL_TITLE),
         app.current_lesson().map_or("", |l| l.title())
     );
     frame.render_widget(
@@ -47,11 +47,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         out_rect,
     );
     let mut input = vec![
-        Span::styled(s::SHELL_PROMPT, t.accent),
+        Span::styled(s::t(s::SHELL_PROMPT), t.accent),
         Span::styled(app.shell.input.clone(), t.base),
     ];
     if app.shell.busy {
-        input.push(Span::styled(format!("  {}", s::SHELL_BUSY), t.dim));
+        input.push(Span::styled(format!("  {}", s::t(s::SHELL_BUSY)), t.dim));
     } else {
         input.push(Span::styled("▏", t.accent));
     }

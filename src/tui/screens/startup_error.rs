@@ -14,13 +14,13 @@ use crate::tui::strings as s;
 pub fn render(frame: &mut Frame, problems: &[String]) {
     let area = frame.area();
     let [body, footer] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    let mut lines = vec![Line::from(s::STARTUP_ERROR_LEAD), Line::from("")];
+    let mut lines = vec![Line::from(s::t(s::STARTUP_ERROR_LEAD)), Line::from("")];
     lines.extend(problems.iter().map(|p| Line::from(p.as_str())));
     lines.push(Line::from(""));
-    lines.push(Line::from(s::STARTUP_ERROR_HINT));
+    lines.push(Line::from(s::t(s::STARTUP_ERROR_HINT)));
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(s::STARTUP_ERROR_TITLE)
+        .title(s::t(s::STARTUP_ERROR_TITLE))
         .title_style(Style::default().add_modifier(Modifier::BOLD));
     frame.render_widget(
         Paragraph::new(lines)
@@ -28,5 +28,5 @@ pub fn render(frame: &mut Frame, problems: &[String]) {
             .wrap(Wrap { trim: false }),
         body,
     );
-    frame.render_widget(Paragraph::new(s::STARTUP_ERROR_KEYS), footer);
+    frame.render_widget(Paragraph::new(s::t(s::STARTUP_ERROR_KEYS)), footer);
 }
