@@ -392,7 +392,7 @@ pub fn read_matching_any(
         vars: &vars,
         collation,
     };
-    let mut q = super::planner::Query::new(&filter_doc);
+    let mut q = super::planner::Query::new(&filter);
     q.collation = collation;
     let plans = super::planner::candidates(c, &q)?;
     let chosen = choose(plans, &ctx)?;

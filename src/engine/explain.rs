@@ -223,9 +223,9 @@ fn explain_query(
     let mut qp = doc! {
         "namespace": ns,
         "indexFilterSet": false,
-        "parsedQuery": parsed_query(q.filter),
-        "queryHash": shape_hash(&[Some(q.filter), q.projection]),
-        "planCacheKey": shape_hash(&[Some(q.filter), q.projection, Some(&Document::new())]),
+        "parsedQuery": parsed_query(q.filter.source()),
+        "queryHash": shape_hash(&[Some(q.filter.source()), q.projection]),
+        "planCacheKey": shape_hash(&[Some(q.filter.source()), q.projection, Some(&Document::new())]),
         "maxIndexedOrSolutionsReached": false,
         "maxIndexedAndSolutionsReached": false,
         "maxScansToExplodeReached": false,
@@ -587,7 +587,7 @@ pub fn explain(
             None => None,
         };
         let q = Query {
-            filter: &p.filter,
+            filter: &filter,
             sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
             projection: p.projection.as_ref(),
             skip: p.skip,

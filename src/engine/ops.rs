@@ -87,7 +87,7 @@ fn select(
     // Planned and executed as a stage tree: the winning plan's SORT, SKIP
     // and LIMIT stages do what the query asks, in mongod's order.
     let q = super::planner::Query {
-        filter: filter.source(),
+        filter,
         sort: sort.filter(|s| !s.keys.is_empty()),
         skip,
         limit: limit.filter(|l| *l > 0),
@@ -96,7 +96,7 @@ fn select(
         count,
         min,
         max,
-        ..super::planner::Query::new(filter.source())
+        ..super::planner::Query::new(filter)
     };
     let ctx = super::exec::Ctx {
         coll: c,
@@ -1079,7 +1079,7 @@ pub(super) fn distinct(
     let q = super::planner::Query {
         collation: collation.as_ref(),
         distinct: Some(key),
-        ..super::planner::Query::new(filter.source())
+        ..super::planner::Query::new(&filter)
     };
     let ctx = super::exec::Ctx {
         coll: c,

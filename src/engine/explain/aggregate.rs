@@ -308,7 +308,7 @@ pub(crate) fn run_aggregate(
     let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
     let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
     let q = Query {
-        filter: &pushed.filter,
+        filter: &filter,
         sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
         projection: pushed.projection.as_ref(),
         skip: pushed.skip,
