@@ -646,7 +646,7 @@ async fn explain_parser_reads_engine_explains() {
     let db = "schemalab_embed_refs";
 
     let find = engine
-        .explain(
+        .explain_doc(
             db,
             &doc! {"find": "orders", "filter": {"customer_id": 7}},
             "executionStats",
@@ -660,7 +660,7 @@ async fn explain_parser_reads_engine_explains() {
     assert_eq!(m.ratio, 1.0);
 
     let scan = engine
-        .explain(
+        .explain_doc(
             db,
             &doc! {"find": "orders", "filter": {"total": 3.0}},
             "executionStats",
@@ -673,7 +673,7 @@ async fn explain_parser_reads_engine_explains() {
 
     // countDocuments is explained as the pipeline the shell runs for it.
     let agg = engine
-        .explain(
+        .explain_doc(
             db,
             &doc! {"aggregate": "orders", "pipeline": [
                 {"$match": {"customer_id": 7}},
@@ -689,4 +689,25 @@ async fn explain_parser_reads_engine_explains() {
     assert_eq!(m.docs_examined, 0);
     assert_eq!(m.keys_examined, 11);
     assert_eq!(m.n_returned, 1, "{agg}");
+}
+
+/// `explain` of a command document, parsed as the wire layer parses it.
+trait ExplainDoc {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document>;
+}
+
+impl ExplainDoc for Engine {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document> {
+        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    }
 }

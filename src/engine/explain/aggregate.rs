@@ -16,13 +16,16 @@ use std::time::Instant;
 
 use bson::{Bson, Document, doc};
 
-use super::{Explained, Verbosity, explain_query};
+use super::{Explained, Verbosity};
+use crate::engine::AggregateOptions;
 use crate::engine::catalog::{Catalog, to_document};
 use crate::engine::collation::Collation;
-use crate::engine::error::{EngineError, Result};
+use crate::engine::error::Result;
 use crate::engine::exec;
+use crate::engine::exec::Mode;
 use crate::engine::expr::Vars;
 use crate::engine::filter::Filter;
+use crate::engine::ops;
 use crate::engine::pipeline::optimize::{Opt, optimize};
 use crate::engine::pipeline::{Nesting, Pipeline, Source};
 use crate::engine::planner::Query;
@@ -320,26 +323,12 @@ pub(crate) fn run_aggregate(
         min: None,
         max: None,
     };
-    let explain_v = verbosity.unwrap_or(Verbosity::ExecutionStats);
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);
     let started = Instant::now();
-    let (cursor, members) = explain_query(
-        cat, db, coll, &q, &filter, vars, explain_v, None, !plan_only,
-    )?;
+    // The `$cursor` is read by the same function as a `find`.
+    let (hits, cursor) = ops::select(c, &format!("{db}.{coll}"), &q, vars, Mode::All, verbosity)?;
     let cursor_millis = started.elapsed().as_millis() as i64;
-    let mut input = Vec::with_capacity(members.len());
-    if let Some(c) = c {
-        for m in members {
-            match m.doc {
-                Some(d) => input.push(d),
-                None => {
-                    if let Some(d) = c.doc(m.rid)? {
-                        input.push(d);
-                    }
-                }
-            }
-        }
-    }
+    let mut input: Vec<Document> = hits.into_iter().map(|h| h.doc).collect();
     if let Some(proj) = &pushed.projection {
         let source = PlannedSource::new(cat, db, now, None);
         input = Pipeline::parse(&[doc! {"$project": proj.clone()}])?.run(input, &source, vars)?;
@@ -352,10 +341,17 @@ pub(crate) fn run_aggregate(
     } else {
         run_stages(cat, db, rest, input, vars, verbosity, now)?
     };
-    let Explained {
+    let Some(Explained {
         query_planner,
         execution_stats,
-    } = cursor;
+    }) = cursor
+    else {
+        return Ok(AggOutcome {
+            docs,
+            explain: Document::new(),
+            stages: Vec::new(),
+        });
+    };
     let mut cursor_doc = doc! {"queryPlanner": query_planner.clone()};
     if let Some(s) = &execution_stats {
         cursor_doc.insert("executionStats", s.clone());
@@ -487,7 +483,32 @@ pub(crate) fn run_collectionless(
     })
 }
 
-/// The error mongod gives when an aggregate explain names no pipeline.
-pub(crate) fn no_pipeline() -> EngineError {
-    EngineError::failed_to_parse("'pipeline' option must be specified as an array")
+/// The explain of an aggregation: planned and run by [`run_aggregate`]
+/// (or [`run_collectionless`]), the functions that answer it.
+pub(crate) fn explain(
+    cat: &Catalog,
+    db: &str,
+    coll: Option<&str>,
+    pipeline: &[Document],
+    options: &AggregateOptions,
+    verbosity: Verbosity,
+    now: bson::DateTime,
+) -> Result<Document> {
+    let c = coll.and_then(|n| cat.collection(db, n));
+    let collation = ops::effective_collation(c, options.collation.as_ref())?;
+    let vars = ops::vars_for(now, options.let_vars.as_ref(), collation.as_ref())?;
+    let out = match coll {
+        Some(name) => run_aggregate(
+            cat,
+            db,
+            name,
+            pipeline,
+            options.hint.as_ref(),
+            &vars,
+            Some(verbosity),
+            now,
+        )?,
+        None => run_collectionless(cat, db, pipeline, &vars, Some(verbosity), now)?,
+    };
+    Ok(out.explain)
 }
