@@ -193,6 +193,22 @@ pub(super) fn find(
     Ok(find_run(cat, db, coll, req, now, None)?.0)
 }
 
+/// `find`'s `min` and `max`, when both are given, name the same fields in
+/// the same order: checked as the request is read, before the collection
+/// is looked at, as mongod's `validateFindCommandRequest` does (51176).
+fn check_min_max(req: &FindRequest) -> Result<()> {
+    let nonempty = |d: &Option<Document>| d.as_ref().filter(|d| !d.is_empty()).cloned();
+    if let (Some(lo), Some(hi)) = (nonempty(&req.min), nonempty(&req.max))
+        && (lo.len() != hi.len() || lo.keys().zip(hi.keys()).any(|(a, b)| a != b))
+    {
+        return Err(EngineError::new(
+            ErrorCode(51176),
+            "min and max must have the same field names",
+        ));
+    }
+    Ok(())
+}
+
 /// `find`, run and explained by this one function: the projected results
 /// (none when explaining) and, with a verbosity, the explain of what ran.
 pub(super) fn find_run(
@@ -203,6 +219,7 @@ pub(super) fn find_run(
     now: bson::DateTime,
     explain: Option<Verbosity>,
 ) -> Result<(Vec<Document>, Option<Explained>)> {
+    check_min_max(req)?;
     let c = cat.collection(db, coll);
     let collation = effective_collation(c, req.collation.as_ref())?;
     let filter = Filter::parse(&req.filter, collation.as_ref())?;

@@ -952,15 +952,8 @@ fn min_max_plan(
     min: Option<&Document>,
     max: Option<&Document>,
 ) -> Result<Plan> {
-    // Checked when the find command is parsed.
-    if let (Some(lo), Some(hi)) = (min, max)
-        && (lo.len() != hi.len() || lo.keys().zip(hi.keys()).any(|(a, b)| a != b))
-    {
-        return Err(EngineError::new(
-            ErrorCode(51176),
-            "min and max must have the same field names",
-        ));
-    }
+    // That `min` and `max` name the same fields (51176) was checked when
+    // the request was read (`ops::find_run`).
     let pos = match q.hint {
         Some(Bson::Document(h)) if h.contains_key("$natural") => {
             return Err(EngineError::new(

@@ -20,7 +20,7 @@ pub use crate::engine::explain::Verbosity;
 #[derive(Debug, Clone)]
 pub struct Explain {
     pub inner: Box<Command>,
-    /// The inner command as sent, which the engine's explain reads.
+    /// The inner command as sent, which the reply echoes.
     pub inner_doc: Document,
     pub verbosity: Verbosity,
 }
@@ -34,15 +34,13 @@ impl Explain {
             Some(other) => return Err(args::wrong_type("explain.explain", other, "'object'")),
             None => return Err(args::missing("explain.explain")),
         };
-        let verbosity = match args::string(cmd, "explain", "verbosity")?.as_deref() {
-            None | Some("allPlansExecution") => Verbosity::AllPlansExecution,
-            Some("queryPlanner") => Verbosity::QueryPlanner,
-            Some("executionStats") => Verbosity::ExecutionStats,
-            Some(other) => {
-                return Err(EngineError::bad_value(format!(
-                    "Enumeration value '{other}' for field 'explain.verbosity' is not a valid value."
-                )));
-            }
+        let verbosity = match args::string(cmd, "explain", "verbosity")? {
+            None => Verbosity::AllPlansExecution,
+            Some(name) => Verbosity::parse(&name).map_err(|_| {
+                EngineError::bad_value(format!(
+                    "Enumeration value '{name}' for field 'explain.verbosity' is not a valid value."
+                ))
+            })?,
         };
         let mut body = inner;
         // The inner command names no database of its own.
