@@ -191,6 +191,40 @@ fn pushable_projection(spec: &Bson) -> Option<Document> {
     any.then(|| d.clone())
 }
 
+/// A stage's spec as mongod's explain prints it (its serialised, parsed
+/// form), for the stages whose form differs from what was written:
+/// `$sort` under `sortKey`, `$match` as its parsed query (`$eq` made
+/// explicit, conditions under one `$and`), `$unwind` of a path string as
+/// `{path}`, `$limit` and `$skip` as 64-bit integers. Other stages are
+/// echoed as written.
+/// A stage of the rewritten pipeline as explain prints it: a stage as
+/// written, normalised; a coalesced or absorbed one in its own form.
+fn shown(o: &Opt) -> Document {
+    match o {
+        Opt::Plain(d) => normalised(d.clone()),
+        other => other.shown(),
+    }
+}
+
+fn normalised(stage: Document) -> Document {
+    let mut entries = stage.iter();
+    let (Some((name, spec)), None) = (entries.next(), entries.next()) else {
+        return stage;
+    };
+    match (name.as_str(), spec) {
+        ("$sort", Bson::Document(keys)) => doc! {"$sort": {"sortKey": keys.clone()}},
+        ("$match", Bson::Document(filter)) => {
+            doc! {"$match": super::parsed_query(filter)}
+        }
+        ("$unwind", Bson::String(path)) => doc! {"$unwind": {"path": path.clone()}},
+        ("$limit" | "$skip", n) => match count_of(n).and_then(|n| i64::try_from(n).ok()) {
+            Some(n) => doc! {name.clone(): n},
+            None => stage.clone(),
+        },
+        _ => stage.clone(),
+    }
+}
+
 fn single<'a>(o: &'a Opt, name: &str) -> Option<&'a Bson> {
     match o {
         Opt::Plain(d) if d.len() == 1 => d.get(name),
@@ -336,7 +370,7 @@ pub(crate) fn run_aggregate(
     let n_cursor = input.len() as i64;
     let rest = &opts[pushed.rest..];
     let (docs, mut entries) = if plan_only {
-        let entries = rest.iter().map(|o| Bson::Document(o.shown())).collect();
+        let entries = rest.iter().map(|o| Bson::Document(shown(o))).collect();
         (Vec::new(), entries)
     } else {
         run_stages(cat, db, rest, input, vars, verbosity, now)?
@@ -395,7 +429,7 @@ pub(crate) fn run_stages(
     let mut entries = Vec::with_capacity(opts.len());
     for o in opts {
         let started = Instant::now();
-        let mut entry = o.shown();
+        let mut entry = shown(o);
         if let Some(Bson::Document(facets)) = single(o, "$facet") {
             let mut out = Document::new();
             let mut shown = Document::new();
@@ -466,7 +500,10 @@ pub(crate) fn run_collectionless(
 ) -> Result<AggOutcome> {
     Pipeline::parse(pipeline)?;
     if verbosity == Some(Verbosity::QueryPlanner) {
-        let entries: Vec<Bson> = pipeline.iter().cloned().map(Bson::Document).collect();
+        let entries: Vec<Bson> = pipeline
+            .iter()
+            .map(|s| Bson::Document(normalised(s.clone())))
+            .collect();
         return Ok(AggOutcome {
             docs: Vec::new(),
             explain: doc! {"stages": entries.clone()},
