@@ -355,6 +355,29 @@ pub(super) fn update(
     Ok(outcome)
 }
 
+/// How many of `hits` an update would change: explain's `nWouldModify`.
+fn would_modify<'h>(
+    update: &Update,
+    hits: impl IntoIterator<Item = &'h Hit>,
+    now: bson::DateTime,
+    vars: &Vars,
+) -> Result<i64> {
+    let mut n = 0;
+    for hit in hits {
+        let mut new = hit.doc.clone();
+        let ctx = ApplyContext {
+            array_position: hit.position,
+            is_insert: false,
+            now,
+            vars,
+        };
+        if update.apply(&mut new, &ctx)? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// The matches of one update statement, and what it needs to apply them.
 pub(super) struct UpdateMatches {
     update: Update,
@@ -378,6 +401,11 @@ pub(super) fn update_run(
     let collation = effective_collation(c, st.collation.as_ref())?;
     let filter = Filter::parse(&st.filter, collation.as_ref())?;
     let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
+    if st.multi && update.is_replacement() {
+        return Err(EngineError::failed_to_parse(
+            "multi update is not supported for replacement-style update",
+        ));
+    }
     let sort = parse_sort(st.sort.as_ref())?;
     let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
     let q = Query {
@@ -389,22 +417,9 @@ pub(super) fn update_run(
     let mode = if st.multi { Mode::All } else { Mode::First };
     let (hits, mut explained) = select(c, &format!("{db}.{coll}"), &q, &vars, mode, explain)?;
     if let Some(e) = &mut explained {
-        let mut modify = 0i64;
-        for hit in &hits {
-            let mut new = hit.doc.clone();
-            let ctx = ApplyContext {
-                array_position: hit.position,
-                is_insert: false,
-                now,
-                vars: &vars,
-            };
-            if update.apply(&mut new, &ctx)? {
-                modify += 1;
-            }
-        }
         let figures = doc! {
             "nMatched": hits.len() as i64,
-            "nWouldModify": modify,
+            "nWouldModify": would_modify(&update, &hits, now, &vars)?,
             "nWouldUpsert": i64::from(st.upsert && hits.is_empty()),
         };
         super::explain::wrap_write(e, "UPDATE", figures, c.is_some());
@@ -425,11 +440,6 @@ fn update_one_statement(
 ) -> Result<()> {
     let (matches, _) = update_run(cat, db, coll, st, now, None)?;
     let UpdateMatches { update, vars, hits } = matches;
-    if st.multi && update.is_replacement() {
-        return Err(EngineError::failed_to_parse(
-            "multi update is not supported for replacement-style update",
-        ));
-    }
     if hits.is_empty() {
         if st.upsert {
             let (c, _) = cat.collection_or_create(db, coll)?;
@@ -574,22 +584,9 @@ pub(super) fn find_and_modify_run(
     if let Some(e) = &mut explained {
         let figures = match (&update, req.remove) {
             (Some(u), false) => {
-                let modify = match &hit {
-                    Some(h) => {
-                        let mut new = h.doc.clone();
-                        let ctx = ApplyContext {
-                            array_position: h.position,
-                            is_insert: false,
-                            now,
-                            vars: &vars,
-                        };
-                        i64::from(u.apply(&mut new, &ctx)?)
-                    }
-                    None => 0,
-                };
                 doc! {
                     "nMatched": i64::from(hit.is_some()),
-                    "nWouldModify": modify,
+                    "nWouldModify": would_modify(u, hit.iter(), now, &vars)?,
                     "nWouldUpsert": i64::from(req.upsert && hit.is_none()),
                 }
             }
