@@ -52,13 +52,13 @@ fn query(hint: Option<&str>) -> FindRequest {
 fn planning(c: &mut Criterion) {
     let e = setup();
     let winner = {
-        let explained = e
-            .explain(
-                "bench",
-                &doc! {"find": "plans", "filter": query(None).filter},
-                "queryPlanner",
-            )
-            .unwrap();
+        let explained = schemalab::wire::cmd::explain::explain_document(
+            &e,
+            "bench",
+            &doc! {"find": "plans", "filter": query(None).filter},
+            "queryPlanner",
+        )
+        .unwrap();
         let plan = explained
             .get_document("queryPlanner")
             .unwrap()

@@ -216,6 +216,46 @@ pub struct CountRequest {
     pub hint: Option<Bson>,
 }
 
+/// A command `explain` can explain, as the wire layer parsed it: the same
+/// typed request the command itself runs with.
+#[derive(Debug, Clone)]
+pub enum Explainable {
+    Find {
+        coll: String,
+        request: FindRequest,
+    },
+    /// `coll` is `None` for a database-level pipeline (`aggregate: 1`).
+    Aggregate {
+        coll: Option<String>,
+        pipeline: Vec<Document>,
+        options: AggregateOptions,
+    },
+    Count {
+        coll: String,
+        request: CountRequest,
+    },
+    Distinct {
+        coll: String,
+        key: String,
+        filter: Document,
+        collation: Option<Document>,
+    },
+    /// An `update`'s first statement.
+    Update {
+        coll: String,
+        statement: UpdateStatement,
+    },
+    /// A `delete`'s first statement.
+    Delete {
+        coll: String,
+        statement: DeleteStatement,
+    },
+    FindAndModify {
+        coll: String,
+        request: FindAndModifyRequest,
+    },
+}
+
 /// What `createIndexes` did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CreateIndexesOutcome {
@@ -456,24 +496,20 @@ impl Engine {
         cat.rename_collection(from, to, drop_target)
     }
 
-    /// `explain` of a command given as its inner document (`{find: "c",
-    /// filter, …}`, `{aggregate: "c", pipeline}`, `{count}`, `{distinct}`,
-    /// `{update, updates}`, `{delete, deletes}`, `{findAndModify}`) at a
-    /// verbosity (`queryPlanner`, `executionStats`, `allPlansExecution`).
-    /// Returns the whole reply without `ok`; nothing is written.
-    pub fn explain(&self, db: &str, command: &Document, verbosity: &str) -> Result<Document> {
-        self.explain_at(db, command, explain::Verbosity::parse(verbosity)?)
-    }
-
-    /// [`Engine::explain`] at a parsed verbosity.
-    pub fn explain_at(
+    /// `explain` of a parsed command at a verbosity: the command is
+    /// planned (and, past `queryPlanner`, run) by the very function that
+    /// runs it, and the stage tree that ran is reported. `command` is the
+    /// inner command as sent, which the reply echoes. Returns the whole
+    /// reply without `ok`; nothing is written.
+    pub fn explain(
         &self,
         db: &str,
-        command: &Document,
+        command: &Explainable,
+        sent: &Document,
         verbosity: explain::Verbosity,
     ) -> Result<Document> {
         let cat = self.snapshot();
-        explain::explain(&cat, db, command, verbosity, self.now())
+        explain::explain(&cat, db, command, sent, verbosity, self.now())
     }
 
     /// `collStats`-shaped statistics for a collection.

@@ -646,7 +646,7 @@ async fn explain_parser_reads_engine_explains() {
     let db = "schemalab_embed_refs";
 
     let find = engine
-        .explain(
+        .explain_doc(
             db,
             &doc! {"find": "orders", "filter": {"customer_id": 7}},
             "executionStats",
@@ -660,7 +660,7 @@ async fn explain_parser_reads_engine_explains() {
     assert_eq!(m.ratio, 1.0);
 
     let scan = engine
-        .explain(
+        .explain_doc(
             db,
             &doc! {"find": "orders", "filter": {"total": 3.0}},
             "executionStats",
@@ -673,7 +673,7 @@ async fn explain_parser_reads_engine_explains() {
 
     // countDocuments is explained as the pipeline the shell runs for it.
     let agg = engine
-        .explain(
+        .explain_doc(
             db,
             &doc! {"aggregate": "orders", "pipeline": [
                 {"$match": {"customer_id": 7}},
@@ -761,4 +761,25 @@ async fn the_report_keeps_the_explain_each_read_was_measured_with() {
         "{read}"
     );
     assert!(first["samples"][0]["documents"].is_array(), "{first}");
+}
+
+/// `explain` of a command document, parsed as the wire layer parses it.
+trait ExplainDoc {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document>;
+}
+
+impl ExplainDoc for Engine {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document> {
+        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    }
 }

@@ -529,7 +529,7 @@ fn attribute_pattern_index_keys_each_element() {
     );
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     let stats = e
-        .explain(
+        .explain_doc(
             "t",
             &doc! {"find": "attrs", "filter": {"attrs": {"$elemMatch": {"k": "size", "v": 9}}}},
             "executionStats",
@@ -660,4 +660,25 @@ fn plain_dotted_fields_on_one_array_are_not_compounded() {
     let f = doc! {"attrs.k": "color", "attrs.v": 9};
     assert_eq!(find(&plain, "c", f.clone()).len(), 1);
     assert_eq!(find(&indexed, "c", f).len(), 1);
+}
+
+/// `explain` of a command document, parsed as the wire layer parses it.
+trait ExplainDoc {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document>;
+}
+
+impl ExplainDoc for Engine {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document> {
+        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    }
 }

@@ -153,7 +153,7 @@ fn run_case(file: &str, fixture: &Document, case: &Document) -> Result<(), Strin
     let command = case.get_document("command").unwrap();
     let verbosity = case.get_str("verbosity").unwrap_or("executionStats");
     let expect = case.get_document("expect").unwrap();
-    let reply = e.explain("t", command, verbosity);
+    let reply = e.explain_doc("t", command, verbosity);
     if let Some(code) = expect.get("error") {
         // A refused `min`/`max` is refused by `find` itself too.
         if command.contains_key("min") || command.contains_key("max") {
@@ -324,7 +324,7 @@ fn verbosity_controls_sections() {
     )
     .unwrap();
     let cmd = doc! {"find": "v", "filter": {"a": 1}};
-    let qp = e.explain("t", &cmd, "queryPlanner").unwrap();
+    let qp = e.explain_doc("t", &cmd, "queryPlanner").unwrap();
     assert!(qp.get("executionStats").is_none());
     assert_eq!(qp.get_str("explainVersion").unwrap(), "1");
     assert_eq!(
@@ -338,14 +338,14 @@ fn verbosity_controls_sections() {
         qp.get_document("command").unwrap().get_str("$db").unwrap(),
         "t"
     );
-    let all = e.explain("t", &cmd, "allPlansExecution").unwrap();
+    let all = e.explain_doc("t", &cmd, "allPlansExecution").unwrap();
     let plans = all
         .get_document("executionStats")
         .unwrap()
         .get_array("allPlansExecution")
         .unwrap();
     assert_eq!(plans.len(), 2);
-    assert!(e.explain("t", &cmd, "loud").is_err());
+    assert!(e.explain_doc("t", &cmd, "loud").is_err());
 }
 
 #[test]
@@ -602,7 +602,7 @@ fn exact_prefix_regex_needs_no_filter_but_others_do() {
     // IXSCAN), so only the matching keys' documents are fetched.
     let filters = |filter: Document| {
         let reply = e
-            .explain("t", &doc! {"find": "r", "filter": filter}, "queryPlanner")
+            .explain_doc("t", &doc! {"find": "r", "filter": filter}, "queryPlanner")
             .unwrap();
         let plan = reply
             .get_document("queryPlanner")
@@ -684,7 +684,7 @@ fn distinct_through_distinct_scan_returns_every_value() {
     e.create_indexes("t", "d", &[doc! {"key": {"a": -1, "b": 1}}])
         .unwrap();
     let reply = e
-        .explain("t", &doc! {"distinct": "d", "key": "a"}, "executionStats")
+        .explain_doc("t", &doc! {"distinct": "d", "key": "a"}, "executionStats")
         .unwrap();
     let stats = reply.get_document("executionStats").unwrap();
     assert_eq!(
@@ -699,4 +699,25 @@ fn distinct_through_distinct_scan_returns_every_value() {
     plain.sort_by_key(key);
     assert_eq!(scanned, plain);
     assert_eq!(plain.len(), 3);
+}
+
+/// `explain` of a command document, parsed as the wire layer parses it.
+trait ExplainDoc {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document>;
+}
+
+impl ExplainDoc for Engine {
+    fn explain_doc(
+        &self,
+        db: &str,
+        command: &Document,
+        verbosity: &str,
+    ) -> schemalab::engine::Result<Document> {
+        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    }
 }

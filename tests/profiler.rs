@@ -112,3 +112,117 @@ async fn profiler_records_keys_inserted_and_deleted() {
     assert_eq!(count, 6);
     server.shutdown();
 }
+
+/// Issue 9, item 6: explain and execution share one plan-and-run path, so
+/// the explain of a `find` (with `let` variables read by `$expr`, and a
+/// covered projection) reports exactly what running it recorded.
+#[tokio::test]
+async fn explain_reports_what_the_run_recorded() {
+    let server = serve("127.0.0.1:0".parse().unwrap(), Engine::new())
+        .await
+        .unwrap();
+    let client = Client::with_uri_str(server.uri()).await.unwrap();
+    let db = client.database("same");
+    let c = db.collection::<Document>("c");
+    c.create_index(mongodb::IndexModel::builder().keys(doc! {"a": 1}).build())
+        .await
+        .unwrap();
+    c.create_index(
+        mongodb::IndexModel::builder()
+            .keys(doc! {"a": 1, "b": 1})
+            .build(),
+    )
+    .await
+    .unwrap();
+    let docs: Vec<Document> = (0..40)
+        .map(|i| doc! {"_id": i, "a": i % 4, "b": i})
+        .collect();
+    c.insert_many(docs).await.unwrap();
+    let finds = [
+        doc! {"find": "c", "filter": {"a": 3, "$expr": {"$gt": ["$b", "$$min"]}}, "let": {"min": 20}},
+        doc! {"find": "c", "filter": {"a": {"$gte": 2}}, "projection": {"a": 1, "b": 1, "_id": 0}},
+        doc! {"find": "c", "filter": {"b": {"$lt": 7}}, "sort": {"a": -1}, "limit": 3},
+    ];
+    for find in &finds {
+        db.run_command(doc! {"profile": 2}).await.unwrap();
+        let reply = db.run_command(find.clone()).await.unwrap();
+        db.run_command(doc! {"profile": 0}).await.unwrap();
+        let returned = reply
+            .get_document("cursor")
+            .unwrap()
+            .get_array("firstBatch")
+            .unwrap()
+            .len() as i64;
+        let entry = db
+            .collection::<Document>("system.profile")
+            .find_one(doc! {"op": "query"})
+            .sort(doc! {"ts": -1})
+            .await
+            .unwrap()
+            .unwrap();
+        db.collection::<Document>("system.profile")
+            .drop()
+            .await
+            .unwrap();
+        let explained = db
+            .run_command(doc! {"explain": find.clone(), "verbosity": "executionStats"})
+            .await
+            .unwrap();
+        let stats = explained.get_document("executionStats").unwrap();
+        assert_eq!(n(stats, "nReturned"), returned, "{find}");
+        assert_eq!(n(&entry, "nreturned"), returned, "{find}");
+        assert_eq!(
+            n(stats, "totalKeysExamined"),
+            n(&entry, "keysExamined"),
+            "{find}: {entry}"
+        );
+        assert_eq!(
+            n(stats, "totalDocsExamined"),
+            n(&entry, "docsExamined"),
+            "{find}: {entry}"
+        );
+        let winning = explained
+            .get_document("queryPlanner")
+            .unwrap()
+            .get_document("winningPlan")
+            .unwrap();
+        assert_eq!(
+            entry.get_str("planSummary").unwrap(),
+            summary(winning),
+            "{find}"
+        );
+    }
+    // The covered read examined no document, run or explained.
+    let covered = db
+        .run_command(doc! {"explain": finds[1].clone(), "verbosity": "executionStats"})
+        .await
+        .unwrap();
+    assert_eq!(
+        n(
+            covered.get_document("executionStats").unwrap(),
+            "totalDocsExamined"
+        ),
+        0
+    );
+    server.shutdown();
+}
+
+/// mongod's `planSummary` of a winning plan with one access path.
+fn summary(plan: &Document) -> String {
+    let mut stage = plan;
+    while let Ok(input) = stage.get_document("inputStage") {
+        stage = input;
+    }
+    match stage.get_str("stage").unwrap() {
+        "IXSCAN" => {
+            let key: Vec<String> = stage
+                .get_document("keyPattern")
+                .unwrap()
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect();
+            format!("IXSCAN {{ {} }}", key.join(", "))
+        }
+        other => other.to_string(),
+    }
+}

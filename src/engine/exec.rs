@@ -317,50 +317,72 @@ fn stage_doc(
     out
 }
 
-/// Plan `q`, pick the winner and run it, handing each result to `visit`
-/// until it returns false. This is how the operations read a collection.
-pub fn run<'a>(
+/// How far [`execute`] runs the winning plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Only plan (and race the candidates): explain at `queryPlanner`.
+    Plan,
+    /// Run to the end.
+    All,
+    /// Stop at the first result (an update or delete of one document).
+    First,
+}
+
+/// One planned and executed read: the candidates as the trial left them,
+/// the winner's stage tree after it ran (its counters are what explain
+/// reports) and the results it produced.
+pub struct Execution<'a> {
+    pub chosen: Chosen<'a>,
+    /// The winning plan's stages, as they ran.
+    pub root: BoxStage<'a>,
+    /// The results, in order (none when only planned).
+    pub members: Vec<Member>,
+    /// When planning began.
+    pub started: Instant,
+}
+
+impl Execution<'_> {
+    /// The winning plan.
+    pub fn plan(&self) -> &Plan {
+        &self.chosen.plans[self.chosen.winner]
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times [`execute`] ran on this thread: tests check that
+    /// explain plans and runs a query once.
+    pub(crate) static EXECUTIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Plan `q`, pick the winner and run it: the one way the operations read a
+/// collection, and what explain reports on.
+pub fn execute<'a>(
     q: &super::planner::Query<'_>,
     ctx: &Ctx<'a>,
-    visit: impl FnMut(Member) -> bool,
-) -> Result<()> {
+    mode: Mode,
+) -> Result<Execution<'a>> {
+    #[cfg(test)]
+    EXECUTIONS.with(|n| n.set(n.get() + 1));
+    let started = Instant::now();
     let plans = super::planner::candidates(ctx.coll, q)?;
     let chosen = choose(plans, ctx)?;
     let plan = &chosen.plans[chosen.winner];
     super::metrics::plan_summary(|| plan.summary(ctx.coll));
-    let mut stage = build(plan, ctx);
-    drain(&mut stage, ctx, visit)
-}
-
-/// The record ids the winning plan's index access path yields (keys in
-/// bounds, deduplicated), or `None` when the winner scans the collection.
-pub fn access_path_records(
-    q: &super::planner::Query<'_>,
-    ctx: &Ctx<'_>,
-) -> Result<Option<Vec<RecordId>>> {
-    let plans = super::planner::candidates(ctx.coll, q)?;
-    let chosen = choose(plans, ctx)?;
-    let mut plan = &chosen.plans[chosen.winner];
-    loop {
-        match plan {
-            Plan::CollScan => return Ok(None),
-            Plan::IdHack(id) => return Ok(Some(ctx.coll.find_by_id(id).into_iter().collect())),
-            Plan::IxScan(_) | Plan::Or(_) => {
-                let mut stage = build(plan, ctx);
-                let mut rids = Vec::new();
-                drain(&mut stage, ctx, |m| {
-                    rids.push(m.rid);
-                    true
-                })?;
-                return Ok(Some(rids));
-            }
-            Plan::Fetch { child, .. }
-            | Plan::Sort { child, .. }
-            | Plan::Skip(child, _)
-            | Plan::Limit(child, _)
-            | Plan::Projection { child, .. } => plan = child,
-        }
+    let mut root = build(plan, ctx);
+    let mut members = Vec::new();
+    if mode != Mode::Plan {
+        drain(&mut root, ctx, |m| {
+            members.push(m);
+            mode == Mode::All
+        })?;
     }
+    Ok(Execution {
+        chosen,
+        root,
+        members,
+        started,
+    })
 }
 
 /// What a planned read examined, and the index it used.
@@ -392,26 +414,17 @@ pub fn read_matching_any(
         vars: &vars,
         collation,
     };
-    let mut q = super::planner::Query::new(&filter_doc);
+    let mut q = super::planner::Query::new(&filter);
     q.collation = collation;
-    let plans = super::planner::candidates(c, &q)?;
-    let chosen = choose(plans, &ctx)?;
-    let plan = &chosen.plans[chosen.winner];
-    let mut stage = build(plan, &ctx);
-    let mut out = Vec::new();
-    drain(&mut stage, &ctx, |m| {
-        if let Some(d) = m.doc {
-            out.push(d);
-        }
-        true
-    })?;
-    let (keys_examined, docs_examined) = stage.totals();
+    let run = execute(&q, &ctx, Mode::All)?;
+    let out = run.members.into_iter().filter_map(|m| m.doc).collect();
+    let (keys_examined, docs_examined) = run.root.totals();
     Ok((
         out,
         ReadStats {
             keys_examined,
             docs_examined,
-            index: plan.index_name(c),
+            index: run.chosen.plans[run.chosen.winner].index_name(c),
         },
     ))
 }

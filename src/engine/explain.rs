@@ -1,5 +1,10 @@
 //! `explain`: what the planner considered and what the winning plan did.
 //!
+//! Nothing here plans or runs a query of its own: each command is handed,
+//! typed ([`Explainable`]), to the function that runs it (`ops::*_run`,
+//! `aggregate::run_aggregate`), which returns the explain of the stage
+//! tree it executed; this module renders those trees.
+//!
 //! The reply has mongod 7.0's classic shape (`explainVersion: "1"`):
 //! `queryPlanner` with the winning and rejected plans, `executionStats`
 //! measured by running the winner to completion (without writing anything,
@@ -10,20 +15,13 @@
 
 pub(crate) mod aggregate;
 
-use std::time::Instant;
-
 use bson::{Bson, Document, doc};
 
-use super::catalog::{Catalog, Collection};
-use super::collation::Collation;
-use super::error::{EngineError, ErrorCode, Result};
-use super::exec::{self, BoxStage, Ctx, Member};
-use super::expr::Vars;
-use super::filter::Filter;
-use super::planner::{self, Query};
-use super::sort::SortSpec;
-use super::update::{ApplyContext, Update};
-use super::value;
+use super::catalog::Catalog;
+use super::error::{EngineError, Result};
+use super::exec::{BoxStage, Ctx, Execution};
+use super::planner::Query;
+use super::{Explainable, ops, value};
 
 /// The server version explain reports.
 pub const VERSION: &str = "7.0.12";
@@ -59,45 +57,11 @@ impl Verbosity {
     }
 }
 
-/// A write the explained command would do to the matches.
-enum Write {
-    Update {
-        update: Box<Update>,
-        multi: bool,
-        upsert: bool,
-    },
-    Delete {
-        multi: bool,
-    },
-}
-
 /// One explained query: the pieces `find`, `count`, `distinct`, `update`,
 /// `delete` and `findAndModify` share.
 pub(super) struct Explained {
     pub(super) query_planner: Document,
     pub(super) execution_stats: Option<Document>,
-}
-
-fn num(d: &Document, key: &str) -> u64 {
-    d.get(key)
-        .and_then(value::as_i64)
-        .map_or(0, |n| n.unsigned_abs())
-}
-
-fn coll_name<'a>(command: &'a Document, key: &str) -> Result<&'a str> {
-    command.get_str(key).map_err(|_| {
-        EngineError::new(
-            ErrorCode::INVALID_NAMESPACE,
-            format!(
-                "collection name has invalid type {}",
-                command.get(key).map_or("missing", value::type_alias)
-            ),
-        )
-    })
-}
-
-fn opt_doc<'a>(command: &'a Document, key: &str) -> Option<&'a Document> {
-    command.get(key).and_then(Bson::as_document)
 }
 
 /// A stable 8-hex-digit hash of the query's shape (field names and
@@ -194,140 +158,94 @@ pub fn parsed_query(filter: &Document) -> Document {
     }
 }
 
-fn effective_collation(
-    c: Option<&Collection>,
-    given: Option<&Document>,
-) -> Result<Option<Collation>> {
-    match given {
-        Some(spec) => Collation::parse(spec),
-        None => Ok(c.and_then(|c| c.collation().cloned())),
-    }
-}
-
-/// Plan and (unless only planning) run one query: the explain sections and
-/// the results of the winning plan. With `run`, the winner runs even at
-/// `queryPlanner` verbosity (an aggregation needs its results).
-#[allow(clippy::too_many_arguments)]
-fn explain_query(
-    cat: &Catalog,
-    db: &str,
-    coll: &str,
-    q: &Query<'_>,
-    filter: &Filter,
-    vars: &Vars,
-    verbosity: Verbosity,
-    write: Option<&Write>,
-    run: bool,
-) -> Result<(Explained, Vec<Member>)> {
-    let ns = format!("{db}.{coll}");
-    let mut qp = doc! {
+/// The `queryPlanner` fields every query's explain opens with.
+fn planner_head(ns: &str, q: &Query<'_>) -> Document {
+    let filter = q.filter.source();
+    doc! {
         "namespace": ns,
         "indexFilterSet": false,
-        "parsedQuery": parsed_query(q.filter),
-        "queryHash": shape_hash(&[Some(q.filter), q.projection]),
-        "planCacheKey": shape_hash(&[Some(q.filter), q.projection, Some(&Document::new())]),
+        "parsedQuery": parsed_query(filter),
+        "queryHash": shape_hash(&[Some(filter), q.projection]),
+        "planCacheKey": shape_hash(&[Some(filter), q.projection, Some(&Document::new())]),
         "maxIndexedOrSolutionsReached": false,
         "maxIndexedAndSolutionsReached": false,
         "maxScansToExplodeReached": false,
-    };
-    let Some(c) = cat.collection(db, coll) else {
-        let eof = wrap_write(doc! {"stage": "EOF"}, write);
-        qp.insert("winningPlan", eof.clone());
-        qp.insert("rejectedPlans", Vec::<Bson>::new());
-        let stats = (verbosity != Verbosity::QueryPlanner).then(|| {
-            let mut s = doc! {
-                "executionSuccess": true, "nReturned": 0, "executionTimeMillis": 0,
-                "totalKeysExamined": 0, "totalDocsExamined": 0,
-                "executionStages": doc! {"stage": "EOF", "nReturned": 0, "executionTimeMillisEstimate": 0, "works": 1, "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0, "restoreState": 0, "isEOF": 1},
-            };
-            if verbosity == Verbosity::AllPlansExecution {
-                s.insert("allPlansExecution", Vec::<Bson>::new());
-            }
-            s
-        });
-        return Ok((
-            Explained {
-                query_planner: qp,
-                execution_stats: stats,
-            },
-            Vec::new(),
-        ));
-    };
-    let ctx = Ctx {
-        coll: c,
-        filter,
-        vars,
-        collation: q.collation,
-    };
-    let started = Instant::now();
-    let plans = planner::candidates(c, q)?;
-    let chosen = exec::choose(plans, &ctx)?;
-    let plan = &chosen.plans[chosen.winner];
-    super::metrics::plan_summary(|| plan.summary(c));
-    let mut winner = exec::build(plan, &ctx);
+    }
+}
+
+/// The explain of a query over a collection that does not exist: an `EOF`
+/// plan that did nothing.
+pub(super) fn eof(ns: &str, q: &Query<'_>, verbosity: Verbosity) -> Explained {
+    let mut qp = planner_head(ns, q);
+    qp.insert("winningPlan", doc! {"stage": "EOF"});
+    qp.insert("rejectedPlans", Vec::<Bson>::new());
+    let stats = (verbosity != Verbosity::QueryPlanner).then(|| {
+        let mut s = doc! {
+            "executionSuccess": true, "nReturned": 0, "executionTimeMillis": 0,
+            "totalKeysExamined": 0, "totalDocsExamined": 0,
+            "executionStages": doc! {"stage": "EOF", "nReturned": 0, "executionTimeMillisEstimate": 0, "works": 1, "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0, "restoreState": 0, "isEOF": 1},
+        };
+        if verbosity == Verbosity::AllPlansExecution {
+            s.insert("allPlansExecution", Vec::<Bson>::new());
+        }
+        s
+    });
+    Explained {
+        query_planner: qp,
+        execution_stats: stats,
+    }
+}
+
+/// The explain sections of a read that ran ([`super::exec::execute`]): the
+/// winning plan as the trial left it, the rejected candidates and, past
+/// `queryPlanner`, the winner's stage tree with the counters of its run.
+/// Only renders: nothing is planned or run again.
+pub(super) fn sections<'a>(
+    ns: &str,
+    q: &Query<'_>,
+    run: &Execution<'a>,
+    ctx: &Ctx<'a>,
+    verbosity: Verbosity,
+) -> Explained {
+    let mut qp = planner_head(ns, q);
+    let chosen = &run.chosen;
     let rejected: Vec<Bson> = chosen
         .trials
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != chosen.winner)
-        .map(|(_, s)| Bson::Document(s.explain(&ctx, false)))
+        .map(|(_, s)| Bson::Document(s.explain(ctx, false)))
         .collect();
-    let mut members: Vec<Member> = Vec::new();
-    if run || verbosity != Verbosity::QueryPlanner {
-        let single = matches!(
-            write,
-            Some(Write::Update { multi: false, .. } | Write::Delete { multi: false })
-        );
-        exec::drain(&mut winner, &ctx, |m| {
-            members.push(m);
-            !single
-        })?;
-    }
-    let execution_stats = if verbosity == Verbosity::QueryPlanner {
-        None
-    } else {
-        let stages = winner.explain(&ctx, true);
-        let (keys, docs) = winner.totals();
-        let n_returned = if write.is_some() {
-            0
-        } else {
-            members.len() as i64
-        };
-        let stages = match write {
-            Some(w) => write_stats(stages, w, &members, c, vars)?,
-            None => stages,
-        };
+    let execution_stats = (verbosity != Verbosity::QueryPlanner).then(|| {
+        let (keys, docs) = run.root.totals();
         let mut s = doc! {
             "executionSuccess": true,
-            "nReturned": n_returned,
-            "executionTimeMillis": started.elapsed().as_millis() as i64,
+            "nReturned": run.members.len() as i64,
+            "executionTimeMillis": run.started.elapsed().as_millis() as i64,
             "totalKeysExamined": keys as i64,
             "totalDocsExamined": docs as i64,
-            "executionStages": stages,
+            "executionStages": run.root.explain(ctx, true),
         };
         if verbosity == Verbosity::AllPlansExecution {
             let all: Vec<Bson> = chosen
                 .trials
                 .iter()
-                .map(|t| Bson::Document(trial_stats(t, &ctx)))
+                .map(|t| Bson::Document(trial_stats(t, ctx)))
                 .collect();
             s.insert("allPlansExecution", all);
         }
-        Some(s)
-    };
+        s
+    });
     let winning = match chosen.trials.get(chosen.winner) {
-        Some(t) => t.explain(&ctx, false),
-        None => winner.explain(&ctx, false),
+        Some(t) => t.explain(ctx, false),
+        None => run.root.explain(ctx, false),
     };
-    qp.insert("winningPlan", wrap_write(winning, write));
+    qp.insert("winningPlan", winning);
     qp.insert("rejectedPlans", rejected);
-    Ok((
-        Explained {
-            query_planner: qp,
-            execution_stats,
-        },
-        members,
-    ))
+    Explained {
+        query_planner: qp,
+        execution_stats,
+    }
 }
 
 fn trial_stats<'a>(t: &BoxStage<'a>, ctx: &Ctx<'a>) -> Document {
@@ -342,193 +260,36 @@ fn trial_stats<'a>(t: &BoxStage<'a>, ctx: &Ctx<'a>) -> Document {
     }
 }
 
-fn wrap_write(plan: Document, write: Option<&Write>) -> Document {
-    match write {
-        Some(Write::Update { .. }) => doc! {"stage": "UPDATE", "inputStage": plan},
-        Some(Write::Delete { .. }) => doc! {"stage": "DELETE", "inputStage": plan},
-        None => plan,
+/// Put an UPDATE or DELETE stage (`stage`) over a read's plan, with
+/// `figures`: what the write would have done to the matches. A read of a
+/// collection that does not exist keeps its bare `EOF` execution stages.
+pub(super) fn wrap_write(e: &mut Explained, stage: &str, figures: Document, exists: bool) {
+    if let Ok(plan) = e.query_planner.get_document("winningPlan") {
+        let wrapped = doc! {"stage": stage, "inputStage": plan.clone()};
+        e.query_planner.insert("winningPlan", wrapped);
     }
-}
-
-/// The UPDATE/DELETE stage's figures: what the write would have done.
-fn write_stats(
-    input: Document,
-    write: &Write,
-    members: &[Member],
-    c: &Collection,
-    vars: &Vars,
-) -> Result<Document> {
-    let mut out = match write {
-        Write::Update { .. } => doc! {"stage": "UPDATE"},
-        Write::Delete { .. } => doc! {"stage": "DELETE"},
+    let Some(s) = &mut e.execution_stats else {
+        return;
     };
-    let time = input
-        .get("executionTimeMillisEstimate")
-        .cloned()
-        .unwrap_or(Bson::Int64(0));
-    let works = input.get_i64("works").unwrap_or(0) + 1;
-    out.extend(doc! {
-        "nReturned": 0i64, "executionTimeMillisEstimate": time, "works": works,
-        "advanced": 0i64, "needTime": works - 1, "needYield": 0i64, "saveState": 0i64,
-        "restoreState": 0i64, "isEOF": 1,
-    });
-    match write {
-        Write::Update { update, upsert, .. } => {
-            let mut modify = 0i64;
-            for m in members {
-                let doc = match &m.doc {
-                    Some(d) => d.clone(),
-                    None => c.doc(m.rid)?.unwrap_or_default(),
-                };
-                let mut new = doc.clone();
-                let ctx = ApplyContext {
-                    array_position: m.position,
-                    is_insert: false,
-                    now: bson::DateTime::now(),
-                    vars,
-                };
-                if update.apply(&mut new, &ctx)? {
-                    modify += 1;
-                }
-            }
-            out.insert("nMatched", members.len() as i64);
-            out.insert("nWouldModify", modify);
-            out.insert("nWouldUpsert", i64::from(*upsert && members.is_empty()));
-        }
-        Write::Delete { .. } => {
-            out.insert("nWouldDelete", members.len() as i64);
-        }
+    s.insert("nReturned", 0i64);
+    if !exists {
+        return;
     }
-    out.insert("inputStage", input);
-    Ok(out)
-}
-
-/// The request pieces every query command carries.
-struct Parts {
-    coll: String,
-    filter: Document,
-    sort: Option<Document>,
-    projection: Option<Document>,
-    skip: u64,
-    limit: Option<u64>,
-    hint: Option<Bson>,
-    collation: Option<Document>,
-    write: Option<(Bson, Vec<Document>, bool, bool, bool)>,
-    /// `distinct`'s key.
-    distinct_key: Option<String>,
-    /// `find`'s `min` and `max`.
-    min: Option<Document>,
-    max: Option<Document>,
-}
-
-fn parts_of(command: &Document) -> Result<Parts> {
-    let Some((name, _)) = command.iter().next() else {
-        return Err(EngineError::failed_to_parse(
-            "explain command requires a nested object",
-        ));
-    };
-    let mut p = Parts {
-        coll: coll_name(command, name)?.to_string(),
-        filter: Document::new(),
-        sort: None,
-        projection: None,
-        skip: 0,
-        limit: None,
-        hint: None,
-        collation: None,
-        write: None,
-        distinct_key: None,
-        min: None,
-        max: None,
-    };
-    let from = |p: &mut Parts, d: &Document, filter_key: &str| {
-        p.filter = opt_doc(d, filter_key).cloned().unwrap_or_default();
-        p.hint = d.get("hint").cloned();
-        p.collation = opt_doc(d, "collation").cloned();
-    };
-    match name.as_str() {
-        "find" => {
-            from(&mut p, command, "filter");
-            p.sort = opt_doc(command, "sort").cloned();
-            p.projection = opt_doc(command, "projection").cloned();
-            p.skip = num(command, "skip");
-            p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
-            p.min = opt_doc(command, "min").cloned();
-            p.max = opt_doc(command, "max").cloned();
-        }
-        "count" => {
-            from(&mut p, command, "query");
-            p.skip = num(command, "skip");
-            p.limit = Some(num(command, "limit")).filter(|l| *l > 0);
-        }
-        "distinct" => {
-            from(&mut p, command, "query");
-            p.distinct_key = command.get_str("key").ok().map(str::to_string);
-        }
-        "update" => {
-            let st = first_statement(command, "updates")?;
-            from(&mut p, &st, "q");
-            let filters = array_filters(&st);
-            p.write = Some((
-                st.get("u")
-                    .cloned()
-                    .unwrap_or(Bson::Document(Document::new())),
-                filters,
-                st.get_bool("multi").unwrap_or(false),
-                st.get_bool("upsert").unwrap_or(false),
-                false,
-            ));
-        }
-        "delete" => {
-            let st = first_statement(command, "deletes")?;
-            from(&mut p, &st, "q");
-            let multi = st.get("limit").and_then(value::as_i64).unwrap_or(0) == 0;
-            p.write = Some((Bson::Null, Vec::new(), multi, false, true));
-        }
-        "findAndModify" | "findandmodify" => {
-            from(&mut p, command, "query");
-            p.sort = opt_doc(command, "sort").cloned();
-            let remove = command.get_bool("remove").unwrap_or(false);
-            p.write = Some((
-                command
-                    .get("update")
-                    .cloned()
-                    .unwrap_or(Bson::Document(Document::new())),
-                array_filters(command),
-                false,
-                command.get_bool("upsert").unwrap_or(false),
-                remove,
-            ));
-        }
-        other => {
-            return Err(EngineError::new(
-                ErrorCode::COMMAND_NOT_FOUND,
-                format!("Explain failed due to unknown command: {other}"),
-            ));
-        }
-    }
-    Ok(p)
-}
-
-fn first_statement(command: &Document, key: &str) -> Result<Document> {
-    match command.get(key) {
-        Some(Bson::Array(items)) => items
-            .first()
-            .and_then(Bson::as_document)
+    if let Ok(input) = s.get_document("executionStages") {
+        let time = input
+            .get("executionTimeMillisEstimate")
             .cloned()
-            .ok_or_else(|| {
-                EngineError::failed_to_parse(format!("'{key}' must contain at least one statement"))
-            }),
-        _ => Err(EngineError::failed_to_parse(format!(
-            "BSON field '{key}' is missing but a required field"
-        ))),
-    }
-}
-
-fn array_filters(d: &Document) -> Vec<Document> {
-    match d.get("arrayFilters") {
-        Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_document().cloned()).collect(),
-        _ => Vec::new(),
+            .unwrap_or(Bson::Int64(0));
+        let works = input.get_i64("works").unwrap_or(0) + 1;
+        let mut out = doc! {
+            "stage": stage,
+            "nReturned": 0i64, "executionTimeMillisEstimate": time, "works": works,
+            "advanced": 0i64, "needTime": works - 1, "needYield": 0i64, "saveState": 0i64,
+            "restoreState": 0i64, "isEOF": 1,
+        };
+        out.extend(figures);
+        out.insert("inputStage", input.clone());
+        s.insert("executionStages", out);
     }
 }
 
@@ -555,69 +316,57 @@ fn server_parameters() -> Document {
     }
 }
 
-/// Explain one command (the inner document of `{explain: …}`); the reply
-/// without `ok`.
+/// Explain one parsed command (`sent` is its document as sent, which the
+/// reply echoes); the reply without `ok`. Each command is planned and run by
+/// the same function that answers it, asked for the explain of what ran.
 pub fn explain(
     cat: &Catalog,
     db: &str,
-    command: &Document,
+    command: &Explainable,
+    sent: &Document,
     verbosity: Verbosity,
     now: bson::DateTime,
 ) -> Result<Document> {
-    let mut echoed = command.clone();
+    let mut echoed = sent.clone();
     echoed.insert("$db", db);
-    let name = command.keys().next().cloned().unwrap_or_default();
     let mut out = doc! {"explainVersion": "1"};
-    if name == "aggregate" {
-        out.extend(explain_aggregate(cat, db, command, verbosity, now)?);
-    } else {
-        let p = parts_of(command)?;
-        let c = cat.collection(db, &p.coll);
-        let collation = effective_collation(c, p.collation.as_ref())?;
-        let filter = Filter::parse(&p.filter, collation.as_ref())?;
-        let sort = p.sort.as_ref().map(SortSpec::parse).transpose()?;
-        let vars = vars_of(command, collation.as_ref(), now)?;
-        let write = match &p.write {
-            Some((_, _, multi, _, true)) => Some(Write::Delete { multi: *multi }),
-            Some((u, filters, multi, upsert, false)) => Some(Write::Update {
-                update: Box::new(Update::parse(u, filters, collation.as_ref())?),
-                multi: *multi,
-                upsert: *upsert,
-            }),
-            None => None,
-        };
-        let q = Query {
-            filter: &p.filter,
-            sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
-            projection: p.projection.as_ref(),
-            skip: p.skip,
-            limit: p.limit,
-            hint: p.hint.as_ref(),
-            collation: collation.as_ref(),
-            count: name == "count",
-            distinct: p.distinct_key.as_deref(),
-            min: p.min.as_ref(),
-            max: p.max.as_ref(),
-        };
-        let e = if name == "count" && p.filter.is_empty() && p.hint.is_none() {
-            fast_count(cat, db, &p, verbosity)
-        } else {
-            let (mut e, _) = explain_query(
+    let v = Some(verbosity);
+    let e = match command {
+        Explainable::Aggregate {
+            coll,
+            pipeline,
+            options,
+        } => {
+            out.extend(aggregate::explain(
                 cat,
                 db,
-                &p.coll,
-                &q,
-                &filter,
-                &vars,
+                coll.as_deref(),
+                pipeline,
+                options,
                 verbosity,
-                write.as_ref(),
-                false,
-            )?;
-            if name == "count" {
-                wrap_count(&mut e);
-            }
-            e
-        };
+                now,
+            )?);
+            None
+        }
+        Explainable::Find { coll, request } => ops::find_run(cat, db, coll, request, now, v)?.1,
+        Explainable::Count { coll, request } => ops::count_run(cat, db, coll, request, now, v)?.1,
+        Explainable::Distinct {
+            coll,
+            key,
+            filter,
+            collation,
+        } => ops::distinct_run(cat, db, coll, key, filter, collation.as_ref(), now, v)?.1,
+        Explainable::Update { coll, statement } => {
+            ops::update_run(cat, db, coll, statement, now, v)?.1
+        }
+        Explainable::Delete { coll, statement } => {
+            ops::delete_run(cat, db, coll, statement, now, v)?.1
+        }
+        Explainable::FindAndModify { coll, request } => {
+            ops::find_and_modify_run(cat, db, coll, request, now, v)?.1
+        }
+    };
+    if let Some(e) = e {
         out.insert("queryPlanner", e.query_planner);
         if let Some(s) = e.execution_stats {
             out.insert("executionStats", s);
@@ -671,15 +420,13 @@ fn int32_counters(doc: &mut Document) {
     }
 }
 
-/// `count` with an empty query reads the collection's record count.
-fn fast_count(cat: &Catalog, db: &str, p: &Parts, verbosity: Verbosity) -> Explained {
-    let n = cat.collection(db, &p.coll).map_or(0, |c| c.len() as u64);
-    let n = n.saturating_sub(p.skip);
-    let n = p.limit.map_or(n, |l| n.min(l));
+/// `count` with an empty query reads the collection's record count: `n`
+/// after `skip`.
+pub(super) fn fast_count(ns: &str, n: u64, skip: u64, verbosity: Verbosity) -> Explained {
     let plan = doc! {"stage": "RECORD_STORE_FAST_COUNT"};
     Explained {
         query_planner: doc! {
-            "namespace": format!("{db}.{}", p.coll),
+            "namespace": ns,
             "indexFilterSet": false,
             "parsedQuery": {},
             "maxIndexedOrSolutionsReached": false,
@@ -695,10 +442,10 @@ fn fast_count(cat: &Catalog, db: &str, p: &Parts, verbosity: Verbosity) -> Expla
                 "executionStages": {
                     "stage": "COUNT", "nReturned": 0, "executionTimeMillisEstimate": 0, "works": 1,
                     "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0, "restoreState": 0,
-                    "isEOF": 1, "nCounted": n as i64, "nSkipped": p.skip as i64,
+                    "isEOF": 1, "nCounted": n as i64, "nSkipped": skip as i64,
                     "inputStage": {"stage": "RECORD_STORE_FAST_COUNT", "nReturned": 0, "executionTimeMillisEstimate": 0,
                         "works": 1, "advanced": 0, "needTime": 0, "needYield": 0, "saveState": 0,
-                        "restoreState": 0, "isEOF": 1, "nCounted": n as i64, "nSkipped": p.skip as i64},
+                        "restoreState": 0, "isEOF": 1, "nCounted": n as i64, "nSkipped": skip as i64},
                 },
             }
         }),
@@ -707,7 +454,7 @@ fn fast_count(cat: &Catalog, db: &str, p: &Parts, verbosity: Verbosity) -> Expla
 
 /// Put a COUNT stage over a query plan; the count's results are counted,
 /// not returned.
-fn wrap_count(e: &mut Explained) {
+pub(super) fn wrap_count(e: &mut Explained) {
     if let Ok(plan) = e.query_planner.get_document("winningPlan") {
         let wrapped = doc! {"stage": "COUNT", "inputStage": plan.clone()};
         e.query_planner.insert("winningPlan", wrapped);
@@ -738,46 +485,126 @@ fn wrap_count(e: &mut Explained) {
     }
 }
 
-fn explain_aggregate(
-    cat: &Catalog,
-    db: &str,
-    command: &Document,
-    verbosity: Verbosity,
-    now: bson::DateTime,
-) -> Result<Document> {
-    let pipeline: Vec<Document> = match command.get("pipeline") {
-        Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_document().cloned()).collect(),
-        _ => return Err(aggregate::no_pipeline()),
-    };
-    let coll = match command.get("aggregate") {
-        Some(Bson::String(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let c = coll.as_deref().and_then(|n| cat.collection(db, n));
-    let collation = effective_collation(c, opt_doc(command, "collation"))?;
-    let vars = vars_of(command, collation.as_ref(), now)?;
-    let out = match coll {
-        Some(name) => aggregate::run_aggregate(
-            cat,
-            db,
-            &name,
-            &pipeline,
-            command.get("hint"),
-            &vars,
-            Some(verbosity),
-            now,
-        )?,
-        None => aggregate::run_collectionless(cat, db, &pipeline, &vars, Some(verbosity), now)?,
-    };
-    Ok(out.explain)
-}
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
 
-/// The variables a command runs with: `$$NOW`, its collation and its `let`.
-fn vars_of(command: &Document, collation: Option<&Collation>, now: bson::DateTime) -> Result<Vars> {
-    let mut vars = Vars::with_now(now);
-    vars.set_collation(collation.cloned());
-    if let Some(spec) = opt_doc(command, "let") {
-        vars.bind_let(spec, &Document::new())?;
+    use bson::{RawDocumentBuf, doc};
+
+    use super::Verbosity;
+    use crate::engine::exec::EXECUTIONS;
+    use crate::engine::{
+        AggregateOptions, CountRequest, DeleteStatement, Engine, Explainable, FindAndModifyRequest,
+        FindRequest, UpdateStatement,
+    };
+
+    fn executions() -> u64 {
+        EXECUTIONS.with(std::cell::Cell::get)
     }
-    Ok(vars)
+
+    /// Each explainable command is planned and run once by its explain:
+    /// the stage tree reported is the one that ran, not a second run.
+    #[test]
+    fn explain_plans_and_runs_each_command_once() {
+        let e = Engine::new();
+        e.create_indexes("t", "c", &[doc! {"key": {"a": 1}, "name": "a_1"}])
+            .unwrap();
+        let docs: Vec<RawDocumentBuf> = (0..30)
+            .map(|i| RawDocumentBuf::from_document(&doc! {"_id": i, "a": i % 3, "b": i}).unwrap())
+            .collect();
+        e.insert("t", "c", docs, true).unwrap();
+        let filter = doc! {"a": 1, "$expr": {"$gt": ["$b", "$$min"]}};
+        let statement = UpdateStatement {
+            filter: filter.clone(),
+            update: bson::Bson::Document(doc! {"$set": {"x": 1}}),
+            upsert: false,
+            multi: true,
+            array_filters: Vec::new(),
+            collation: None,
+            hint: None,
+            sort: None,
+            let_vars: Some(doc! {"min": 10}),
+        };
+        let commands = [
+            Explainable::Find {
+                coll: "c".into(),
+                request: FindRequest {
+                    filter: filter.clone(),
+                    let_vars: Some(doc! {"min": 10}),
+                    ..FindRequest::default()
+                },
+            },
+            Explainable::Count {
+                coll: "c".into(),
+                request: CountRequest {
+                    filter: doc! {"a": 2},
+                    ..CountRequest::default()
+                },
+            },
+            Explainable::Distinct {
+                coll: "c".into(),
+                key: "b".into(),
+                filter: doc! {"a": 2},
+                collation: None,
+            },
+            Explainable::Update {
+                coll: "c".into(),
+                statement,
+            },
+            Explainable::Delete {
+                coll: "c".into(),
+                statement: DeleteStatement {
+                    filter: doc! {"a": 0},
+                    limit: 1,
+                    collation: None,
+                    hint: None,
+                    let_vars: None,
+                },
+            },
+            Explainable::FindAndModify {
+                coll: "c".into(),
+                request: FindAndModifyRequest {
+                    query: doc! {"a": 1},
+                    remove: true,
+                    ..FindAndModifyRequest::default()
+                },
+            },
+            Explainable::Aggregate {
+                coll: Some("c".into()),
+                pipeline: vec![
+                    doc! {"$match": {"a": 1, "$expr": {"$gt": ["$b", "$$min"]}}},
+                    doc! {"$group": {"_id": "$a", "n": {"$sum": 1}}},
+                ],
+                options: AggregateOptions {
+                    let_vars: Some(doc! {"min": 10}),
+                    ..AggregateOptions::default()
+                },
+            },
+        ];
+        for command in &commands {
+            for verbosity in [
+                Verbosity::QueryPlanner,
+                Verbosity::ExecutionStats,
+                Verbosity::AllPlansExecution,
+            ] {
+                let before = executions();
+                let reply = e.explain("t", command, &doc! {}, verbosity).unwrap();
+                assert_eq!(
+                    executions() - before,
+                    1,
+                    "{command:?} at {verbosity:?}: {reply}"
+                );
+            }
+        }
+        // `let` reaches `$expr` in the explained run: b > 10 among a = 1.
+        let reply = e
+            .explain("t", &commands[0], &doc! {}, Verbosity::ExecutionStats)
+            .unwrap();
+        let stats = reply.get_document("executionStats").unwrap();
+        assert_eq!(stats.get_i32("nReturned").unwrap(), 6);
+        // Nothing was written.
+        let all = e.find("t", "c", &FindRequest::default()).unwrap();
+        assert_eq!(all.len(), 30);
+        assert!(all.iter().all(|d| !d.contains_key("x")));
+    }
 }

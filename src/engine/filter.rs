@@ -8,6 +8,11 @@
 //! matches when any reached value satisfies its predicate; the negations
 //! (`$ne`, `$nin`, `$not`, `$exists: false`) wrap the whole path test, so
 //! `{a: {$ne: 1}}` rejects `{a: [1, 2]}`.
+//!
+//! The tree is also what the planner reads (`planner::bounds`): each path
+//! node keeps the operator it was written with ([`Op`]) and the filter keeps
+//! which nodes each top-level entry gave, so that a plan's key filter is a
+//! part of the tree and its explain text the entries as written.
 
 mod path;
 mod regex;
@@ -42,11 +47,78 @@ pub struct Filter {
     source: Document,
     collation: Option<Collation>,
     root: Node,
+    /// Per top-level entry of `source`, in order, how many of the root's
+    /// children it parsed into: the planner splits a filter by entry.
+    spans: Vec<usize>,
+}
+
+/// One top-level entry of a filter: its key and value as written and the
+/// nodes they parsed into.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry<'f> {
+    pub key: &'f str,
+    pub value: &'f Bson,
+    pub nodes: &'f [Node],
+}
+
+/// The operator a path predicate was written with (`Value` for a literal
+/// value or regex). Matching ignores it; the planner reads it, because
+/// mongod's planner treats alike-matching operators differently (`$ne`
+/// gives bounds, `$not: {$eq}` does not; `$all` gives none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Value,
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+    Nin,
+    Exists,
+    Type,
+    Size,
+    Mod,
+    Regex,
+    All,
+    ElemMatch,
+    Not,
+    Bits(BitTest),
+}
+
+impl Op {
+    /// The operator's name as written (`""` for a literal).
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Op::Value => "",
+            Op::Eq => "$eq",
+            Op::Ne => "$ne",
+            Op::Gt => "$gt",
+            Op::Gte => "$gte",
+            Op::Lt => "$lt",
+            Op::Lte => "$lte",
+            Op::In => "$in",
+            Op::Nin => "$nin",
+            Op::Exists => "$exists",
+            Op::Type => "$type",
+            Op::Size => "$size",
+            Op::Mod => "$mod",
+            Op::Regex => "$regex",
+            Op::All => "$all",
+            Op::ElemMatch => "$elemMatch",
+            Op::Not => "$not",
+            Op::Bits(BitTest::AllSet) => "$bitsAllSet",
+            Op::Bits(BitTest::AllClear) => "$bitsAllClear",
+            Op::Bits(BitTest::AnySet) => "$bitsAnySet",
+            Op::Bits(BitTest::AnyClear) => "$bitsAnyClear",
+        }
+    }
 }
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CmpOp {
+pub(crate) enum CmpOp {
     Eq,
     Lt,
     Lte,
@@ -72,7 +144,7 @@ impl TypeSel {
 
 /// Which bit test a `$bits…` operator performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BitTest {
+pub(crate) enum BitTest {
     AllSet,
     AllClear,
     AnySet,
@@ -81,7 +153,7 @@ enum BitTest {
 
 /// A predicate on the values one path reaches.
 #[derive(Debug, Clone)]
-enum Pred {
+pub(crate) enum Pred {
     Cmp(CmpOp, Bson),
     In {
         values: Vec<Bson>,
@@ -94,20 +166,25 @@ enum Pred {
     Mod(i64, i64),
     Bits(BitTest, u64),
     ElemMatchObject(Box<Node>),
-    ElemMatchValue(Vec<Pred>),
+    ElemMatchValue(Vec<(Op, Pred)>),
     /// True unless every inner predicate holds (`$not`, `$ne`, `$nin`, …).
     Not(Vec<Pred>),
     /// Matches nothing (`$all: []`).
     Never,
 }
 
-/// A node of the parsed filter tree.
+/// A node of the parsed filter tree. `$comment` parses into
+/// `Const(true)`, so that every top-level entry has a node.
 #[derive(Debug, Clone)]
-enum Node {
+pub(crate) enum Node {
     And(Vec<Node>),
     Or(Vec<Node>),
     Nor(Vec<Node>),
-    Path { path: Vec<String>, pred: Pred },
+    Path {
+        path: Vec<String>,
+        pred: Pred,
+        op: Op,
+    },
     Expr(Box<Expr>),
     Const(bool),
     Schema(Box<schema::Schema>),
@@ -188,21 +265,28 @@ fn is_top_level_operator(name: &str) -> bool {
 }
 
 fn parse_document(query: &Document, ctx: ParseCtx) -> Result<Node> {
+    Ok(parse_entries(query, ctx)?.0)
+}
+
+/// Parse a document's entries into an `And`, and how many children each
+/// entry gave.
+fn parse_entries(query: &Document, ctx: ParseCtx) -> Result<(Node, Vec<usize>)> {
     let mut children = Vec::new();
+    let mut spans = Vec::with_capacity(query.len());
     for (key, value) in query {
+        let before = children.len();
         if key.starts_with('$') {
-            if let Some(node) = parse_top_level(key, value, ctx)? {
-                children.push(node);
-            }
+            children.push(parse_top_level(key, value, ctx)?);
         } else {
             parse_field(key, value, ctx, &mut children)?;
         }
+        spans.push(children.len() - before);
     }
-    Ok(Node::And(children))
+    Ok((Node::And(children), spans))
 }
 
-fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node>> {
-    Ok(Some(match key {
+fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Node> {
+    Ok(match key {
         "$and" | "$or" | "$nor" => {
             let Bson::Array(items) = value else {
                 return Err(EngineError::bad_value(format!("{key} must be an array")));
@@ -235,7 +319,8 @@ fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node
             }
             Node::Expr(Box::new(Expr::parse(value)?))
         }
-        "$comment" => return Ok(None),
+        // Matches everything; a node so that the planner sees it.
+        "$comment" => Node::Const(true),
         "$jsonSchema" => {
             let Bson::Document(d) = value else {
                 return Err(EngineError::type_mismatch("$jsonSchema must be an object"));
@@ -256,7 +341,7 @@ fn parse_top_level(key: &str, value: &Bson, ctx: ParseCtx) -> Result<Option<Node
                 "unknown top level operator: {other}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField."
             )));
         }
-    }))
+    })
 }
 
 fn parse_field(field: &str, value: &Bson, ctx: ParseCtx, out: &mut Vec<Node>) -> Result<()> {
@@ -266,18 +351,21 @@ fn parse_field(field: &str, value: &Bson, ctx: ParseCtx, out: &mut Vec<Node>) ->
         Bson::RegularExpression(r) => out.push(Node::Path {
             path,
             pred: Pred::Regex(Pattern::new(&r.pattern, &r.options)?),
+            op: Op::Value,
         }),
         Bson::Document(d) if is_operator_document(d) => {
-            for pred in parse_operators(field, d, ctx)? {
+            for (op, pred) in parse_operators(field, d, ctx)? {
                 out.push(Node::Path {
                     path: path.clone(),
                     pred,
+                    op,
                 });
             }
         }
         other => out.push(Node::Path {
             path,
             pred: Pred::Cmp(CmpOp::Eq, other.clone()),
+            op: Op::Value,
         }),
     }
     Ok(())
@@ -285,35 +373,35 @@ fn parse_field(field: &str, value: &Bson, ctx: ParseCtx, out: &mut Vec<Node>) ->
 
 /// Parse an operator document (`{$gt: 1, $lt: 5}`) into one predicate per
 /// operator; they are ANDed, each over its own traversal of the path.
-fn parse_operators(field: &str, ops: &Document, ctx: ParseCtx) -> Result<Vec<Pred>> {
+fn parse_operators(field: &str, ops: &Document, ctx: ParseCtx) -> Result<Vec<(Op, Pred)>> {
     let mut preds = Vec::new();
     let mut regex: Option<&Bson> = None;
     let mut options: Option<&Bson> = None;
     for (op, arg) in ops {
         let pred = match op.as_str() {
-            "$eq" => Pred::Cmp(CmpOp::Eq, arg.clone()),
+            "$eq" => (Op::Eq, Pred::Cmp(CmpOp::Eq, arg.clone())),
             "$ne" => {
                 if matches!(arg, Bson::RegularExpression(_)) {
                     return Err(EngineError::bad_value("Can't have regex as arg to $ne."));
                 }
-                Pred::Not(vec![Pred::Cmp(CmpOp::Eq, arg.clone())])
+                (Op::Ne, Pred::Not(vec![Pred::Cmp(CmpOp::Eq, arg.clone())]))
             }
-            "$gt" => Pred::Cmp(CmpOp::Gt, arg.clone()),
-            "$gte" => Pred::Cmp(CmpOp::Gte, arg.clone()),
-            "$lt" => Pred::Cmp(CmpOp::Lt, arg.clone()),
-            "$lte" => Pred::Cmp(CmpOp::Lte, arg.clone()),
-            "$in" => parse_in(arg, "$in")?,
-            "$nin" => Pred::Not(vec![parse_in(arg, "$nin")?]),
+            "$gt" => (Op::Gt, Pred::Cmp(CmpOp::Gt, arg.clone())),
+            "$gte" => (Op::Gte, Pred::Cmp(CmpOp::Gte, arg.clone())),
+            "$lt" => (Op::Lt, Pred::Cmp(CmpOp::Lt, arg.clone())),
+            "$lte" => (Op::Lte, Pred::Cmp(CmpOp::Lte, arg.clone())),
+            "$in" => (Op::In, parse_in(arg, "$in")?),
+            "$nin" => (Op::Nin, Pred::Not(vec![parse_in(arg, "$nin")?])),
             "$exists" => {
                 if true_value(arg) {
-                    Pred::Exists
+                    (Op::Exists, Pred::Exists)
                 } else {
-                    Pred::Not(vec![Pred::Exists])
+                    (Op::Exists, Pred::Not(vec![Pred::Exists]))
                 }
             }
-            "$type" => Pred::Type(parse_type(arg)?),
-            "$size" => Pred::Size(parse_size(arg)?),
-            "$mod" => parse_mod(arg)?,
+            "$type" => (Op::Type, Pred::Type(parse_type(arg)?)),
+            "$size" => (Op::Size, Pred::Size(parse_size(arg)?)),
+            "$mod" => (Op::Mod, parse_mod(arg)?),
             "$regex" => {
                 regex = Some(arg);
                 continue;
@@ -323,15 +411,19 @@ fn parse_operators(field: &str, ops: &Document, ctx: ParseCtx) -> Result<Vec<Pre
                 continue;
             }
             "$all" => {
-                preds.extend(parse_all(field, arg, ctx)?);
+                preds.extend(
+                    parse_all(field, arg, ctx)?
+                        .into_iter()
+                        .map(|p| (Op::All, p)),
+                );
                 continue;
             }
-            "$elemMatch" => parse_elem_match(field, arg, ctx)?,
-            "$not" => parse_not(field, arg, ctx)?,
-            "$bitsAllSet" => Pred::Bits(BitTest::AllSet, parse_bitmask(op, arg)?),
-            "$bitsAllClear" => Pred::Bits(BitTest::AllClear, parse_bitmask(op, arg)?),
-            "$bitsAnySet" => Pred::Bits(BitTest::AnySet, parse_bitmask(op, arg)?),
-            "$bitsAnyClear" => Pred::Bits(BitTest::AnyClear, parse_bitmask(op, arg)?),
+            "$elemMatch" => (Op::ElemMatch, parse_elem_match(field, arg, ctx)?),
+            "$not" => (Op::Not, parse_not(field, arg, ctx)?),
+            "$bitsAllSet" => bits(BitTest::AllSet, op, arg)?,
+            "$bitsAllClear" => bits(BitTest::AllClear, op, arg)?,
+            "$bitsAnySet" => bits(BitTest::AnySet, op, arg)?,
+            "$bitsAnyClear" => bits(BitTest::AnyClear, op, arg)?,
             "$near" | "$nearSphere" | "$geoWithin" | "$geoIntersects" | "$within"
             | "$maxDistance" | "$minDistance" | "$box" | "$center" | "$centerSphere"
             | "$polygon" | "$geometry" => return Err(EngineError::not_implemented(op.as_str())),
@@ -340,9 +432,13 @@ fn parse_operators(field: &str, ops: &Document, ctx: ParseCtx) -> Result<Vec<Pre
         preds.push(pred);
     }
     if let Some(p) = parse_regex(regex, options)? {
-        preds.push(p);
+        preds.push((Op::Regex, p));
     }
     Ok(preds)
+}
+
+fn bits(test: BitTest, op: &str, arg: &Bson) -> Result<(Op, Pred)> {
+    Ok((Op::Bits(test), Pred::Bits(test, parse_bitmask(op, arg)?)))
 }
 
 fn parse_regex(regex: Option<&Bson>, options: Option<&Bson>) -> Result<Option<Pred>> {
@@ -589,7 +685,8 @@ fn parse_not(field: &str, arg: &Bson, ctx: ParseCtx) -> Result<Pred> {
             {
                 return Err(unknown_operator(k));
             }
-            Ok(Pred::Not(parse_operators(field, d, ctx.deeper()?)?))
+            let inner = parse_operators(field, d, ctx.deeper()?)?;
+            Ok(Pred::Not(inner.into_iter().map(|(_, p)| p).collect()))
         }
         _ => Err(EngineError::bad_value("$not needs a regex or a document")),
     }
@@ -665,7 +762,10 @@ impl Pred {
                     return plain(false);
                 };
                 for (i, item) in items.iter().enumerate() {
-                    if preds.iter().all(|p| p.matches_value(Some(item), coll).0) {
+                    if preds
+                        .iter()
+                        .all(|(_, p)| p.matches_value(Some(item), coll).0)
+                    {
                         return (true, Some(i));
                     }
                 }
@@ -782,7 +882,7 @@ impl Node {
                 }
                 (true, None)
             }
-            Node::Path { path, pred } => pred.matches_path(doc, path, coll),
+            Node::Path { path, pred, .. } => pred.matches_path(doc, path, coll),
             Node::Expr(e) => (expr_truthy(e.eval(doc, vars)?.as_ref()), None),
             Node::Const(b) => (*b, None),
             Node::Schema(s) => (s.matches_document(doc), None),
@@ -800,7 +900,7 @@ impl Filter {
     /// "unknown operator: $foo"; unsupported ones ($where, $text, geo) with
     /// a clear not-supported error.
     pub fn parse(query: &Document, collation: Option<&Collation>) -> Result<Filter> {
-        let root = parse_document(
+        let (root, spans) = parse_entries(
             query,
             ParseCtx {
                 allow_expr: true,
@@ -811,7 +911,46 @@ impl Filter {
             source: query.clone(),
             collation: collation.cloned(),
             root,
+            spans,
         })
+    }
+
+    /// A filter of some of this one's top-level entries (whole, or with
+    /// some of their operators), already parsed: `source` is what they say
+    /// as written, `nodes` their predicates. The planner's key filters are
+    /// built this way.
+    pub(crate) fn part(&self, source: Document, nodes: Vec<Node>, spans: Vec<usize>) -> Filter {
+        Filter {
+            source,
+            collation: self.collation.clone(),
+            root: Node::And(nodes),
+            spans,
+        }
+    }
+
+    /// The root of the parsed tree (an `And` of the top-level entries'
+    /// nodes).
+    pub(crate) fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// The top-level entries, as written and as parsed.
+    pub(crate) fn entries(&self) -> Vec<Entry<'_>> {
+        let Node::And(children) = &self.root else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(self.spans.len());
+        let mut at = 0;
+        for ((key, value), n) in self.source.iter().zip(&self.spans) {
+            let end = (at + n).min(children.len());
+            out.push(Entry {
+                key,
+                value,
+                nodes: &children[at.min(end)..end],
+            });
+            at = end;
+        }
+        out
     }
 
     /// The filter as given.

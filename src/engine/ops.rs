@@ -2,9 +2,11 @@
 //!
 //! Each function takes the catalog (read or write locked by [`super::Engine`]),
 //! parses the request with the language modules, finds the matching records
-//! and applies the operation. Record selection uses an index for an equality
-//! on an indexed field and a collection scan otherwise; the full filter is
-//! always re-applied to every candidate, so the index is only ever a shortcut.
+//! and applies the operation. Every read goes through [`select`] (the
+//! planner's candidates, the trial, the winner run by
+//! [`super::exec::execute`]), and each command's read is one `*_run`
+//! function that its explain calls too, asking for the explain of the stage
+//! tree that ran: explaining is running, minus the write.
 
 use std::collections::HashSet;
 
@@ -13,24 +15,27 @@ use bson::{Bson, Document, RawDocumentBuf, doc, oid::ObjectId};
 use super::catalog::{Catalog, Collection, to_document};
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
+use super::exec::Mode;
+use super::explain::{Explained, Verbosity};
 use super::expr::Vars;
 use super::filter::Filter;
 use super::index::RecordId;
 use super::pipeline::{Pipeline, Source};
+use super::planner::Query;
 use super::projection::Projection;
 use super::sort::SortSpec;
 use super::update::{ApplyContext, Update};
 use super::*;
 
 /// A matched record: its id, its document and the matched array position.
-struct Hit {
+pub(super) struct Hit {
     rid: RecordId,
-    doc: Document,
+    pub(super) doc: Document,
     position: Option<usize>,
 }
 
 /// The collation a request runs under: its own, else the collection's.
-fn effective_collation(
+pub(super) fn effective_collation(
     c: Option<&Collection>,
     given: Option<&Document>,
 ) -> Result<Option<Collation>> {
@@ -40,7 +45,8 @@ fn effective_collation(
     }
 }
 
-fn vars_for(
+/// The variables a request runs with: `$$NOW`, its collation and its `let`.
+pub(super) fn vars_for(
     now: bson::DateTime,
     let_vars: Option<&Document>,
     collation: Option<&Collation>,
@@ -53,88 +59,51 @@ fn vars_for(
     Ok(vars)
 }
 
-/// How a read orders and cuts its matches, and the index it was told to use.
-#[derive(Debug, Clone, Copy, Default)]
-struct Shape<'a> {
-    sort: Option<&'a SortSpec>,
-    skip: u64,
-    limit: Option<u64>,
-    hint: Option<&'a Bson>,
-    /// Only the number of matches is wanted.
-    count: bool,
-    /// `find`'s `min`/`max` index key bounds.
-    min: Option<&'a Document>,
-    max: Option<&'a Document>,
-}
-
-/// Every match, sorted when a sort is given, then skipped and limited.
-fn select(
-    c: &Collection,
-    filter: &Filter,
-    shape: Shape<'_>,
-    collation: Option<&Collation>,
+/// The read every operation and its explain share: plan `q` over `c`, run
+/// the winner as far as `mode` says, and return the matches; with a
+/// verbosity, also the explain sections of the stage tree that ran (an
+/// `EOF` plan when the collection does not exist).
+pub(super) fn select(
+    c: Option<&Collection>,
+    ns: &str,
+    q: &Query<'_>,
     vars: &Vars,
-) -> Result<Vec<Hit>> {
-    let Shape {
-        sort,
-        skip,
-        limit,
-        hint,
-        count,
-        min,
-        max,
-    } = shape;
-    // Planned and executed as a stage tree: the winning plan's SORT, SKIP
-    // and LIMIT stages do what the query asks, in mongod's order.
-    let q = super::planner::Query {
-        filter: filter.source(),
-        sort: sort.filter(|s| !s.keys.is_empty()),
-        skip,
-        limit: limit.filter(|l| *l > 0),
-        hint,
-        collation,
-        count,
-        min,
-        max,
-        ..super::planner::Query::new(filter.source())
+    mode: Mode,
+    explain: Option<Verbosity>,
+) -> Result<(Vec<Hit>, Option<Explained>)> {
+    let Some(c) = c else {
+        return Ok((Vec::new(), explain.map(|v| super::explain::eof(ns, q, v))));
     };
     let ctx = super::exec::Ctx {
         coll: c,
-        filter,
+        filter: q.filter,
         vars,
-        collation,
+        collation: q.collation,
     };
-    let mut hits = Vec::new();
-    let mut failed = None;
-    super::exec::run(&q, &ctx, |m| match m.doc {
-        Some(doc) => {
-            hits.push(Hit {
-                rid: m.rid,
-                doc,
-                position: m.position,
-            });
-            true
-        }
-        None => match c.doc(m.rid) {
-            Ok(Some(doc)) => {
-                hits.push(Hit {
-                    rid: m.rid,
-                    doc,
-                    position: m.position,
-                });
-                true
-            }
-            Ok(None) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
-            }
-        },
-    })?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(hits),
+    let mode = match explain {
+        Some(Verbosity::QueryPlanner) => Mode::Plan,
+        _ => mode,
+    };
+    let run = super::exec::execute(q, &ctx, mode)?;
+    let explained = explain.map(|v| super::explain::sections(ns, q, &run, &ctx, v));
+    let mut hits = Vec::with_capacity(run.members.len());
+    for m in run.members {
+        // A covered plan leaves the document out; it is read here, not
+        // counted as examined (mongod would have read the index key).
+        let doc = match m.doc {
+            Some(doc) => doc,
+            None => match c.doc(m.rid)? {
+                Some(doc) => doc,
+                None => continue,
+            },
+        };
+        hits.push(Hit {
+            rid: m.rid,
+            doc,
+            position: m.position,
+        });
     }
+    Ok((hits, explained))
 }
 
 fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
@@ -221,36 +190,65 @@ pub(super) fn find(
     now: bson::DateTime,
 ) -> Result<Vec<Document>> {
     super::catalog::check_coll_name(db, coll)?;
+    Ok(find_run(cat, db, coll, req, now, None)?.0)
+}
+
+/// `find`'s `min` and `max`, when both are given, name the same fields in
+/// the same order: checked as the request is read, before the collection
+/// is looked at, as mongod's `validateFindCommandRequest` does (51176).
+fn check_min_max(req: &FindRequest) -> Result<()> {
+    let nonempty = |d: &Option<Document>| d.as_ref().filter(|d| !d.is_empty()).cloned();
+    if let (Some(lo), Some(hi)) = (nonempty(&req.min), nonempty(&req.max))
+        && (lo.len() != hi.len() || lo.keys().zip(hi.keys()).any(|(a, b)| a != b))
+    {
+        return Err(EngineError::new(
+            ErrorCode(51176),
+            "min and max must have the same field names",
+        ));
+    }
+    Ok(())
+}
+
+/// `find`, run and explained by this one function: the projected results
+/// (none when explaining) and, with a verbosity, the explain of what ran.
+pub(super) fn find_run(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    req: &FindRequest,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+) -> Result<(Vec<Document>, Option<Explained>)> {
+    check_min_max(req)?;
     let c = cat.collection(db, coll);
     let collation = effective_collation(c, req.collation.as_ref())?;
     let filter = Filter::parse(&req.filter, collation.as_ref())?;
     let sort = parse_sort(req.sort.as_ref())?;
     let projection = req.projection.as_ref().map(Projection::parse).transpose()?;
     let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
-    let Some(c) = c else {
-        return Ok(Vec::new());
+    let q = Query {
+        sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+        projection: req.projection.as_ref(),
+        skip: req.skip,
+        limit: req.limit.filter(|l| *l > 0),
+        hint: req.hint.as_ref(),
+        collation: collation.as_ref(),
+        min: req.min.as_ref(),
+        max: req.max.as_ref(),
+        ..Query::new(&filter)
     };
-    let hits = select(
-        c,
-        &filter,
-        Shape {
-            sort: sort.as_ref(),
-            skip: req.skip,
-            limit: req.limit,
-            hint: req.hint.as_ref(),
-            count: false,
-            min: req.min.as_ref(),
-            max: req.max.as_ref(),
-        },
-        collation.as_ref(),
-        &vars,
-    )?;
-    hits.into_iter()
+    let (hits, explained) = select(c, &format!("{db}.{coll}"), &q, &vars, Mode::All, explain)?;
+    if explained.is_some() {
+        return Ok((Vec::new(), explained));
+    }
+    let docs = hits
+        .into_iter()
         .map(|h| match &projection {
             Some(p) => p.apply(&h.doc, h.position, &vars),
             None => Ok(h.doc),
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((docs, None))
 }
 
 /// Apply one parsed update to a matched document; returns the new document
@@ -357,6 +355,78 @@ pub(super) fn update(
     Ok(outcome)
 }
 
+/// How many of `hits` an update would change: explain's `nWouldModify`.
+fn would_modify<'h>(
+    update: &Update,
+    hits: impl IntoIterator<Item = &'h Hit>,
+    now: bson::DateTime,
+    vars: &Vars,
+) -> Result<i64> {
+    let mut n = 0;
+    for hit in hits {
+        let mut new = hit.doc.clone();
+        let ctx = ApplyContext {
+            array_position: hit.position,
+            is_insert: false,
+            now,
+            vars,
+        };
+        if update.apply(&mut new, &ctx)? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// The matches of one update statement, and what it needs to apply them.
+pub(super) struct UpdateMatches {
+    update: Update,
+    vars: Vars,
+    hits: Vec<Hit>,
+}
+
+/// One update statement's read, run and explained by this one function:
+/// its matches (the first only, unless `multi`) and, with a verbosity, the
+/// explain of what ran with the UPDATE stage's figures (what the write would
+/// do; nothing is written here).
+pub(super) fn update_run(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    st: &UpdateStatement,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+) -> Result<(UpdateMatches, Option<Explained>)> {
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, st.collation.as_ref())?;
+    let filter = Filter::parse(&st.filter, collation.as_ref())?;
+    let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
+    if st.multi && update.is_replacement() {
+        return Err(EngineError::failed_to_parse(
+            "multi update is not supported for replacement-style update",
+        ));
+    }
+    let sort = parse_sort(st.sort.as_ref())?;
+    let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
+    let q = Query {
+        sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+        hint: st.hint.as_ref(),
+        collation: collation.as_ref(),
+        ..Query::new(&filter)
+    };
+    let mode = if st.multi { Mode::All } else { Mode::First };
+    let (hits, mut explained) = select(c, &format!("{db}.{coll}"), &q, &vars, mode, explain)?;
+    if let Some(e) = &mut explained {
+        let figures = doc! {
+            "nMatched": hits.len() as i64,
+            "nWouldModify": would_modify(&update, &hits, now, &vars)?,
+            "nWouldUpsert": i64::from(st.upsert && hits.is_empty()),
+        };
+        super::explain::wrap_write(e, "UPDATE", figures, c.is_some());
+    }
+    Ok((UpdateMatches { update, vars, hits }, explained))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn update_one_statement(
     cat: &mut Catalog,
@@ -368,38 +438,8 @@ fn update_one_statement(
     now: bson::DateTime,
     outcome: &mut UpdateOutcome,
 ) -> Result<()> {
-    let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
-    let filter = Filter::parse(&st.filter, collation.as_ref())?;
-    let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
-    if !st.multi && st.update.as_document().is_some() && !update.is_replacement() {
-        // fine: operator update of one document
-    } else if st.multi && update.is_replacement() {
-        return Err(EngineError::failed_to_parse(
-            "multi update is not supported for replacement-style update",
-        ));
-    }
-    let sort = parse_sort(st.sort.as_ref())?;
-    let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
-    let hits = match cat.collection(db, coll) {
-        Some(c) => {
-            let limit = if st.multi { None } else { Some(1) };
-            select(
-                c,
-                &filter,
-                Shape {
-                    sort: sort.as_ref(),
-                    skip: 0,
-                    limit,
-                    hint: st.hint.as_ref(),
-                    count: false,
-                    ..Shape::default()
-                },
-                collation.as_ref(),
-                &vars,
-            )?
-        }
-        None => Vec::new(),
-    };
+    let (matches, _) = update_run(cat, db, coll, st, now, None)?;
+    let UpdateMatches { update, vars, hits } = matches;
     if hits.is_empty() {
         if st.upsert {
             let (c, _) = cat.collection_or_create(db, coll)?;
@@ -424,6 +464,39 @@ fn update_one_statement(
     Ok(())
 }
 
+/// One delete statement's read, run and explained by this one function:
+/// its matches (the first only with `limit: 1`) and, with a verbosity, the
+/// explain of what ran under a DELETE stage (nothing is deleted here).
+pub(super) fn delete_run(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    st: &DeleteStatement,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+) -> Result<(Vec<Hit>, Option<Explained>)> {
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, st.collation.as_ref())?;
+    let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
+    let filter = Filter::parse(&st.filter, collation.as_ref())?;
+    let q = Query {
+        hint: st.hint.as_ref(),
+        collation: collation.as_ref(),
+        ..Query::new(&filter)
+    };
+    let mode = if st.limit == 1 {
+        Mode::First
+    } else {
+        Mode::All
+    };
+    let (hits, mut explained) = select(c, &format!("{db}.{coll}"), &q, &vars, mode, explain)?;
+    if let Some(e) = &mut explained {
+        let figures = doc! {"nWouldDelete": hits.len() as i64};
+        super::explain::wrap_write(e, "DELETE", figures, c.is_some());
+    }
+    Ok((hits, explained))
+}
+
 pub(super) fn delete(
     cat: &mut Catalog,
     db: &str,
@@ -436,24 +509,10 @@ pub(super) fn delete(
     let mut outcome = DeleteOutcome::default();
     for (index, st) in statements.iter().enumerate() {
         let result = (|| -> Result<u64> {
-            let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
-            let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
-            let filter = Filter::parse(&st.filter, collation.as_ref())?;
-            let Some(c) = cat.collection(db, coll) else {
+            let (hits, _) = delete_run(cat, db, coll, st, now, None)?;
+            if hits.is_empty() {
                 return Ok(0);
-            };
-            let limit = (st.limit == 1).then_some(1);
-            let hits = select(
-                c,
-                &filter,
-                Shape {
-                    limit,
-                    hint: st.hint.as_ref(),
-                    ..Shape::default()
-                },
-                collation.as_ref(),
-                &vars,
-            )?;
+            }
             let c = cat
                 .collection_mut(db, coll)
                 .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
@@ -476,6 +535,73 @@ pub(super) fn delete(
         }
     }
     Ok(outcome)
+}
+
+/// The match of a `findAndModify`, and what it needs to apply to it.
+pub(super) struct FindAndModifyMatch {
+    hit: Option<Hit>,
+    update: Option<Update>,
+    vars: Vars,
+    projection: Option<Projection>,
+}
+
+/// `findAndModify`'s read, run and explained by this one function: its
+/// first match and, with a verbosity, the explain of what ran under an
+/// UPDATE (or, with `remove`, DELETE) stage; nothing is written here.
+pub(super) fn find_and_modify_run(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    req: &FindAndModifyRequest,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+) -> Result<(FindAndModifyMatch, Option<Explained>)> {
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, req.collation.as_ref())?;
+    let filter = Filter::parse(&req.query, collation.as_ref())?;
+    let sort = parse_sort(req.sort.as_ref())?;
+    let projection = req
+        .fields
+        .as_ref()
+        .filter(|f| !f.is_empty())
+        .map(Projection::parse)
+        .transpose()?;
+    let update = req
+        .update
+        .as_ref()
+        .map(|u| Update::parse(u, &req.array_filters, collation.as_ref()))
+        .transpose()?;
+    let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
+    let q = Query {
+        sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+        hint: req.hint.as_ref(),
+        collation: collation.as_ref(),
+        ..Query::new(&filter)
+    };
+    let (hits, mut explained) =
+        select(c, &format!("{db}.{coll}"), &q, &vars, Mode::First, explain)?;
+    let hit = hits.into_iter().next();
+    if let Some(e) = &mut explained {
+        let figures = match (&update, req.remove) {
+            (Some(u), false) => {
+                doc! {
+                    "nMatched": i64::from(hit.is_some()),
+                    "nWouldModify": would_modify(u, hit.iter(), now, &vars)?,
+                    "nWouldUpsert": i64::from(req.upsert && hit.is_none()),
+                }
+            }
+            _ => doc! {"nWouldDelete": i64::from(hit.is_some())},
+        };
+        let stage = if req.remove { "DELETE" } else { "UPDATE" };
+        super::explain::wrap_write(e, stage, figures, c.is_some());
+    }
+    let matched = FindAndModifyMatch {
+        hit,
+        update,
+        vars,
+        projection,
+    };
+    Ok((matched, explained))
 }
 
 pub(super) fn find_and_modify(
@@ -502,45 +628,18 @@ pub(super) fn find_and_modify(
             "Cannot specify both upsert=true and remove=true",
         ));
     }
-    let collation = effective_collation(cat.collection(db, coll), req.collation.as_ref())?;
-    let filter = Filter::parse(&req.query, collation.as_ref())?;
-    let sort = parse_sort(req.sort.as_ref())?;
-    let projection = req
-        .fields
-        .as_ref()
-        .filter(|f| !f.is_empty())
-        .map(Projection::parse)
-        .transpose()?;
-    let update = req
-        .update
-        .as_ref()
-        .map(|u| Update::parse(u, &req.array_filters, collation.as_ref()))
-        .transpose()?;
-    let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
+    let (matched, _) = find_and_modify_run(cat, db, coll, req, now, None)?;
+    let FindAndModifyMatch {
+        hit,
+        update,
+        vars,
+        projection,
+    } = matched;
     let project = |d: Document, pos: Option<usize>| -> Result<Document> {
         match &projection {
             Some(p) => p.apply(&d, pos, &vars),
             None => Ok(d),
         }
-    };
-    let hit = match cat.collection(db, coll) {
-        Some(c) => select(
-            c,
-            &filter,
-            Shape {
-                sort: sort.as_ref(),
-                skip: 0,
-                limit: Some(1),
-                hint: req.hint.as_ref(),
-                count: false,
-                ..Shape::default()
-            },
-            collation.as_ref(),
-            &vars,
-        )?
-        .into_iter()
-        .next(),
-        None => None,
     };
     let mut outcome = FindAndModifyOutcome::default();
     match (hit, update) {
@@ -888,18 +987,14 @@ fn merge(
         let existing = if key.is_empty() {
             None
         } else {
-            select(
-                c,
-                &filter,
-                Shape {
-                    limit: Some(1),
-                    ..Shape::default()
-                },
-                None,
-                &vars,
-            )?
-            .into_iter()
-            .next()
+            let q = Query {
+                limit: Some(1),
+                ..Query::new(&filter)
+            };
+            select(Some(&*c), &ns, &q, &vars, Mode::All, None)?
+                .0
+                .into_iter()
+                .next()
         };
         match existing {
             Some(hit) => match &when_matched {
@@ -991,39 +1086,47 @@ pub(super) fn count(
     now: bson::DateTime,
 ) -> Result<u64> {
     super::catalog::check_coll_name(db, coll)?;
+    Ok(count_run(cat, db, coll, req, now, None)?.0)
+}
+
+/// `count`, run and explained by this one function: the count and, with a
+/// verbosity, the explain of what ran under a COUNT stage.
+pub(super) fn count_run(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    req: &CountRequest,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+) -> Result<(u64, Option<Explained>)> {
     let c = cat.collection(db, coll);
     let collation = effective_collation(c, req.collation.as_ref())?;
     let filter = Filter::parse(&req.filter, collation.as_ref())?;
-    let Some(c) = c else {
-        return Ok(0);
-    };
-    // Without a filter the record count answers, unless a hint names an
-    // index: then the index is counted, as mongod does (a sparse or partial
-    // index counts only the documents it holds).
-    let hinted_index = match &req.hint {
-        Some(h) => super::planner::hinted_index(c, h)?.is_some(),
-        None => false,
-    };
-    if filter.is_empty() && !hinted_index {
-        let n = (c.len() as u64).saturating_sub(req.skip);
-        return Ok(req.limit.filter(|l| *l > 0).map_or(n, |l| n.min(l)));
+    let ns = format!("{db}.{coll}");
+    let limit = req.limit.filter(|l| *l > 0);
+    // Without a filter or a hint the record count answers. A hint is
+    // planned: a hinted index is counted, as mongod does (a sparse or
+    // partial index counts only the documents it holds).
+    if filter.is_empty() && req.hint.is_none() {
+        let n = c.map_or(0, |c| c.len() as u64).saturating_sub(req.skip);
+        let n = limit.map_or(n, |l| n.min(l));
+        let explained = explain.map(|v| super::explain::fast_count(&ns, n, req.skip, v));
+        return Ok((n, explained));
     }
-    let vars = Vars::with_now(now);
-    Ok(select(
-        c,
-        &filter,
-        Shape {
-            sort: None,
-            skip: req.skip,
-            limit: req.limit,
-            hint: req.hint.as_ref(),
-            count: true,
-            ..Shape::default()
-        },
-        collation.as_ref(),
-        &vars,
-    )?
-    .len() as u64)
+    let vars = vars_for(now, None, collation.as_ref())?;
+    let q = Query {
+        skip: req.skip,
+        limit,
+        hint: req.hint.as_ref(),
+        collation: collation.as_ref(),
+        count: true,
+        ..Query::new(&filter)
+    };
+    let (hits, mut explained) = select(c, &ns, &q, &vars, Mode::All, explain)?;
+    if let Some(e) = &mut explained {
+        super::explain::wrap_count(e);
+    }
+    Ok((hits.len() as u64, explained))
 }
 
 /// Values at a dotted path for `distinct`: arrays are unwound one level.
@@ -1053,7 +1156,6 @@ fn values_at(v: &Bson, parts: &[&str], out: &mut Vec<Bson>) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn distinct(
     cat: &Catalog,
     db: &str,
@@ -1064,53 +1166,44 @@ pub(super) fn distinct(
     now: bson::DateTime,
 ) -> Result<Vec<Bson>> {
     super::catalog::check_coll_name(db, coll)?;
+    Ok(distinct_run(cat, db, coll, key, filter, collation, now, None)?.0)
+}
+
+/// `distinct`, run and explained by this one function: planned with the
+/// key (a DISTINCT_SCAN when an index is led by it, otherwise the query's
+/// plan); the values and, with a verbosity, the explain of what ran.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn distinct_run(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    key: &str,
+    filter: &Document,
+    collation: Option<&Document>,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+) -> Result<(Vec<Bson>, Option<Explained>)> {
     let c = cat.collection(db, coll);
     let collation = effective_collation(c, collation)?;
     let filter = Filter::parse(filter, collation.as_ref())?;
-    let Some(c) = c else {
-        return Ok(Vec::new());
+    let vars = vars_for(now, None, collation.as_ref())?;
+    let q = Query {
+        collation: collation.as_ref(),
+        distinct: Some(key),
+        ..Query::new(&filter)
     };
-    let vars = Vars::with_now(now);
+    let (hits, explained) = select(c, &format!("{db}.{coll}"), &q, &vars, Mode::All, explain)?;
     let parts: Vec<&str> = key.split('.').collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    // Planned like explain plans it: a DISTINCT_SCAN when an index is led by
-    // the key, otherwise the query's plan.
-    let q = super::planner::Query {
-        collation: collation.as_ref(),
-        distinct: Some(key),
-        ..super::planner::Query::new(filter.source())
-    };
-    let ctx = super::exec::Ctx {
-        coll: c,
-        filter: &filter,
-        vars: &vars,
-        collation: collation.as_ref(),
-    };
-    let mut failed = None;
-    super::exec::run(&q, &ctx, |m| {
-        let doc = match m.doc {
-            Some(d) => d,
-            None => match c.doc(m.rid) {
-                Ok(Some(d)) => d,
-                Ok(None) => return true,
-                Err(e) => {
-                    failed = Some(e);
-                    return false;
-                }
-            },
-        };
+    for hit in hits {
         let mut values = Vec::new();
-        values_at(&Bson::Document(doc), &parts, &mut values);
+        values_at(&Bson::Document(hit.doc), &parts, &mut values);
         for v in values {
             if seen.insert(keystring::encode_single(&v, collation.as_ref())) {
                 out.push(v);
             }
         }
-        true
-    })?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(out),
     }
+    Ok((out, explained))
 }

@@ -1,9 +1,10 @@
 //! The query planner: which ways of reading a collection can answer a query.
 //!
-//! It walks the filter *document* (not the parsed tree, so that it depends
-//! only on the query language's syntax) and turns the predicates it can
-//! serve from an index — equalities, `$in`, the four range operators,
-//! `$regex` and `$elemMatch` — into per-field index bounds. Every non-hidden index whose
+//! It walks the parsed filter ([`Filter`]: the same tree execution matches
+//! with, so there is one reading of the query language) and turns the
+//! predicates it can serve from an index — equalities, `$in`, the four
+//! range operators, `$ne`, `$regex` and `$elemMatch` — into per-field index
+//! bounds; an IXSCAN's key filter is a part of that same tree. Every non-hidden index whose
 //! bounds constrain it, or whose order provides the requested sort, becomes a
 //! candidate plan; a top-level `$or` whose every branch is indexable becomes
 //! an OR plan; a collection scan is the fallback. Choosing among candidates is
@@ -21,6 +22,7 @@ use bson::{Bson, Document};
 use super::catalog::Collection;
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
+use super::filter::{CmpOp, Filter, Node, Op, Pred};
 use super::index::Index;
 use super::sort::SortSpec;
 
@@ -40,8 +42,9 @@ pub struct IxScanPlan {
     pub forward: bool,
     /// Conditions on the index's own fields that gave no exact bounds (an
     /// unanchored regex, `$mod`, `$type`, `$ne`, `$nin`, `$not`), tested
-    /// against each key before anything is fetched, as mongod does.
-    pub key_filter: Option<Document>,
+    /// against each key before anything is fetched, as mongod does: those
+    /// predicates of the query's parsed filter.
+    pub key_filter: Option<Box<Filter>>,
     /// Counting only, from one contiguous key range: mongod's `COUNT_SCAN`.
     pub count_scan: bool,
     /// One key per distinct value of the first field: mongod's
@@ -217,7 +220,9 @@ impl Plan {
 /// What a query asks for, as the planner needs it.
 #[derive(Debug, Clone)]
 pub struct Query<'a> {
-    pub filter: &'a Document,
+    /// The parsed filter: the planner reads its predicate tree, the
+    /// executor matches with it.
+    pub filter: &'a Filter,
     pub sort: Option<&'a SortSpec>,
     pub projection: Option<&'a Document>,
     pub skip: u64,
@@ -238,7 +243,7 @@ pub struct Query<'a> {
 
 impl<'a> Query<'a> {
     /// A plain query: the filter and nothing else.
-    pub fn new(filter: &'a Document) -> Self {
+    pub fn new(filter: &'a Filter) -> Self {
         Query {
             filter,
             sort: None,
@@ -255,18 +260,24 @@ impl<'a> Query<'a> {
     }
 }
 
-/// Operators whose conditions mongod tests against index keys (inside
-/// IXSCAN) when they are on an index field but gave no exact bounds.
-const KEY_FILTER_OPS: [&str; 6] = ["$regex", "$mod", "$type", "$ne", "$nin", "$not"];
+/// Whether mongod tests a predicate against index keys (inside IXSCAN) when
+/// it is on an index field but gave no exact bounds: an unanchored regex,
+/// `$mod`, `$type`, `$ne`, `$nin`, `$not`.
+fn on_keys_op(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Regex | Op::Mod | Op::Type | Op::Ne | Op::Nin | Op::Not
+    )
+}
 
 /// The top-level conditions of `filter` that can be tested on the keys of
-/// `index` (its non-multikey fields, binary order), and the filter without
-/// them.
+/// `index` (its non-multikey fields, binary order), as a parsed filter, and
+/// the rest of the filter as written (what FETCH's explain shows).
 fn key_filter(
-    filter: &Document,
+    filter: &Filter,
     index: &Index,
     preds: &PathPredicates,
-) -> Option<(Document, Document)> {
+) -> Option<(Filter, Document)> {
     if index.spec.collation.is_some() {
         return None;
     }
@@ -280,43 +291,75 @@ fn key_filter(
             .any(|(i, (f, _))| f == path && multikey.get(i).is_none_or(|p| p.is_empty()))
     };
     let mut on_keys = Document::new();
+    let mut nodes = Vec::new();
+    let mut spans = Vec::new();
     let mut rest = Document::new();
-    for (path, cond) in filter {
+    for entry in filter.entries() {
+        let (path, cond) = (entry.key, entry.value);
         if path.starts_with('$') || !field_ok(path) {
-            rest.insert(path.clone(), cond.clone());
+            rest.insert(path, cond.clone());
             continue;
         }
-        match cond {
-            Bson::RegularExpression(_) if preds.dropped(path, true, true) => {
-                on_keys.insert(path.clone(), cond.clone());
+        let ops: Vec<Op> = entry
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Path { op, .. } => Some(*op),
+                _ => None,
+            })
+            .collect();
+        match (ops.as_slice(), cond) {
+            // A literal regex: on the keys unless its bounds are exact.
+            ([Op::Value], Bson::RegularExpression(_)) if preds.dropped(path, true, true) => {
+                on_keys.insert(path, cond.clone());
+                nodes.extend(entry.nodes.iter().cloned());
+                spans.push(entry.nodes.len());
             }
-            Bson::Document(ops) if ops.keys().next().is_some_and(|k| k.starts_with('$')) => {
-                let regex_exact = ops.contains_key("$regex") && !preds.dropped(path, true, true);
+            (_, Bson::Document(written)) if ops.iter().all(|op| *op != Op::Value) => {
+                let regex_exact = ops.contains(&Op::Regex) && !preds.dropped(path, true, true);
+                let moves = |op: Op| on_keys_op(op) && !(op == Op::Regex && regex_exact);
+                let moved_nodes: Vec<Node> = entry
+                    .nodes
+                    .iter()
+                    .filter(|n| matches!(n, Node::Path { op, .. } if moves(*op)))
+                    .cloned()
+                    .collect();
+                // The operators as written, split by their parsed
+                // predicates' fate (`$options` goes with its `$regex`).
+                let moved_keys: Vec<&str> = ops
+                    .iter()
+                    .filter(|op| moves(**op))
+                    .map(|op| op.key())
+                    .collect();
                 let mut moved = Document::new();
                 let mut kept = Document::new();
-                for (op, arg) in ops {
-                    let movable = KEY_FILTER_OPS.contains(&op.as_str())
-                        || (op == "$options" && ops.contains_key("$regex"));
-                    let regex_op = op == "$regex" || op == "$options";
-                    if movable && !(regex_op && regex_exact) {
+                for (op, arg) in written {
+                    let key = if op == "$options" {
+                        "$regex"
+                    } else {
+                        op.as_str()
+                    };
+                    if moved_keys.contains(&key) {
                         moved.insert(op.clone(), arg.clone());
                     } else {
                         kept.insert(op.clone(), arg.clone());
                     }
                 }
                 if !moved.is_empty() {
-                    on_keys.insert(path.clone(), moved);
+                    on_keys.insert(path, moved);
+                    spans.push(moved_nodes.len());
+                    nodes.extend(moved_nodes);
                 }
                 if !kept.is_empty() {
-                    rest.insert(path.clone(), kept);
+                    rest.insert(path, kept);
                 }
             }
             _ => {
-                rest.insert(path.clone(), cond.clone());
+                rest.insert(path, cond.clone());
             }
         }
     }
-    (!on_keys.is_empty()).then_some((on_keys, rest))
+    (!on_keys.is_empty()).then(|| (filter.part(on_keys, nodes, spans), rest))
 }
 
 /// Whether a value can bound an index scan as a point: arrays match both as
@@ -659,7 +702,7 @@ fn index_plan(
         scan_fields: scan_fields(&b),
         bounds: b.bounds,
         forward,
-        key_filter: keyed.as_ref().map(|(k, _)| k.clone()),
+        key_filter: keyed.as_ref().map(|(k, _)| Box::new(k.clone())),
         count_scan,
         distinct: false,
         key_range: None,
@@ -680,7 +723,7 @@ fn index_plan(
     } else {
         let residual = match &keyed {
             Some((_, rest)) => (!rest.is_empty()).then(|| rest.clone()),
-            None => (!b.exact && !q.filter.is_empty()).then(|| q.filter.clone()),
+            None => (!b.exact && !q.filter.is_empty()).then(|| q.filter.source().clone()),
         };
         Plan::Fetch {
             child: Box::new(scan),
@@ -692,16 +735,13 @@ fn index_plan(
 
 /// An OR plan for a top-level `$or` whose every branch can use an index.
 fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
-    let branches = match q.filter.get("$or") {
-        Some(Bson::Array(b)) if !b.is_empty() => b,
-        _ => return None,
-    };
+    let branches = q.filter.entries().into_iter().find_map(|e| match e.nodes {
+        [Node::Or(branches)] if e.key == "$or" => Some(branches),
+        _ => None,
+    })?;
     let mut scans = Vec::new();
     for branch in branches {
-        let Bson::Document(d) = branch else {
-            return None;
-        };
-        let preds = collect_predicates(d);
+        let preds = bounds::collect_node(branch);
         let mut best: Option<(usize, IxScanPlan)> = None;
         for (pos, index) in c.indexes().iter().enumerate() {
             if index.spec.hidden || index.spec.partial.is_some() {
@@ -732,7 +772,7 @@ fn or_plan(c: &Collection, q: &Query<'_>) -> Option<Plan> {
     }
     let access = Plan::Fetch {
         child: Box::new(Plan::Or(scans)),
-        residual: Some(q.filter.clone()),
+        residual: Some(q.filter.source().clone()),
     };
     Some(finish(access, q, false, false))
 }
@@ -767,23 +807,21 @@ pub fn hinted_index(c: &Collection, hint: &Bson) -> Result<Option<usize>> {
 /// Whether mongod's `_id` fast path applies: the filter is exactly
 /// `{_id: <scalar>}` (or `{_id: {$eq: scalar}}`) and nothing needs ordering.
 fn idhack_value<'a>(q: &Query<'a>) -> Option<&'a Bson> {
-    if q.filter.len() != 1
-        || q.hint.is_some()
-        || q.sort.is_some_and(|s| !s.keys.is_empty())
-        || q.skip > 0
-    {
+    if q.hint.is_some() || q.sort.is_some_and(|s| !s.keys.is_empty()) || q.skip > 0 {
         return None;
     }
-    let v = q.filter.get("_id")?;
-    let v = match v {
-        Bson::Document(d) if d.keys().next().is_some_and(|k| k.starts_with('$')) => {
-            if d.len() == 1 {
-                d.get("$eq")?
-            } else {
-                return None;
-            }
-        }
-        other => other,
+    let v = match q.filter.entries().as_slice() {
+        [entry] if entry.key == "_id" => match entry.nodes {
+            [
+                Node::Path {
+                    pred: Pred::Cmp(CmpOp::Eq, v),
+                    op: Op::Value | Op::Eq,
+                    ..
+                },
+            ] => v,
+            _ => return None,
+        },
+        _ => return None,
     };
     // An embedded document is a plain value unless it is an operator
     // document (mongod's isSimpleIdQuery).
@@ -914,15 +952,8 @@ fn min_max_plan(
     min: Option<&Document>,
     max: Option<&Document>,
 ) -> Result<Plan> {
-    // Checked when the find command is parsed.
-    if let (Some(lo), Some(hi)) = (min, max)
-        && (lo.len() != hi.len() || lo.keys().zip(hi.keys()).any(|(a, b)| a != b))
-    {
-        return Err(EngineError::new(
-            ErrorCode(51176),
-            "min and max must have the same field names",
-        ));
-    }
+    // That `min` and `max` name the same fields (51176) was checked when
+    // the request was read (`ops::find_run`).
     let pos = match q.hint {
         Some(Bson::Document(h)) if h.contains_key("$natural") => {
             return Err(EngineError::new(
@@ -1010,7 +1041,7 @@ fn min_max_plan(
     } else {
         Plan::Fetch {
             child: Box::new(scan),
-            residual: (!q.filter.is_empty()).then(|| q.filter.clone()),
+            residual: (!q.filter.is_empty()).then(|| q.filter.source().clone()),
         }
     };
     Ok(finish(access, q, sort_dir.is_some(), covered))

@@ -103,8 +103,8 @@ pub struct IxScan {
     dups_tested: u64,
     dups_dropped: u64,
     multikey: bool,
-    /// The plan's key filter, parsed.
-    key_filter: Option<crate::engine::filter::Filter>,
+    /// The plan's key filter.
+    key_filter: Option<Box<crate::engine::filter::Filter>>,
     c: Counters,
 }
 
@@ -115,11 +115,7 @@ impl IxScan {
             .indexes()
             .get(plan.index)
             .is_some_and(Index::is_multikey);
-        // The conditions come from a filter that already parsed.
-        let key_filter = plan
-            .key_filter
-            .as_ref()
-            .and_then(|f| crate::engine::filter::Filter::parse(f, ctx.collation).ok());
+        let key_filter = plan.key_filter.clone();
         IxScan {
             key_filter,
             plan,
@@ -359,7 +355,7 @@ impl<'a> Stage<'a> for IxScan {
         }
         let mut fields = Document::new();
         if let Some(f) = &self.plan.key_filter {
-            fields.insert("filter", super::super::explain::parsed_query(f));
+            fields.insert("filter", super::super::explain::parsed_query(f.source()));
         }
         fields.extend(doc! {
             "keyPattern": spec.key.clone(),

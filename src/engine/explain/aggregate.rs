@@ -16,13 +16,16 @@ use std::time::Instant;
 
 use bson::{Bson, Document, doc};
 
-use super::{Explained, Verbosity, explain_query};
+use super::{Explained, Verbosity};
+use crate::engine::AggregateOptions;
 use crate::engine::catalog::{Catalog, to_document};
 use crate::engine::collation::Collation;
-use crate::engine::error::{EngineError, Result};
+use crate::engine::error::Result;
 use crate::engine::exec;
+use crate::engine::exec::Mode;
 use crate::engine::expr::Vars;
 use crate::engine::filter::Filter;
+use crate::engine::ops;
 use crate::engine::pipeline::optimize::{Opt, optimize};
 use crate::engine::pipeline::{Nesting, Pipeline, Source};
 use crate::engine::planner::Query;
@@ -188,6 +191,40 @@ fn pushable_projection(spec: &Bson) -> Option<Document> {
     any.then(|| d.clone())
 }
 
+/// A stage's spec as mongod's explain prints it (its serialised, parsed
+/// form), for the stages whose form differs from what was written:
+/// `$sort` under `sortKey`, `$match` as its parsed query (`$eq` made
+/// explicit, conditions under one `$and`), `$unwind` of a path string as
+/// `{path}`, `$limit` and `$skip` as 64-bit integers. Other stages are
+/// echoed as written.
+/// A stage of the rewritten pipeline as explain prints it: a stage as
+/// written, normalised; a coalesced or absorbed one in its own form.
+fn shown(o: &Opt) -> Document {
+    match o {
+        Opt::Plain(d) => normalised(d.clone()),
+        other => other.shown(),
+    }
+}
+
+fn normalised(stage: Document) -> Document {
+    let mut entries = stage.iter();
+    let (Some((name, spec)), None) = (entries.next(), entries.next()) else {
+        return stage;
+    };
+    match (name.as_str(), spec) {
+        ("$sort", Bson::Document(keys)) => doc! {"$sort": {"sortKey": keys.clone()}},
+        ("$match", Bson::Document(filter)) => {
+            doc! {"$match": super::parsed_query(filter)}
+        }
+        ("$unwind", Bson::String(path)) => doc! {"$unwind": {"path": path.clone()}},
+        ("$limit" | "$skip", n) => match count_of(n).and_then(|n| i64::try_from(n).ok()) {
+            Some(n) => doc! {name.clone(): n},
+            None => stage.clone(),
+        },
+        _ => stage.clone(),
+    }
+}
+
 fn single<'a>(o: &'a Opt, name: &str) -> Option<&'a Bson> {
     match o {
         Opt::Plain(d) if d.len() == 1 => d.get(name),
@@ -308,7 +345,7 @@ pub(crate) fn run_aggregate(
     let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
     let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
     let q = Query {
-        filter: &pushed.filter,
+        filter: &filter,
         sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
         projection: pushed.projection.as_ref(),
         skip: pushed.skip,
@@ -320,26 +357,12 @@ pub(crate) fn run_aggregate(
         min: None,
         max: None,
     };
-    let explain_v = verbosity.unwrap_or(Verbosity::ExecutionStats);
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);
     let started = Instant::now();
-    let (cursor, members) = explain_query(
-        cat, db, coll, &q, &filter, vars, explain_v, None, !plan_only,
-    )?;
+    // The `$cursor` is read by the same function as a `find`.
+    let (hits, cursor) = ops::select(c, &format!("{db}.{coll}"), &q, vars, Mode::All, verbosity)?;
     let cursor_millis = started.elapsed().as_millis() as i64;
-    let mut input = Vec::with_capacity(members.len());
-    if let Some(c) = c {
-        for m in members {
-            match m.doc {
-                Some(d) => input.push(d),
-                None => {
-                    if let Some(d) = c.doc(m.rid)? {
-                        input.push(d);
-                    }
-                }
-            }
-        }
-    }
+    let mut input: Vec<Document> = hits.into_iter().map(|h| h.doc).collect();
     if let Some(proj) = &pushed.projection {
         let source = PlannedSource::new(cat, db, now, None);
         input = Pipeline::parse(&[doc! {"$project": proj.clone()}])?.run(input, &source, vars)?;
@@ -347,15 +370,22 @@ pub(crate) fn run_aggregate(
     let n_cursor = input.len() as i64;
     let rest = &opts[pushed.rest..];
     let (docs, mut entries) = if plan_only {
-        let entries = rest.iter().map(|o| Bson::Document(o.shown())).collect();
+        let entries = rest.iter().map(|o| Bson::Document(shown(o))).collect();
         (Vec::new(), entries)
     } else {
         run_stages(cat, db, rest, input, vars, verbosity, now)?
     };
-    let Explained {
+    let Some(Explained {
         query_planner,
         execution_stats,
-    } = cursor;
+    }) = cursor
+    else {
+        return Ok(AggOutcome {
+            docs,
+            explain: Document::new(),
+            stages: Vec::new(),
+        });
+    };
     let mut cursor_doc = doc! {"queryPlanner": query_planner.clone()};
     if let Some(s) = &execution_stats {
         cursor_doc.insert("executionStats", s.clone());
@@ -399,7 +429,7 @@ pub(crate) fn run_stages(
     let mut entries = Vec::with_capacity(opts.len());
     for o in opts {
         let started = Instant::now();
-        let mut entry = o.shown();
+        let mut entry = shown(o);
         if let Some(Bson::Document(facets)) = single(o, "$facet") {
             let mut out = Document::new();
             let mut shown = Document::new();
@@ -470,7 +500,10 @@ pub(crate) fn run_collectionless(
 ) -> Result<AggOutcome> {
     Pipeline::parse(pipeline)?;
     if verbosity == Some(Verbosity::QueryPlanner) {
-        let entries: Vec<Bson> = pipeline.iter().cloned().map(Bson::Document).collect();
+        let entries: Vec<Bson> = pipeline
+            .iter()
+            .map(|s| Bson::Document(normalised(s.clone())))
+            .collect();
         return Ok(AggOutcome {
             docs: Vec::new(),
             explain: doc! {"stages": entries.clone()},
@@ -487,7 +520,32 @@ pub(crate) fn run_collectionless(
     })
 }
 
-/// The error mongod gives when an aggregate explain names no pipeline.
-pub(crate) fn no_pipeline() -> EngineError {
-    EngineError::failed_to_parse("'pipeline' option must be specified as an array")
+/// The explain of an aggregation: planned and run by [`run_aggregate`]
+/// (or [`run_collectionless`]), the functions that answer it.
+pub(crate) fn explain(
+    cat: &Catalog,
+    db: &str,
+    coll: Option<&str>,
+    pipeline: &[Document],
+    options: &AggregateOptions,
+    verbosity: Verbosity,
+    now: bson::DateTime,
+) -> Result<Document> {
+    let c = coll.and_then(|n| cat.collection(db, n));
+    let collation = ops::effective_collation(c, options.collation.as_ref())?;
+    let vars = ops::vars_for(now, options.let_vars.as_ref(), collation.as_ref())?;
+    let out = match coll {
+        Some(name) => run_aggregate(
+            cat,
+            db,
+            name,
+            pipeline,
+            options.hint.as_ref(),
+            &vars,
+            Some(verbosity),
+            now,
+        )?,
+        None => run_collectionless(cat, db, pipeline, &vars, Some(verbosity), now)?,
+    };
+    Ok(out.explain)
 }

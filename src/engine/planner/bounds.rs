@@ -18,7 +18,7 @@ use bson::{Bson, Document, oid::ObjectId};
 use super::{has_strings, index_friendly};
 use crate::engine::collation::Collation;
 use crate::engine::expr::Vars;
-use crate::engine::filter::Filter;
+use crate::engine::filter::{CmpOp, Filter, Node, Op, Pred};
 use crate::engine::value;
 
 /// One interval of values.
@@ -157,17 +157,17 @@ pub fn render_value(v: &Bson) -> String {
 
 /// The interval `op v` allows, type-bracketed; `None` when the value's type
 /// has no bracket we model (the predicate is then left to the filter).
-fn range(op: &str, v: &Bson) -> Option<Interval> {
+fn range(op: CmpOp, v: &Bson) -> Option<Interval> {
     // MinKey and MaxKey compare with every value.
     match (op, v) {
-        ("$gte", Bson::MinKey) | ("$lte", Bson::MaxKey) => return Some(Interval::all()),
-        ("$gt", Bson::MinKey) => {
+        (CmpOp::Gte, Bson::MinKey) | (CmpOp::Lte, Bson::MaxKey) => return Some(Interval::all()),
+        (CmpOp::Gt, Bson::MinKey) => {
             return Some(Interval {
                 lo_incl: false,
                 ..Interval::all()
             });
         }
-        ("$lt", Bson::MaxKey) => {
+        (CmpOp::Lt, Bson::MaxKey) => {
             return Some(Interval {
                 hi_incl: false,
                 ..Interval::all()
@@ -220,9 +220,9 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
         _ => return None,
     };
     Some(match op {
-        "$gt" | "$gte" => Interval {
+        CmpOp::Gt | CmpOp::Gte => Interval {
             lo: v.clone(),
-            lo_incl: op == "$gte",
+            lo_incl: op == CmpOp::Gte,
             hi: max,
             hi_incl: max_incl,
         },
@@ -230,7 +230,7 @@ fn range(op: &str, v: &Bson) -> Option<Interval> {
             lo: min,
             lo_incl: true,
             hi: v.clone(),
-            hi_incl: op == "$lte",
+            hi_incl: op == CmpOp::Lte,
         },
     })
 }
@@ -246,7 +246,7 @@ fn null_points() -> Vec<Interval> {
 
 /// One predicate on one path, as intervals.
 #[derive(Debug, Clone)]
-struct Pred {
+struct IndexPred {
     intervals: Vec<Interval>,
     strings: bool,
     /// A regex's string ranges hold in binary order only: an index with a
@@ -261,7 +261,7 @@ struct Pred {
 /// The indexable predicates of a filter, by path.
 #[derive(Debug, Clone, Default)]
 pub struct PathPredicates {
-    preds: Vec<(String, Pred)>,
+    preds: Vec<(String, IndexPred)>,
     /// Paths with a predicate that gave no bounds, or bounds that are only a
     /// superset of its matches (an unanchored `$regex`).
     inexact: Vec<String>,
@@ -274,55 +274,51 @@ pub struct PathPredicates {
     group_paths: Vec<String>,
 }
 
-/// Collect the predicates of a filter document.
-pub fn collect_predicates(filter: &Document) -> PathPredicates {
+/// Collect the predicates of a parsed filter.
+pub fn collect_predicates(filter: &Filter) -> PathPredicates {
+    collect_node(filter.root())
+}
+
+/// Collect the predicates of one node of a parsed filter (an `$or`
+/// branch).
+pub(crate) fn collect_node(node: &Node) -> PathPredicates {
     let mut out = PathPredicates {
         all_exact: true,
         ..Default::default()
     };
-    out.walk(filter, "", None);
+    out.walk(node, "", None);
     out
 }
 
-fn is_operator_doc(d: &Document) -> bool {
-    d.keys().next().is_some_and(|k| k.starts_with('$'))
+fn joined(prefix: &str, path: &[String]) -> String {
+    let path = path.join(".");
+    if prefix.is_empty() {
+        path
+    } else {
+        format!("{prefix}.{path}")
+    }
 }
 
 impl PathPredicates {
-    fn walk(&mut self, filter: &Document, prefix: &str, group: Option<usize>) {
-        for (key, v) in filter {
-            if key == "$and" {
-                if let Bson::Array(items) = v {
-                    for item in items {
-                        if let Bson::Document(d) = item {
-                            self.walk(d, prefix, group);
-                        }
-                    }
-                }
-                continue;
-            }
-            if key.starts_with('$') {
-                self.all_exact = false;
-                continue;
-            }
-            let path = if prefix.is_empty() {
-                key.clone()
-            } else {
-                format!("{prefix}.{key}")
-            };
-            match v {
-                Bson::Document(d) if is_operator_doc(d) => self.operators(&path, d, group),
-                Bson::RegularExpression(re) => self.regex(&path, &re.pattern, &re.options, group),
-                other => {
-                    if group.is_none() {
-                        self.eqs.push((path.clone(), other.clone()));
-                    }
-                    self.eq(&path, other, group);
+    /// Walk the conjunction under `node`: `$and`s are entered, other
+    /// logical and expression nodes only make the filter inexact.
+    fn walk(&mut self, node: &Node, prefix: &str, group: Option<usize>) {
+        match node {
+            Node::And(children) => {
+                for child in children {
+                    self.walk(child, prefix, group);
                 }
             }
-            if group.is_some() {
-                self.all_exact = false;
+            Node::Path { path, pred, op } => {
+                let path = joined(prefix, path);
+                self.predicate(&path, *op, pred, group);
+                if group.is_some() {
+                    self.all_exact = false;
+                }
             }
+            // `$or`, `$nor`, `$expr`, `$jsonSchema`, `$alwaysTrue`,
+            // `$alwaysFalse`, `$comment`.
+            _ => self.all_exact = false,
         }
     }
 
@@ -339,18 +335,22 @@ impl PathPredicates {
         }
     }
 
-    fn operators(&mut self, path: &str, ops: &Document, group: Option<usize>) {
-        for (op, v) in ops {
-            match op.as_str() {
-                "$eq" => {
-                    if group.is_none() {
-                        self.eqs.push((path.to_string(), v.clone()));
-                    }
-                    self.eq(path, v, group)
+    /// One parsed predicate on `path`, by the operator it was written with.
+    fn predicate(&mut self, path: &str, op: Op, pred: &Pred, group: Option<usize>) {
+        match (op, pred) {
+            (Op::Value, Pred::Regex(re)) | (Op::Regex, Pred::Regex(re)) => {
+                self.regex(path, &re.pattern, &re.options, group)
+            }
+            (Op::Value | Op::Eq, Pred::Cmp(CmpOp::Eq, v)) => {
+                if group.is_none() {
+                    self.eqs.push((path.to_string(), v.clone()));
                 }
-                // `$ne` scans around the value; the filter decides (a
-                // multikey document may hold the value in another element).
-                "$ne" if index_friendly(v) || matches!(v, Bson::Null) => {
+                self.eq(path, v, group)
+            }
+            // `$ne` scans around the value; the filter decides (a multikey
+            // document may hold the value in another element).
+            (Op::Ne, Pred::Not(inner)) => match inner.as_slice() {
+                [Pred::Cmp(CmpOp::Eq, v)] if index_friendly(v) || matches!(v, Bson::Null) => {
                     let below = Interval {
                         lo: Bson::MinKey,
                         lo_incl: true,
@@ -366,70 +366,61 @@ impl PathPredicates {
                     self.push(path, vec![below, above], has_strings(v), group);
                     self.inexact(path);
                 }
-                "$gt" | "$gte" | "$lt" | "$lte" => match range(op, v) {
-                    Some(iv) => self.push(path, vec![iv], has_strings(v), group),
-                    None => self.inexact(path),
-                },
-                "$in" => match v {
-                    Bson::Array(items)
-                        if !items.is_empty()
-                            && items
-                                .iter()
-                                .all(|i| index_friendly(i) || matches!(i, Bson::Null)) =>
-                    {
-                        let mut points: Vec<Interval> = items
-                            .iter()
-                            .filter(|i| !matches!(i, Bson::Null))
-                            .map(Interval::point)
-                            .collect();
-                        if items.iter().any(|i| matches!(i, Bson::Null)) {
-                            points.extend(null_points());
-                            self.inexact(path);
-                        }
-                        points.sort_by(|a, b| value::compare(&a.lo, &b.lo, None));
-                        points.dedup_by(|a, b| value::compare(&a.lo, &b.lo, None).is_eq());
-                        self.push(path, points, items.iter().any(has_strings), group);
-                    }
-                    _ => self.inexact(path),
-                },
-                "$elemMatch" => {
-                    let g = self.groups;
-                    self.groups += 1;
-                    self.group_paths.push(path.to_string());
-                    self.all_exact = false;
-                    match v {
-                        Bson::Document(d) if is_operator_doc(d) => self.operators(path, d, Some(g)),
-                        Bson::Document(d) => self.walk(d, path, Some(g)),
-                        _ => self.inexact(path),
-                    }
-                }
-                "$regex" => {
-                    let options = match ops.get("$options") {
-                        None => Some(""),
-                        Some(Bson::String(o)) => Some(o.as_str()),
-                        Some(_) => None,
-                    };
-                    match (v, options) {
-                        (Bson::String(p), Some(o)) => self.regex(path, p, o, group),
-                        // Flags in both places is an error the filter
-                        // reports; the regex's own flags win otherwise.
-                        (Bson::RegularExpression(re), Some(o)) => {
-                            let o = if re.options.is_empty() {
-                                o
-                            } else {
-                                &re.options
-                            };
-                            self.regex(path, &re.pattern, o, group)
-                        }
-                        _ => self.inexact(path),
-                    }
-                }
-                // Read together with `$regex` above.
-                "$options" if ops.contains_key("$regex") => {}
-                // Options of `$near` ride along; everything else is left to
-                // the filter.
                 _ => self.inexact(path),
+            },
+            (Op::Gt | Op::Gte | Op::Lt | Op::Lte, Pred::Cmp(cmp, v)) => match range(*cmp, v) {
+                Some(iv) => self.push(path, vec![iv], has_strings(v), group),
+                None => self.inexact(path),
+            },
+            (Op::In, Pred::In { values, patterns })
+                if patterns.is_empty()
+                    && !values.is_empty()
+                    && values
+                        .iter()
+                        .all(|i| index_friendly(i) || matches!(i, Bson::Null)) =>
+            {
+                let mut points: Vec<Interval> = values
+                    .iter()
+                    .filter(|i| !matches!(i, Bson::Null))
+                    .map(Interval::point)
+                    .collect();
+                if values.iter().any(|i| matches!(i, Bson::Null)) {
+                    points.extend(null_points());
+                    self.inexact(path);
+                }
+                points.sort_by(|a, b| value::compare(&a.lo, &b.lo, None));
+                points.dedup_by(|a, b| value::compare(&a.lo, &b.lo, None).is_eq());
+                self.push(path, points, values.iter().any(has_strings), group);
             }
+            (Op::ElemMatch, Pred::ElemMatchValue(_) | Pred::ElemMatchObject(_)) => {
+                let g = self.groups;
+                self.groups += 1;
+                self.group_paths.push(path.to_string());
+                self.all_exact = false;
+                match pred {
+                    Pred::ElemMatchValue(preds) => {
+                        for (op, p) in preds {
+                            self.predicate(path, *op, p, Some(g));
+                        }
+                    }
+                    // An object form led by a top-level operator (`$and`,
+                    // `$or`, …) bounds nothing.
+                    Pred::ElemMatchObject(node) => match node.as_ref() {
+                        Node::And(children)
+                            if children
+                                .first()
+                                .is_some_and(|c| !matches!(c, Node::Path { .. })) =>
+                        {
+                            self.inexact(path)
+                        }
+                        other => self.walk(other, path, Some(g)),
+                    },
+                    _ => self.inexact(path),
+                }
+            }
+            // Everything else (`$all`, `$not`, `$nin`, `$exists`, `$type`,
+            // `$mod`, `$size`, bit tests) is left to the filter.
+            _ => self.inexact(path),
         }
     }
 
@@ -438,7 +429,7 @@ impl PathPredicates {
         let (intervals, exact) = regex_intervals(pattern, options);
         self.preds.push((
             path.to_string(),
-            Pred {
+            IndexPred {
                 intervals,
                 strings: false,
                 binary_only: true,
@@ -453,7 +444,7 @@ impl PathPredicates {
     fn push(&mut self, path: &str, intervals: Vec<Interval>, strings: bool, group: Option<usize>) {
         self.preds.push((
             path.to_string(),
-            Pred {
+            IndexPred {
                 intervals,
                 strings,
                 binary_only: false,

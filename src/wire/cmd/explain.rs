@@ -2,14 +2,16 @@
 //! `update`, `delete` or `findAndModify`.
 //!
 //! The command is parsed here (the inner command through the same
-//! [`Command::from_doc`] as any other, so its errors are the usual ones);
-//! the engine's planner then answers with the classic explain document.
+//! [`Command::from_doc`] as any other, so its errors are the usual ones)
+//! and handed to the engine as the typed request it runs with
+//! ([`Explainable`]); the engine plans and runs it with the function that
+//! answers it and reports the stage tree that ran.
 
 use bson::{Bson, Document};
 
 use super::args;
 use super::{Command, CommandDoc, Context};
-use crate::engine::{EngineError, Result};
+use crate::engine::{Engine, EngineError, Explainable, Result};
 
 /// How much an explain reports: the engine's own type.
 pub use crate::engine::explain::Verbosity;
@@ -18,7 +20,7 @@ pub use crate::engine::explain::Verbosity;
 #[derive(Debug, Clone)]
 pub struct Explain {
     pub inner: Box<Command>,
-    /// The inner command as sent, which the engine's explain reads.
+    /// The inner command as sent, which the reply echoes.
     pub inner_doc: Document,
     pub verbosity: Verbosity,
 }
@@ -32,15 +34,13 @@ impl Explain {
             Some(other) => return Err(args::wrong_type("explain.explain", other, "'object'")),
             None => return Err(args::missing("explain.explain")),
         };
-        let verbosity = match args::string(cmd, "explain", "verbosity")?.as_deref() {
-            None | Some("allPlansExecution") => Verbosity::AllPlansExecution,
-            Some("queryPlanner") => Verbosity::QueryPlanner,
-            Some("executionStats") => Verbosity::ExecutionStats,
-            Some(other) => {
-                return Err(EngineError::bad_value(format!(
-                    "Enumeration value '{other}' for field 'explain.verbosity' is not a valid value."
-                )));
-            }
+        let verbosity = match args::string(cmd, "explain", "verbosity")? {
+            None => Verbosity::AllPlansExecution,
+            Some(name) => Verbosity::parse(&name).map_err(|_| {
+                EngineError::bad_value(format!(
+                    "Enumeration value '{name}' for field 'explain.verbosity' is not a valid value."
+                ))
+            })?,
         };
         let mut body = inner;
         // The inner command names no database of its own.
@@ -63,24 +63,76 @@ impl Explain {
 
     /// The engine's explain of the inner command.
     pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
-        match self.inner.as_ref() {
-            Command::Find(_)
-            | Command::Aggregate(_)
-            | Command::Count(_)
-            | Command::Distinct(_)
-            | Command::Update(_)
-            | Command::Delete(_)
-            | Command::FindAndModify(_) => {
-                let reply = ctx
-                    .engine
-                    .explain_at(ctx.db, &self.inner_doc, self.verbosity)?;
-                Ok(with_server_address(reply, ctx))
-            }
-            _ => Err(EngineError::bad_value(
-                "Explain is not supported for this command",
-            )),
-        }
+        let reply = self.explain(ctx.engine, ctx.db)?;
+        Ok(with_server_address(reply, ctx))
     }
+
+    /// The engine's explain of the inner command, without the server's
+    /// address.
+    pub fn explain(&self, engine: &Engine, db: &str) -> Result<Document> {
+        let command = explainable(&self.inner)
+            .ok_or_else(|| EngineError::bad_value("Explain is not supported for this command"))?;
+        engine.explain(db, &command, &self.inner_doc, self.verbosity)
+    }
+}
+
+/// The typed request of an explainable command: an `update` or `delete`
+/// is explained by its first statement, as mongod does.
+fn explainable(command: &Command) -> Option<Explainable> {
+    Some(match command {
+        Command::Find(f) => Explainable::Find {
+            coll: f.coll.clone(),
+            request: f.request.clone(),
+        },
+        Command::Aggregate(a) => Explainable::Aggregate {
+            coll: a.coll.clone(),
+            pipeline: a.pipeline.clone(),
+            options: a.options.clone(),
+        },
+        Command::Count(c) => Explainable::Count {
+            coll: c.coll.clone(),
+            request: c.request.clone(),
+        },
+        Command::Distinct(d) => Explainable::Distinct {
+            coll: d.coll.clone(),
+            key: d.key.clone(),
+            filter: d.filter.clone(),
+            collation: d.collation.clone(),
+        },
+        Command::Update(u) => Explainable::Update {
+            coll: u.coll.clone(),
+            statement: u.statements.first()?.clone(),
+        },
+        Command::Delete(d) => Explainable::Delete {
+            coll: d.coll.clone(),
+            statement: d.statements.first()?.clone(),
+        },
+        Command::FindAndModify(f) => Explainable::FindAndModify {
+            coll: f.coll.clone(),
+            request: f.request.clone(),
+        },
+        _ => return None,
+    })
+}
+
+/// Explain a command given as its inner document (`{find: "c", filter, …}`,
+/// `{aggregate: "c", pipeline}`, `{count}`, `{distinct}`, `{update,
+/// updates}`, `{delete, deletes}`, `{findAndModify}`) at a verbosity
+/// (`queryPlanner`, `executionStats`, `allPlansExecution`), as `{explain:
+/// command, verbosity}` would over the wire; for tests and embedders that
+/// hold an [`Engine`].
+pub fn explain_document(
+    engine: &Engine,
+    db: &str,
+    command: &Document,
+    verbosity: &str,
+) -> Result<Document> {
+    let explain = Explain::parse(&CommandDoc {
+        db: db.to_string(),
+        body: bson::doc! {"explain": command.clone(), "verbosity": verbosity},
+        raw_documents: None,
+    })?;
+    explain.explain(engine, db)
 }
 
 /// Put the server's address into an explain reply's `serverInfo`, as

@@ -209,8 +209,15 @@ impl Aggregate {
     /// Run the pipeline and open a cursor on its results.
     pub fn apply(self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
         if let Some(inner) = &self.explain {
-            let reply = ctx.engine.explain_at(
+            // Explained as parsed, at queryPlanner verbosity, as mongod does.
+            let command = crate::engine::Explainable::Aggregate {
+                coll: self.coll.clone(),
+                pipeline: self.pipeline.clone(),
+                options: self.options.clone(),
+            };
+            let reply = ctx.engine.explain(
                 ctx.db,
+                &command,
                 inner,
                 crate::engine::explain::Verbosity::QueryPlanner,
             )?;

@@ -124,8 +124,8 @@ impl Insert {
 /// `update`.
 #[derive(Debug, Clone)]
 pub struct Update {
-    coll: String,
-    statements: Vec<UpdateStatement>,
+    pub coll: String,
+    pub statements: Vec<UpdateStatement>,
     ordered: bool,
 }
 
@@ -226,8 +226,8 @@ impl Update {
 /// `delete`.
 #[derive(Debug, Clone)]
 pub struct Delete {
-    coll: String,
-    statements: Vec<DeleteStatement>,
+    pub coll: String,
+    pub statements: Vec<DeleteStatement>,
     ordered: bool,
 }
 
@@ -294,8 +294,8 @@ impl Delete {
 /// `findAndModify`.
 #[derive(Debug, Clone)]
 pub struct FindAndModify {
-    coll: String,
-    request: FindAndModifyRequest,
+    pub coll: String,
+    pub request: FindAndModifyRequest,
 }
 
 impl FindAndModify {
