@@ -147,19 +147,23 @@ impl RunStatus {
 
     /// One line saying which, for stderr.
     pub fn message(&self) -> String {
+        self.message_in(crate::locale::Lang::En)
+    }
+
+    /// [`RunStatus::message`] in `lang`.
+    pub fn message_in(&self, lang: crate::locale::Lang) -> String {
         match self {
-            RunStatus::Ok { claims } => {
-                format!("run: every variant ran and all {claims} claim(s) hold (exit 0)")
-            }
-            RunStatus::ClaimsFail(c) => format!(
-                "run: every variant ran, but {} claim(s) fail (exit 1): {}",
-                c.len(),
-                c.join("; ")
+            RunStatus::Ok { claims } => lang.f(
+                "run: every variant ran and all {claims} claim(s) hold (exit 0)",
+                &[("claims", claims)],
             ),
-            RunStatus::Errors(e) => format!(
-                "run: {} variant(s) failed, so their figures and the claims reading them are void (exit 2): {}",
-                e.len(),
-                e.join("; ")
+            RunStatus::ClaimsFail(c) => lang.f(
+                "run: every variant ran, but {n} claim(s) fail (exit 1): {list}",
+                &[("n", &c.len()), ("list", &c.join("; "))],
+            ),
+            RunStatus::Errors(e) => lang.f(
+                "run: {n} variant(s) failed, so their figures and the claims reading them are void (exit 2): {list}",
+                &[("n", &e.len()), ("list", &e.join("; "))],
             ),
         }
     }

@@ -238,16 +238,25 @@ fn check_once(
     }
     print!("{}", report.render_in(lang));
     println!(
-        "(edit {}; repeat this draw with --seed {seed})",
-        ws.solution_path(id).display()
+        "{}",
+        lang.f(
+            "(edit {path}; repeat this draw with --seed {seed})",
+            &[("path", &ws.solution_path(id).display()), ("seed", &seed)]
+        )
     );
     if report.passed() {
         let all = schemalab::exercises::manifest::exercises_in(root, lang)?;
         let rows = ws.rows(&all)?;
         let (score, next) = schemalab::exercises::workspace::summary(&rows);
-        println!("progress {score}; `schemalab solution {id}` shows the reference");
+        println!(
+            "{}",
+            lang.f(
+                "progress {score}; `schemalab solution {id}` shows the reference",
+                &[("score", &score), ("id", &id)]
+            )
+        );
         if let Some(n) = next {
-            println!("next: {}", n.id);
+            println!("{}", lang.f("next: {id}", &[("id", &n.id)]));
         }
     }
     Ok(report.passed())
@@ -344,7 +353,7 @@ fn real_main() -> anyhow::Result<()> {
                         schemalab::course::report::render_in(&report, format, lang)
                     );
                     let status = schemalab::course::RunStatus::of(&report);
-                    eprintln!("{}", status.message());
+                    eprintln!("{}", status.message_in(lang));
                     if status.exit_code() != 0 {
                         std::process::exit(status.exit_code());
                     }
@@ -353,11 +362,14 @@ fn real_main() -> anyhow::Result<()> {
                     eprintln!("Error: {e:#}");
                     if schemalab::course::runner::is_environment_error(&format!("{e:#}")) {
                         eprintln!(
-                            "This looks like the environment (a slow or unreachable server), not the lesson: \
-                             retry the same command when the machine is less busy, or try a smaller --scale."
+                            "{}",
+                            lang.t(
+                                "This looks like the environment (a slow or unreachable server), not the lesson: \
+                                 retry the same command when the machine is less busy, or try a smaller --scale."
+                            )
                         );
                     }
-                    eprintln!("run: the lesson could not run (exit 2)");
+                    eprintln!("{}", lang.t("run: the lesson could not run (exit 2)"));
                     std::process::exit(2);
                 }
             }
@@ -368,10 +380,10 @@ fn real_main() -> anyhow::Result<()> {
                 println!("{e}");
             }
             if !errors.is_empty() {
-                eprintln!("{} problem(s)", errors.len());
+                eprintln!("{}", lang.f("{n} problem(s)", &[("n", &errors.len())]));
                 std::process::exit(1);
             }
-            eprintln!("lint: clean");
+            eprintln!("{}", lang.t("lint: clean"));
         }
         Some(Command::Bench(BenchCommand::Course {
             lessons,
@@ -469,14 +481,22 @@ fn real_main() -> anyhow::Result<()> {
             let all = schemalab::exercises::manifest::exercises_in(content_root()?, lang)?;
             let written = ws.init(&all)?;
             println!(
-                "{} exercises in {} ({} new file(s); existing files were kept)",
-                all.len(),
-                ws.dir.display(),
-                written.len()
+                "{}",
+                lang.f(
+                    "{n} exercises in {dir} ({new} new file(s); existing files were kept)",
+                    &[
+                        ("n", &all.len()),
+                        ("dir", &ws.dir.display()),
+                        ("new", &written.len())
+                    ]
+                )
             );
             println!(
-                "start with: schemalab exercises list --dir {}",
-                ws.dir.display()
+                "{}",
+                lang.f(
+                    "start with: schemalab exercises list --dir {dir}",
+                    &[("dir", &ws.dir.display())]
+                )
             );
         }
         Some(Command::Exercises(ExercisesCommand::List { dir })) => {
@@ -485,27 +505,38 @@ fn real_main() -> anyhow::Result<()> {
             let rows = ws.rows(&all)?;
             for r in &rows {
                 let status = if r.progress.passed {
-                    "✓ passed"
+                    format!("✓ {}", lang.t("passed"))
                 } else if r.progress.attempts > 0 {
-                    "✗ tried "
+                    format!("✗ {}", lang.t("tried"))
                 } else {
-                    "· new   "
+                    format!("· {}", lang.t("new"))
                 };
                 println!(
-                    "{status}  {:<22} {:<20} {}  (attempts {}, hints {})",
-                    r.id, r.lesson, r.title, r.progress.attempts, r.progress.hints_used
+                    "{}  {:<22} {:<20} {}  {}",
+                    schemalab::locale::pad(&status, 8, true),
+                    r.id,
+                    r.lesson,
+                    r.title,
+                    lang.f(
+                        "(attempts {attempts}, hints {hints})",
+                        &[
+                            ("attempts", &r.progress.attempts),
+                            ("hints", &r.progress.hints_used)
+                        ]
+                    )
                 );
             }
             let (score, next) = schemalab::exercises::workspace::summary(&rows);
-            println!("\n{score} passed");
+            println!("\n{}", lang.f("{score} passed", &[("score", &score)]));
             match next {
                 Some(n) => println!(
-                    "next: {} · edit {} then `schemalab check {}`",
-                    n.id,
-                    ws.solution_path(&n.id).display(),
-                    n.id
+                    "{}",
+                    lang.f(
+                        "next: {id} · edit {path} then `schemalab check {id}`",
+                        &[("id", &n.id), ("path", &ws.solution_path(&n.id).display())]
+                    )
                 ),
-                None => println!("every exercise passed"),
+                None => println!("{}", lang.t("every exercise passed")),
             }
         }
         Some(Command::Check {
@@ -549,8 +580,11 @@ fn real_main() -> anyhow::Result<()> {
                     .map_err(|e| eprintln!("{e:#}"));
             }
             eprintln!(
-                "watching {} — save a solution.js to re-check, Ctrl-C to stop",
-                ws.dir.display()
+                "{}",
+                lang.f(
+                    "watching {dir} — save a solution.js to re-check, Ctrl-C to stop",
+                    &[("dir", &ws.dir.display())]
+                )
             );
             schemalab::exercises::watch::watch(&ws.dir, &ids, exercise.as_deref(), |id| {
                 if !dumb_terminal() {
@@ -567,11 +601,21 @@ fn real_main() -> anyhow::Result<()> {
             let ex = schemalab::exercises::manifest::find_in(content_root()?, &exercise, lang)?;
             let (shown, total) = ws.next_hint(&ex)?;
             for (i, h) in shown.iter().enumerate() {
-                println!("hint {}/{total}: {h}", i + 1);
+                println!(
+                    "{}",
+                    lang.f(
+                        "hint {n}/{total}: {hint}",
+                        &[("n", &(i + 1)), ("total", &total), ("hint", h)]
+                    )
+                );
             }
             if shown.len() == total {
                 println!(
-                    "(that was the last hint; `schemalab solution {exercise} --reveal` shows the reference)"
+                    "{}",
+                    lang.f(
+                        "(that was the last hint; `schemalab solution {id} --reveal` shows the reference)",
+                        &[("id", &exercise)]
+                    )
                 );
             }
         }
@@ -579,7 +623,7 @@ fn real_main() -> anyhow::Result<()> {
             let ws = Workspace::locate(dir.as_deref());
             let ex = schemalab::exercises::manifest::find_in(content_root()?, &exercise, lang)?;
             for f in ws.reset(&ex)? {
-                println!("restored {}", f.display());
+                println!("{}", lang.f("restored {path}", &[("path", &f.display())]));
             }
         }
         Some(Command::Solution {
