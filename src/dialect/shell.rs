@@ -69,10 +69,12 @@ pub async fn run_file(
     };
     let (outputs, result) = session.eval_partial(&src).await;
     // Like `mongosh file.js`, a script shows only what it prints: the
-    // values of its expression statements are not echoed.
+    // values of its expression statements are not echoed, and neither
+    // are the replies of `use`, `show` and `it` (which mongosh does not
+    // even accept in a file: they are not JavaScript).
     let printed: Vec<Output> = outputs
         .into_iter()
-        .filter(|o| matches!(o, Output::Print(_) | Output::Message(_)))
+        .filter(|o| matches!(o, Output::Print(_)))
         .collect();
     print_outputs(&printed);
     if let Err(e) = &result {
