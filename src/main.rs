@@ -105,10 +105,11 @@ enum Command {
         /// of the first experiment).
         #[arg(long, requires = "lesson")]
         variant: Option<String>,
-        /// With --lesson: the dataset scale, tiny, default or large (the
-        /// same default as `run`, so the shell shows the figures a run
-        /// measures).
-        #[arg(long, default_value = "default", requires = "lesson")]
+        /// With --lesson: the dataset scale, tiny, default or large.
+        /// Default tiny, so the shell opens at once; `run` measures at
+        /// default, which the largest lessons take tens of seconds to
+        /// prepare (pass --scale default to look at that data).
+        #[arg(long, default_value = "tiny", requires = "lesson")]
         scale: String,
         /// With --uri: also write outside `schemalab_` databases (without
         /// it, any command that would write elsewhere is refused before

@@ -129,6 +129,26 @@ fn use_accepts_hyphenated_and_other_mongod_names() {
     assert_eq!(p.stmts.len(), 2);
 }
 
+/// Every database the course's runner creates can be reached with `use`.
+#[test]
+fn use_reaches_every_lesson_variant_database() {
+    let course = schemalab::course::Course::load(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let mut hyphenated = 0;
+    for lesson in course.lessons().unwrap() {
+        for exp in &lesson.experiments {
+            for v in &exp.variants {
+                let db = schemalab::course::db_name(&lesson.id, v.id.get_ref());
+                hyphenated += usize::from(db.contains('-'));
+                let p = parse_program(&format!("use {db}\ndb.getName()"))
+                    .unwrap_or_else(|e| panic!("use {db}: {e}"));
+                assert_eq!(p.stmts[0].kind, StmtKind::Use(db.clone()));
+                assert!(schemalab::dialect::is_valid_db_name(&db), "{db}");
+            }
+        }
+    }
+    assert!(hyphenated > 0);
+}
+
 /// A name mongod refuses is refused at `use` (and `getSiblingDB`, and
 /// `--db`) with the error mongod gives for a command sent there, pointing
 /// at the name.

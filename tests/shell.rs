@@ -98,6 +98,23 @@ fn shell_lesson_prepares_every_variant_and_use_switches_between_them() {
     }
 }
 
+/// `--help` says what --lesson does and which scale it prepares by default.
+#[test]
+fn shell_help_describes_lesson_and_its_default_scale() {
+    let (code, help, _) = schemalab(&["shell", "--help"]);
+    assert_eq!(code, 0);
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "--lesson <LESSON>",
+        "--variant <VARIANT>",
+        "Default tiny, so the shell opens at once",
+        "[default: tiny]",
+        "it shows only what the script prints",
+    ] {
+        assert!(flat.contains(want), "{want}\n{help}");
+    }
+}
+
 #[test]
 fn shell_lesson_names_an_unknown_lesson_or_variant() {
     let (_dir, path) = script("print(1)\n");
