@@ -30,8 +30,9 @@ pub use measure::StageFigures;
 pub use measure::{CollStats, EngineInfo, ReadMetrics, WriteMetrics};
 pub use report::{Format, render};
 pub use runner::{
-    CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, OpResult, Progress,
-    RunOptions, Sample, VariantReport, run_lesson,
+    CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, OpResult,
+    PreparedLesson, PreparedVariant, Progress, RunOptions, Sample, VariantReport, prepare_lesson,
+    run_lesson,
 };
 
 /// A lesson as `schemalab lessons` lists it.
@@ -93,6 +94,28 @@ pub async fn run_by_id_in(
         .await
         .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
     run_lesson(&client, &lesson, opts).await
+}
+
+/// Connect to `uri` and prepare lesson `id`'s databases (every variant, or
+/// only `variant`) as a run would before measuring: what
+/// `schemalab shell --lesson` does before it opens the shell. `id` may be
+/// the lesson id, its number in the outline or its folder, as for
+/// [`run_by_id_in`].
+pub async fn prepare_by_id_in(
+    root: impl AsRef<std::path::Path>,
+    id: &str,
+    variant: Option<&str>,
+    uri: &str,
+    opts: &RunOptions<'_>,
+    lang: crate::locale::Lang,
+) -> Result<PreparedLesson, CourseError> {
+    let course = Course::load_in(root, lang)?;
+    let id = course.resolve(id)?;
+    let lesson = course.lesson(&id)?;
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
+    prepare_lesson(&client, &lesson, variant, opts).await
 }
 
 /// How a run ended: `schemalab run` exits 0 only when every variant ran and

@@ -6,12 +6,17 @@
 //! Pipeline: [`lexer`] (text → tokens with line:col) → [`parser`] (tokens →
 //! [`ast::Program`]) → [`eval`] (statements → driver calls → [`Value`]s) →
 //! [`print`] (values → mongosh-style text). [`shell`] wraps it all into the
-//! `schemalab shell` command (file mode and an interactive line editor).
+//! `schemalab shell` command (file mode and an interactive line editor);
+//! its prompt ([`prompt`]) and its "run or read another line" test
+//! ([`is_complete`], from the lexer) are public so every front end (the
+//! TUI's shell pane too) behaves the same. `names` holds mongod's rules
+//! for database names.
 
 pub mod ast;
 mod eval;
 pub mod gate;
 mod lexer;
+mod names;
 mod parser;
 pub mod print;
 mod shell;
@@ -22,8 +27,12 @@ use std::fmt;
 pub use ast::Program;
 pub use eval::{CursorSpec, Output, Session, Value};
 pub use gate::WritePolicy;
+pub use lexer::is_complete;
+pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
 pub use parser::parse_program;
-pub use shell::{needs_more_input, run_file, run_interactive, run_interactive_on};
+pub use shell::{
+    CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_interactive, run_interactive_on,
+};
 pub use suggest::{edit_distance, suggest};
 
 /// A 1-based line and column (columns count characters).

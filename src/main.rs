@@ -81,13 +81,36 @@ enum Command {
     /// With --uri it writes, drops and renames only in databases whose
     /// names start with `schemalab_` (reads go anywhere) unless started
     /// with --allow-writes.
+    ///
+    /// With --lesson it first prepares that lesson's databases as `run`
+    /// does before measuring (dataset and setup for every variant, or only
+    /// --variant; only `schemalab_<lesson>_<variant>` databases are
+    /// written, also with --uri) and starts in the first of them.
     Shell {
-        /// Run this file instead of prompting.
+        /// Run this file instead of prompting: like `mongosh file.js`, it
+        /// shows only what the script prints (print, printjson,
+        /// console.log), not the values of its expression statements.
         #[arg(long)]
         file: Option<PathBuf>,
         /// The database to start in.
-        #[arg(long, default_value = "test")]
+        #[arg(long, default_value = "test", conflicts_with = "lesson")]
         db: String,
+        /// Prepare this lesson's databases first and start in one of them
+        /// (a lesson id, its number in the outline or its folder, as for
+        /// `run`).
+        #[arg(long, value_name = "LESSON")]
+        lesson: Option<String>,
+        /// With --lesson: prepare only this variant and start in its
+        /// database (default: every variant; start in the first variant
+        /// of the first experiment).
+        #[arg(long, requires = "lesson")]
+        variant: Option<String>,
+        /// With --lesson: the dataset scale, tiny, default or large.
+        /// Default tiny, so the shell opens at once; `run` measures at
+        /// default, which the largest lessons take tens of seconds to
+        /// prepare (pass --scale default to look at that data).
+        #[arg(long, default_value = "tiny", requires = "lesson")]
+        scale: String,
         /// With --uri: also write outside `schemalab_` databases (without
         /// it, any command that would write elsewhere is refused before
         /// it is sent). Without --uri the shell is unrestricted anyway.
@@ -442,6 +465,9 @@ fn real_main() -> anyhow::Result<()> {
             db,
             allow_writes,
             server,
+            lesson,
+            variant,
+            scale,
         }) => {
             use schemalab::dialect::WritePolicy;
             let uri = server.uri.or(cli.server.uri);
@@ -450,6 +476,46 @@ fn real_main() -> anyhow::Result<()> {
                 _ => WritePolicy::Unrestricted,
             };
             let database = Database::open(uri)?;
+            let db = match &lesson {
+                None => db,
+                Some(query) => {
+                    // The same preparation as `run` (only
+                    // schemalab_<lesson>_<variant> databases are
+                    // dropped and written); progress and the listing go
+                    // to stderr so a --file script's output stays its own.
+                    let root = content_root()?;
+                    let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                    let loader = schemalab::course::CatalogLoader::for_course(&root)?;
+                    let progress = |p: &schemalab::course::Progress| {
+                        eprintln!(
+                            "[{}/{}] {} · {} · {}",
+                            p.done + 1,
+                            p.total,
+                            p.experiment,
+                            p.variant,
+                            p.step
+                        );
+                    };
+                    let opts = schemalab::course::RunOptions {
+                        scale,
+                        loader: &loader,
+                        cancel: schemalab::course::CancelFlag::new(),
+                        progress: Some(&progress),
+                    };
+                    let prepared = database
+                        .block_on(schemalab::course::prepare_by_id_in(
+                            &root,
+                            query,
+                            variant.as_deref(),
+                            database.uri(),
+                            &opts,
+                            lang,
+                        ))
+                        .map_err(|e| anyhow::anyhow!("shell --lesson {query}: {e}"))?;
+                    eprint!("{}", prepared.listing());
+                    prepared.current_db().to_string()
+                }
+            };
             match file {
                 Some(path) => {
                     let ok = database.block_on(schemalab::dialect::run_file(

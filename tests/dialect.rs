@@ -96,6 +96,110 @@ fn shell_commands_and_for_of() {
     assert_eq!(body.len(), 2);
 }
 
+/// `use` takes every name mongod accepts, hyphens included (15 of the 18
+/// lessons have hyphenated ids), read as one raw word the way mongosh
+/// splits its commands; a trailing `;` ends it.
+#[test]
+fn use_accepts_hyphenated_and_other_mongod_names() {
+    for (src, name) in [
+        (
+            "use schemalab_one-to-few_embedded",
+            "schemalab_one-to-few_embedded",
+        ),
+        (
+            "use schemalab_one-to-few_embedded;",
+            "schemalab_one-to-few_embedded",
+        ),
+        ("  use\tmy-db  // a note", "my-db"),
+        ("use 2024-reports", "2024-reports"),
+        ("use données", "données"),
+        ("use a+b@c", "a+b@c"),
+    ] {
+        let p = parse_program(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        assert_eq!(p.stmts.len(), 1, "{src}");
+        assert_eq!(p.stmts[0].kind, StmtKind::Use(name.into()), "{src}");
+    }
+    let p = parse_program("use one-to-few; db.getName()\nuse two-a").unwrap();
+    assert_eq!(p.stmts.len(), 3);
+    assert_eq!(p.stmts[0].kind, StmtKind::Use("one-to-few".into()));
+    assert_eq!(p.stmts[2].kind, StmtKind::Use("two-a".into()));
+    assert_eq!(p.stmts[2].pos, Pos { line: 2, col: 1 });
+    // `use` is still an ordinary name where it is not a command.
+    let p = parse_program("const use = 1\nuse").unwrap();
+    assert_eq!(p.stmts.len(), 2);
+}
+
+/// Every database the course's runner creates can be reached with `use`.
+#[test]
+fn use_reaches_every_lesson_variant_database() {
+    let course = schemalab::course::Course::load(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let mut hyphenated = 0;
+    for lesson in course.lessons().unwrap() {
+        for exp in &lesson.experiments {
+            for v in &exp.variants {
+                let db = schemalab::course::db_name(&lesson.id, v.id.get_ref());
+                hyphenated += usize::from(db.contains('-'));
+                let p = parse_program(&format!("use {db}\ndb.getName()"))
+                    .unwrap_or_else(|e| panic!("use {db}: {e}"));
+                assert_eq!(p.stmts[0].kind, StmtKind::Use(db.clone()));
+                assert!(schemalab::dialect::is_valid_db_name(&db), "{db}");
+            }
+        }
+    }
+    assert!(hyphenated > 0);
+}
+
+/// A name mongod refuses is refused at `use` (and `getSiblingDB`, and
+/// `--db`) with the error mongod gives for a command sent there, pointing
+/// at the name.
+#[test]
+fn use_refuses_names_mongod_refuses() {
+    let long = "x".repeat(64);
+    for (src, name) in [
+        ("use a.b", "a.b"),
+        ("use a/b", "a/b"),
+        ("use a\\b", "a\\b"),
+        ("use a\"b", "a\"b"),
+        ("use a$b", "a$b"),
+        (&format!("use {long}") as &str, long.as_str()),
+    ] {
+        let e = parse_err(src);
+        assert_eq!(
+            e.to_string(),
+            format!("MongoServerError[InvalidNamespace]: Invalid database name: '{name}'"),
+            "{src}"
+        );
+        assert_eq!(e.position(), Some(Pos { line: 1, col: 5 }), "{src}");
+    }
+    // 63 bytes is the longest name mongod takes.
+    let p = parse_program(&format!("use {}", "x".repeat(63))).unwrap();
+    assert!(matches!(p.stmts[0].kind, StmtKind::Use(_)));
+}
+
+#[tokio::test]
+async fn use_and_get_sibling_db_switch_to_hyphenated_names() {
+    let mut s = offline().await;
+    let out = s
+        .eval("use schemalab_one-to-few_embedded\ndb.getName()\nuse schemalab_one-to-few_embedded\ndb.getSiblingDB('schemalab_one-to-many_x').getName()")
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&out),
+        [
+            "switched to db schemalab_one-to-few_embedded",
+            "schemalab_one-to-few_embedded",
+            "already on db schemalab_one-to-few_embedded",
+            "schemalab_one-to-many_x"
+        ]
+    );
+    let e = s.eval("db.getSiblingDB('a.b').c.find()").await.unwrap_err();
+    assert_eq!(
+        e.line(),
+        "MongoServerError[InvalidNamespace]: Invalid database name: 'a.b' (1:3)"
+    );
+    assert_eq!(s.db_name(), "schemalab_one-to-few_embedded");
+}
+
 #[test]
 fn new_date_and_arithmetic() {
     let p = parse_program("new Date(Date.now() - 7 * 24 * 3600 * 1000)").unwrap();

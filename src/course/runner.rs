@@ -1,7 +1,9 @@
 //! Running a lesson: for each experiment and each variant, a fresh
 //! `schemalab_<lesson>_<variant>` database, the seeded dataset, the setup
-//! script, every operation (reads explained, writes executed), then the
-//! measurements; finally the claims. Failures of a step are recorded in the
+//! script (one function, `prepare_variant`, which [`prepare_lesson`] also
+//! uses to open `schemalab shell --lesson` on those databases), every
+//! operation (reads explained, writes executed), then the measurements;
+//! finally the claims. Failures of a step are recorded in the
 //! report (with the server's codeName) rather than aborting the run, so a
 //! learner sees everything that did run. Progress goes to a callback and
 //! a cancel flag is checked between steps.
@@ -17,7 +19,7 @@ use mongodb::Client;
 use serde::{Deserialize, Serialize};
 
 use super::claims::{Check, CollField, Metric, MetricSource, Target, Val, Verdict};
-use super::manifest::{Experiment, Lesson, OpKind};
+use super::manifest::{Experiment, Lesson, OpKind, Variant};
 use super::measure::{
     CollStats, EngineInfo, ReadMetrics, WriteMetrics, engine_info, measure_db, parse_explain,
     parse_write_result, sample_documents,
@@ -365,38 +367,13 @@ async fn run_experiment(
             samples: Vec::new(),
         };
 
-        step(vid, "drop".into(), done)?;
-        client
-            .database(&db)
-            .drop()
-            .await
-            .map_err(|e| CourseError::Server(format!("dropping {db}: {e}")))?;
-
-        step(vid, "load".into(), done)?;
-        if let Err(e) = opts
-            .loader
-            .load(client, &db, exp.dataset.get_ref(), opts.scale, exp.seed)
-            .await
-        {
-            report.load_error = Some(e);
-        }
-
-        step(vid, "setup".into(), done)?;
-        // The write gate: whatever the content evaluates to, every command
-        // it sends must stay in this variant's database.
-        let mut session = Session::new(client.clone(), db.clone())
-            .with_policy(crate::dialect::WritePolicy::Only(db.clone()));
+        let (mut session, prepared) = prepare_variant(client, lesson, exp, v, opts, &mut |s| {
+            step(vid, s.into(), done)
+        })
+        .await?;
+        report.load_error = prepared.load_error;
+        report.setup_error = prepared.setup_error;
         let mut profile_seen = 0usize;
-        match lesson.setup_text(v) {
-            Ok(Some(src)) => {
-                if let Err(e) = run_guarded(&mut session, &src, &db).await {
-                    let file = v.setup.as_ref().map_or("", |s| s.get_ref().as_str());
-                    report.setup_error = Some(format!("{file}: {e}"));
-                }
-            }
-            Ok(None) => {}
-            Err(e) => report.setup_error = Some(e.to_string()),
-        }
 
         for op in &exp.operations {
             let oid = op.id.get_ref().clone();
@@ -479,6 +456,221 @@ async fn run_experiment(
         operations,
         variants,
         claims,
+    })
+}
+
+/// One variant's database as a run leaves it before its operations: what
+/// [`prepare_lesson`] reports for each variant it prepared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreparedVariant {
+    pub experiment: String,
+    pub variant: String,
+    /// The variant's title, for a listing.
+    pub title: String,
+    /// `schemalab_<lesson>_<variant>`.
+    pub database: String,
+    /// Why the dataset did not load, if it did not.
+    pub load_error: Option<String>,
+    /// Why the setup script failed, if it did (with its file and place).
+    pub setup_error: Option<String>,
+}
+
+/// The databases [`prepare_lesson`] prepared, and the one to start in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreparedLesson {
+    pub lesson: String,
+    pub title: String,
+    pub scale: Scale,
+    /// In course order: experiment by experiment, variant by variant (only
+    /// the one asked for, when one was).
+    pub variants: Vec<PreparedVariant>,
+}
+
+impl PreparedLesson {
+    /// The database to open the shell in: the variant asked for, else the
+    /// first variant of the first experiment.
+    pub fn current_db(&self) -> &str {
+        self.variants
+            .first()
+            .map_or("test", |v| v.database.as_str())
+    }
+
+    /// What the shell says before its prompt: each database (the current
+    /// one marked `*`) with its experiment, variant and title, any load or
+    /// setup failure under it, and how to switch.
+    pub fn listing(&self) -> String {
+        let width = self
+            .variants
+            .iter()
+            .map(|v| v.database.len())
+            .max()
+            .unwrap_or(0);
+        let mut out = format!(
+            "lesson {} ({}), prepared at scale {}:\n",
+            self.lesson,
+            self.title,
+            self.scale.as_str()
+        );
+        for v in &self.variants {
+            let mark = if v.database == self.current_db() {
+                '*'
+            } else {
+                ' '
+            };
+            out.push_str(&format!(
+                "{mark} {:<width$}  {} · {}: {}\n",
+                v.database, v.experiment, v.variant, v.title
+            ));
+            if let Some(e) = &v.load_error {
+                out.push_str(&format!("    the dataset did not load: {e}\n"));
+            }
+            if let Some(e) = &v.setup_error {
+                out.push_str(&format!("    the setup failed: {e}\n"));
+            }
+        }
+        out.push_str(&format!(
+            "current database: {} (switch with `use <database>`; `show collections` lists what it holds)\n",
+            self.current_db()
+        ));
+        out
+    }
+}
+
+/// The first steps of every variant's run, in order, each announced to
+/// `step` first (which may stop the run): `drop` (a fresh database),
+/// `load` (the experiment's seeded dataset at the run's scale), `setup`
+/// (the variant's setup script, through a write gate that admits only
+/// this database). Returns the variant's session, ready for its
+/// operations, and what went wrong loading or setting up (recorded, not
+/// raised, as for every step of a run).
+async fn prepare_variant(
+    client: &Client,
+    lesson: &Lesson,
+    exp: &Experiment,
+    v: &Variant,
+    opts: &RunOptions<'_>,
+    step: &mut (dyn FnMut(&str) -> Result<(), CourseError> + Send),
+) -> Result<(Session, PreparedVariant), CourseError> {
+    let vid = v.id.get_ref().as_str();
+    let db = db_name(&lesson.id, vid);
+    guard_db(&db, &lesson.id, vid)?;
+    let mut prepared = PreparedVariant {
+        experiment: exp.id.get_ref().clone(),
+        variant: vid.to_string(),
+        title: v.title.clone(),
+        database: db.clone(),
+        load_error: None,
+        setup_error: None,
+    };
+
+    step("drop")?;
+    client
+        .database(&db)
+        .drop()
+        .await
+        .map_err(|e| CourseError::Server(format!("dropping {db}: {e}")))?;
+
+    step("load")?;
+    if let Err(e) = opts
+        .loader
+        .load(client, &db, exp.dataset.get_ref(), opts.scale, exp.seed)
+        .await
+    {
+        prepared.load_error = Some(e);
+    }
+
+    step("setup")?;
+    // The write gate: whatever the content evaluates to, every command
+    // it sends must stay in this variant's database.
+    let mut session = Session::new(client.clone(), db.clone())
+        .with_policy(crate::dialect::WritePolicy::Only(db.clone()));
+    match lesson.setup_text(v) {
+        Ok(Some(src)) => {
+            if let Err(e) = run_guarded(&mut session, &src, &db).await {
+                let file = v.setup.as_ref().map_or("", |s| s.get_ref().as_str());
+                prepared.setup_error = Some(format!("{file}: {e}"));
+            }
+        }
+        Ok(None) => {}
+        Err(e) => prepared.setup_error = Some(e.to_string()),
+    }
+    Ok((session, prepared))
+}
+
+/// Prepare `lesson`'s databases exactly as a run does before it measures
+/// (fresh database, dataset at `opts.scale`, setup script), for every
+/// variant of every experiment, or only for the variant `only`; no
+/// operation runs and nothing is measured. This is what
+/// `schemalab shell --lesson` opens the shell on. Every database passes
+/// [`guard_db`] first, so only `schemalab_<lesson>_<variant>` is ever
+/// dropped or written. A variant id that two experiments share names one
+/// database: the first experiment's preparation is kept.
+pub async fn prepare_lesson(
+    client: &Client,
+    lesson: &Lesson,
+    only: Option<&str>,
+    opts: &RunOptions<'_>,
+) -> Result<PreparedLesson, CourseError> {
+    let mut chosen: Vec<(&Experiment, &Variant)> = Vec::new();
+    for exp in &lesson.experiments {
+        for v in &exp.variants {
+            let id = v.id.get_ref();
+            let wanted = only.is_none_or(|o| o == id);
+            if wanted && !chosen.iter().any(|(_, c)| c.id.get_ref() == id) {
+                chosen.push((exp, v));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        let known: Vec<&str> = lesson
+            .experiments
+            .iter()
+            .flat_map(|e| e.variants.iter().map(|v| v.id.get_ref().as_str()))
+            .collect();
+        return Err(CourseError::Invalid(match only {
+            Some(o) => {
+                let hint = crate::dialect::suggest(o, known.iter().copied())
+                    .map(|s| format!("did you mean '{s}'? "))
+                    .unwrap_or_default();
+                format!(
+                    "lesson '{}' has no variant '{o}'; {hint}(variants: {})",
+                    lesson.id,
+                    known.join(", ")
+                )
+            }
+            None => format!("lesson '{}' has no variants to prepare", lesson.id),
+        }));
+    }
+    let total = chosen.len() * 3;
+    let mut done = 0;
+    let mut variants = Vec::new();
+    for (exp, v) in chosen {
+        let exp_id = exp.id.get_ref();
+        let vid = v.id.get_ref();
+        let mut step = |s: &str| -> Result<(), CourseError> {
+            if opts.cancel.is_cancelled() {
+                return Err(CourseError::Cancelled);
+            }
+            if let Some(p) = opts.progress {
+                p(&Progress {
+                    experiment: exp_id.clone(),
+                    variant: vid.clone(),
+                    step: s.to_string(),
+                    done,
+                    total,
+                });
+            }
+            done += 1;
+            Ok(())
+        };
+        let (_, prepared) = prepare_variant(client, lesson, exp, v, opts, &mut step).await?;
+        variants.push(prepared);
+    }
+    Ok(PreparedLesson {
+        lesson: lesson.id.clone(),
+        title: lesson.title.clone(),
+        scale: opts.scale,
+        variants,
     })
 }
 

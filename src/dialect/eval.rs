@@ -358,6 +358,7 @@ fn sanitize_doc(d: Document) -> Document {
 impl Session {
     /// Connect to `uri` and start in database `db`.
     pub async fn connect(uri: &str, db: &str) -> R<Self> {
+        super::names::check_db_name(db)?;
         let client = Client::with_uri_str(uri).await.map_err(driver_err)?;
         Ok(Session::new(client, db))
     }
@@ -665,8 +666,14 @@ impl Session {
                     }
                 }
                 StmtKind::Use(name) => {
+                    // mongosh's two replies.
+                    let reply = if *name == self.db {
+                        format!("already on db {name}")
+                    } else {
+                        format!("switched to db {name}")
+                    };
                     self.db = name.clone();
-                    out.push(Output::Message(format!("switched to db {name}")));
+                    out.push(Output::Message(reply));
                 }
                 StmtKind::It => match self.take_cursor() {
                     Some(live) => self.emit_batch(live, out).await?,
@@ -993,7 +1000,11 @@ impl Session {
                     name: coll,
                 }
             }
-            "getSiblingDB" => Value::Db(a.string("database name")?),
+            "getSiblingDB" => {
+                let name = a.string("database name")?;
+                super::names::check_db_name(&name).map_err(|e| e.at_statement(pos))?;
+                Value::Db(name)
+            }
             "getName" => Value::Bson(Bson::String(db.to_string())),
             "getCollectionNames" => Value::Bson(Bson::Array(
                 self.collection_names(db)

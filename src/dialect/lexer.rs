@@ -1,7 +1,12 @@
 //! Lexing: turns dialect source text into tokens, each carrying the line and
 //! column where it starts and whether a newline preceded it (newlines end
 //! statements, as JavaScript's automatic semicolon insertion does for the
-//! statement shapes the dialect accepts).
+//! statement shapes the dialect accepts). The argument of a `use` command
+//! is read as one raw word, as mongosh reads it (so `use one-to-few_x`
+//! names a database rather than a subtraction). [`is_complete`] is the
+//! interactive shell's test for "run this, or read another line": it
+//! counts brackets over the tokens, so brackets inside strings, regular
+//! expressions and comments never count.
 
 use super::{DialectError, Pos};
 
@@ -18,6 +23,9 @@ pub enum Tok {
     Regex { pattern: String, flags: String },
     /// Punctuation or an operator.
     Punct(&'static str),
+    /// The raw argument of a `use` command: everything after `use` up to
+    /// white space, `;` or the end of the line, as mongosh splits it.
+    Word(String),
     /// End of input.
     Eof,
 }
@@ -84,7 +92,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, DialectError> {
                     loop {
                         match lx.peek(0) {
                             None => {
-                                return Err(DialectError::syntax("unterminated comment", start));
+                                return Err(DialectError::syntax(UNTERMINATED_COMMENT, start));
                             }
                             Some('*') if lx.peek(1) == Some('/') => {
                                 lx.bump();
@@ -126,7 +134,24 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, DialectError> {
                         break;
                     }
                 }
-                Tok::Ident(s)
+                let command = s == "use" && starts_statement(out.last(), newline_before);
+                let tok = Tok::Ident(s);
+                if command && let Some(word) = lx.command_word() {
+                    out.push(Token {
+                        tok,
+                        pos,
+                        newline_before,
+                    });
+                    newline_before = false;
+                    let (wpos, word) = word;
+                    out.push(Token {
+                        tok: Tok::Word(word),
+                        pos: wpos,
+                        newline_before: false,
+                    });
+                    continue;
+                }
+                tok
             } else if c == '\'' || c == '"' {
                 lx.string(c, pos)?
             } else if c == '`' {
@@ -165,11 +190,68 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, DialectError> {
     }
 }
 
+const UNTERMINATED_COMMENT: &str = "unterminated comment";
+const UNTERMINATED_STRING: &str = "unterminated string literal";
+const UNTERMINATED_TEMPLATE: &str = "unterminated template literal";
+
+/// Whether `src` is a whole input the shell should run now, rather than
+/// the start of a statement that goes on in the next line (as mongosh,
+/// through Node's REPL, decides): a `(`, `[` or `{` still open, a block
+/// comment or template literal not yet closed, or a string whose last
+/// line ends in a line-continuation backslash make it incomplete.
+/// Brackets inside strings, regular expressions and comments do not
+/// count. Anything else, errors included, is complete: running it
+/// reports the error with its place instead of waiting for more lines
+/// that cannot help (a stray `)`, an unterminated `'…` string).
+pub fn is_complete(src: &str) -> bool {
+    match tokenize(src) {
+        Ok(tokens) => {
+            let mut open: Vec<&str> = Vec::new();
+            for t in &tokens {
+                match t.tok {
+                    Tok::Punct(p @ ("(" | "[" | "{")) => open.push(p),
+                    Tok::Punct(p @ (")" | "]" | "}")) => {
+                        let opener = match p {
+                            ")" => "(",
+                            "]" => "[",
+                            _ => "{",
+                        };
+                        if open.pop() != Some(opener) {
+                            return true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            open.is_empty()
+        }
+        Err(DialectError::Syntax { message, .. }) => match message.as_str() {
+            UNTERMINATED_COMMENT | UNTERMINATED_TEMPLATE => false,
+            UNTERMINATED_STRING => {
+                let trailing = src.chars().rev().take_while(|&c| c == '\\').count();
+                trailing % 2 == 0
+            }
+            _ => true,
+        },
+        Err(_) => true,
+    }
+}
+
+/// Whether a token after `prev` (and after a line break when
+/// `newline_before`) begins a statement.
+fn starts_statement(prev: Option<&Token>, newline_before: bool) -> bool {
+    newline_before
+        || matches!(
+            prev.map(|t| &t.tok),
+            None | Some(Tok::Punct(";" | "{" | "}"))
+        )
+}
+
 /// A `/` starts a regex unless the previous token ends a value (then it divides).
 fn regex_allowed(prev: Option<&Token>) -> bool {
     match prev.map(|t| &t.tok) {
         None => true,
-        Some(Tok::Num(_) | Tok::Str(_) | Tok::Regex { .. }) => false,
+        Some(Tok::Num(_) | Tok::Str(_) | Tok::Regex { .. } | Tok::Word(_)) => false,
         Some(Tok::Ident(s)) => matches!(s.as_str(), "return" | "typeof" | "of" | "in"),
         Some(Tok::Punct(p)) => !matches!(*p, ")" | "]" | "}"),
         Some(Tok::Eof) => true,
@@ -206,6 +288,44 @@ impl Lexer<'_> {
             line: self.line,
             col: self.col,
         }
+    }
+
+    /// After `use` at the start of a statement: the raw word that follows
+    /// on the same line (up to white space or `;`), unless what follows
+    /// makes `use` an ordinary name (`use = 1`, `use(…)`, `use.x`, a line
+    /// break …).
+    fn command_word(&mut self) -> Option<(Pos, String)> {
+        let mut k = 0;
+        while self
+            .peek(k)
+            .is_some_and(|c| c != '\n' && (c.is_whitespace() || c == '\u{feff}'))
+        {
+            k += 1;
+        }
+        if k == 0 {
+            return None;
+        }
+        match self.peek(k) {
+            None | Some('\n' | '=' | '(' | '.' | '[' | ';' | ',' | ')' | ']' | '}' | ':') => {
+                return None;
+            }
+            // `use // note` or `use /* … */`: a comment, not a name.
+            Some('/') if matches!(self.peek(k + 1), Some('/' | '*')) => return None,
+            Some(_) => {}
+        }
+        for _ in 0..k {
+            self.bump();
+        }
+        let pos = self.pos();
+        let mut word = String::new();
+        while let Some(c) = self.peek(0) {
+            if c.is_whitespace() || c == ';' {
+                break;
+            }
+            word.push(c);
+            self.bump();
+        }
+        Some((pos, word))
     }
 
     fn number(&mut self, pos: Pos) -> Result<Tok, DialectError> {
@@ -279,7 +399,7 @@ impl Lexer<'_> {
 
     fn escape(&mut self, out: &mut String, start: Pos) -> Result<(), DialectError> {
         let Some(e) = self.bump() else {
-            return Err(DialectError::syntax("unterminated string literal", start));
+            return Err(DialectError::syntax(UNTERMINATED_STRING, start));
         };
         match e {
             'n' => out.push('\n'),
@@ -355,7 +475,7 @@ impl Lexer<'_> {
         loop {
             match self.bump() {
                 None | Some('\n') => {
-                    return Err(DialectError::syntax("unterminated string literal", start));
+                    return Err(DialectError::syntax(UNTERMINATED_STRING, start));
                 }
                 Some(c) if c == quote => return Ok(Tok::Str(out)),
                 Some('\\') => self.escape(&mut out, start)?,
@@ -370,7 +490,7 @@ impl Lexer<'_> {
         let mut out = String::new();
         loop {
             match self.bump() {
-                None => return Err(DialectError::syntax("unterminated template literal", start)),
+                None => return Err(DialectError::syntax(UNTERMINATED_TEMPLATE, start)),
                 Some('`') => return Ok(Tok::Str(out)),
                 Some('$') if self.peek(0) == Some('{') => {
                     return Err(DialectError::unsupported(
@@ -432,5 +552,98 @@ impl Lexer<'_> {
             self.bump();
         }
         Ok(Tok::Regex { pattern, flags })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Tok, is_complete, tokenize};
+
+    #[test]
+    fn open_brackets_wait_for_more_lines() {
+        for open in [
+            "db.c.find({",
+            "db.c.find({ a: 1 }",
+            "db.c.aggregate([",
+            "db.c.aggregate([{ $match: { a: 1 } },",
+            "for (const d of db.c.find()) {\n  print(d)",
+            "printjson([1, [2, [3",
+            "const x = {\n  a: [1,\n",
+            "/* a comment\n  that goes on",
+            "print(`a template\nover lines",
+            // A backslash at the end of a string's line continues it.
+            "print('one \\",
+        ] {
+            assert!(!is_complete(open), "{open:?} should continue");
+        }
+    }
+
+    #[test]
+    fn brackets_in_strings_regexes_and_comments_do_not_count() {
+        for done in [
+            "db.c.find({ a: '{' })",
+            "db.c.find({ a: \"[(\" })",
+            "db.c.find({ a: `{` })",
+            "db.c.find({ a: /[{(]/ })",
+            "db.c.find() // {",
+            "db.c.find() /* ( */",
+            "print('\\'(')",
+            "use schemalab_one-to-few_embedded",
+            "",
+            "   ",
+        ] {
+            assert!(is_complete(done), "{done:?} should run");
+        }
+    }
+
+    #[test]
+    fn errors_run_at_once_to_be_reported() {
+        for bad in [
+            "db.c.find({ a: 1 ))",
+            "db.c.find(]",
+            "print('unterminated",
+            "print('two \\\\",
+            "db.c.find({ # })",
+            "db.c.find(/unterminated",
+        ] {
+            assert!(is_complete(bad), "{bad:?} should run (and fail)");
+        }
+    }
+
+    #[test]
+    fn use_reads_one_raw_word() {
+        let words = |src: &str| -> Vec<Tok> {
+            tokenize(src)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.tok)
+                .filter(|t| !matches!(t, Tok::Eof))
+                .collect()
+        };
+        assert_eq!(
+            words("use schemalab_one-to-few_embedded"),
+            vec![
+                Tok::Ident("use".into()),
+                Tok::Word("schemalab_one-to-few_embedded".into())
+            ]
+        );
+        assert_eq!(
+            words("use a-b; use c\nuse\td-e // note"),
+            vec![
+                Tok::Ident("use".into()),
+                Tok::Word("a-b".into()),
+                Tok::Punct(";"),
+                Tok::Ident("use".into()),
+                Tok::Word("c".into()),
+                Tok::Ident("use".into()),
+                Tok::Word("d-e".into()),
+            ]
+        );
+        // Not a command: `use` as an ordinary name, or not at a statement start.
+        assert!(!words("use = 1").iter().any(|t| matches!(t, Tok::Word(_))));
+        assert!(!words("use(1)").iter().any(|t| matches!(t, Tok::Word(_))));
+        assert!(!words("x.use y").iter().any(|t| matches!(t, Tok::Word(_))));
+        assert!(!words("use\nfoo").iter().any(|t| matches!(t, Tok::Word(_))));
+        assert!(!words("use // x").iter().any(|t| matches!(t, Tok::Word(_))));
     }
 }

@@ -4,6 +4,7 @@
 
 use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
 use super::lexer::{Tok, Token, tokenize};
+use super::names::check_db_name;
 use super::{DialectError, Pos};
 
 /// Parse a whole program. Pure: no I/O.
@@ -87,6 +88,7 @@ impl Parser {
             Tok::Str(_) => "string".to_string(),
             Tok::Regex { .. } => "regular expression".to_string(),
             Tok::Punct(p) => format!("'{p}'"),
+            Tok::Word(w) => format!("'{w}'"),
         };
         DialectError::syntax(format!("unexpected {what}, {wanted}"), t.pos)
     }
@@ -166,9 +168,13 @@ impl Parser {
                         other => Err(DialectError::unsupported(format!("show {other}"), wpos)),
                     };
                 }
-                "use" if next_is_word => {
+                "use" if matches!(next.tok, Tok::Word(_)) => {
                     self.bump();
-                    let (name, _) = self.ident("a database name")?;
+                    let t = self.bump();
+                    let Tok::Word(name) = t.tok else {
+                        return Err(DialectError::syntax("expected a database name", t.pos));
+                    };
+                    check_db_name(&name).map_err(|e| e.at_statement(t.pos))?;
                     return Ok(Stmt {
                         pos,
                         kind: StmtKind::Use(name),
@@ -600,7 +606,7 @@ impl Parser {
                 }
                 return Err(self.unexpected("expected an expression"));
             }
-            Tok::Eof => return Err(self.unexpected("expected an expression")),
+            Tok::Eof | Tok::Word(_) => return Err(self.unexpected("expected an expression")),
         };
         Ok((Expr { pos, kind }, depth))
     }

@@ -1,6 +1,8 @@
-//! The `schemalab shell` front end: run a script file, or an interactive
-//! line editor with history, multi-line input while brackets are open, and
-//! `Type "it" for more` cursor paging.
+//! The `schemalab shell` front end: run a script file (showing only what
+//! it prints, as `mongosh file.js` does), or an interactive line editor
+//! with history, a prompt naming the current database, multi-line input
+//! while a bracket, block comment or template literal is open (the
+//! lexer's [`super::is_complete`]), and `Type "it" for more` cursor paging.
 
 use std::path::Path;
 
@@ -67,10 +69,12 @@ pub async fn run_file(
     };
     let (outputs, result) = session.eval_partial(&src).await;
     // Like `mongosh file.js`, a script shows only what it prints: the
-    // values of its expression statements are not echoed.
+    // values of its expression statements are not echoed, and neither
+    // are the replies of `use`, `show` and `it` (which mongosh does not
+    // even accept in a file: they are not JavaScript).
     let printed: Vec<Output> = outputs
         .into_iter()
-        .filter(|o| matches!(o, Output::Print(_) | Output::Message(_)))
+        .filter(|o| matches!(o, Output::Print(_)))
         .collect();
     print_outputs(&printed);
     if let Err(e) = &result {
@@ -88,55 +92,21 @@ fn print_outputs(outputs: &[Output]) {
     }
 }
 
-/// True while `src` has unclosed brackets, strings or comments, so the
-/// editor should keep reading lines.
+/// True while `src` is the start of a statement that goes on in the next
+/// line (an open bracket, block comment or template literal), so the
+/// editor should keep reading lines: `!`[`super::is_complete`].
 pub fn needs_more_input(src: &str) -> bool {
-    let mut depth: i64 = 0;
-    let mut chars = src.chars().peekable();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        if let Some(q) = quote {
-            match c {
-                '\\' => {
-                    chars.next();
-                }
-                c if c == q => quote = None,
-                '\n' if q != '`' => quote = None,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '\'' | '"' | '`' => quote = Some(c),
-            '/' if chars.peek() == Some(&'/') => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut closed = false;
-                let mut prev = ' ';
-                for c in chars.by_ref() {
-                    if prev == '*' && c == '/' {
-                        closed = true;
-                        break;
-                    }
-                    prev = c;
-                }
-                if !closed {
-                    return true;
-                }
-            }
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    depth > 0 || quote == Some('`')
+    !super::is_complete(src)
 }
+
+/// The prompt before a new statement: the current database, as mongosh
+/// shows it (`schemalab_bucket_naive> `).
+pub fn prompt(db: &str) -> String {
+    format!("{db}> ")
+}
+
+/// The prompt before each further line of an unfinished statement.
+pub const CONTINUATION_PROMPT: &str = "... ";
 
 /// The interactive shell. Blocks the calling thread (it builds its own
 /// tokio runtime for the driver); must not be called from async code.
@@ -171,9 +141,9 @@ pub fn run_interactive_on(
     let mut buffer = String::new();
     loop {
         let prompt = if buffer.is_empty() {
-            format!("{}> ", session.db_name())
+            prompt(session.db_name())
         } else {
-            "... ".to_string()
+            CONTINUATION_PROMPT.to_string()
         };
         match editor.readline(&prompt) {
             Ok(line) => {
@@ -220,7 +190,7 @@ pub fn run_interactive_on(
 
 #[cfg(test)]
 mod tests {
-    use super::needs_more_input;
+    use super::{needs_more_input, prompt};
 
     #[test]
     fn open_brackets_continue() {
@@ -229,5 +199,10 @@ mod tests {
         assert!(!needs_more_input("db.c.find({ a: '{' })"));
         assert!(!needs_more_input("x // {"));
         assert!(needs_more_input("/* open"));
+    }
+
+    #[test]
+    fn prompt_names_the_database() {
+        assert_eq!(prompt("schemalab_bucket_naive"), "schemalab_bucket_naive> ");
     }
 }
