@@ -518,17 +518,22 @@ fn spawn_shell_worker(
                                 return TaskMsg::ShellOutput {
                                     text: e.to_string(),
                                     error: true,
+                                    db: String::new(),
                                 };
                             }
                         }
                     }
-                    let Some((_, s)) = session.as_mut() else {
+                    let Some((name, s)) = session.as_mut() else {
                         return TaskMsg::ShellOutput {
                             text: String::new(),
                             error: true,
+                            db: String::new(),
                         };
                     };
                     let (outputs, result) = s.eval_partial(&src).await;
+                    // `use` moves the session: remember where it is.
+                    let db = s.db_name().to_string();
+                    *name = db.clone();
                     let mut text: Vec<String> = outputs
                         .iter()
                         .map(|o| o.render())
@@ -538,12 +543,14 @@ fn spawn_shell_worker(
                         Ok(()) => TaskMsg::ShellOutput {
                             text: text.join("\n"),
                             error: false,
+                            db,
                         },
                         Err(e) => {
                             text.push(e.render(&src));
                             TaskMsg::ShellOutput {
                                 text: text.join("\n"),
                                 error: true,
+                                db,
                             }
                         }
                     }

@@ -262,13 +262,29 @@ fn snapshot_shell() {
         app.update(Action::Task(TaskMsg::ShellOutput {
             text: "readings".into(),
             error: false,
+            db: "schemalab_bucket_naive".into(),
         }));
-        chars(&mut app, "db.nope(");
+        // An open bracket continues on the next line.
+        chars(&mut app, "db.readings.find({");
+        key(&mut app, KeyCode::Enter);
+        chars(&mut app, "sensor_id: 'S-00001'}).count(");
+        key(&mut app, KeyCode::Enter);
+        chars(&mut app, ")");
         key(&mut app, KeyCode::Enter);
         app.update(Action::Task(TaskMsg::ShellOutput {
-            text: "SyntaxError: unexpected end (1:9)".into(),
-            error: true,
+            text: "240".into(),
+            error: false,
+            db: "schemalab_bucket_naive".into(),
         }));
+        chars(&mut app, "db.nope)");
+        key(&mut app, KeyCode::Enter);
+        app.update(Action::Task(TaskMsg::ShellOutput {
+            text: "SyntaxError: unexpected ')' (1:8)".into(),
+            error: true,
+            db: "schemalab_bucket_naive".into(),
+        }));
+        // Tab: the next variant's database.
+        key(&mut app, KeyCode::Tab);
         app
     });
 }
@@ -590,6 +606,7 @@ fn shell_history_and_eval_effect() {
     app.update(Action::Task(TaskMsg::ShellOutput {
         text: "720".into(),
         error: false,
+        db: "schemalab_bucket_naive".into(),
     }));
     assert!(!app.shell.busy);
     key(&mut app, KeyCode::Up);
@@ -944,4 +961,54 @@ fn runs_merge_into_the_lessons_report() {
 fn finish_run_again(app: &mut App) {
     key(app, KeyCode::Char('r'));
     finish_run(app);
+}
+
+/// The shell pane follows the lesson's databases: its prompt names the
+/// database, an open bracket continues the statement on the next line,
+/// `use` moves it (the worker reports where the session is), and tab steps
+/// through the experiment's variants.
+#[test]
+fn the_shell_pane_prompts_with_its_database_continues_lines_and_switches_variants() {
+    let mut app = at_comparison((100, 30));
+    key(&mut app, KeyCode::Char('s'));
+    assert!(
+        draw(&app).contains("schemalab_bucket_naive> "),
+        "{}",
+        draw(&app)
+    );
+    chars(&mut app, "db.readings.find({");
+    assert!(
+        key(&mut app, KeyCode::Enter).is_empty(),
+        "an open brace ran"
+    );
+    assert!(draw(&app).contains("... "), "{}", draw(&app));
+    chars(&mut app, "sensor_id: 1})");
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::ShellEval {
+            db: "schemalab_bucket_naive".into(),
+            src: "db.readings.find({\nsensor_id: 1})".into()
+        }]
+    );
+    // After `use`, the worker says where the session is.
+    app.update(Action::Task(TaskMsg::ShellOutput {
+        text: "switched to db schemalab_bucket_bucket".into(),
+        error: false,
+        db: "schemalab_bucket_bucket".into(),
+    }));
+    assert_eq!(app.shell_db(), "schemalab_bucket_bucket");
+    assert!(draw(&app).contains("schemalab_bucket_bucket> "));
+    // Tab: bucket → naive → bucket.
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.shell_db(), "schemalab_bucket_naive");
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.shell_db(), "schemalab_bucket_bucket");
+    chars(&mut app, "db.buckets.countDocuments()");
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::ShellEval {
+            db: "schemalab_bucket_bucket".into(),
+            src: "db.buckets.countDocuments()".into()
+        }]
+    );
 }

@@ -84,6 +84,8 @@ pub enum TaskMsg {
     ShellOutput {
         text: String,
         error: bool,
+        /// The session's database after the statement (`use` changes it).
+        db: String,
     },
     /// A check finished: its printed checklist.
     CheckFinished {

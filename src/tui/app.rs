@@ -121,6 +121,12 @@ pub struct ExplainState {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ShellState {
     pub input: String,
+    /// The database statements run in: `None` until chosen, then the one
+    /// the last statement left (after `use`) or the variant picked with tab.
+    pub db: Option<String>,
+    /// Lines of a statement still open (an unclosed bracket, comment or
+    /// template): the next Enter continues it, as in the command-line shell.
+    pub pending: Vec<String>,
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
     /// (text, is_error)
@@ -396,7 +402,28 @@ impl App {
         vec![effect]
     }
 
-    fn shell_db(&self) -> String {
+    /// The database the shell runs in: the one it is in, else the current
+    /// experiment's first variant.
+    pub fn shell_db(&self) -> String {
+        match &self.shell.db {
+            Some(db) => db.clone(),
+            None => self.default_shell_db(),
+        }
+    }
+
+    /// The databases of the current experiment's variants, in order.
+    pub fn variant_dbs(&self) -> Vec<String> {
+        match (self.current_lesson(), self.current_experiment()) {
+            (Some(l), Some(e)) => e
+                .variants
+                .iter()
+                .map(|v| crate::course::db_name(&l.id, v.id.get_ref()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn default_shell_db(&self) -> String {
         match (self.current_lesson(), self.current_experiment()) {
             (Some(l), Some(e)) => match e.variants.first() {
                 Some(v) => crate::course::db_name(&l.id, v.id.get_ref()),
@@ -543,7 +570,7 @@ impl App {
             todo.push((screens::experiment::pretty(explain), "json"));
         }
         for (src, _) in &self.shell.output {
-            if let Some(stmt) = src.strip_prefix(s::t(s::SHELL_PROMPT)) {
+            if let Some((_, stmt)) = screens::shell::echo(src) {
                 todo.push((stmt.to_string(), "js"));
             }
         }
@@ -671,19 +698,30 @@ impl App {
             },
             Action::Submit => {
                 if self.screen == Screen::Shell && !self.shell.busy {
-                    let src = self.shell.input.trim().to_string();
-                    if src.is_empty() {
+                    let line = std::mem::take(&mut self.shell.input);
+                    if line.trim().is_empty() && self.shell.pending.is_empty() {
                         return Vec::new();
                     }
-                    self.shell.input.clear();
+                    let prompt = if self.shell.pending.is_empty() {
+                        crate::dialect::prompt(&self.shell_db())
+                    } else {
+                        crate::dialect::CONTINUATION_PROMPT.to_string()
+                    };
+                    self.shell.output.push((format!("{prompt}{line}"), false));
                     self.shell.history_pos = None;
+                    self.shell.scroll = 0;
+                    self.shell.pending.push(line);
+                    let src = self.shell.pending.join("\n");
+                    // An open bracket, comment or template goes on in the
+                    // next line, as in the command-line shell.
+                    if crate::dialect::needs_more_input(&src) {
+                        return Vec::new();
+                    }
+                    self.shell.pending.clear();
+                    let src = src.trim().to_string();
                     if self.shell.history.last() != Some(&src) {
                         self.shell.history.push(src.clone());
                     }
-                    self.shell
-                        .output
-                        .push((format!("{}{src}", s::t(s::SHELL_PROMPT)), false));
-                    self.shell.scroll = 0;
                     self.shell.busy = true;
                     return vec![Effect::ShellEval {
                         db: self.shell_db(),
@@ -757,6 +795,23 @@ impl App {
                     self.notice = Some(s::t(s::NO_EXPERIMENT).to_string());
                 }
             }
+            Action::NextTab if self.screen == Screen::Shell => {
+                // Tab moves the shell to the experiment's next variant.
+                let dbs = self.variant_dbs();
+                if !dbs.is_empty() && !self.shell.busy {
+                    let current = self.shell_db();
+                    let next = dbs
+                        .iter()
+                        .position(|d| *d == current)
+                        .map_or(0, |i| (i + 1) % dbs.len());
+                    let db = dbs[next].clone();
+                    self.shell
+                        .output
+                        .push((s::lang().f("now in {db}", &[("db", &db)]), false));
+                    self.shell.db = Some(db);
+                    self.shell.scroll = 0;
+                }
+            }
             Action::NextTab => {
                 let i = ExpTab::ALL
                     .iter()
@@ -806,6 +861,17 @@ impl App {
             }
             Action::ToggleFold => self.experiment.folded = !self.experiment.folded,
             Action::OpenShell => {
+                // A shell left in another lesson's database starts over in
+                // this experiment's first variant.
+                let dbs = self.variant_dbs();
+                if self
+                    .shell
+                    .db
+                    .as_ref()
+                    .is_some_and(|d| !dbs.is_empty() && !dbs.contains(d))
+                {
+                    self.shell.db = None;
+                }
                 if self.screen != Screen::Shell {
                     self.shell.return_to = Some(self.screen);
                     self.screen = Screen::Shell;
@@ -935,8 +1001,11 @@ impl App {
                     return vec![Effect::CheckExercise { id }];
                 }
             }
-            TaskMsg::ShellOutput { text, error } => {
+            TaskMsg::ShellOutput { text, error, db } => {
                 self.shell.busy = false;
+                if !db.is_empty() {
+                    self.shell.db = Some(db);
+                }
                 for line in text.lines() {
                     self.shell.output.push((line.to_string(), error));
                 }

@@ -42,6 +42,7 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Enter => Some(Action::Submit),
             KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Tab if ctx == KeyContext::Shell => Some(Action::NextTab),
             KeyCode::Up if ctx == KeyContext::Shell => Some(Action::HistoryPrev),
             KeyCode::Down if ctx == KeyContext::Shell => Some(Action::HistoryNext),
             KeyCode::Up => Some(Action::Up),
@@ -165,7 +166,12 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
             ("esc", s::K_BACK),
             ("?", s::K_HELP),
         ],
-        KeyContext::Shell => &[("⏎", s::K_SEND), ("↑↓", s::K_HISTORY), ("esc", s::K_BACK)],
+        KeyContext::Shell => &[
+            ("⏎", s::K_SEND),
+            ("↑↓", s::K_HISTORY),
+            ("tab", s::K_VARIANT),
+            ("esc", s::K_BACK),
+        ],
         KeyContext::Exercises => &[
             ("j/k", s::K_MOVE),
             ("⏎/c", s::K_CHECK),

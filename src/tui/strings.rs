@@ -94,7 +94,6 @@ pub const EXPLAIN_HEAVIEST: &str = "◀ heaviest";
 pub const EXPLAIN_RAW: &str = "raw explain JSON";
 
 pub const SHELL_TITLE: &str = "Shell";
-pub const SHELL_PROMPT: &str = "> ";
 pub const SHELL_HINT: &str =
     "mongosh dialect, against the lesson's databases. Try: show collections";
 pub const SHELL_BUSY: &str = "running…";
@@ -126,6 +125,7 @@ pub const K_FOLD: &str = "fold";
 pub const K_SEND: &str = "run statement";
 pub const K_HISTORY: &str = "history";
 pub const K_CLEAR: &str = "clear search";
+pub const K_VARIANT: &str = "next variant";
 
 /// The status bar's dataset scale.
 pub fn scale_label(scale: crate::course::Scale) -> String {
