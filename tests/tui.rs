@@ -384,7 +384,10 @@ fn search_filters_and_enter_opens() {
     chars(&mut app, "/");
     assert_eq!(app.key_context(), KeyContext::Search);
     chars(&mut app, "bucket");
-    assert_eq!(app.visible_lessons(), vec![9]);
+    // Lesson 10 by its title, and the lessons whose text mentions buckets.
+    let visible = app.visible_lessons();
+    assert!(visible.contains(&9) && visible.len() > 1, "{visible:?}");
+    assert_eq!(app.outline_preview(), Some(9));
     let effects = key(&mut app, KeyCode::Enter);
     assert_eq!(effects, vec![Effect::SaveProgress]);
     assert_eq!(app.screen, Screen::Reader);
@@ -1010,5 +1013,55 @@ fn the_shell_pane_prompts_with_its_database_continues_lines_and_switches_variant
             db: "schemalab_bucket_bucket".into(),
             src: "db.buckets.countDocuments()".into()
         }]
+    );
+}
+
+/// Search covers the lessons' text, not only their titles; the preview
+/// shows only a lesson the search found, with the words around the hit;
+/// with no hit, Enter opens nothing.
+#[test]
+fn search_covers_lesson_text_and_the_preview_follows_it() {
+    let mut app = app_with(Theme::normal(), false, (100, 30));
+    key(&mut app, KeyCode::Char('/'));
+    // "sensor-hour"-like words are in the bucket prose, not its title.
+    chars(&mut app, "half-empty");
+    let visible = app.visible_lessons();
+    let bucket = app
+        .course
+        .lessons
+        .iter()
+        .position(|l| l.id == "bucket")
+        .unwrap();
+    assert_eq!(
+        visible,
+        vec![bucket],
+        "the hit is in lesson 10's prose only"
+    );
+    assert_eq!(app.outline_preview(), Some(bucket));
+    let screen = draw(&app);
+    assert!(screen.contains("half-empty"), "{screen}");
+    // Nothing found: no preview, and Enter opens nothing.
+    chars(&mut app, "zzzz");
+    assert!(app.visible_lessons().is_empty());
+    assert_eq!(app.outline_preview(), None);
+    assert!(key(&mut app, KeyCode::Enter).is_empty());
+    assert_eq!(app.screen, Screen::Outline);
+}
+
+/// The outline counts the lessons run ("1/18 run"), shows how many claims
+/// held in each lesson's last run and suggests the next lesson.
+#[test]
+fn the_outline_shows_runs_claims_held_and_the_next_lesson() {
+    let mut app = at_comparison((100, 30));
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Outline);
+    assert_eq!(app.progress.claims.get("bucket"), Some(&(4, 4)));
+    let screen = draw(&app);
+    assert!(screen.contains("1/18 run"), "{screen}");
+    assert!(screen.contains("The bucket pattern  4/4"), "{screen}");
+    assert!(
+        screen.contains("next: 11 The attribute pattern"),
+        "{screen}"
     );
 }

@@ -298,14 +298,21 @@ impl App {
             .lessons
             .iter()
             .enumerate()
-            .filter(|(_, l)| {
-                query.is_empty()
-                    || l.title().to_lowercase().contains(&query)
-                    || l.id.to_lowercase().contains(&query)
-                    || l.summary().to_lowercase().contains(&query)
-            })
+            .filter(|(_, l)| query.is_empty() || search_hit(l, &query).is_some())
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// The lesson the outline's preview shows: the selected one when the
+    /// search kept it, else the first the search found (never one it did
+    /// not find).
+    pub fn outline_preview(&self) -> Option<usize> {
+        let visible = self.visible_lessons();
+        if visible.contains(&self.outline.selected) {
+            Some(self.outline.selected)
+        } else {
+            visible.first().copied()
+        }
     }
 
     /// Lines the reader shows (presenter mode hides unrevealed sections).
@@ -649,8 +656,12 @@ impl App {
             Action::Top => self.move_selection(isize::MIN / 2),
             Action::Bottom => self.move_selection(isize::MAX / 2),
             Action::Open | Action::Submit if self.screen == Screen::Outline => {
+                // Only a lesson the search found opens.
+                let Some(index) = self.outline_preview() else {
+                    return Vec::new();
+                };
                 self.outline.search = None;
-                return self.open_lesson(self.outline.selected);
+                return self.open_lesson(index);
             }
             Action::Open => {}
             Action::Digit(d) => {
@@ -681,7 +692,15 @@ impl App {
                     if let Some(q) = self.outline.search.as_mut() {
                         q.push(c);
                     }
-                    if let Some(&first) = self.visible_lessons().first() {
+                    // A lesson whose title or id matches comes before one
+                    // whose text does.
+                    let q = self.outline.search.as_deref().unwrap_or("").to_lowercase();
+                    let visible = self.visible_lessons();
+                    let named = visible.iter().copied().find(|&i| {
+                        let l = &self.course.lessons[i];
+                        l.title().to_lowercase().contains(&q) || l.id.to_lowercase().contains(&q)
+                    });
+                    if let Some(first) = named.or(visible.first().copied()) {
                         self.outline.selected = first;
                     }
                 }
@@ -972,6 +991,13 @@ impl App {
                     Ok(report) => {
                         self.merge_report(&lesson_id, *report);
                         self.progress.complete(&lesson_id);
+                        if let Some(r) = self.reports.get(&lesson_id) {
+                            let claims = r.experiments.iter().flat_map(|e| &e.claims);
+                            let (held, total) = claims.fold((0, 0), |(h, t), c| {
+                                (h + usize::from(c.verdict.passed), t + 1)
+                            });
+                            self.progress.record_claims(&lesson_id, held, total);
+                        }
                         self.notice = None;
                         self.relayout();
                         return vec![Effect::SaveProgress];
@@ -1067,4 +1093,44 @@ impl App {
 /// The area between the status bar and the footer.
 pub fn main_area(size: (u16, u16)) -> Rect {
     Rect::new(0, 1, size.0, size.1.saturating_sub(2))
+}
+
+/// Where `query` (lower case) occurs in a lesson: its title, id, summary,
+/// an experiment's or claim's text, or the prose. `Some(snippet)` with the
+/// words around a hit in the prose (empty for a hit elsewhere).
+pub fn search_hit(l: &super::lessons::LessonSlot, query: &str) -> Option<String> {
+    if l.title().to_lowercase().contains(query)
+        || l.id.to_lowercase().contains(query)
+        || l.summary().to_lowercase().contains(query)
+        || l.experiments().iter().any(|e| {
+            e.title.to_lowercase().contains(query)
+                || e.claims
+                    .iter()
+                    .any(|c| c.text.to_lowercase().contains(query))
+        })
+    {
+        return Some(String::new());
+    }
+    let prose = l.prose();
+    let line = prose
+        .lines()
+        .find(|line| line.to_lowercase().contains(query))?;
+    Some(snippet(line.trim(), query, 60))
+}
+
+/// About `cols` columns of `line` around the first `query` hit.
+fn snippet(line: &str, query: &str, cols: usize) -> String {
+    let lower = line.to_lowercase();
+    let at = lower.find(query).unwrap_or(0);
+    // Lower-casing can move byte offsets in rare scripts: fall back to the
+    // line's start rather than cut a character.
+    let at = if line.is_char_boundary(at) { at } else { 0 };
+    let before: Vec<char> = line[..at].chars().collect();
+    let start = before.len().saturating_sub(20);
+    let text: String = before[start..]
+        .iter()
+        .chain(line[at..].chars().collect::<Vec<_>>().iter())
+        .collect();
+    let cut = crate::locale::fit(&text, cols).trim_end().to_string();
+    format!("{}{cut}…", if start > 0 { "…" } else { "" })
 }

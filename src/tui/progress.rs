@@ -1,10 +1,11 @@
-//! Course progress that survives restarts: which lessons were opened and
-//! which had an experiment run to completion. Stored as JSON in the user's
+//! Course progress that survives restarts: which lessons were opened,
+//! which had an experiment run to completion, and how many of a lesson's
+//! claims held in its last run. Stored as JSON in the user's
 //! data directory (`directories`), written atomically (temp file + rename)
 //! so a crash never leaves half a file. A missing or unreadable file is an
 //! empty progress, never an error: losing marks must not block the course.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,10 @@ pub struct Progress {
     /// The lesson open last, to resume on it.
     #[serde(default)]
     pub last: Option<String>,
+    /// Per lesson, the claims that held and the claims checked in its
+    /// last run (every experiment that ran).
+    #[serde(default)]
+    pub claims: BTreeMap<String, (usize, usize)>,
 }
 
 /// Outline mark of a lesson.
@@ -71,5 +76,23 @@ impl Progress {
 
     pub fn complete(&mut self, lesson: &str) {
         self.done.insert(lesson.to_string());
+    }
+
+    /// Record how many of `lesson`'s claims held in its last run.
+    pub fn record_claims(&mut self, lesson: &str, held: usize, total: usize) {
+        self.claims.insert(lesson.to_string(), (held, total));
+    }
+
+    /// The first lesson of `order` not run yet, after the one open last
+    /// (wrapping to the start): what to study next.
+    pub fn next<'a>(&self, order: &'a [String]) -> Option<&'a String> {
+        let start = self
+            .last
+            .as_ref()
+            .and_then(|l| order.iter().position(|x| x == l))
+            .map_or(0, |i| i + 1);
+        (0..order.len())
+            .map(|k| &order[(start + k) % order.len()])
+            .find(|id| !self.done.contains(*id))
     }
 }

@@ -62,28 +62,58 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Mark::Seen => (s::t(s::MARK_SEEN), t.accent),
                 Mark::None => (s::t(s::MARK_NONE), t.dim),
             };
-            ListItem::new(Line::from(vec![
+            let mut spans = vec![
                 Span::styled(format!("{mark} "), style),
                 Span::styled(format!("{:>2}  ", i + 1), t.dim),
                 Span::styled(lesson.title().to_string(), t.base),
-            ]))
+            ];
+            // How many claims held in its last run: "4/4".
+            if let Some((held, total)) = app.progress.claims.get(&lesson.id) {
+                spans.push(Span::styled(
+                    format!("  {held}/{total}"),
+                    if held == total { t.good } else { t.bad },
+                ));
+            }
+            ListItem::new(Line::from(spans))
         })
         .collect();
+    let run = app
+        .course
+        .lessons
+        .iter()
+        .filter(|l| app.progress.done.contains(&l.id))
+        .count();
+    let count = format!(
+        " {} ",
+        s::lang().f(
+            "{done}/{all} run",
+            &[("done", &run), ("all", &app.course.lessons.len())]
+        )
+    );
+    let room = usize::from(list_rect.width)
+        .saturating_sub(crate::locale::width(&count) + 4)
+        .max(1);
     let title = match &app.outline.search {
         Some(q) => format!(" {}{q}▏ ", s::t(s::SEARCH_PROMPT)),
-        None => format!(
-            " {} ",
-            if app.course.title().is_empty() {
+        None => {
+            let name = if app.course.title().is_empty() {
                 s::t(s::OUTLINE_TITLE)
             } else {
                 app.course.title()
-            }
-        ),
+            };
+            let name = if crate::locale::width(name) > room {
+                format!("{}…", crate::locale::fit(name, room - 1).trim_end())
+            } else {
+                name.to_string()
+            };
+            format!(" {name} ")
+        }
     };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border)
-        .title(Span::styled(title, t.title));
+        .title(Span::styled(title, t.title))
+        .title_top(Line::from(Span::styled(count, t.dim)).right_aligned());
     if items.is_empty() {
         frame.render_widget(
             Paragraph::new(s::t(s::OUTLINE_EMPTY))
@@ -103,11 +133,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
 
     let mut lines = Vec::new();
-    if let Some(lesson) = app.course.lessons.get(app.outline.selected) {
+    let preview = app.outline_preview();
+    if let Some(lesson) = preview.and_then(|i| app.course.lessons.get(i)) {
         lines.push(Line::from(Span::styled(
             lesson.title().to_string(),
             t.heading,
         )));
+        if let Some(q) = app.outline.search.as_deref().filter(|q| !q.is_empty())
+            && let Some(hit) = crate::tui::app::search_hit(lesson, &q.to_lowercase())
+            && !hit.is_empty()
+        {
+            lines.push(Line::from(Span::styled(hit, t.accent)));
+        }
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
             lesson.summary().into_owned(),
@@ -144,6 +181,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
     }
     lines.push(Line::default());
+    let order: Vec<String> = app.course.lessons.iter().map(|l| l.id.clone()).collect();
+    if let Some(next) = app.progress.next(&order)
+        && let Some(i) = order.iter().position(|x| x == next)
+    {
+        lines.push(Line::from(Span::styled(
+            s::lang().f(
+                "next: {n} {title}",
+                &[("n", &(i + 1)), ("title", &app.course.lessons[i].title())],
+            ),
+            t.accent,
+        )));
+    }
     lines.push(Line::from(Span::styled(s::t(s::OUTLINE_HINT), t.dim)));
     let detail = Paragraph::new(lines).wrap(Wrap { trim: false }).block(
         Block::default()
