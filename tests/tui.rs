@@ -402,7 +402,10 @@ fn placeholders_show_ellipsis_then_values() {
     chars(&mut app, "10");
     key(&mut app, KeyCode::Enter);
     let before = app.reader_source();
-    assert!(before.contains("holds … documents"), "{before}");
+    assert!(
+        before.contains("holds *press r to measure* documents"),
+        "{before}"
+    );
     key(&mut app, KeyCode::Char('r'));
     finish_run(&mut app);
     key(&mut app, KeyCode::Esc);
@@ -410,7 +413,7 @@ fn placeholders_show_ellipsis_then_values() {
     let count = report.experiments[0].variants[0].collections[0].count;
     let after = app.reader_source();
     assert!(
-        after.contains(&format!("holds {count} documents")),
+        after.contains(&format!("holds **{count}** documents")),
         "{after}"
     );
 }
@@ -430,7 +433,19 @@ fn placeholders_read_as_schemalab_run_reports_them() {
     assert_eq!(app.screen, Screen::Reader);
     let prose = app.current_lesson().unwrap().prose().into_owned();
     let metrics = LessonMetrics(&report);
-    assert_eq!(app.reader_source(), render_prose(&prose, Some(&metrics)));
+    assert_eq!(
+        app.reader_source(),
+        schemalab::course::claims::render_prose_marked(
+            &prose,
+            Some(&metrics),
+            schemalab::tui::app::prose_mark
+        )
+    );
+    // The same figures as `render_prose` gives the Markdown report, marked.
+    assert_eq!(
+        app.reader_source().replace("**", ""),
+        render_prose(&prose, Some(&metrics)).replace("**", "")
+    );
     let markdown = render(&report, Format::Markdown);
     let (found, errors) = placeholders(&prose);
     assert!(errors.is_empty(), "{errors:?}");

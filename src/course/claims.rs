@@ -769,17 +769,27 @@ pub fn placeholders(text: &str) -> (Vec<Placeholder>, Vec<PlaceholderError>) {
 /// Replace every placeholder by its measured value, or by `…` when there is
 /// no run (`src` is `None`) or the value cannot be computed.
 pub fn render_prose(text: &str, src: Option<&dyn MetricSource>) -> String {
+    render_prose_marked(text, src, |v| v.unwrap_or_else(|| "…".to_string()))
+}
+
+/// [`render_prose`], each placeholder's text passed through `mark`: the
+/// formatted value, or `None` before a run (the reader makes measured
+/// figures stand out and says how to measure the missing ones).
+pub fn render_prose_marked(
+    text: &str,
+    src: Option<&dyn MetricSource>,
+    mark: impl Fn(Option<String>) -> String,
+) -> String {
     let (found, _) = placeholders(text);
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for p in found {
         out.push_str(&text[last..p.range.start]);
-        let value = src.and_then(|s| p.expr.eval(s).ok());
-        match value {
-            Some(Val::Num(n)) => out.push_str(&format_number(n)),
-            Some(Val::Str(s)) => out.push_str(&s),
-            None => out.push('…'),
-        }
+        let value = src.and_then(|s| p.expr.eval(s).ok()).map(|v| match v {
+            Val::Num(n) => format_number(n),
+            Val::Str(s) => s,
+        });
+        out.push_str(&mark(value));
         last = p.range.end;
     }
     out.push_str(&text[last..]);

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::course::claims::{MetricSource, render_prose};
+use crate::course::claims::MetricSource;
 use crate::course::runner::LessonMetrics;
 use crate::course::{Experiment, ExperimentReport, LessonReport, Scale};
 
@@ -285,9 +285,10 @@ impl App {
             return String::new();
         };
         let metrics = self.reports.get(&lesson.id).map(LessonMetrics);
-        render_prose(
+        crate::course::claims::render_prose_marked(
             &lesson.prose(),
             metrics.as_ref().map(|m| m as &dyn MetricSource),
+            prose_mark,
         )
     }
 
@@ -1133,4 +1134,13 @@ fn snippet(line: &str, query: &str, cols: usize) -> String {
         .collect();
     let cut = crate::locale::fit(&text, cols).trim_end().to_string();
     format!("{}{cut}…", if start > 0 { "…" } else { "" })
+}
+
+/// How the reader shows a placeholder: a measured figure in bold, so it
+/// stands out from the prose around it; before a run, what to press.
+pub fn prose_mark(value: Option<String>) -> String {
+    match value {
+        Some(v) => format!("**{v}**"),
+        None => format!("*{}*", s::t(s::PRESS_R_TO_MEASURE)),
+    }
 }

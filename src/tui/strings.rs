@@ -35,6 +35,7 @@ pub const CONNECTED: &str = "connected";
 pub const DISCONNECTED: &str = "not connected";
 pub const TOO_SMALL: &str = "terminal too small (need 80×24)";
 pub const MODELLED: &str = "modelled";
+pub const PRESS_R_TO_MEASURE: &str = "press r to measure";
 
 pub const OUTLINE_TITLE: &str = "Course";
 pub const OUTLINE_EMPTY: &str = "No lessons found.";
