@@ -195,10 +195,7 @@ fn main() {
                     doc! {"insert": "w", "documents": [{"_id": 1}], "$db": "other"},
                 ),
                 ("find on m.b", doc! {"find": "b", "$db": "m"}),
-                (
-                    "find on m.a",
-                    doc! {"find": "a", "limit": 1, "$db": "m"},
-                ),
+                ("find on m.a", doc! {"find": "a", "limit": 1, "$db": "m"}),
                 (
                     "updateOne on m.a",
                     doc! {"update": "a", "updates": [{"q": {"_id": 149}, "u": {"$set": {"seen": true}}}], "$db": "m"},

@@ -1,8 +1,14 @@
 //! The CRUD and aggregation operations over the catalog.
 //!
-//! Each function takes the catalog (read or write locked by [`super::Engine`]),
+//! Each read takes a snapshot of the catalog and each write the live
+//! catalog (`Store`), whose collections it locks one at a time; each
 //! parses the request with the language modules, finds the matching records
-//! and applies the operation. Record selection uses an index for an equality
+//! and applies the operation. A multi-document update or delete selects
+//! and computes on a snapshot, then applies its changes a chunk at a time
+//! under its collection's lock, checking each record again first (a write
+//! that came in between wins, and the document is matched afresh), as
+//! mongod's yielding writes do: each document changes atomically, the
+//! statement as a whole does not. Record selection uses an index for an equality
 //! on an indexed field and a collection scan otherwise; the full filter is
 //! always re-applied to every candidate, so the index is only ever a shortcut.
 
@@ -10,7 +16,7 @@ use std::collections::HashSet;
 
 use bson::{Bson, Document, RawDocumentBuf, doc, oid::ObjectId};
 
-use super::catalog::{Catalog, Collection, to_document};
+use super::catalog::{Catalog, Collection, Store, to_document};
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
 use super::expr::Vars;
@@ -142,27 +148,30 @@ fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
 }
 
 pub(super) fn insert(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<InsertOutcome> {
     let ns = format!("{db}.{coll}");
-    let (c, _) = cat.collection_or_create(db, coll)?;
-    let mut outcome = InsertOutcome::default();
-    for (index, raw) in docs.into_iter().enumerate() {
-        match ensure_id_raw(raw).and_then(|raw| c.insert(&ns, raw)) {
-            Ok(_) => outcome.inserted += 1,
-            Err(error) => {
-                outcome.errors.push(WriteError { index, error });
-                if ordered {
-                    break;
+    // `_id`s are put first before the collection's lock is taken.
+    let docs: Vec<Result<RawDocumentBuf>> = docs.into_iter().map(ensure_id_raw).collect();
+    store.write_or_create(db, coll, |c, _| {
+        let mut outcome = InsertOutcome::default();
+        for (index, raw) in docs.into_iter().enumerate() {
+            match raw.and_then(|raw| c.insert(&ns, raw)) {
+                Ok(_) => outcome.inserted += 1,
+                Err(error) => {
+                    outcome.errors.push(WriteError { index, error });
+                    if ordered {
+                        break;
+                    }
                 }
             }
         }
-    }
-    Ok(outcome)
+        outcome
+    })
 }
 
 /// Put `_id` first, generating an ObjectId when it is absent, as mongod does.
@@ -336,7 +345,7 @@ fn upsert_insert(
 }
 
 pub(super) fn update(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     statements: &[UpdateStatement],
@@ -347,7 +356,8 @@ pub(super) fn update(
     let ns = format!("{db}.{coll}");
     let mut outcome = UpdateOutcome::default();
     for (index, st) in statements.iter().enumerate() {
-        if let Err(error) = update_one_statement(cat, db, coll, &ns, index, st, now, &mut outcome) {
+        if let Err(error) = update_one_statement(store, db, coll, &ns, index, st, now, &mut outcome)
+        {
             outcome.errors.push(WriteError { index, error });
             if ordered {
                 break;
@@ -357,9 +367,18 @@ pub(super) fn update(
     Ok(outcome)
 }
 
+/// One update statement, parsed.
+struct ParsedUpdate {
+    filter: Filter,
+    update: Update,
+    sort: Option<SortSpec>,
+    collation: Option<Collation>,
+    vars: Vars,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn update_one_statement(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     ns: &str,
@@ -368,7 +387,11 @@ fn update_one_statement(
     now: bson::DateTime,
     outcome: &mut UpdateOutcome,
 ) -> Result<()> {
-    let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
+    let current = store.slot_and_snapshot(db, coll);
+    let collation = effective_collation(
+        current.as_ref().map(|(_, c)| c.as_ref()),
+        st.collation.as_ref(),
+    )?;
     let filter = Filter::parse(&st.filter, collation.as_ref())?;
     let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
     if !st.multi && st.update.as_document().is_some() && !update.is_replacement() {
@@ -380,52 +403,152 @@ fn update_one_statement(
     }
     let sort = parse_sort(st.sort.as_ref())?;
     let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
-    let hits = match cat.collection(db, coll) {
-        Some(c) => {
-            let limit = if st.multi { None } else { Some(1) };
-            select(
-                c,
-                &filter,
-                Shape {
-                    sort: sort.as_ref(),
-                    skip: 0,
-                    limit,
-                    hint: st.hint.as_ref(),
-                    count: false,
-                    ..Shape::default()
-                },
-                collation.as_ref(),
-                &vars,
-            )?
-        }
-        None => Vec::new(),
+    let p = ParsedUpdate {
+        filter,
+        update,
+        sort,
+        collation,
+        vars,
     };
+    let multi = if st.multi {
+        current
+    } else {
+        drop(current);
+        None
+    };
+    let Some((slot, snapshot)) = multi else {
+        // One document, or a collection that does not exist (an upsert
+        // creates it): selected and changed under the collection's lock.
+        return update_locked(store, db, coll, ns, index, st, &p, now, outcome);
+    };
+    // Many documents: select on the snapshot, holding no lock.
+    let hits = select(
+        &snapshot,
+        &p.filter,
+        Shape {
+            sort: p.sort.as_ref(),
+            hint: st.hint.as_ref(),
+            ..Shape::default()
+        },
+        p.collation.as_ref(),
+        &p.vars,
+    )?;
+    drop(snapshot);
     if hits.is_empty() {
         if st.upsert {
-            let (c, _) = cat.collection_or_create(db, coll)?;
-            let new = upsert_insert(c, ns, &st.filter, &update, now, &vars)?;
-            outcome.matched += 1;
-            outcome
-                .upserted
-                .push((index, new.get("_id").cloned().unwrap_or(Bson::Null)));
+            return update_locked(store, db, coll, ns, index, st, &p, now, outcome);
         }
         return Ok(());
     }
-    let c = cat
-        .collection_mut(db, coll)
-        .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-    for hit in hits {
-        outcome.matched += 1;
-        if let Some(new) = apply_update(&update, &hit, now, &vars)? {
-            c.replace(ns, hit.rid, &new)?;
-            outcome.modified += 1;
+    let mut hits = hits.into_iter().peekable();
+    while hits.peek().is_some() {
+        // Compute the chunk's new documents without any lock.
+        let mut computed = Vec::with_capacity(WRITE_CHUNK);
+        let mut failed = None;
+        for hit in hits.by_ref().take(WRITE_CHUNK) {
+            let before = to_raw(&hit.doc)?;
+            match apply_update(&p.update, &hit, now, &p.vars) {
+                Ok(new) => computed.push((hit, before, new)),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        // Apply them under the collection's lock.
+        store.write_again(db, coll, &slot, |c| -> Result<()> {
+            for (hit, before, new) in computed {
+                let Some(raw) = c.raw(hit.rid) else {
+                    // Deleted since the snapshot.
+                    continue;
+                };
+                let new = if raw.as_bytes() == before.as_bytes() {
+                    new
+                } else {
+                    // Changed since the snapshot: match and update it afresh.
+                    let doc = to_document(raw)?;
+                    let details = p.filter.match_details(&doc, &p.vars)?;
+                    if !details.matched {
+                        continue;
+                    }
+                    let fresh = Hit {
+                        rid: hit.rid,
+                        doc,
+                        position: details.array_position,
+                    };
+                    apply_update(&p.update, &fresh, now, &p.vars)?
+                };
+                outcome.matched += 1;
+                if let Some(new) = new {
+                    c.replace(ns, hit.rid, &new)?;
+                    outcome.modified += 1;
+                }
+            }
+            Ok(())
+        })??;
+        if let Some(e) = failed {
+            return Err(e);
         }
     }
     Ok(())
 }
 
+/// An update statement selected and applied under its collection's lock:
+/// one document, or an upsert's check and insert.
+#[allow(clippy::too_many_arguments)]
+fn update_locked(
+    store: &Store,
+    db: &str,
+    coll: &str,
+    ns: &str,
+    index: usize,
+    st: &UpdateStatement,
+    p: &ParsedUpdate,
+    now: bson::DateTime,
+    outcome: &mut UpdateOutcome,
+) -> Result<()> {
+    let mut run = |c: &mut Collection| -> Result<()> {
+        let limit = if st.multi { None } else { Some(1) };
+        let hits = select(
+            c,
+            &p.filter,
+            Shape {
+                sort: p.sort.as_ref(),
+                limit,
+                hint: st.hint.as_ref(),
+                ..Shape::default()
+            },
+            p.collation.as_ref(),
+            &p.vars,
+        )?;
+        if hits.is_empty() {
+            if st.upsert {
+                let new = upsert_insert(c, ns, &st.filter, &p.update, now, &p.vars)?;
+                outcome.matched += 1;
+                outcome
+                    .upserted
+                    .push((index, new.get("_id").cloned().unwrap_or(Bson::Null)));
+            }
+            return Ok(());
+        }
+        for hit in hits {
+            outcome.matched += 1;
+            if let Some(new) = apply_update(&p.update, &hit, now, &p.vars)? {
+                c.replace(ns, hit.rid, &new)?;
+                outcome.modified += 1;
+            }
+        }
+        Ok(())
+    };
+    if st.upsert {
+        store.write_or_create(db, coll, |c, _| run(c))?
+    } else {
+        store.write_existing(db, coll, run).unwrap_or(Ok(()))
+    }
+}
+
 pub(super) fn delete(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     statements: &[DeleteStatement],
@@ -435,51 +558,88 @@ pub(super) fn delete(
     super::catalog::check_coll_name(db, coll)?;
     let mut outcome = DeleteOutcome::default();
     for (index, st) in statements.iter().enumerate() {
-        let result = (|| -> Result<u64> {
-            let collation = effective_collation(cat.collection(db, coll), st.collation.as_ref())?;
-            let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
-            let filter = Filter::parse(&st.filter, collation.as_ref())?;
-            let Some(c) = cat.collection(db, coll) else {
-                return Ok(0);
-            };
-            let limit = (st.limit == 1).then_some(1);
-            let hits = select(
-                c,
-                &filter,
-                Shape {
-                    limit,
-                    hint: st.hint.as_ref(),
-                    ..Shape::default()
-                },
-                collation.as_ref(),
-                &vars,
-            )?;
-            let c = cat
-                .collection_mut(db, coll)
-                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-            let mut n = 0;
-            for hit in hits {
-                if c.remove(hit.rid)?.is_some() {
-                    n += 1;
-                }
-            }
-            Ok(n)
-        })();
-        match result {
-            Ok(n) => outcome.deleted += n,
-            Err(error) => {
-                outcome.errors.push(WriteError { index, error });
-                if ordered {
-                    break;
-                }
+        let mut deleted = 0;
+        let result = delete_one_statement(store, db, coll, st, now, &mut deleted);
+        // What a failed statement deleted before failing stays deleted.
+        outcome.deleted += deleted;
+        if let Err(error) = result {
+            outcome.errors.push(WriteError { index, error });
+            if ordered {
+                break;
             }
         }
     }
     Ok(outcome)
 }
 
+fn delete_one_statement(
+    store: &Store,
+    db: &str,
+    coll: &str,
+    st: &DeleteStatement,
+    now: bson::DateTime,
+    deleted: &mut u64,
+) -> Result<()> {
+    let Some((slot, snapshot)) = store.slot_and_snapshot(db, coll) else {
+        return Ok(());
+    };
+    let collation = effective_collation(Some(&snapshot), st.collation.as_ref())?;
+    let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
+    let filter = Filter::parse(&st.filter, collation.as_ref())?;
+    let shape = Shape {
+        limit: (st.limit == 1).then_some(1),
+        hint: st.hint.as_ref(),
+        ..Shape::default()
+    };
+    if st.limit == 1 {
+        // One document: selected and removed under the collection's lock.
+        drop((slot, snapshot));
+        return store
+            .write_existing(db, coll, |c| -> Result<()> {
+                let hits = select(c, &filter, shape, collation.as_ref(), &vars)?;
+                for hit in hits {
+                    if c.remove(hit.rid)?.is_some() {
+                        *deleted += 1;
+                    }
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()));
+    }
+    // Many documents: select on the snapshot, holding no lock, then remove
+    // them a chunk at a time.
+    let hits = select(&snapshot, &filter, shape, collation.as_ref(), &vars)?;
+    drop(snapshot);
+    let mut hits = hits.into_iter().peekable();
+    while hits.peek().is_some() {
+        let chunk = hits
+            .by_ref()
+            .take(WRITE_CHUNK)
+            .map(|hit| Ok((to_raw(&hit.doc)?, hit)))
+            .collect::<Result<Vec<_>>>()?;
+        store.write_again(db, coll, &slot, |c| -> Result<()> {
+            for (before, hit) in chunk {
+                let Some(raw) = c.raw(hit.rid) else {
+                    continue;
+                };
+                // Changed since the snapshot: removed only if it still matches.
+                if raw.as_bytes() != before.as_bytes()
+                    && !filter.matches(&to_document(raw)?, &vars)?
+                {
+                    continue;
+                }
+                if c.remove(hit.rid)?.is_some() {
+                    *deleted += 1;
+                }
+            }
+            Ok(())
+        })??;
+    }
+    Ok(())
+}
+
 pub(super) fn find_and_modify(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     req: &FindAndModifyRequest,
@@ -502,7 +662,9 @@ pub(super) fn find_and_modify(
             "Cannot specify both upsert=true and remove=true",
         ));
     }
-    let collation = effective_collation(cat.collection(db, coll), req.collation.as_ref())?;
+    let current = store.collection(db, coll);
+    let collation = effective_collation(current.as_deref(), req.collation.as_ref())?;
+    drop(current);
     let filter = Filter::parse(&req.query, collation.as_ref())?;
     let sort = parse_sort(req.sort.as_ref())?;
     let projection = req
@@ -523,8 +685,9 @@ pub(super) fn find_and_modify(
             None => Ok(d),
         }
     };
-    let hit = match cat.collection(db, coll) {
-        Some(c) => select(
+    // One document: selected and changed under the collection's lock.
+    let run = |c: &mut Collection| -> Result<FindAndModifyOutcome> {
+        let hit = select(
             c,
             &filter,
             Shape {
@@ -539,48 +702,47 @@ pub(super) fn find_and_modify(
             &vars,
         )?
         .into_iter()
-        .next(),
-        None => None,
+        .next();
+        let mut outcome = FindAndModifyOutcome::default();
+        match (hit, update) {
+            (Some(hit), None) => {
+                c.remove(hit.rid)?;
+                outcome.matched = 1;
+                outcome.value = Some(project(hit.doc, hit.position)?);
+            }
+            (Some(hit), Some(update)) => {
+                let new = apply_update(&update, &hit, now, &vars)?;
+                if let Some(new) = &new {
+                    c.replace(&ns, hit.rid, new)?;
+                }
+                outcome.matched = 1;
+                outcome.updated_existing = true;
+                let shown = if req.new {
+                    new.unwrap_or_else(|| hit.doc.clone())
+                } else {
+                    hit.doc
+                };
+                outcome.value = Some(project(shown, hit.position)?);
+            }
+            (None, Some(update)) if req.upsert => {
+                let new = upsert_insert(c, &ns, &req.query, &update, now, &vars)?;
+                outcome.matched = 1;
+                outcome.upserted = new.get("_id").cloned();
+                if req.new {
+                    outcome.value = Some(project(new, None)?);
+                }
+            }
+            (None, _) => {}
+        }
+        Ok(outcome)
     };
-    let mut outcome = FindAndModifyOutcome::default();
-    match (hit, update) {
-        (Some(hit), None) => {
-            let c = cat
-                .collection_mut(db, coll)
-                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-            c.remove(hit.rid)?;
-            outcome.matched = 1;
-            outcome.value = Some(project(hit.doc, hit.position)?);
-        }
-        (Some(hit), Some(update)) => {
-            let c = cat
-                .collection_mut(db, coll)
-                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-            let new = apply_update(&update, &hit, now, &vars)?;
-            if let Some(new) = &new {
-                c.replace(&ns, hit.rid, new)?;
-            }
-            outcome.matched = 1;
-            outcome.updated_existing = true;
-            let shown = if req.new {
-                new.unwrap_or_else(|| hit.doc.clone())
-            } else {
-                hit.doc
-            };
-            outcome.value = Some(project(shown, hit.position)?);
-        }
-        (None, Some(update)) if req.upsert => {
-            let (c, _) = cat.collection_or_create(db, coll)?;
-            let new = upsert_insert(c, &ns, &req.query, &update, now, &vars)?;
-            outcome.matched = 1;
-            outcome.upserted = new.get("_id").cloned();
-            if req.new {
-                outcome.value = Some(project(new, None)?);
-            }
-        }
-        (None, _) => {}
+    if req.upsert {
+        store.write_or_create(db, coll, |c, _| run(c))?
+    } else {
+        store
+            .write_existing(db, coll, run)
+            .unwrap_or_else(|| Ok(FindAndModifyOutcome::default()))
     }
-    Ok(outcome)
 }
 
 pub(super) fn pipeline_writes(pipeline: &[Document]) -> bool {
@@ -741,7 +903,7 @@ pub(super) fn aggregate_write_input(
 
 /// The write part: apply the last stage (`$out`/`$merge`) to `docs`.
 pub(super) fn aggregate_write_output(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     pipeline: &[Document],
     docs: Vec<Document>,
@@ -750,11 +912,11 @@ pub(super) fn aggregate_write_output(
     let Some(last) = pipeline.last() else {
         return Ok(Vec::new());
     };
-    write_last_stage(cat, db, last, docs, now)
+    write_last_stage(store, db, last, docs, now)
 }
 
 fn write_last_stage(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     last: &Document,
     docs: Vec<Document>,
@@ -775,49 +937,53 @@ fn write_last_stage(
                 ));
             }
         };
-        write_out(cat, &tdb, &tcoll, docs)?;
+        write_out(store, &tdb, &tcoll, docs)?;
     } else if let Some(spec) = last.get("$merge") {
-        merge(cat, db, spec, docs, now)?;
+        merge(store, db, spec, docs, now)?;
     }
     Ok(Vec::new())
 }
 
 /// `$out`: replace the target's documents (keeping its indexes) with the
-/// results, all or nothing.
-fn write_out(cat: &mut Catalog, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
+/// results, all or nothing, under the target's lock only.
+fn write_out(store: &Store, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
     let ns = format!("{db}.{coll}");
     let raws = docs
         .into_iter()
         .map(|d| to_raw(&ensure_id(d)))
         .collect::<Result<Vec<_>>>()?;
-    let (c, _) = cat.collection_or_create(db, coll)?;
-    // Check the new contents against a scratch copy of the index
-    // definitions first, so a failure leaves the target untouched.
-    let specs: Vec<Document> = c
-        .indexes()
-        .iter()
-        .skip(1)
-        .map(|i| i.spec.to_document())
-        .collect();
-    let mut scratch = Catalog::default();
-    scratch.create_collection("scratch", "out", &Document::new())?;
-    if !specs.is_empty() {
-        scratch.create_indexes("scratch", "out", &specs)?;
-    }
-    if let Some(s) = scratch.collection_mut("scratch", "out") {
-        for raw in &raws {
-            s.insert(&ns, raw.clone())?;
+    store.write_or_create(db, coll, |c, _| -> Result<()> {
+        // Check the new contents against a scratch copy of the index
+        // definitions first, so a failure leaves the target untouched.
+        let specs: Vec<Document> = c
+            .indexes()
+            .iter()
+            .skip(1)
+            .map(|i| i.spec.to_document())
+            .collect();
+        let scratch = Store::default();
+        scratch.create_collection("scratch", "out", &Document::new())?;
+        if !specs.is_empty() {
+            scratch.create_indexes("scratch", "out", &specs)?;
         }
-    }
-    c.clear();
-    for raw in raws {
-        c.insert(&ns, raw)?;
-    }
-    Ok(())
+        scratch
+            .write_existing("scratch", "out", |s| -> Result<()> {
+                for raw in &raws {
+                    s.insert(&ns, raw.clone())?;
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))?;
+        c.clear();
+        for raw in raws {
+            c.insert(&ns, raw)?;
+        }
+        Ok(())
+    })?
 }
 
 fn merge(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     spec: &Bson,
     docs: Vec<Document>,
@@ -865,10 +1031,38 @@ fn merge(
         .to_string();
     let ns = format!("{tdb}.{tcoll}");
     let vars = Vars::with_now(now);
-    let (c, _) = cat.collection_or_create(&tdb, &tcoll)?;
+    store.write_or_create(&tdb, &tcoll, |c, _| {
+        merge_into(
+            c,
+            &ns,
+            &spec,
+            &on,
+            &when_matched,
+            &when_not_matched,
+            docs,
+            &vars,
+            now,
+        )
+    })?
+}
+
+/// `$merge`'s writes into its target, under the target's lock.
+#[allow(clippy::too_many_arguments)]
+fn merge_into(
+    c: &mut Collection,
+    ns: &str,
+    spec: &Document,
+    on: &[String],
+    when_matched: &Bson,
+    when_not_matched: &str,
+    docs: Vec<Document>,
+    vars: &Vars,
+    now: bson::DateTime,
+) -> Result<()> {
+    let ns = ns.to_string();
     for d in docs {
         let mut key = Document::new();
-        for field in &on {
+        for field in on {
             match d.get(field) {
                 Some(v) => {
                     key.insert(field.clone(), v.clone());
@@ -961,7 +1155,7 @@ fn merge(
                     ));
                 }
             },
-            None => match when_not_matched.as_str() {
+            None => match when_not_matched {
                 "insert" => {
                     c.insert(&ns, to_raw(&ensure_id(d))?)?;
                 }
