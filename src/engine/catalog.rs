@@ -21,6 +21,7 @@
 //! while that writer applies one chunk of changes.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
@@ -65,6 +66,9 @@ impl Entry {
 #[derive(Debug)]
 pub struct Slot {
     state: RwLock<SlotState>,
+    /// `state.gone`, readable without the lock: a long write polls it
+    /// between documents.
+    gone: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -83,7 +87,25 @@ impl Slot {
     fn holding(coll: Arc<Collection>) -> Arc<Self> {
         Arc::new(Slot {
             state: RwLock::new(SlotState { coll, gone: false }),
+            gone: AtomicBool::new(false),
         })
+    }
+
+    /// Mark the slot gone (its collection dropped or renamed away), once
+    /// its current writer lets go.
+    fn mark_gone(&self) {
+        let mut state = self.state.write();
+        state.gone = true;
+        self.gone.store(true, Ordering::Release);
+    }
+
+    /// Whether the collection was dropped or renamed away; a long write
+    /// asks between documents and stops as mongod's `QueryPlanKilled`.
+    pub fn check_live(&self, db: &str, coll: &str) -> Result<()> {
+        if self.gone.load(Ordering::Acquire) {
+            return Err(killed(db, coll));
+        }
+        Ok(())
     }
 }
 
@@ -1221,7 +1243,7 @@ impl Store {
         };
         match removed {
             Some(slot) => {
-                slot.state.write().gone = true;
+                slot.mark_gone();
                 true
             }
             None => false,
@@ -1233,7 +1255,7 @@ impl Store {
         match removed {
             Some(colls) => {
                 for slot in colls.values() {
-                    slot.state.write().gone = true;
+                    slot.mark_gone();
                 }
                 true
             }
@@ -1273,6 +1295,7 @@ impl Store {
                 return Err(source_missing());
             }
             state.gone = true;
+            source.gone.store(true, Ordering::Release);
             std::mem::replace(&mut state.coll, Arc::new(Collection::plain()))
         };
         let mut dropped = None;
@@ -1306,7 +1329,7 @@ impl Store {
             colls.insert(tcoll, Slot::holding(moved));
         }
         if let Some(slot) = dropped {
-            slot.state.write().gone = true;
+            slot.mark_gone();
         }
         Ok(())
     }

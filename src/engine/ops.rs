@@ -446,6 +446,7 @@ fn update_one_statement(
         let mut computed = Vec::with_capacity(WRITE_CHUNK);
         let mut failed = None;
         for hit in hits.by_ref().take(WRITE_CHUNK) {
+            slot.check_live(db, coll)?;
             let before = to_raw(&hit.doc)?;
             match apply_update(&p.update, &hit, now, &p.vars) {
                 Ok(new) => computed.push((hit, before, new)),
