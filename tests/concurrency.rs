@@ -184,7 +184,7 @@ fn issue_11_others_complete_while_a_long_update_many_runs() {
         "upd",
         "update",
         doc! {"update": "upd", "updates": [{"q": {}, "u": [{"$set": {"n": heavy()}}], "multi": true}],
-        "maxTimeMS": 60_000, "$db": "cc"},
+        "maxTimeMS": 20_000, "$db": "cc"},
     );
 }
 
@@ -194,7 +194,7 @@ fn issue_11_others_complete_while_a_long_delete_many_runs() {
         "del",
         "remove",
         doc! {"delete": "del", "deletes": [{"q": {"$expr": {"$lt": [heavy(), 0]}}, "limit": 0}],
-        "maxTimeMS": 60_000, "$db": "cc"},
+        "maxTimeMS": 20_000, "$db": "cc"},
     );
 }
 
@@ -206,7 +206,7 @@ fn issue_11_a_long_update_many_whose_collection_is_dropped_is_killed() {
     send(
         &mut slow,
         doc! {"update": "dropped", "updates": [{"q": {}, "u": [{"$set": {"n": heavy()}}], "multi": true}],
-        "maxTimeMS": 60_000, "$db": "cc"},
+        "maxTimeMS": 20_000, "$db": "cc"},
     );
     until_running(&mut setup, "cc.dropped", "update", true);
     // The drop waits for no more than the update's current chunk.

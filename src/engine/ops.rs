@@ -1091,7 +1091,7 @@ fn merge_into(
                     ..Shape::default()
                 },
                 None,
-                &vars,
+                vars,
             )?
             .into_iter()
             .next()
