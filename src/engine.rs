@@ -58,7 +58,10 @@ pub use error::{EngineError, ErrorCode, Result};
 pub const INSERT_CHUNK: usize = 256;
 
 /// Documents a multi-document update or delete changes per acquisition of
-/// its collection's lock (between them, it yields).
+/// its collection's lock (between them, it yields). A chunk that found its
+/// collection shared with a reader had to copy it first, so the next chunk
+/// is twice as big: a long write next to busy readers copies the
+/// collection a logarithmic number of times, not once per chunk.
 pub const WRITE_CHUNK: usize = 256;
 
 /// mongod's largest document: 16 MiB.

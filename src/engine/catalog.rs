@@ -1043,20 +1043,22 @@ impl Store {
     }
 
     /// Like [`Store::write_existing`], for a write that yielded: a
-    /// collection dropped or renamed under it is mongod's `QueryPlanKilled`,
-    /// and one that no longer exists too.
+    /// collection dropped or renamed under it is mongod's `QueryPlanKilled`.
+    /// Also says whether the collection had to be copied first (a reader
+    /// still shared it), so that the writer can take bigger chunks.
     pub fn write_again<T>(
         &self,
         db: &str,
         coll: &str,
         slot_of: &Arc<Slot>,
         f: impl FnOnce(&mut Collection) -> T,
-    ) -> Result<T> {
+    ) -> Result<(T, bool)> {
         let mut state = slot_of.state.write();
         if state.gone {
             return Err(killed(db, coll));
         }
-        Ok(f(Arc::make_mut(&mut state.coll)))
+        let copied = Arc::strong_count(&state.coll) > 1;
+        Ok((f(Arc::make_mut(&mut state.coll)), copied))
     }
 
     /// The slot a yielding write keeps across its chunks, and the collection
@@ -1493,6 +1495,12 @@ mod tests {
         let store = Store::default();
         store.create_collection("d", "a", &Document::new()).unwrap();
         let (slot, _) = store.slot_and_snapshot("d", "a").unwrap();
+        // A chunk copies the collection only while a reader shares it.
+        let reader = store.snapshot();
+        assert_eq!(reader.collection("d", "a").unwrap().len(), 0);
+        assert!(store.write_again("d", "a", &slot, |_| ()).unwrap().1);
+        assert!(!store.write_again("d", "a", &slot, |_| ()).unwrap().1);
+        drop(reader);
         assert!(store.drop_collection("d", "a"));
         let err = store.write_again("d", "a", &slot, |_| ()).unwrap_err();
         assert_eq!(err.code, ErrorCode::QUERY_PLAN_KILLED);

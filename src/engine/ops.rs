@@ -441,11 +441,12 @@ fn update_one_statement(
         return Ok(());
     }
     let mut hits = hits.into_iter().peekable();
+    let mut chunk = WRITE_CHUNK;
     while hits.peek().is_some() {
         // Compute the chunk's new documents without any lock.
-        let mut computed = Vec::with_capacity(WRITE_CHUNK);
+        let mut computed = Vec::with_capacity(chunk);
         let mut failed = None;
-        for hit in hits.by_ref().take(WRITE_CHUNK) {
+        for hit in hits.by_ref().take(chunk) {
             slot.check_live(db, coll)?;
             let before = to_raw(&hit.doc)?;
             match apply_update(&p.update, &hit, now, &p.vars) {
@@ -457,7 +458,7 @@ fn update_one_statement(
             }
         }
         // Apply them under the collection's lock.
-        store.write_again(db, coll, &slot, |c| -> Result<()> {
+        let (applied, copied) = store.write_again(db, coll, &slot, |c| -> Result<()> {
             for (hit, before, new) in computed {
                 let Some(raw) = c.raw(hit.rid) else {
                     // Deleted since the snapshot.
@@ -486,7 +487,11 @@ fn update_one_statement(
                 }
             }
             Ok(())
-        })??;
+        })?;
+        applied?;
+        if copied {
+            chunk = chunk.saturating_mul(2);
+        }
         if let Some(e) = failed {
             return Err(e);
         }
@@ -612,13 +617,14 @@ fn delete_one_statement(
     let hits = select(&snapshot, &filter, shape, collation.as_ref(), &vars)?;
     drop(snapshot);
     let mut hits = hits.into_iter().peekable();
+    let mut size = WRITE_CHUNK;
     while hits.peek().is_some() {
         let chunk = hits
             .by_ref()
-            .take(WRITE_CHUNK)
+            .take(size)
             .map(|hit| Ok((to_raw(&hit.doc)?, hit)))
             .collect::<Result<Vec<_>>>()?;
-        store.write_again(db, coll, &slot, |c| -> Result<()> {
+        let (applied, copied) = store.write_again(db, coll, &slot, |c| -> Result<()> {
             for (before, hit) in chunk {
                 let Some(raw) = c.raw(hit.rid) else {
                     continue;
@@ -634,7 +640,11 @@ fn delete_one_statement(
                 }
             }
             Ok(())
-        })??;
+        })?;
+        applied?;
+        if copied {
+            size = size.saturating_mul(2);
+        }
     }
     Ok(())
 }
