@@ -323,7 +323,7 @@ impl Engine {
 
     /// Run a query and return every matching document, projected and sorted.
     pub fn find(&self, db: &str, coll: &str, req: &FindRequest) -> Result<Vec<Document>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         ops::find(&cat, db, coll, req, self.now())
     }
 
@@ -372,17 +372,24 @@ impl Engine {
         let now = self.now();
         if ops::pipeline_writes(pipeline) {
             // Read on a snapshot; hold the target's lock only to write.
-            let docs = ops::aggregate_write_input(&self.snapshot(), db, coll, pipeline, opts, now)?;
+            let docs = ops::aggregate_write_input(
+                &self.store.snapshot_db(db),
+                db,
+                coll,
+                pipeline,
+                opts,
+                now,
+            )?;
             ops::aggregate_write_output(&self.store, db, pipeline, docs, now)
         } else {
-            let cat = self.snapshot();
+            let cat = self.store.snapshot_db(db);
             ops::aggregate(&cat, db, coll, pipeline, opts, now)
         }
     }
 
     /// The `count` command.
     pub fn count(&self, db: &str, coll: &str, req: &CountRequest) -> Result<u64> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         ops::count(&cat, db, coll, req, self.now())
     }
 
@@ -395,7 +402,7 @@ impl Engine {
         filter: &Document,
         collation: Option<&Document>,
     ) -> Result<Vec<Bson>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         ops::distinct(&cat, db, coll, key, filter, collation, self.now())
     }
 
@@ -411,7 +418,7 @@ impl Engine {
 
     /// The index specs of a collection, as `listIndexes` returns them.
     pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         cat.list_indexes(db, coll)
     }
 
@@ -439,7 +446,7 @@ impl Engine {
 
     /// `listCollections` entries (`{name, type, options, info, idIndex}`).
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_db(db);
         cat.list_collections(db, filter)
     }
 
@@ -470,31 +477,31 @@ impl Engine {
         command: &Document,
         verbosity: explain::Verbosity,
     ) -> Result<Document> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_db(db);
         explain::explain(&cat, db, command, verbosity, self.now())
     }
 
     /// `collStats`-shaped statistics for a collection.
     pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         cat.coll_stats(db, coll, scale)
     }
 
     /// The `validate` command's report for a collection, measured by
     /// regenerating every index's keys from the documents.
     pub fn validate(&self, db: &str, coll: &str) -> Result<Document> {
-        self.snapshot().validate(db, coll)
+        self.store.snapshot_one(db, coll).validate(db, coll)
     }
 
     /// `(size, numObjects)` of a collection for the `dataSize` command:
     /// the exact sum of its documents' BSON sizes and their count.
     pub fn data_size(&self, db: &str, coll: &str) -> (u64, usize) {
-        self.snapshot().data_size_of(db, coll)
+        self.store.snapshot_one(db, coll).data_size_of(db, coll)
     }
 
     /// `dbStats`-shaped statistics for a database.
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_db(db);
         cat.db_stats(db, scale)
     }
 

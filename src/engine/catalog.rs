@@ -926,6 +926,22 @@ impl Catalog {
     }
 }
 
+/// A reader's view of the collections of one database that `keep` keeps.
+fn database_of(colls: &BTreeMap<String, Arc<Slot>>, keep: impl Fn(&str) -> bool) -> Database {
+    let collections = colls
+        .iter()
+        .filter(|(name, _)| keep(name))
+        .map(|(name, slot)| {
+            let entry = Entry {
+                slot: slot.clone(),
+                taken: OnceLock::new(),
+            };
+            (name.clone(), entry)
+        })
+        .collect();
+    Database { collections }
+}
+
 /// The error of a write that yielded and found its collection gone.
 fn killed(db: &str, coll: &str) -> EngineError {
     EngineError::new(
@@ -954,21 +970,32 @@ impl Store {
         Catalog {
             dbs: names
                 .iter()
-                .map(|(db, colls)| {
-                    let collections = colls
-                        .iter()
-                        .map(|(name, slot)| {
-                            let entry = Entry {
-                                slot: slot.clone(),
-                                taken: OnceLock::new(),
-                            };
-                            (name.clone(), entry)
-                        })
-                        .collect();
-                    (db.clone(), Database { collections })
-                })
+                .map(|(db, colls)| (db.clone(), database_of(colls, |_| true)))
                 .collect(),
         }
+    }
+
+    /// [`Store::snapshot`] of one database only, for a reader that reads
+    /// nothing else (every read but `listDatabases`: `$lookup`,
+    /// `$unionWith` and the others read their own database).
+    pub fn snapshot_db(&self, db: &str) -> Catalog {
+        let names = self.names.read();
+        let mut dbs = BTreeMap::new();
+        if let Some(colls) = names.get(db) {
+            dbs.insert(db.to_string(), database_of(colls, |_| true));
+        }
+        Catalog { dbs }
+    }
+
+    /// [`Store::snapshot`] of one collection only, for a reader of that
+    /// collection alone (`find`, `count`, `distinct`, the statistics).
+    pub fn snapshot_one(&self, db: &str, coll: &str) -> Catalog {
+        let names = self.names.read();
+        let mut dbs = BTreeMap::new();
+        if let Some(colls) = names.get(db) {
+            dbs.insert(db.to_string(), database_of(colls, |name| name == coll));
+        }
+        Catalog { dbs }
     }
 
     fn slot(&self, db: &str, coll: &str) -> Option<Arc<Slot>> {
