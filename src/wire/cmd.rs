@@ -386,7 +386,7 @@ pub fn error_reply(err: &EngineError) -> Document {
 /// Never fails: errors become error replies, and so does a panic inside the
 /// command (as `InternalError`, 1), so that one broken command costs neither
 /// the connection nor the server. Writes compute everything before applying
-/// anything and the catalog lock (parking_lot) is not poisoned by a panic,
+/// anything and the catalog's locks (parking_lot) are not poisoned by a panic,
 /// so a command that panics leaves no half-written state behind.
 pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
     // With the database profiler on, measure the operation and record it in
