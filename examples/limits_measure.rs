@@ -2,10 +2,13 @@
 //! (or any server) on 127.0.0.1: peak memory of the server process for a
 //! `$graphLookup` over a 1,000-node cycle and for 20 open cursors with
 //! `batchSize: 1` on a ~50 MB collection, and how long a `ping` and an
-//! insert into another database wait while a long read runs.
+//! insert into another database wait while a long read runs; and how long
+//! a `ping`, writes to another collection and another database, and reads
+//! of another collection and of the same one wait while a long
+//! `updateMany` runs (`write-stall`).
 //!
 //! `cargo run --release --example limits_measure -- <port> <server pid>
-//! graph|cursors|stall`; peak memory is the server's `VmHWM`.
+//! graph|cursors|stall|write-stall`; peak memory is the server's `VmHWM`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -156,6 +159,64 @@ fn main() {
             let reply = receive(&mut s);
             println!(
                 "during a long read: ping on a fresh connection {ping:?}, insert into another database {insert:?}; the read then took {:?} more ({})",
+                started.elapsed(),
+                summary(&reply)
+            );
+        }
+        "write-stall" => {
+            let docs: Vec<Document> = (0..150).map(|i| doc! {"_id": i, "n": 0}).collect();
+            call(&mut s, doc! {"insert": "a", "documents": docs, "$db": "m"});
+            call(
+                &mut s,
+                doc! {"insert": "b", "documents": [{"_id": 0}], "$db": "m"},
+            );
+            call(
+                &mut s,
+                doc! {"insert": "w", "documents": [{"_id": 0}], "$db": "other"},
+            );
+            // A pipeline update whose every document costs a `$reduce`.
+            let started = Instant::now();
+            send(
+                &mut s,
+                doc! {"update": "a", "$db": "m", "updates": [{"q": {}, "multi": true, "u": [
+                {"$set": {"n": {"$reduce": {"input": {"$range": [0, 20_000]},
+                    "initialValue": 0, "in": {"$add": ["$$value", "$$this"]}}}}}]}]},
+            );
+            std::thread::sleep(Duration::from_millis(200));
+            // Each probe on its own connection, all at once.
+            let probes: Vec<(&str, Document)> = vec![
+                ("ping", doc! {"ping": 1, "$db": "admin"}),
+                (
+                    "insert into m.b",
+                    doc! {"insert": "b", "documents": [{"_id": 1}], "$db": "m"},
+                ),
+                (
+                    "insert into other.w",
+                    doc! {"insert": "w", "documents": [{"_id": 1}], "$db": "other"},
+                ),
+                ("find on m.b", doc! {"find": "b", "$db": "m"}),
+                ("find on m.a", doc! {"find": "a", "limit": 1, "$db": "m"}),
+                (
+                    "updateOne on m.a",
+                    doc! {"update": "a", "updates": [{"q": {"_id": 149}, "u": {"$set": {"seen": true}}}], "$db": "m"},
+                ),
+            ];
+            let handles: Vec<_> = probes
+                .into_iter()
+                .map(|(name, body)| {
+                    let mut c = connect(port);
+                    std::thread::spawn(move || {
+                        let started = Instant::now();
+                        let reply = call(&mut c, body);
+                        format!("{name} {:?} ({})", started.elapsed(), summary(&reply))
+                    })
+                })
+                .collect();
+            let timings: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let reply = receive(&mut s);
+            println!(
+                "during a long updateMany on m.a (150 documents): {}; the update took {:?} in all ({})",
+                timings.join(", "),
                 started.elapsed(),
                 summary(&reply)
             );

@@ -13,11 +13,18 @@
 //! - `catalog`: databases, collections and their records;
 //! - `error`: mongod's error codes.
 //!
-//! The engine is `Clone` and thread-safe: clones share one catalog behind a
-//! read-write lock. Writers hold it while they write; readers hold it only
-//! long enough to take a snapshot (a cheap copy sharing every collection)
-//! and then read that consistent state without blocking anyone, so a long
-//! read never holds up a write, the TTL monitor or another reader.
+//! The engine is `Clone` and thread-safe: clones share one live catalog
+//! (`catalog::Store`) locked per collection. A writer holds only its own
+//! collection's lock, and only while it applies changes: a multi-document
+//! update or delete selects and computes on a snapshot of the collection
+//! and applies its changes in chunks of [`WRITE_CHUNK`] documents, letting
+//! go between them, as mongod yields; an insert takes the lock per
+//! [`INSERT_CHUNK`] documents. Readers take a snapshot of the names (a
+//! moment under the names lock) and of each collection they touch (a
+//! moment under its lock), then read without any lock, so a long read
+//! holds up nobody, and nobody but a writer of the same collection (for
+//! one chunk) holds up a reader. `hello`, `ping` and other catalog-free
+//! commands take no lock at all.
 
 pub mod catalog;
 pub mod collation;
@@ -43,13 +50,19 @@ mod ops;
 use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocumentBuf};
-use parking_lot::RwLock;
 
-pub use catalog::Catalog;
+pub use catalog::{Catalog, Store};
 pub use error::{EngineError, ErrorCode, Result};
 
-/// Documents an `insert` writes per acquisition of the catalog lock.
+/// Documents an `insert` writes per acquisition of its collection's lock.
 pub const INSERT_CHUNK: usize = 256;
+
+/// Documents a multi-document update or delete changes per acquisition of
+/// its collection's lock (between them, it yields). A chunk that found its
+/// collection shared with a reader had to copy it first, so the next chunk
+/// is twice as big: a long write next to busy readers copies the
+/// collection a logarithmic number of times, not once per chunk.
+pub const WRITE_CHUNK: usize = 256;
 
 /// mongod's largest document: 16 MiB.
 pub const MAX_BSON_OBJECT_SIZE: usize = 16 * 1024 * 1024;
@@ -74,7 +87,8 @@ impl Clock for SystemClock {
 /// The in-memory engine. Cheap to clone; clones share state.
 #[derive(Debug, Clone)]
 pub struct Engine {
-    catalog: Arc<RwLock<Catalog>>,
+    /// The live catalog, locked per collection.
+    store: Arc<Store>,
     clock: Arc<dyn Clock>,
     /// Per database, the profiler's level and `slowms` (absent: level 0).
     profiling: Arc<parking_lot::Mutex<std::collections::HashMap<String, (i32, i64)>>>,
@@ -275,7 +289,7 @@ impl Engine {
     /// An empty engine on the given clock.
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
         Self {
-            catalog: Arc::new(RwLock::new(Catalog::default())),
+            store: Arc::default(),
             clock,
             profiling: Arc::default(),
         }
@@ -305,8 +319,7 @@ impl Engine {
     pub fn record_profile(&self, db: &str, entry: Document) -> Result<()> {
         let raw = RawDocumentBuf::from_document(&entry)
             .map_err(|e| EngineError::bad_value(e.to_string()))?;
-        let mut cat = self.catalog.write();
-        ops::insert(&mut cat, db, "system.profile", vec![raw], true).map(|_| ())
+        ops::insert(&self.store, db, "system.profile", vec![raw], true).map(|_| ())
     }
 
     /// The engine's current time.
@@ -317,9 +330,10 @@ impl Engine {
     /// Insert documents. Each is a raw BSON document; one without `_id` gets
     /// an ObjectId. With `ordered`, the first failure stops the batch.
     ///
-    /// The lock is taken per [`INSERT_CHUNK`] documents, as mongod yields
-    /// between the batches of a large insert, so that a big `insertMany`
-    /// does not hold up every reader until it ends.
+    /// The collection's lock is taken per [`INSERT_CHUNK`] documents, as
+    /// mongod yields between the batches of a large insert, so that a big
+    /// `insertMany` does not hold up that collection's readers until it
+    /// ends.
     pub fn insert(
         &self,
         db: &str,
@@ -333,10 +347,7 @@ impl Engine {
         loop {
             let chunk: Vec<RawDocumentBuf> = docs.by_ref().take(INSERT_CHUNK).collect();
             let n = chunk.len();
-            let part = {
-                let mut cat = self.catalog.write();
-                ops::insert(&mut cat, db, coll, chunk, ordered)?
-            };
+            let part = ops::insert(&self.store, db, coll, chunk, ordered)?;
             outcome.inserted += part.inserted;
             let stop = ordered && !part.errors.is_empty();
             outcome.errors.extend(part.errors.into_iter().map(|mut e| {
@@ -352,7 +363,7 @@ impl Engine {
 
     /// Run a query and return every matching document, projected and sorted.
     pub fn find(&self, db: &str, coll: &str, req: &FindRequest) -> Result<Vec<Document>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         ops::find(&cat, db, coll, req, self.now())
     }
 
@@ -364,9 +375,7 @@ impl Engine {
         statements: &[UpdateStatement],
         ordered: bool,
     ) -> Result<UpdateOutcome> {
-        let now = self.now();
-        let mut cat = self.catalog.write();
-        ops::update(&mut cat, db, coll, statements, ordered, now)
+        ops::update(&self.store, db, coll, statements, ordered, self.now())
     }
 
     /// Apply delete statements.
@@ -377,9 +386,7 @@ impl Engine {
         statements: &[DeleteStatement],
         ordered: bool,
     ) -> Result<DeleteOutcome> {
-        let now = self.now();
-        let mut cat = self.catalog.write();
-        ops::delete(&mut cat, db, coll, statements, ordered, now)
+        ops::delete(&self.store, db, coll, statements, ordered, self.now())
     }
 
     /// Find one document and update or remove it.
@@ -389,9 +396,7 @@ impl Engine {
         coll: &str,
         req: &FindAndModifyRequest,
     ) -> Result<FindAndModifyOutcome> {
-        let now = self.now();
-        let mut cat = self.catalog.write();
-        ops::find_and_modify(&mut cat, db, coll, req, now)
+        ops::find_and_modify(&self.store, db, coll, req, self.now())
     }
 
     /// Run an aggregation. `coll` is `None` for a database-level pipeline
@@ -406,19 +411,25 @@ impl Engine {
     ) -> Result<Vec<Document>> {
         let now = self.now();
         if ops::pipeline_writes(pipeline) {
-            // Read on a snapshot; hold the write lock only to write.
-            let docs = ops::aggregate_write_input(&self.snapshot(), db, coll, pipeline, opts, now)?;
-            let mut cat = self.catalog.write();
-            ops::aggregate_write_output(&mut cat, db, pipeline, docs, now)
+            // Read on a snapshot; hold the target's lock only to write.
+            let docs = ops::aggregate_write_input(
+                &self.store.snapshot_db(db),
+                db,
+                coll,
+                pipeline,
+                opts,
+                now,
+            )?;
+            ops::aggregate_write_output(&self.store, db, pipeline, docs, now)
         } else {
-            let cat = self.snapshot();
+            let cat = self.store.snapshot_db(db);
             ops::aggregate(&cat, db, coll, pipeline, opts, now)
         }
     }
 
     /// The `count` command.
     pub fn count(&self, db: &str, coll: &str, req: &CountRequest) -> Result<u64> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         ops::count(&cat, db, coll, req, self.now())
     }
 
@@ -431,7 +442,7 @@ impl Engine {
         filter: &Document,
         collation: Option<&Document>,
     ) -> Result<Vec<Bson>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         ops::distinct(&cat, db, coll, key, filter, collation, self.now())
     }
 
@@ -442,45 +453,40 @@ impl Engine {
         coll: &str,
         specs: &[Document],
     ) -> Result<CreateIndexesOutcome> {
-        let mut cat = self.catalog.write();
-        cat.create_indexes(db, coll, specs)
+        self.store.create_indexes(db, coll, specs)
     }
 
     /// The index specs of a collection, as `listIndexes` returns them.
     pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         cat.list_indexes(db, coll)
     }
 
     /// Drop indexes: `"*"` (all but `_id_`), a name, a key pattern, or an
     /// array of names. Returns the number of indexes before the drop.
     pub fn drop_indexes(&self, db: &str, coll: &str, which: &Bson) -> Result<usize> {
-        let mut cat = self.catalog.write();
-        cat.drop_indexes(db, coll, which)
+        self.store.drop_indexes(db, coll, which)
     }
 
     /// Create a collection explicitly (with `validator` and other options).
     pub fn create_collection(&self, db: &str, coll: &str, options: &Document) -> Result<()> {
-        let mut cat = self.catalog.write();
-        cat.create_collection(db, coll, options)
+        self.store.create_collection(db, coll, options)
     }
 
     /// Drop a collection; dropping one that does not exist succeeds, as in
     /// MongoDB 7.0. Returns whether it existed.
     pub fn drop_collection(&self, db: &str, coll: &str) -> Result<bool> {
-        let mut cat = self.catalog.write();
-        Ok(cat.drop_collection(db, coll))
+        Ok(self.store.drop_collection(db, coll))
     }
 
     /// Drop a database; returns whether it existed.
     pub fn drop_database(&self, db: &str) -> bool {
-        let mut cat = self.catalog.write();
-        cat.drop_database(db)
+        self.store.drop_database(db)
     }
 
     /// `listCollections` entries (`{name, type, options, info, idIndex}`).
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_db(db);
         cat.list_collections(db, filter)
     }
 
@@ -492,8 +498,7 @@ impl Engine {
 
     /// `renameCollection` between full namespaces (`db.coll`).
     pub fn rename_collection(&self, from: &str, to: &str, drop_target: bool) -> Result<()> {
-        let mut cat = self.catalog.write();
-        cat.rename_collection(from, to, drop_target)
+        self.store.rename_collection(from, to, drop_target)
     }
 
     /// `explain` of a parsed command at a verbosity: the command is
@@ -508,33 +513,31 @@ impl Engine {
         sent: &Document,
         verbosity: explain::Verbosity,
     ) -> Result<Document> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_db(db);
         explain::explain(&cat, db, command, sent, verbosity, self.now())
     }
 
     /// `collStats`-shaped statistics for a collection.
     pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_one(db, coll);
         cat.coll_stats(db, coll, scale)
     }
 
     /// The `validate` command's report for a collection, measured by
     /// regenerating every index's keys from the documents.
     pub fn validate(&self, db: &str, coll: &str) -> Result<Document> {
-        let cat = self.catalog.read();
-        cat.validate(db, coll)
+        self.store.snapshot_one(db, coll).validate(db, coll)
     }
 
     /// `(size, numObjects)` of a collection for the `dataSize` command:
     /// the exact sum of its documents' BSON sizes and their count.
     pub fn data_size(&self, db: &str, coll: &str) -> (u64, usize) {
-        let cat = self.catalog.read();
-        cat.data_size_of(db, coll)
+        self.store.snapshot_one(db, coll).data_size_of(db, coll)
     }
 
     /// `dbStats`-shaped statistics for a database.
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
-        let cat = self.snapshot();
+        let cat = self.store.snapshot_db(db);
         cat.db_stats(db, scale)
     }
 
@@ -542,17 +545,17 @@ impl Engine {
     /// mongod's TTL monitor does every 60 seconds. Returns how many went.
     pub fn expire_ttl(&self, now: bson::DateTime) -> u64 {
         // Scan a snapshot, so that neither readers nor writers wait for the
-        // scan; only the deletions take the lock.
+        // scan; only the deletions take each collection's lock.
         let expired = self.snapshot().ttl_expired(now);
         if expired.is_empty() {
             return 0;
         }
-        self.catalog.write().remove_expired(expired, now)
+        self.store.remove_expired(expired, now)
     }
 
-    /// The catalog as it is now, for a reader to run on without holding the
+    /// The catalog as it is now, for a reader to run on without holding any
     /// lock (collections are shared, not copied; see `catalog`).
     fn snapshot(&self) -> Catalog {
-        self.catalog.read().clone()
+        self.store.snapshot()
     }
 }

@@ -9,12 +9,14 @@
 //!   the engine (one file per command family);
 //! - [`cursor`]: results that span several batches, between `find` and
 //!   `getMore`;
+//! - [`ops`]: the operations running, for `currentOp`;
 //! - [`server`]: the accept loop, a task per connection, the TTL monitor.
 
 pub mod cmd;
 pub mod connection;
 pub mod cursor;
 pub mod frame;
+pub mod ops;
 mod server;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -346,6 +346,15 @@ fn namespace_rules_are_mongods() {
         reply.get_str("errmsg"),
         Ok("Dropping the 'admin' database is prohibited.")
     );
+    // `local` is refused only while replication is active; a standalone
+    // mongod, which the engine is, drops it.
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"insert": "startup_log", "documents": [{}], "$db": "local"}),
+    );
+    assert_eq!(reply.get_i32("n"), Ok(1), "{reply}");
+    let reply = call(&mut stream, &rawdoc! {"dropDatabase": 1, "$db": "local"});
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
     // Reserved system collections cannot be written, legal ones can.
     let reply = call(
         &mut stream,

@@ -7,18 +7,25 @@
 //! validator, and only then changes anything: a failed write leaves records
 //! and indexes exactly as they were.
 //!
-//! Collections are shared (`Arc`) and copied on write, so cloning a
-//! `Catalog` is cheap: a reader takes such a snapshot under the engine's
-//! lock for a moment and then runs without holding it, and a writer that
+//! Locking is per collection. The live catalog ([`Store`]) maps names to
+//! [`Slot`]s behind one lock that is held only to look a name up or to
+//! change the set of names (create, drop, rename); each slot holds its
+//! collection behind a lock of its own, which a writer takes only while it
+//! changes that collection. A reader's [`Catalog`] is the set of names as
+//! they were when it was taken, and each collection as it was the first
+//! time the reader touched it: the collection is shared (`Arc`) and copied
+//! on write, so the reader then runs without any lock, and a writer that
 //! meets a collection still shared with a running reader copies that one
-//! collection first (`Arc::make_mut`). Readers never hold up writers, the
-//! TTL monitor included, and a write to one collection copies nothing of
-//! the others.
+//! collection first (`Arc::make_mut`). A reader never waits for a writer of
+//! another collection; it waits for a writer of its own collection only
+//! while that writer applies one chunk of changes.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
+use parking_lot::RwLock;
 
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
@@ -28,17 +35,89 @@ use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::update::display;
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, limits, size_model};
 
-/// Every database of the engine.
-#[derive(Debug, Default, Clone)]
+/// What a reader sees of every database: the names as they were when it
+/// was taken, each collection as it was when the reader first touched it.
+#[derive(Debug, Default)]
 pub struct Catalog {
-    /// Shared with snapshots: cloning the catalog is one reference count.
-    dbs: Arc<BTreeMap<String, Arc<Database>>>,
+    dbs: BTreeMap<String, Database>,
 }
 
-/// One database: a set of named collections.
-#[derive(Debug, Default, Clone)]
+/// One database of a [`Catalog`]: a set of named collections.
+#[derive(Debug, Default)]
 pub struct Database {
-    collections: BTreeMap<String, Arc<Collection>>,
+    collections: BTreeMap<String, Entry>,
+}
+
+/// A collection of a [`Catalog`], read from its slot on first use.
+#[derive(Debug)]
+struct Entry {
+    slot: Arc<Slot>,
+    taken: OnceLock<Arc<Collection>>,
+}
+
+impl Entry {
+    fn get(&self) -> &Collection {
+        self.taken
+            .get_or_init(|| self.slot.state.read().coll.clone())
+    }
+}
+
+/// One collection of the live catalog, behind a lock of its own.
+#[derive(Debug)]
+pub struct Slot {
+    state: RwLock<SlotState>,
+    /// `state.gone`, readable without the lock: a long write polls it
+    /// between documents.
+    gone: AtomicBool,
+}
+
+#[derive(Debug)]
+struct SlotState {
+    coll: Arc<Collection>,
+    /// Set once the collection has been dropped or renamed away: a writer
+    /// that still holds the slot looks the name up again.
+    gone: bool,
+}
+
+impl Slot {
+    fn new(coll: Collection) -> Arc<Self> {
+        Self::holding(Arc::new(coll))
+    }
+
+    fn holding(coll: Arc<Collection>) -> Arc<Self> {
+        Arc::new(Slot {
+            state: RwLock::new(SlotState { coll, gone: false }),
+            gone: AtomicBool::new(false),
+        })
+    }
+
+    /// Mark the slot gone (its collection dropped or renamed away), once
+    /// its current writer lets go.
+    fn mark_gone(&self) {
+        let mut state = self.state.write();
+        state.gone = true;
+        self.gone.store(true, Ordering::Release);
+    }
+
+    /// Whether the collection was dropped or renamed away; a long write
+    /// asks between documents and stops as mongod's `QueryPlanKilled`.
+    pub fn check_live(&self, db: &str, coll: &str) -> Result<()> {
+        if self.gone.load(Ordering::Acquire) {
+            return Err(killed(db, coll));
+        }
+        Ok(())
+    }
+}
+
+/// Names of the live catalog: database, then collection.
+type Names = BTreeMap<String, BTreeMap<String, Arc<Slot>>>;
+
+/// The live catalog every operation of the engine works on.
+#[derive(Debug, Default)]
+pub struct Store {
+    /// Held only for a lookup or to change the set of names, never while
+    /// a collection is read or written.
+    names: RwLock<Names>,
 }
 
 /// A collection: records in insertion order plus their indexes.
@@ -57,6 +136,9 @@ pub struct Collection {
     live: usize,
     indexes: Vec<Index>,
     data_size: u64,
+    /// Counts every change, so that work done on a snapshot (an index
+    /// build) can tell whether the collection moved on since.
+    version: u64,
 }
 
 /// Validate a database name as mongod does.
@@ -157,7 +239,31 @@ impl Collection {
             live: 0,
             indexes: vec![Index::new(id_spec)],
             data_size: 0,
+            version: 0,
         })
+    }
+
+    /// A collection created implicitly (no options).
+    fn plain() -> Self {
+        let mut id = IndexSpec::id_index();
+        id.collation = None;
+        Collection {
+            uuid: bson::Uuid::new(),
+            options: Document::new(),
+            validator: None,
+            collation: None,
+            records: Vec::new(),
+            first_record: 1,
+            live: 0,
+            indexes: vec![Index::new(id)],
+            data_size: 0,
+            version: 0,
+        }
+    }
+
+    /// The `create` options.
+    pub fn options(&self) -> &Document {
+        &self.options
     }
 
     /// The collection's default collation.
@@ -312,6 +418,7 @@ impl Collection {
         self.data_size += raw.as_bytes().len() as u64;
         self.records.push(Some(raw));
         self.live += 1;
+        self.version += 1;
         Ok(rid)
     }
 
@@ -352,6 +459,7 @@ impl Collection {
         if let Some(slot) = self.slot_mut(rid) {
             *slot = Some(raw);
         }
+        self.version += 1;
         Ok(())
     }
 
@@ -361,6 +469,7 @@ impl Collection {
             return Ok(None);
         };
         self.live -= 1;
+        self.version += 1;
         let doc = to_document(&raw)?;
         for index in &mut self.indexes {
             // Keys computed from a stored document cannot fail: they did
@@ -381,6 +490,7 @@ impl Collection {
         self.records.clear();
         self.live = 0;
         self.data_size = 0;
+        self.version += 1;
         for index in &mut self.indexes {
             index.clear();
         }
@@ -500,95 +610,15 @@ pub fn shell_repr(v: &Bson) -> String {
     }
 }
 
-impl Catalog {
-    /// The databases for writing (copied first if a snapshot shares them).
-    fn dbs_mut(&mut self) -> &mut BTreeMap<String, Arc<Database>> {
-        Arc::make_mut(&mut self.dbs)
-    }
-
-    /// A database for writing, if it exists (copied first if shared).
-    fn db_mut(&mut self, db: &str) -> Option<&mut Database> {
-        if !self.dbs.contains_key(db) {
-            return None;
-        }
-        self.dbs_mut().get_mut(db).map(Arc::make_mut)
-    }
-
-    /// A database for writing, created if missing.
-    fn db_or_create(&mut self, db: &str) -> &mut Database {
-        Arc::make_mut(self.dbs_mut().entry(db.to_string()).or_default())
-    }
-
-    /// A collection, if it exists.
-    pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
-        self.dbs.get(db)?.collections.get(coll).map(Arc::as_ref)
-    }
-
-    /// A collection for writing, if it exists.
-    pub fn collection_mut(&mut self, db: &str, coll: &str) -> Option<&mut Collection> {
-        if !self.dbs.get(db)?.collections.contains_key(coll) {
-            return None;
-        }
-        self.db_mut(db)?
-            .collections
-            .get_mut(coll)
-            .map(Arc::make_mut)
-    }
-
-    /// A collection for writing, created implicitly (as inserts do).
-    /// Returns whether it was created.
-    pub fn collection_or_create(
-        &mut self,
-        db: &str,
-        coll: &str,
-    ) -> Result<(&mut Collection, bool)> {
-        check_create_ns(db, coll)?;
-        let database = self.db_or_create(db);
-        let created = !database.collections.contains_key(coll);
-        if created {
-            database.collections.insert(
-                coll.to_string(),
-                Arc::new(Collection::new(Document::new())?),
-            );
-        }
-        let c = database
-            .collections
-            .get_mut(coll)
-            .map(Arc::make_mut)
-            .ok_or_else(|| EngineError::new(ErrorCode::INTERNAL_ERROR, "collection vanished"))?;
-        Ok((c, created))
-    }
-
-    /// Names of the collections of `db`.
-    pub fn collection_names(&self, db: &str) -> Vec<String> {
-        self.dbs
-            .get(db)
-            .map(|d| d.collections.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    pub fn create_indexes(
-        &mut self,
-        db: &str,
-        coll: &str,
-        specs: &[Document],
-    ) -> Result<CreateIndexesOutcome> {
-        if specs.is_empty() {
-            return Err(EngineError::bad_value(
-                "Must specify at least one index to create",
-            ));
-        }
-        let ns = format!("{db}.{coll}");
-        // Specs are validated before the collection is created, so a
-        // refused request leaves no collection behind.
-        let collation = self.collection(db, coll).and_then(|c| c.collation.clone());
-        let requested = specs
-            .iter()
-            .map(|s| IndexSpec::parse(s, collation.as_ref()))
-            .collect::<Result<Vec<_>>>()?;
-        let (c, created) = self.collection_or_create(db, coll)?;
-        let before = c.indexes.len();
-        let mut parsed = Vec::with_capacity(specs.len());
+impl Collection {
+    /// Check requested index specs against the existing indexes as mongod's
+    /// `_doesSpecConflictWithExisting` does (by name first, then by
+    /// signature: key, collation, partial filter, unique, sparse); returns
+    /// those still to build.
+    fn indexes_to_build(&self, requested: &[IndexSpec]) -> Result<Vec<IndexSpec>> {
+        let c = self;
+        let requested = requested.to_vec();
+        let mut parsed = Vec::with_capacity(requested.len());
         for spec in requested {
             // mongod's `_doesSpecConflictWithExisting`: by name first, then
             // by signature (key, collation, partial filter, unique, sparse).
@@ -640,34 +670,22 @@ impl Catalog {
             }
             parsed.push(spec);
         }
-        // Build every index before adding any: all or nothing.
-        let mut built = Vec::with_capacity(parsed.len());
-        for spec in parsed {
-            built.push(c.build_index(&ns, spec)?);
-        }
-        let note = built
-            .is_empty()
-            .then(|| "all indexes already exist".to_string());
-        c.indexes.extend(built);
-        Ok(CreateIndexesOutcome {
-            indexes_before: before,
-            indexes_after: c.indexes.len(),
-            created_collection: created,
-            note,
-        })
+        Ok(parsed)
     }
 
-    pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
-        let c = self
-            .collection(db, coll)
-            .ok_or_else(|| ns_not_found(db, coll))?;
-        Ok(c.indexes.iter().map(|i| i.spec.to_document()).collect())
+    /// Build every index before adding any: all or nothing.
+    fn build_indexes(&self, ns: &str, specs: Vec<IndexSpec>) -> Result<Vec<Index>> {
+        specs
+            .into_iter()
+            .map(|spec| self.build_index(ns, spec))
+            .collect()
     }
+}
 
-    pub fn drop_indexes(&mut self, db: &str, coll: &str, which: &Bson) -> Result<usize> {
-        let c = self
-            .collection_mut(db, coll)
-            .ok_or_else(|| ns_not_found(db, coll))?;
+impl Collection {
+    fn drop_indexes(&mut self, which: &Bson) -> Result<usize> {
+        self.version += 1;
+        let c = self;
         let before = c.indexes.len();
         let not_found = |what: String| {
             EngineError::new(
@@ -721,94 +739,31 @@ impl Catalog {
         c.indexes.retain(|i| !names.contains(&i.spec.name));
         Ok(before)
     }
+}
 
-    pub fn create_collection(&mut self, db: &str, coll: &str, options: &Document) -> Result<()> {
-        check_create_ns(db, coll)?;
-        let mut opts = options.clone();
-        for generic in [
-            "create",
-            "$db",
-            "lsid",
-            "$clusterTime",
-            "$readPreference",
-            "writeConcern",
-            "comment",
-            "apiVersion",
-            "apiStrict",
-            "apiDeprecationErrors",
-        ] {
-            opts.remove(generic);
-        }
-        for (key, _) in &opts {
-            match key.as_str() {
-                "validator"
-                | "validationLevel"
-                | "validationAction"
-                | "collation"
-                | "capped"
-                | "size"
-                | "max"
-                | "storageEngine"
-                | "indexOptionDefaults"
-                | "idIndex"
-                | "timeseries"
-                | "expireAfterSeconds"
-                | "clusteredIndex"
-                | "viewOn"
-                | "pipeline"
-                | "changeStreamPreAndPostImages"
-                | "autoIndexId"
-                | "flags" => {}
-                other => {
-                    return Err(EngineError::new(
-                        ErrorCode::INVALID_OPTIONS,
-                        format!("BSON field 'create.{other}' is an unknown field."),
-                    ));
-                }
-            }
-        }
-        for unsupported in ["viewOn", "timeseries", "clusteredIndex"] {
-            if opts.contains_key(unsupported) {
-                return Err(EngineError::not_implemented(format!(
-                    "create with '{unsupported}'"
-                )));
-            }
-        }
-        if let Some(existing) = self.collection(db, coll) {
-            if existing.options == opts {
-                return Ok(());
-            }
-            return Err(EngineError::new(
-                ErrorCode::NAMESPACE_EXISTS,
-                format!("Collection {db}.{coll} already exists."),
-            ));
-        }
-        let created = Arc::new(Collection::new(opts)?);
-        self.db_or_create(db)
-            .collections
-            .insert(coll.to_string(), created);
-        Ok(())
+impl Catalog {
+    fn entry(&self, db: &str, coll: &str) -> Option<&Entry> {
+        self.dbs.get(db)?.collections.get(coll)
     }
 
-    pub fn drop_collection(&mut self, db: &str, coll: &str) -> bool {
-        if self.collection(db, coll).is_none() {
-            return false;
-        }
-        let Some(database) = self.db_mut(db) else {
-            return false;
-        };
-        let existed = database.collections.remove(coll).is_some();
-        if database.collections.is_empty() {
-            self.dbs_mut().remove(db);
-        }
-        existed
+    /// A collection, if it exists.
+    pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
+        self.entry(db, coll).map(Entry::get)
     }
 
-    pub fn drop_database(&mut self, db: &str) -> bool {
-        if !self.dbs.contains_key(db) {
-            return false;
-        }
-        self.dbs_mut().remove(db).is_some()
+    /// Names of the collections of `db`.
+    pub fn collection_names(&self, db: &str) -> Vec<String> {
+        self.dbs
+            .get(db)
+            .map(|d| d.collections.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn list_indexes(&self, db: &str, coll: &str) -> Result<Vec<Document>> {
+        let c = self
+            .collection(db, coll)
+            .ok_or_else(|| ns_not_found(db, coll))?;
+        Ok(c.indexes.iter().map(|i| i.spec.to_document()).collect())
     }
 
     pub fn list_collections(&self, db: &str, filter: &Document) -> Result<Vec<Document>> {
@@ -817,7 +772,8 @@ impl Catalog {
         };
         let filter = Filter::parse(filter, None)?;
         let mut out = Vec::new();
-        for (name, c) in &database.collections {
+        for (name, entry) in &database.collections {
+            let c = entry.get();
             let entry = doc! {
                 "name": name.clone(),
                 "type": "collection",
@@ -839,68 +795,11 @@ impl Catalog {
                 let size: u64 = d
                     .collections
                     .values()
-                    .map(|c| size_model::collection_sizes(c).total_size())
+                    .map(|c| size_model::collection_sizes(c.get()).total_size())
                     .sum();
                 doc! {"name": name.clone(), "sizeOnDisk": size as i64, "empty": d.collections.is_empty()}
             })
             .collect()
-    }
-
-    pub fn rename_collection(&mut self, from: &str, to: &str, drop_target: bool) -> Result<()> {
-        let split = |ns: &str| -> Result<(String, String)> {
-            ns.split_once('.')
-                .map(|(d, c)| (d.to_string(), c.to_string()))
-                .ok_or_else(|| {
-                    EngineError::new(
-                        ErrorCode::INVALID_NAMESPACE,
-                        format!("Invalid namespace specified '{ns}'"),
-                    )
-                })
-        };
-        let (fdb, fcoll) = split(from)?;
-        let (tdb, tcoll) = split(to)?;
-        check_create_ns(&tdb, &tcoll)?;
-        if self.collection(&fdb, &fcoll).is_none() {
-            return Err(EngineError::new(
-                ErrorCode::NAMESPACE_NOT_FOUND,
-                "source namespace does not exist",
-            ));
-        }
-        if from == to {
-            return Err(EngineError::new(
-                ErrorCode::ILLEGAL_OPERATION,
-                "Can't rename a collection to itself",
-            ));
-        }
-        if self.collection(&tdb, &tcoll).is_some() {
-            if !drop_target {
-                return Err(EngineError::new(
-                    ErrorCode::NAMESPACE_EXISTS,
-                    "target namespace exists",
-                ));
-            }
-            self.drop_collection(&tdb, &tcoll);
-        }
-        if self.collection(&fdb, &fcoll).is_none() {
-            return Err(EngineError::new(
-                ErrorCode::NAMESPACE_NOT_FOUND,
-                "source namespace does not exist",
-            ));
-        }
-        let moved = self
-            .db_mut(&fdb)
-            .and_then(|d| d.collections.remove(&fcoll))
-            .ok_or_else(|| {
-                EngineError::new(
-                    ErrorCode::NAMESPACE_NOT_FOUND,
-                    "source namespace does not exist",
-                )
-            })?;
-        if self.dbs.get(&fdb).is_some_and(|d| d.collections.is_empty()) {
-            self.dbs_mut().remove(&fdb);
-        }
-        self.db_or_create(&tdb).collections.insert(tcoll, moved);
-        Ok(())
     }
 
     pub fn coll_stats(&self, db: &str, coll: &str, scale: i64) -> Result<Document> {
@@ -995,27 +894,20 @@ impl Catalog {
     pub fn db_stats(&self, db: &str, scale: i64) -> Result<Document> {
         check_db_name(db)?;
         let empty = Database::default();
-        let database = self.dbs.get(db).map_or(&empty, Arc::as_ref);
+        let database = self.dbs.get(db).unwrap_or(&empty);
         Ok(size_model::db_stats(
             db,
-            database.collections.values().map(Arc::as_ref),
+            database.collections.values().map(Entry::get),
             scale,
         ))
     }
-
-    /// Delete the documents whose TTL has passed. The scan runs on `self`
-    /// as it is; see [`Catalog::ttl_expired`] to scan a snapshot instead.
-    pub fn expire_ttl(&mut self, now: bson::DateTime) -> u64 {
-        let expired = self.ttl_expired(now);
-        self.remove_expired(expired, now)
-    }
-
     /// The records each TTL index says have expired, per (db, collection).
-    /// Reads only, so it can run on a snapshot without the engine's lock.
+    /// Reads only: it runs on a snapshot, without holding any lock.
     pub fn ttl_expired(&self, now: bson::DateTime) -> Vec<(String, String, Vec<RecordId>)> {
         let mut out = Vec::new();
         for (db, database) in self.dbs.iter() {
-            for (name, c) in &database.collections {
+            for (name, entry) in &database.collections {
+                let c = entry.get();
                 let ttl = ttl_paths(c);
                 if ttl.is_empty() {
                     continue;
@@ -1032,28 +924,469 @@ impl Catalog {
         }
         out
     }
+}
+
+/// A reader's view of the collections of one database that `keep` keeps.
+fn database_of(colls: &BTreeMap<String, Arc<Slot>>, keep: impl Fn(&str) -> bool) -> Database {
+    let collections = colls
+        .iter()
+        .filter(|(name, _)| keep(name))
+        .map(|(name, slot)| {
+            let entry = Entry {
+                slot: slot.clone(),
+                taken: OnceLock::new(),
+            };
+            (name.clone(), entry)
+        })
+        .collect();
+    Database { collections }
+}
+
+/// The error of a write that yielded and found its collection gone.
+fn killed(db: &str, coll: &str) -> EngineError {
+    EngineError::new(
+        ErrorCode::QUERY_PLAN_KILLED,
+        format!("collection dropped or renamed while the operation ran: {db}.{coll}"),
+    )
+}
+
+/// Split a full namespace `db.coll`.
+fn split_ns(ns: &str) -> Result<(String, String)> {
+    ns.split_once('.')
+        .map(|(d, c)| (d.to_string(), c.to_string()))
+        .ok_or_else(|| {
+            EngineError::new(
+                ErrorCode::INVALID_NAMESPACE,
+                format!("Invalid namespace specified '{ns}'"),
+            )
+        })
+}
+
+impl Store {
+    /// What a reader runs on: the names as they are now; each collection
+    /// is read from its slot the first time the reader touches it.
+    pub fn snapshot(&self) -> Catalog {
+        let names = self.names.read();
+        Catalog {
+            dbs: names
+                .iter()
+                .map(|(db, colls)| (db.clone(), database_of(colls, |_| true)))
+                .collect(),
+        }
+    }
+
+    /// [`Store::snapshot`] of one database only, for a reader that reads
+    /// nothing else (every read but `listDatabases`: `$lookup`,
+    /// `$unionWith` and the others read their own database).
+    pub fn snapshot_db(&self, db: &str) -> Catalog {
+        let names = self.names.read();
+        let mut dbs = BTreeMap::new();
+        if let Some(colls) = names.get(db) {
+            dbs.insert(db.to_string(), database_of(colls, |_| true));
+        }
+        Catalog { dbs }
+    }
+
+    /// [`Store::snapshot`] of one collection only, for a reader of that
+    /// collection alone (`find`, `count`, `distinct`, the statistics).
+    pub fn snapshot_one(&self, db: &str, coll: &str) -> Catalog {
+        let names = self.names.read();
+        let mut dbs = BTreeMap::new();
+        if let Some(colls) = names.get(db) {
+            dbs.insert(db.to_string(), database_of(colls, |name| name == coll));
+        }
+        Catalog { dbs }
+    }
+
+    fn slot(&self, db: &str, coll: &str) -> Option<Arc<Slot>> {
+        self.names.read().get(db)?.get(coll).cloned()
+    }
+
+    /// One collection as it is now (shared: a snapshot of it), if it exists.
+    pub fn collection(&self, db: &str, coll: &str) -> Option<Arc<Collection>> {
+        let slot = self.slot(db, coll)?;
+        let state = slot.state.read();
+        (!state.gone).then(|| state.coll.clone())
+    }
+
+    /// The slot of a collection, created (implicitly, with no options) if
+    /// missing; and whether it was.
+    fn slot_or_create(&self, db: &str, coll: &str) -> Result<(Arc<Slot>, bool)> {
+        if let Some(slot) = self.slot(db, coll) {
+            return Ok((slot, false));
+        }
+        check_create_ns(db, coll)?;
+        let mut names = self.names.write();
+        let colls = names.entry(db.to_string()).or_default();
+        if let Some(slot) = colls.get(coll) {
+            return Ok((slot.clone(), false));
+        }
+        let slot = Slot::new(Collection::plain());
+        colls.insert(coll.to_string(), slot.clone());
+        Ok((slot, true))
+    }
+
+    /// Run `f` on a collection for writing, holding only that collection's
+    /// lock; `None` if it does not exist.
+    pub fn write_existing<T>(
+        &self,
+        db: &str,
+        coll: &str,
+        f: impl FnOnce(&mut Collection) -> T,
+    ) -> Option<T> {
+        loop {
+            let slot = self.slot(db, coll)?;
+            let mut state = slot.state.write();
+            if state.gone {
+                // Dropped or renamed since the lookup: look again.
+                drop(state);
+                std::thread::yield_now();
+                continue;
+            }
+            return Some(f(Arc::make_mut(&mut state.coll)));
+        }
+    }
+
+    /// Run `f` on a collection for writing, creating it implicitly (as
+    /// inserts and upserts do), holding only that collection's lock; `f`
+    /// is told whether the collection was created.
+    pub fn write_or_create<T>(
+        &self,
+        db: &str,
+        coll: &str,
+        f: impl FnOnce(&mut Collection, bool) -> T,
+    ) -> Result<T> {
+        check_create_ns(db, coll)?;
+        loop {
+            let (slot, created) = self.slot_or_create(db, coll)?;
+            let mut state = slot.state.write();
+            if state.gone {
+                drop(state);
+                std::thread::yield_now();
+                continue;
+            }
+            return Ok(f(Arc::make_mut(&mut state.coll), created));
+        }
+    }
+
+    /// Like [`Store::write_existing`], for a write that yielded: a
+    /// collection dropped or renamed under it is mongod's `QueryPlanKilled`.
+    /// Also says whether the collection had to be copied first (a reader
+    /// still shared it), so that the writer can take bigger chunks.
+    pub fn write_again<T>(
+        &self,
+        db: &str,
+        coll: &str,
+        slot_of: &Arc<Slot>,
+        f: impl FnOnce(&mut Collection) -> T,
+    ) -> Result<(T, bool)> {
+        let mut state = slot_of.state.write();
+        if state.gone {
+            return Err(killed(db, coll));
+        }
+        let copied = Arc::strong_count(&state.coll) > 1;
+        Ok((f(Arc::make_mut(&mut state.coll)), copied))
+    }
+
+    /// The slot a yielding write keeps across its chunks, and the collection
+    /// as it is now, to select on without any lock.
+    pub fn slot_and_snapshot(&self, db: &str, coll: &str) -> Option<(Arc<Slot>, Arc<Collection>)> {
+        loop {
+            let slot = self.slot(db, coll)?;
+            let state = slot.state.read();
+            if state.gone {
+                drop(state);
+                std::thread::yield_now();
+                continue;
+            }
+            let coll = state.coll.clone();
+            drop(state);
+            return Some((slot, coll));
+        }
+    }
+
+    pub fn create_indexes(
+        &self,
+        db: &str,
+        coll: &str,
+        specs: &[Document],
+    ) -> Result<CreateIndexesOutcome> {
+        if specs.is_empty() {
+            return Err(EngineError::bad_value(
+                "Must specify at least one index to create",
+            ));
+        }
+        let ns = format!("{db}.{coll}");
+        // Specs are validated before the collection is created, so a
+        // refused request leaves no collection behind.
+        let collation = self.collection(db, coll).and_then(|c| c.collation.clone());
+        let requested = specs
+            .iter()
+            .map(|s| IndexSpec::parse(s, collation.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        check_create_ns(db, coll)?;
+        let (slot, created) = self.slot_or_create(db, coll)?;
+        // Build on a snapshot, holding no lock, as mongod builds in the
+        // background; then install under the collection's lock if nothing
+        // changed meanwhile, or build again under it if something did.
+        let snapshot = {
+            let state = slot.state.read();
+            (!state.gone).then(|| state.coll.clone())
+        };
+        let prebuilt = match snapshot {
+            Some(snap) => {
+                let todo = snap.indexes_to_build(&requested)?;
+                let built = snap.build_indexes(&ns, todo)?;
+                Some((snap.version, built))
+            }
+            None => None,
+        };
+        let install = |c: &mut Collection, created: bool| -> Result<CreateIndexesOutcome> {
+            let before = c.indexes.len();
+            let built = match prebuilt {
+                Some((version, built)) if version == c.version => built,
+                _ => {
+                    let todo = c.indexes_to_build(&requested)?;
+                    c.build_indexes(&ns, todo)?
+                }
+            };
+            let note = built
+                .is_empty()
+                .then(|| "all indexes already exist".to_string());
+            c.indexes.extend(built);
+            c.version += 1;
+            Ok(CreateIndexesOutcome {
+                indexes_before: before,
+                indexes_after: c.indexes.len(),
+                created_collection: created,
+                note,
+            })
+        };
+        let mut state = slot.state.write();
+        if state.gone {
+            drop(state);
+            return self.write_or_create(db, coll, install)?;
+        }
+        install(Arc::make_mut(&mut state.coll), created)
+    }
+
+    pub fn drop_indexes(&self, db: &str, coll: &str, which: &Bson) -> Result<usize> {
+        self.write_existing(db, coll, |c| c.drop_indexes(which))
+            .ok_or_else(|| ns_not_found(db, coll))?
+    }
+
+    pub fn create_collection(&self, db: &str, coll: &str, options: &Document) -> Result<()> {
+        check_create_ns(db, coll)?;
+        let mut opts = options.clone();
+        for generic in [
+            "create",
+            "$db",
+            "lsid",
+            "$clusterTime",
+            "$readPreference",
+            "writeConcern",
+            "comment",
+            "apiVersion",
+            "apiStrict",
+            "apiDeprecationErrors",
+        ] {
+            opts.remove(generic);
+        }
+        for (key, _) in &opts {
+            match key.as_str() {
+                "validator"
+                | "validationLevel"
+                | "validationAction"
+                | "collation"
+                | "capped"
+                | "size"
+                | "max"
+                | "storageEngine"
+                | "indexOptionDefaults"
+                | "idIndex"
+                | "timeseries"
+                | "expireAfterSeconds"
+                | "clusteredIndex"
+                | "viewOn"
+                | "pipeline"
+                | "changeStreamPreAndPostImages"
+                | "autoIndexId"
+                | "flags" => {}
+                other => {
+                    return Err(EngineError::new(
+                        ErrorCode::INVALID_OPTIONS,
+                        format!("BSON field 'create.{other}' is an unknown field."),
+                    ));
+                }
+            }
+        }
+        for unsupported in ["viewOn", "timeseries", "clusteredIndex"] {
+            if opts.contains_key(unsupported) {
+                return Err(EngineError::not_implemented(format!(
+                    "create with '{unsupported}'"
+                )));
+            }
+        }
+        loop {
+            if let Some(slot) = self.slot(db, coll) {
+                let state = slot.state.read();
+                if state.gone {
+                    drop(state);
+                    std::thread::yield_now();
+                    continue;
+                }
+                if state.coll.options == opts {
+                    return Ok(());
+                }
+                return Err(EngineError::new(
+                    ErrorCode::NAMESPACE_EXISTS,
+                    format!("Collection {db}.{coll} already exists."),
+                ));
+            }
+            let created = Collection::new(opts.clone())?;
+            let mut names = self.names.write();
+            let colls = names.entry(db.to_string()).or_default();
+            if colls.contains_key(coll) {
+                // Created by another client meanwhile: compare with it.
+                continue;
+            }
+            colls.insert(coll.to_string(), Slot::new(created));
+            return Ok(());
+        }
+    }
+
+    /// Drop a collection; whether it existed. The name goes first (under
+    /// the names lock, for a moment), then the slot is marked gone (under
+    /// its own lock, once its current writer lets go).
+    pub fn drop_collection(&self, db: &str, coll: &str) -> bool {
+        let removed = {
+            let mut names = self.names.write();
+            let Some(colls) = names.get_mut(db) else {
+                return false;
+            };
+            let removed = colls.remove(coll);
+            if colls.is_empty() {
+                names.remove(db);
+            }
+            removed
+        };
+        match removed {
+            Some(slot) => {
+                slot.mark_gone();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn drop_database(&self, db: &str) -> bool {
+        let removed = self.names.write().remove(db);
+        match removed {
+            Some(colls) => {
+                for slot in colls.values() {
+                    slot.mark_gone();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn rename_collection(&self, from: &str, to: &str, drop_target: bool) -> Result<()> {
+        let (fdb, fcoll) = split_ns(from)?;
+        let (tdb, tcoll) = split_ns(to)?;
+        check_create_ns(&tdb, &tcoll)?;
+        let source_missing = || {
+            EngineError::new(
+                ErrorCode::NAMESPACE_NOT_FOUND,
+                "source namespace does not exist",
+            )
+        };
+        let source = self.slot(&fdb, &fcoll).ok_or_else(source_missing)?;
+        if from == to {
+            return Err(EngineError::new(
+                ErrorCode::ILLEGAL_OPERATION,
+                "Can't rename a collection to itself",
+            ));
+        }
+        let target_exists = || self.slot(&tdb, &tcoll).is_some();
+        if target_exists() && !drop_target {
+            return Err(EngineError::new(
+                ErrorCode::NAMESPACE_EXISTS,
+                "target namespace exists",
+            ));
+        }
+        // Take the collection out of its slot (waiting only for that
+        // collection's current writer), then move the names.
+        let moved = {
+            let mut state = source.state.write();
+            if state.gone {
+                return Err(source_missing());
+            }
+            state.gone = true;
+            source.gone.store(true, Ordering::Release);
+            std::mem::replace(&mut state.coll, Arc::new(Collection::plain()))
+        };
+        let mut dropped = None;
+        {
+            let mut names = self.names.write();
+            if let Some(colls) = names.get_mut(&fdb) {
+                if colls.get(&fcoll).is_some_and(|s| Arc::ptr_eq(s, &source)) {
+                    colls.remove(&fcoll);
+                }
+                if colls.is_empty() {
+                    names.remove(&fdb);
+                }
+            }
+            let colls = names.entry(tdb.clone()).or_default();
+            if let Some(existing) = colls.remove(&tcoll) {
+                if !drop_target {
+                    // Created meanwhile: put the source back and refuse.
+                    colls.insert(tcoll.clone(), existing);
+                    names
+                        .entry(fdb.clone())
+                        .or_default()
+                        .entry(fcoll.clone())
+                        .or_insert_with(|| Slot::holding(moved));
+                    return Err(EngineError::new(
+                        ErrorCode::NAMESPACE_EXISTS,
+                        "target namespace exists",
+                    ));
+                }
+                dropped = Some(existing);
+            }
+            colls.insert(tcoll, Slot::holding(moved));
+        }
+        if let Some(slot) = dropped {
+            slot.mark_gone();
+        }
+        Ok(())
+    }
 
     /// Remove the records [`Catalog::ttl_expired`] found (those still there).
     /// Each is checked again, since a write may have renewed its date
     /// since the scan.
     pub fn remove_expired(
-        &mut self,
+        &self,
         expired: Vec<(String, String, Vec<RecordId>)>,
         now: bson::DateTime,
     ) -> u64 {
         let mut removed = 0;
         for (db, coll, rids) in expired {
-            let Some(c) = self.collection_mut(&db, &coll) else {
-                continue;
-            };
-            let ttl = ttl_paths(c);
-            for rid in rids {
-                if c.raw(rid).is_some_and(|raw| is_expired(&ttl, raw, now))
-                    && let Ok(Some(_)) = c.remove(rid)
-                {
-                    removed += 1;
-                }
-            }
+            removed += self
+                .write_existing(&db, &coll, |c| {
+                    let ttl = ttl_paths(c);
+                    let mut n = 0;
+                    for rid in rids {
+                        if c.raw(rid).is_some_and(|raw| is_expired(&ttl, raw, now))
+                            && let Ok(Some(_)) = c.remove(rid)
+                        {
+                            n += 1;
+                        }
+                    }
+                    n
+                })
+                .unwrap_or(0);
         }
         removed
     }
@@ -1122,38 +1455,89 @@ mod tests {
 
     #[test]
     fn snapshots_are_isolated_and_writes_copy_only_their_collection() {
-        let mut cat = Catalog::default();
-        cat.collection_or_create("d", "a")
+        let store = Store::default();
+        for coll in ["a", "b"] {
+            store
+                .write_or_create("d", coll, |c, _| c.insert("d.x", raw(doc! {"_id": 1})))
+                .unwrap()
+                .unwrap();
+        }
+        let snapshot = store.snapshot();
+        // The reader touches both collections before the writes below.
+        assert_eq!(snapshot.collection("d", "a").unwrap().len(), 1);
+        assert_eq!(snapshot.collection("d", "b").unwrap().len(), 1);
+        store
+            .write_existing("d", "a", |c| c.insert("d.a", raw(doc! {"_id": 2})))
             .unwrap()
-            .0
-            .insert("d.a", raw(doc! {"_id": 1}))
             .unwrap();
-        cat.collection_or_create("d", "b")
-            .unwrap()
-            .0
-            .insert("d.b", raw(doc! {"_id": 1}))
-            .unwrap();
-        let snapshot = cat.clone();
-        cat.collection_mut("d", "a")
-            .unwrap()
-            .insert("d.a", raw(doc! {"_id": 2}))
-            .unwrap();
-        cat.create_collection("d", "c", &Document::new()).unwrap();
+        store.create_collection("d", "c", &Document::new()).unwrap();
         // The snapshot still sees the catalog as it was.
         assert_eq!(snapshot.collection("d", "a").unwrap().len(), 1);
         assert!(snapshot.collection("d", "c").is_none());
-        assert_eq!(cat.collection("d", "a").unwrap().len(), 2);
+        let now = store.snapshot();
+        assert_eq!(now.collection("d", "a").unwrap().len(), 2);
         // The untouched collection is still shared, not copied.
         assert!(std::ptr::eq(
             snapshot.collection("d", "b").unwrap(),
-            cat.collection("d", "b").unwrap()
+            now.collection("d", "b").unwrap()
         ));
         assert!(!std::ptr::eq(
             snapshot.collection("d", "a").unwrap(),
-            cat.collection("d", "a").unwrap()
+            now.collection("d", "a").unwrap()
         ));
         // Dropping in the catalog leaves the snapshot whole.
-        assert!(cat.drop_database("d"));
+        assert!(store.drop_database("d"));
         assert_eq!(snapshot.collection_names("d"), vec!["a", "b"]);
+        assert!(store.snapshot().collection("d", "a").is_none());
+    }
+
+    #[test]
+    fn a_writer_holds_only_its_own_collection() {
+        let store = Store::default();
+        store.create_collection("d", "a", &Document::new()).unwrap();
+        store.create_collection("e", "b", &Document::new()).unwrap();
+        store
+            .write_existing("d", "a", |_| {
+                // While `d.a` is being written: other collections are
+                // written and read, the names are read and changed.
+                store
+                    .write_existing("e", "b", |c| c.insert("e.b", raw(doc! {"_id": 1})))
+                    .unwrap()
+                    .unwrap();
+                let snap = store.snapshot();
+                assert_eq!(snap.collection("e", "b").unwrap().len(), 1);
+                store
+                    .create_collection("d", "other", &Document::new())
+                    .unwrap();
+                store.rename_collection("e.b", "e.c", false).unwrap();
+            })
+            .unwrap();
+        let snap = store.snapshot();
+        assert_eq!(snap.collection_names("d"), vec!["a", "other"]);
+        assert_eq!(snap.collection("e", "c").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_write_after_a_drop_sees_the_collection_gone() {
+        let store = Store::default();
+        store.create_collection("d", "a", &Document::new()).unwrap();
+        let (slot, _) = store.slot_and_snapshot("d", "a").unwrap();
+        // A chunk copies the collection only while a reader shares it.
+        let reader = store.snapshot();
+        assert_eq!(reader.collection("d", "a").unwrap().len(), 0);
+        assert!(store.write_again("d", "a", &slot, |_| ()).unwrap().1);
+        assert!(!store.write_again("d", "a", &slot, |_| ()).unwrap().1);
+        drop(reader);
+        assert!(store.drop_collection("d", "a"));
+        let err = store.write_again("d", "a", &slot, |_| ()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::QUERY_PLAN_KILLED);
+        // A new write by name creates the collection afresh.
+        store
+            .write_or_create("d", "a", |c, created| {
+                assert!(created);
+                c.insert("d.a", raw(doc! {"_id": 1}))
+            })
+            .unwrap()
+            .unwrap();
     }
 }

@@ -44,6 +44,8 @@ impl ErrorCode {
     pub const INDEX_OPTIONS_CONFLICT: Self = Self(85);
     pub const INDEX_KEY_SPECS_CONFLICT: Self = Self(86);
     pub const OPERATION_FAILED: Self = Self(96);
+    /// A yielding operation whose collection was dropped or renamed under it.
+    pub const QUERY_PLAN_KILLED: Self = Self(175);
     pub const DOCUMENT_VALIDATION_FAILURE: Self = Self(121);
     pub const NOT_IMPLEMENTED: Self = Self(238);
     pub const INVALID_PIPELINE_OPERATOR: Self = Self(168);
@@ -101,6 +103,7 @@ impl ErrorCode {
             121 => "DocumentValidationFailure",
             168 => "InvalidPipelineOperator",
             171 => "CannotIndexParallelArrays",
+            175 => "QueryPlanKilled",
             197 => "InvalidIndexSpecificationOption",
             224 => "QueryFeatureNotAllowed",
             238 => "NotImplemented",

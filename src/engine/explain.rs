@@ -357,13 +357,13 @@ pub fn explain(
             collation,
         } => ops::distinct_run(cat, db, coll, key, filter, collation.as_ref(), now, v)?.1,
         Explainable::Update { coll, statement } => {
-            ops::update_run(cat, db, coll, statement, now, v)?.1
+            ops::update_run(cat.collection(db, coll), db, coll, statement, now, v)?.1
         }
         Explainable::Delete { coll, statement } => {
-            ops::delete_run(cat, db, coll, statement, now, v)?.1
+            ops::delete_run(cat.collection(db, coll), db, coll, statement, now, v)?.1
         }
         Explainable::FindAndModify { coll, request } => {
-            ops::find_and_modify_run(cat, db, coll, request, now, v)?.1
+            ops::find_and_modify_run(cat.collection(db, coll), db, coll, request, now, v)?.1
         }
     };
     if let Some(e) = e {

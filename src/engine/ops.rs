@@ -1,18 +1,27 @@
 //! The CRUD and aggregation operations over the catalog.
 //!
-//! Each function takes the catalog (read or write locked by [`super::Engine`]),
+//! Each read takes a snapshot of the catalog and each write the live
+//! catalog (`Store`), whose collections it locks one at a time; each
 //! parses the request with the language modules, finds the matching records
 //! and applies the operation. Every read goes through [`select`] (the
 //! planner's candidates, the trial, the winner run by
 //! [`super::exec::execute`]), and each command's read is one `*_run`
 //! function that its explain calls too, asking for the explain of the stage
-//! tree that ran: explaining is running, minus the write.
+//! tree that ran: explaining is running, minus the write. A write reads
+//! with that same function, then applies its changes itself: a
+//! single-document write, an upsert or `findAndModify` reads and writes
+//! under its collection's lock; a multi-document update or delete reads
+//! and computes on a snapshot, then applies its changes a chunk at a time
+//! under its collection's lock, checking each record again first (a write
+//! that came in between wins, and the document is matched afresh), as
+//! mongod's yielding writes do: each document changes atomically, the
+//! statement as a whole does not.
 
 use std::collections::HashSet;
 
 use bson::{Bson, Document, RawDocumentBuf, doc, oid::ObjectId};
 
-use super::catalog::{Catalog, Collection, to_document};
+use super::catalog::{Catalog, Collection, Store, to_document};
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
 use super::exec::Mode;
@@ -111,27 +120,30 @@ fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
 }
 
 pub(super) fn insert(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<InsertOutcome> {
     let ns = format!("{db}.{coll}");
-    let (c, _) = cat.collection_or_create(db, coll)?;
-    let mut outcome = InsertOutcome::default();
-    for (index, raw) in docs.into_iter().enumerate() {
-        match ensure_id_raw(raw).and_then(|raw| c.insert(&ns, raw)) {
-            Ok(_) => outcome.inserted += 1,
-            Err(error) => {
-                outcome.errors.push(WriteError { index, error });
-                if ordered {
-                    break;
+    // `_id`s are put first before the collection's lock is taken.
+    let docs: Vec<Result<RawDocumentBuf>> = docs.into_iter().map(ensure_id_raw).collect();
+    store.write_or_create(db, coll, |c, _| {
+        let mut outcome = InsertOutcome::default();
+        for (index, raw) in docs.into_iter().enumerate() {
+            match raw.and_then(|raw| c.insert(&ns, raw)) {
+                Ok(_) => outcome.inserted += 1,
+                Err(error) => {
+                    outcome.errors.push(WriteError { index, error });
+                    if ordered {
+                        break;
+                    }
                 }
             }
         }
-    }
-    Ok(outcome)
+        outcome
+    })
 }
 
 /// Put `_id` first, generating an ObjectId when it is absent, as mongod does.
@@ -334,7 +346,7 @@ fn upsert_insert(
 }
 
 pub(super) fn update(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     statements: &[UpdateStatement],
@@ -345,7 +357,8 @@ pub(super) fn update(
     let ns = format!("{db}.{coll}");
     let mut outcome = UpdateOutcome::default();
     for (index, st) in statements.iter().enumerate() {
-        if let Err(error) = update_one_statement(cat, db, coll, &ns, index, st, now, &mut outcome) {
+        if let Err(error) = update_one_statement(store, db, coll, &ns, index, st, now, &mut outcome)
+        {
             outcome.errors.push(WriteError { index, error });
             if ordered {
                 break;
@@ -378,8 +391,11 @@ fn would_modify<'h>(
     Ok(n)
 }
 
-/// The matches of one update statement, and what it needs to apply them.
+/// The matches of one update statement, and what it needs to apply them
+/// (the filter too: a yielding update matches a record that changed under
+/// it afresh).
 pub(super) struct UpdateMatches {
+    filter: Filter,
     update: Update,
     vars: Vars,
     hits: Vec<Hit>,
@@ -388,16 +404,17 @@ pub(super) struct UpdateMatches {
 /// One update statement's read, run and explained by this one function:
 /// its matches (the first only, unless `multi`) and, with a verbosity, the
 /// explain of what ran with the UPDATE stage's figures (what the write would
-/// do; nothing is written here).
+/// do; nothing is written here). `c` is the collection as the caller holds
+/// it (`None` if it does not exist): a snapshot for explain and for a
+/// multi-document update, the locked collection for the others.
 pub(super) fn update_run(
-    cat: &Catalog,
+    c: Option<&Collection>,
     db: &str,
     coll: &str,
     st: &UpdateStatement,
     now: bson::DateTime,
     explain: Option<Verbosity>,
 ) -> Result<(UpdateMatches, Option<Explained>)> {
-    let c = cat.collection(db, coll);
     let collation = effective_collation(c, st.collation.as_ref())?;
     let filter = Filter::parse(&st.filter, collation.as_ref())?;
     let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
@@ -424,12 +441,27 @@ pub(super) fn update_run(
         };
         super::explain::wrap_write(e, "UPDATE", figures, c.is_some());
     }
-    Ok((UpdateMatches { update, vars, hits }, explained))
+    let matches = UpdateMatches {
+        filter,
+        update,
+        vars,
+        hits,
+    };
+    Ok((matches, explained))
 }
 
+/// One update statement. A multi-document update that is not an upsert
+/// reads (with [`update_run`]) and computes on a snapshot of the
+/// collection, holding no lock, then applies its changes [`WRITE_CHUNK`]
+/// documents at a time under the collection's lock, yielding between
+/// chunks (a chunk that had to copy the collection doubles the next),
+/// and checks each record again first: one deleted meanwhile is skipped,
+/// one changed meanwhile is matched and updated afresh. A drop or rename
+/// of the collection ends it with `QueryPlanKilled`. Every other statement
+/// is read and written under the collection's lock ([`update_locked`]).
 #[allow(clippy::too_many_arguments)]
 fn update_one_statement(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     ns: &str,
@@ -438,44 +470,164 @@ fn update_one_statement(
     now: bson::DateTime,
     outcome: &mut UpdateOutcome,
 ) -> Result<()> {
-    let (matches, _) = update_run(cat, db, coll, st, now, None)?;
-    let UpdateMatches { update, vars, hits } = matches;
-    if hits.is_empty() {
-        if st.upsert {
-            let (c, _) = cat.collection_or_create(db, coll)?;
-            let new = upsert_insert(c, ns, &st.filter, &update, now, &vars)?;
-            outcome.matched += 1;
-            outcome
-                .upserted
-                .push((index, new.get("_id").cloned().unwrap_or(Bson::Null)));
+    let yielding = if st.multi && !st.upsert {
+        store.slot_and_snapshot(db, coll)
+    } else {
+        None
+    };
+    let Some((slot, snapshot)) = yielding else {
+        return update_locked(store, db, coll, ns, index, st, now, outcome);
+    };
+    // Many documents: read on the snapshot, holding no lock.
+    let (matches, _) = update_run(Some(&snapshot), db, coll, st, now, None)?;
+    drop(snapshot);
+    let UpdateMatches {
+        filter,
+        update,
+        vars,
+        hits,
+    } = matches;
+    let mut hits = hits.into_iter().peekable();
+    let mut chunk = WRITE_CHUNK;
+    while hits.peek().is_some() {
+        // Compute the chunk's new documents without any lock.
+        let mut computed = Vec::with_capacity(chunk);
+        let mut failed = None;
+        for hit in hits.by_ref().take(chunk) {
+            slot.check_live(db, coll)?;
+            let before = to_raw(&hit.doc)?;
+            match apply_update(&update, &hit, now, &vars) {
+                Ok(new) => computed.push((hit, before, new)),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
-        return Ok(());
-    }
-    let c = cat
-        .collection_mut(db, coll)
-        .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-    for hit in hits {
-        outcome.matched += 1;
-        if let Some(new) = apply_update(&update, &hit, now, &vars)? {
-            c.replace(ns, hit.rid, &new)?;
-            outcome.modified += 1;
+        // Apply them under the collection's lock.
+        let (applied, copied) = store.write_again(db, coll, &slot, |c| -> Result<()> {
+            for (hit, before, new) in computed {
+                let Some(raw) = c.raw(hit.rid) else {
+                    // Deleted since the snapshot.
+                    continue;
+                };
+                let new = if raw.as_bytes() == before.as_bytes() {
+                    new
+                } else {
+                    // Changed since the snapshot: match and update it afresh.
+                    let doc = to_document(raw)?;
+                    let details = filter.match_details(&doc, &vars)?;
+                    if !details.matched {
+                        continue;
+                    }
+                    let fresh = Hit {
+                        rid: hit.rid,
+                        doc,
+                        position: details.array_position,
+                    };
+                    apply_update(&update, &fresh, now, &vars)?
+                };
+                outcome.matched += 1;
+                if let Some(new) = new {
+                    c.replace(ns, hit.rid, &new)?;
+                    outcome.modified += 1;
+                }
+            }
+            Ok(())
+        })?;
+        applied?;
+        if copied {
+            chunk = chunk.saturating_mul(2);
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
     }
     Ok(())
 }
 
+/// An update statement read (with [`update_run`]) and applied under its
+/// collection's lock: one document, or an upsert's check and insert. When
+/// the collection does not exist the statement is still read, so that a
+/// malformed one fails (and an upsert creates nothing) as it would on an
+/// existing collection.
+#[allow(clippy::too_many_arguments)]
+fn update_locked(
+    store: &Store,
+    db: &str,
+    coll: &str,
+    ns: &str,
+    index: usize,
+    st: &UpdateStatement,
+    now: bson::DateTime,
+    outcome: &mut UpdateOutcome,
+) -> Result<()> {
+    let mut apply = |c: &mut Collection, matches: UpdateMatches| -> Result<()> {
+        let UpdateMatches {
+            update, vars, hits, ..
+        } = matches;
+        if hits.is_empty() {
+            if st.upsert {
+                let new = upsert_insert(c, ns, &st.filter, &update, now, &vars)?;
+                outcome.matched += 1;
+                outcome
+                    .upserted
+                    .push((index, new.get("_id").cloned().unwrap_or(Bson::Null)));
+            }
+            return Ok(());
+        }
+        for hit in hits {
+            outcome.matched += 1;
+            if let Some(new) = apply_update(&update, &hit, now, &vars)? {
+                c.replace(ns, hit.rid, &new)?;
+                outcome.modified += 1;
+            }
+        }
+        Ok(())
+    };
+    let existing = store.write_existing(db, coll, |c| {
+        let (matches, _) = update_run(Some(c), db, coll, st, now, None)?;
+        apply(c, matches)
+    });
+    if let Some(done) = existing {
+        return done;
+    }
+    let (matches, _) = update_run(None, db, coll, st, now, None)?;
+    if !st.upsert {
+        return Ok(());
+    }
+    store.write_or_create(db, coll, |c, created| {
+        if created && c.is_empty() {
+            // Just created: nothing to read, the read of no collection holds.
+            return apply(c, matches);
+        }
+        let (matches, _) = update_run(Some(c), db, coll, st, now, None)?;
+        apply(c, matches)
+    })?
+}
+
+/// The matches of one delete statement, and what a yielding delete needs
+/// to check a record that changed under it.
+pub(super) struct DeleteMatches {
+    filter: Filter,
+    vars: Vars,
+    hits: Vec<Hit>,
+}
+
 /// One delete statement's read, run and explained by this one function:
 /// its matches (the first only with `limit: 1`) and, with a verbosity, the
-/// explain of what ran under a DELETE stage (nothing is deleted here).
+/// explain of what ran under a DELETE stage (nothing is deleted here). `c`
+/// is the collection as the caller holds it (`None` if it does not
+/// exist): a snapshot for explain and for a multi-document delete, the
+/// locked collection for a delete of one document.
 pub(super) fn delete_run(
-    cat: &Catalog,
+    c: Option<&Collection>,
     db: &str,
     coll: &str,
     st: &DeleteStatement,
     now: bson::DateTime,
     explain: Option<Verbosity>,
-) -> Result<(Vec<Hit>, Option<Explained>)> {
-    let c = cat.collection(db, coll);
+) -> Result<(DeleteMatches, Option<Explained>)> {
     let collation = effective_collation(c, st.collation.as_ref())?;
     let vars = vars_for(now, st.let_vars.as_ref(), collation.as_ref())?;
     let filter = Filter::parse(&st.filter, collation.as_ref())?;
@@ -494,11 +646,11 @@ pub(super) fn delete_run(
         let figures = doc! {"nWouldDelete": hits.len() as i64};
         super::explain::wrap_write(e, "DELETE", figures, c.is_some());
     }
-    Ok((hits, explained))
+    Ok((DeleteMatches { filter, vars, hits }, explained))
 }
 
 pub(super) fn delete(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     statements: &[DeleteStatement],
@@ -508,33 +660,95 @@ pub(super) fn delete(
     super::catalog::check_coll_name(db, coll)?;
     let mut outcome = DeleteOutcome::default();
     for (index, st) in statements.iter().enumerate() {
-        let result = (|| -> Result<u64> {
-            let (hits, _) = delete_run(cat, db, coll, st, now, None)?;
-            if hits.is_empty() {
-                return Ok(0);
-            }
-            let c = cat
-                .collection_mut(db, coll)
-                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-            let mut n = 0;
-            for hit in hits {
-                if c.remove(hit.rid)?.is_some() {
-                    n += 1;
-                }
-            }
-            Ok(n)
-        })();
-        match result {
-            Ok(n) => outcome.deleted += n,
-            Err(error) => {
-                outcome.errors.push(WriteError { index, error });
-                if ordered {
-                    break;
-                }
+        let mut deleted = 0;
+        let result = delete_one_statement(store, db, coll, st, now, &mut deleted);
+        // What a failed statement deleted before failing stays deleted.
+        outcome.deleted += deleted;
+        if let Err(error) = result {
+            outcome.errors.push(WriteError { index, error });
+            if ordered {
+                break;
             }
         }
     }
     Ok(outcome)
+}
+
+/// One delete statement. A multi-document delete reads (with
+/// [`delete_run`]) on a snapshot of the collection, holding no lock, then
+/// removes its matches [`WRITE_CHUNK`] at a time under the collection's
+/// lock, yielding between chunks (a chunk that had to copy the collection
+/// doubles the next); a record changed meanwhile is removed only if it
+/// still matches, one already gone is skipped, and a drop or rename of the
+/// collection ends it with `QueryPlanKilled`. A delete of one document is
+/// read and removed under the collection's lock.
+fn delete_one_statement(
+    store: &Store,
+    db: &str,
+    coll: &str,
+    st: &DeleteStatement,
+    now: bson::DateTime,
+    deleted: &mut u64,
+) -> Result<()> {
+    let yielding = if st.limit == 1 {
+        None
+    } else {
+        store.slot_and_snapshot(db, coll)
+    };
+    let Some((slot, snapshot)) = yielding else {
+        // One document: read and removed under the collection's lock.
+        let removed = store.write_existing(db, coll, |c| -> Result<()> {
+            let (matches, _) = delete_run(Some(c), db, coll, st, now, None)?;
+            for hit in matches.hits {
+                if c.remove(hit.rid)?.is_some() {
+                    *deleted += 1;
+                }
+            }
+            Ok(())
+        });
+        return match removed {
+            Some(done) => done,
+            // No such collection: the statement is still read, so that a
+            // malformed one fails.
+            None => delete_run(None, db, coll, st, now, None).map(|_| ()),
+        };
+    };
+    // Many documents: read on the snapshot, holding no lock, then remove
+    // them a chunk at a time.
+    let (matches, _) = delete_run(Some(&snapshot), db, coll, st, now, None)?;
+    drop(snapshot);
+    let DeleteMatches { filter, vars, hits } = matches;
+    let mut hits = hits.into_iter().peekable();
+    let mut size = WRITE_CHUNK;
+    while hits.peek().is_some() {
+        let chunk = hits
+            .by_ref()
+            .take(size)
+            .map(|hit| Ok((to_raw(&hit.doc)?, hit)))
+            .collect::<Result<Vec<_>>>()?;
+        let (applied, copied) = store.write_again(db, coll, &slot, |c| -> Result<()> {
+            for (before, hit) in chunk {
+                let Some(raw) = c.raw(hit.rid) else {
+                    continue;
+                };
+                // Changed since the snapshot: removed only if it still matches.
+                if raw.as_bytes() != before.as_bytes()
+                    && !filter.matches(&to_document(raw)?, &vars)?
+                {
+                    continue;
+                }
+                if c.remove(hit.rid)?.is_some() {
+                    *deleted += 1;
+                }
+            }
+            Ok(())
+        })?;
+        applied?;
+        if copied {
+            size = size.saturating_mul(2);
+        }
+    }
+    Ok(())
 }
 
 /// The match of a `findAndModify`, and what it needs to apply to it.
@@ -547,16 +761,17 @@ pub(super) struct FindAndModifyMatch {
 
 /// `findAndModify`'s read, run and explained by this one function: its
 /// first match and, with a verbosity, the explain of what ran under an
-/// UPDATE (or, with `remove`, DELETE) stage; nothing is written here.
+/// UPDATE (or, with `remove`, DELETE) stage; nothing is written here. `c`
+/// is the collection as the caller holds it (`None` if it does not
+/// exist): a snapshot for explain, the locked collection for the command.
 pub(super) fn find_and_modify_run(
-    cat: &Catalog,
+    c: Option<&Collection>,
     db: &str,
     coll: &str,
     req: &FindAndModifyRequest,
     now: bson::DateTime,
     explain: Option<Verbosity>,
 ) -> Result<(FindAndModifyMatch, Option<Explained>)> {
-    let c = cat.collection(db, coll);
     let collation = effective_collation(c, req.collation.as_ref())?;
     let filter = Filter::parse(&req.query, collation.as_ref())?;
     let sort = parse_sort(req.sort.as_ref())?;
@@ -604,8 +819,12 @@ pub(super) fn find_and_modify_run(
     Ok((matched, explained))
 }
 
+/// `findAndModify`: one document, read (with [`find_and_modify_run`]) and
+/// changed under the collection's lock. When the collection does not
+/// exist the request is still read, so that a malformed one fails (and an
+/// upsert creates nothing) as it would on an existing collection.
 pub(super) fn find_and_modify(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     coll: &str,
     req: &FindAndModifyRequest,
@@ -628,58 +847,71 @@ pub(super) fn find_and_modify(
             "Cannot specify both upsert=true and remove=true",
         ));
     }
-    let (matched, _) = find_and_modify_run(cat, db, coll, req, now, None)?;
-    let FindAndModifyMatch {
-        hit,
-        update,
-        vars,
-        projection,
-    } = matched;
-    let project = |d: Document, pos: Option<usize>| -> Result<Document> {
-        match &projection {
-            Some(p) => p.apply(&d, pos, &vars),
-            None => Ok(d),
+    let apply = |c: &mut Collection, matched: FindAndModifyMatch| {
+        let FindAndModifyMatch {
+            hit,
+            update,
+            vars,
+            projection,
+        } = matched;
+        let project = |d: Document, pos: Option<usize>| -> Result<Document> {
+            match &projection {
+                Some(p) => p.apply(&d, pos, &vars),
+                None => Ok(d),
+            }
+        };
+        let mut outcome = FindAndModifyOutcome::default();
+        match (hit, update) {
+            (Some(hit), None) => {
+                c.remove(hit.rid)?;
+                outcome.matched = 1;
+                outcome.value = Some(project(hit.doc, hit.position)?);
+            }
+            (Some(hit), Some(update)) => {
+                let new = apply_update(&update, &hit, now, &vars)?;
+                if let Some(new) = &new {
+                    c.replace(&ns, hit.rid, new)?;
+                }
+                outcome.matched = 1;
+                outcome.updated_existing = true;
+                let shown = if req.new {
+                    new.unwrap_or_else(|| hit.doc.clone())
+                } else {
+                    hit.doc
+                };
+                outcome.value = Some(project(shown, hit.position)?);
+            }
+            (None, Some(update)) if req.upsert => {
+                let new = upsert_insert(c, &ns, &req.query, &update, now, &vars)?;
+                outcome.matched = 1;
+                outcome.upserted = new.get("_id").cloned();
+                if req.new {
+                    outcome.value = Some(project(new, None)?);
+                }
+            }
+            (None, _) => {}
         }
+        Ok(outcome)
     };
-    let mut outcome = FindAndModifyOutcome::default();
-    match (hit, update) {
-        (Some(hit), None) => {
-            let c = cat
-                .collection_mut(db, coll)
-                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-            c.remove(hit.rid)?;
-            outcome.matched = 1;
-            outcome.value = Some(project(hit.doc, hit.position)?);
-        }
-        (Some(hit), Some(update)) => {
-            let c = cat
-                .collection_mut(db, coll)
-                .ok_or_else(|| super::catalog::ns_not_found(db, coll))?;
-            let new = apply_update(&update, &hit, now, &vars)?;
-            if let Some(new) = &new {
-                c.replace(&ns, hit.rid, new)?;
-            }
-            outcome.matched = 1;
-            outcome.updated_existing = true;
-            let shown = if req.new {
-                new.unwrap_or_else(|| hit.doc.clone())
-            } else {
-                hit.doc
-            };
-            outcome.value = Some(project(shown, hit.position)?);
-        }
-        (None, Some(update)) if req.upsert => {
-            let (c, _) = cat.collection_or_create(db, coll)?;
-            let new = upsert_insert(c, &ns, &req.query, &update, now, &vars)?;
-            outcome.matched = 1;
-            outcome.upserted = new.get("_id").cloned();
-            if req.new {
-                outcome.value = Some(project(new, None)?);
-            }
-        }
-        (None, _) => {}
+    let existing = store.write_existing(db, coll, |c| {
+        let (matched, _) = find_and_modify_run(Some(c), db, coll, req, now, None)?;
+        apply(c, matched)
+    });
+    if let Some(done) = existing {
+        return done;
     }
-    Ok(outcome)
+    let (matched, _) = find_and_modify_run(None, db, coll, req, now, None)?;
+    if !req.upsert {
+        return Ok(FindAndModifyOutcome::default());
+    }
+    store.write_or_create(db, coll, |c, created| {
+        if created && c.is_empty() {
+            // Just created: nothing to read, the read of no collection holds.
+            return apply(c, matched);
+        }
+        let (matched, _) = find_and_modify_run(Some(c), db, coll, req, now, None)?;
+        apply(c, matched)
+    })?
 }
 
 pub(super) fn pipeline_writes(pipeline: &[Document]) -> bool {
@@ -840,7 +1072,7 @@ pub(super) fn aggregate_write_input(
 
 /// The write part: apply the last stage (`$out`/`$merge`) to `docs`.
 pub(super) fn aggregate_write_output(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     pipeline: &[Document],
     docs: Vec<Document>,
@@ -849,11 +1081,11 @@ pub(super) fn aggregate_write_output(
     let Some(last) = pipeline.last() else {
         return Ok(Vec::new());
     };
-    write_last_stage(cat, db, last, docs, now)
+    write_last_stage(store, db, last, docs, now)
 }
 
 fn write_last_stage(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     last: &Document,
     docs: Vec<Document>,
@@ -874,49 +1106,53 @@ fn write_last_stage(
                 ));
             }
         };
-        write_out(cat, &tdb, &tcoll, docs)?;
+        write_out(store, &tdb, &tcoll, docs)?;
     } else if let Some(spec) = last.get("$merge") {
-        merge(cat, db, spec, docs, now)?;
+        merge(store, db, spec, docs, now)?;
     }
     Ok(Vec::new())
 }
 
 /// `$out`: replace the target's documents (keeping its indexes) with the
-/// results, all or nothing.
-fn write_out(cat: &mut Catalog, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
+/// results, all or nothing, under the target's lock only.
+fn write_out(store: &Store, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
     let ns = format!("{db}.{coll}");
     let raws = docs
         .into_iter()
         .map(|d| to_raw(&ensure_id(d)))
         .collect::<Result<Vec<_>>>()?;
-    let (c, _) = cat.collection_or_create(db, coll)?;
-    // Check the new contents against a scratch copy of the index
-    // definitions first, so a failure leaves the target untouched.
-    let specs: Vec<Document> = c
-        .indexes()
-        .iter()
-        .skip(1)
-        .map(|i| i.spec.to_document())
-        .collect();
-    let mut scratch = Catalog::default();
-    scratch.create_collection("scratch", "out", &Document::new())?;
-    if !specs.is_empty() {
-        scratch.create_indexes("scratch", "out", &specs)?;
-    }
-    if let Some(s) = scratch.collection_mut("scratch", "out") {
-        for raw in &raws {
-            s.insert(&ns, raw.clone())?;
+    store.write_or_create(db, coll, |c, _| -> Result<()> {
+        // Check the new contents against a scratch copy of the index
+        // definitions first, so a failure leaves the target untouched.
+        let specs: Vec<Document> = c
+            .indexes()
+            .iter()
+            .skip(1)
+            .map(|i| i.spec.to_document())
+            .collect();
+        let scratch = Store::default();
+        scratch.create_collection("scratch", "out", &Document::new())?;
+        if !specs.is_empty() {
+            scratch.create_indexes("scratch", "out", &specs)?;
         }
-    }
-    c.clear();
-    for raw in raws {
-        c.insert(&ns, raw)?;
-    }
-    Ok(())
+        scratch
+            .write_existing("scratch", "out", |s| -> Result<()> {
+                for raw in &raws {
+                    s.insert(&ns, raw.clone())?;
+                }
+                Ok(())
+            })
+            .unwrap_or(Ok(()))?;
+        c.clear();
+        for raw in raws {
+            c.insert(&ns, raw)?;
+        }
+        Ok(())
+    })?
 }
 
 fn merge(
-    cat: &mut Catalog,
+    store: &Store,
     db: &str,
     spec: &Bson,
     docs: Vec<Document>,
@@ -964,10 +1200,38 @@ fn merge(
         .to_string();
     let ns = format!("{tdb}.{tcoll}");
     let vars = Vars::with_now(now);
-    let (c, _) = cat.collection_or_create(&tdb, &tcoll)?;
+    store.write_or_create(&tdb, &tcoll, |c, _| {
+        merge_into(
+            c,
+            &ns,
+            &spec,
+            &on,
+            &when_matched,
+            &when_not_matched,
+            docs,
+            &vars,
+            now,
+        )
+    })?
+}
+
+/// `$merge`'s writes into its target, under the target's lock.
+#[allow(clippy::too_many_arguments)]
+fn merge_into(
+    c: &mut Collection,
+    ns: &str,
+    spec: &Document,
+    on: &[String],
+    when_matched: &Bson,
+    when_not_matched: &str,
+    docs: Vec<Document>,
+    vars: &Vars,
+    now: bson::DateTime,
+) -> Result<()> {
+    let ns = ns.to_string();
     for d in docs {
         let mut key = Document::new();
-        for field in &on {
+        for field in on {
             match d.get(field) {
                 Some(v) => {
                     key.insert(field.clone(), v.clone());
@@ -991,7 +1255,7 @@ fn merge(
                 limit: Some(1),
                 ..Query::new(&filter)
             };
-            select(Some(&*c), &ns, &q, &vars, Mode::All, None)?
+            select(Some(&*c), &ns, &q, vars, Mode::All, None)?
                 .0
                 .into_iter()
                 .next()
@@ -1056,7 +1320,7 @@ fn merge(
                     ));
                 }
             },
-            None => match when_not_matched.as_str() {
+            None => match when_not_matched {
                 "insert" => {
                     c.insert(&ns, to_raw(&ensure_id(d))?)?;
                 }
@@ -1206,4 +1470,120 @@ pub(super) fn distinct_run(
         }
     }
     Ok((out, explained))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use bson::{Bson, RawDocumentBuf, doc};
+
+    use crate::engine::exec::EXECUTIONS;
+    use crate::engine::{
+        DeleteStatement, Engine, FindAndModifyRequest, FindRequest, UpdateStatement, WRITE_CHUNK,
+    };
+
+    fn executions() -> u64 {
+        EXECUTIONS.with(std::cell::Cell::get)
+    }
+
+    fn statement(filter: bson::Document, multi: bool, upsert: bool) -> UpdateStatement {
+        UpdateStatement {
+            filter,
+            update: Bson::Document(doc! {"$inc": {"n": 1}}),
+            upsert,
+            multi,
+            array_filters: Vec::new(),
+            collation: None,
+            hint: None,
+            sort: None,
+            let_vars: None,
+        }
+    }
+
+    /// Every write reads through the planner, once: a multi-document
+    /// write on its snapshot (however many chunks it then applies), a
+    /// single-document write and `findAndModify` under the lock; an upsert
+    /// into a collection it creates reads nothing, as its explain says.
+    #[test]
+    fn each_write_plans_and_runs_its_read_once() {
+        let e = Engine::new();
+        e.create_indexes("t", "c", &[doc! {"key": {"a": 1}, "name": "a_1"}])
+            .unwrap();
+        let total = 3 * WRITE_CHUNK as i32;
+        let docs: Vec<RawDocumentBuf> = (0..total)
+            .map(|i| RawDocumentBuf::from_document(&doc! {"_id": i, "a": i % 2}).unwrap())
+            .collect();
+        e.insert("t", "c", docs, true).unwrap();
+        let once = |what: &str, f: &dyn Fn(), runs: u64| {
+            let before = executions();
+            f();
+            assert_eq!(executions() - before, runs, "{what}");
+        };
+        once(
+            "updateMany",
+            &|| {
+                let out = e
+                    .update("t", "c", &[statement(doc! {"a": 0}, true, false)], true)
+                    .unwrap();
+                assert_eq!(out.modified, u64::try_from(total / 2).unwrap());
+            },
+            1,
+        );
+        once(
+            "updateOne",
+            &|| {
+                let out = e
+                    .update("t", "c", &[statement(doc! {"a": 1}, false, false)], true)
+                    .unwrap();
+                assert_eq!(out.modified, 1);
+            },
+            1,
+        );
+        once(
+            "upsert into a new collection",
+            &|| {
+                let out = e
+                    .update("t", "new", &[statement(doc! {"a": 7}, true, true)], true)
+                    .unwrap();
+                assert_eq!(out.upserted.len(), 1);
+            },
+            0,
+        );
+        once(
+            "findAndModify",
+            &|| {
+                let req = FindAndModifyRequest {
+                    query: doc! {"a": 1},
+                    remove: true,
+                    ..FindAndModifyRequest::default()
+                };
+                assert_eq!(e.find_and_modify("t", "c", &req).unwrap().matched, 1);
+            },
+            1,
+        );
+        let delete = |limit| DeleteStatement {
+            filter: doc! {"a": 0},
+            limit,
+            collation: None,
+            hint: None,
+            let_vars: None,
+        };
+        once(
+            "deleteOne",
+            &|| assert_eq!(e.delete("t", "c", &[delete(1)], true).unwrap().deleted, 1),
+            1,
+        );
+        once(
+            "deleteMany",
+            &|| {
+                let out = e.delete("t", "c", &[delete(0)], true).unwrap();
+                assert_eq!(out.deleted, u64::try_from(total / 2 - 1).unwrap());
+            },
+            1,
+        );
+        let left = e.find("t", "c", &FindRequest::default()).unwrap();
+        assert_eq!(left.len(), usize::try_from(total / 2 - 1).unwrap());
+        assert!(left.iter().all(|d| d.get_i32("a").unwrap() == 1));
+    }
 }

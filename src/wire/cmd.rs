@@ -32,6 +32,8 @@ pub struct Session {
     pub engine: Engine,
     /// The server's cursor table, shared by all connections.
     pub cursors: Arc<CursorTable>,
+    /// The server's running operations, for `currentOp`.
+    pub ops: Arc<crate::wire::ops::OpTable>,
     /// The `connectionId` reported by `hello`.
     pub connection_id: i32,
     /// The client's address, for `whatsmyuri`.
@@ -48,6 +50,8 @@ pub struct Session {
 pub struct Context<'a> {
     pub engine: &'a Engine,
     pub cursors: &'a CursorTable,
+    /// The server's running operations.
+    pub ops: &'a crate::wire::ops::OpTable,
     pub connection_id: i32,
     pub peer: Option<SocketAddr>,
     /// The server's own address on this connection.
@@ -213,6 +217,7 @@ pub enum Command {
     Hello(admin::Hello),
     BuildInfo,
     Ping,
+    CurrentOp(admin::CurrentOp),
     GetParameter(admin::GetParameter),
     SetParameter(admin::SetParameter),
     GetLog(admin::GetLog),
@@ -267,6 +272,7 @@ impl Command {
             "hello" | "isMaster" | "ismaster" => Command::Hello(admin::Hello::parse(&name)),
             "buildInfo" | "buildinfo" => Command::BuildInfo,
             "ping" => Command::Ping,
+            "currentOp" => Command::CurrentOp(admin::CurrentOp::parse(&cmd)?),
             "getParameter" => Command::GetParameter(admin::GetParameter::parse(&cmd)),
             "setParameter" => Command::SetParameter(admin::SetParameter::parse(&cmd)?),
             "getLog" => Command::GetLog(admin::GetLog::parse(&cmd)?),
@@ -315,6 +321,7 @@ impl Command {
             Command::Hello(c) => raw(c.apply(ctx)),
             Command::BuildInfo => raw(admin::build_info()),
             Command::Ping | Command::EndSessions => raw(Document::new()),
+            Command::CurrentOp(c) => raw(c.apply(ctx)?),
             Command::GetParameter(c) => raw(c.apply()),
             Command::SetParameter(c) => raw(c.apply()),
             Command::GetLog(c) => raw(c.apply()),
@@ -379,7 +386,7 @@ pub fn error_reply(err: &EngineError) -> Document {
 /// Never fails: errors become error replies, and so does a panic inside the
 /// command (as `InternalError`, 1), so that one broken command costs neither
 /// the connection nor the server. Writes compute everything before applying
-/// anything and the catalog lock (parking_lot) is not poisoned by a panic,
+/// anything and the catalog's locks (parking_lot) are not poisoned by a panic,
 /// so a command that panics leaves no half-written state behind.
 pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
     // With the database profiler on, measure the operation and record it in
@@ -424,6 +431,12 @@ fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocument
         Ok(c) => operation(c, session),
         Err(_) => Ok(limits::Operation::default()),
     };
+    // Listed by `currentOp` for as long as it runs.
+    let _running = cmd.as_ref().ok().map(|c| {
+        session
+            .ops
+            .register(session.connection_id, session.peer, &c.db, &c.body)
+    });
     let outcome = op.and_then(|op| limits::run_as(op, || guarded(|| run_command(cmd, session))));
     reply_of(outcome)
 }
@@ -510,6 +523,7 @@ fn run_command(cmd: Result<CommandDoc>, session: &Session) -> Result<RawDocument
         let ctx = Context {
             engine: &session.engine,
             cursors: &session.cursors,
+            ops: &session.ops,
             connection_id: session.connection_id,
             peer: session.peer,
             local: session.local,
@@ -547,6 +561,7 @@ mod tests {
         Session {
             engine: Engine::new(),
             cursors: Arc::new(CursorTable::default()),
+            ops: Arc::default(),
             connection_id: 7,
             peer: None,
             local: None,

@@ -17,6 +17,7 @@ use super::cmd::{self, CommandDoc, Session};
 use super::connection::Connection;
 use super::cursor::{CursorTable, cursor_timeout};
 use super::frame::{self, Frame, Request};
+use super::ops::OpTable;
 use crate::engine::Engine;
 
 /// How often expired TTL documents are deleted, as mongod's
@@ -28,6 +29,8 @@ pub const TTL_MONITOR_PERIOD: Duration = Duration::from_secs(60);
 pub(crate) struct Shared {
     pub engine: Engine,
     pub cursors: Arc<CursorTable>,
+    /// The operations running, for `currentOp`.
+    pub ops: Arc<OpTable>,
     /// Source of `connectionId`s (and of reply request ids, which only need
     /// to be distinct).
     next_id: AtomicI32,
@@ -114,6 +117,7 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
     let session = Session {
         engine: shared.engine.clone(),
         cursors: shared.cursors.clone(),
+        ops: shared.ops.clone(),
         connection_id: shared.next_id(),
         peer: conn.peer_addr(),
         local: conn.local_addr(),
@@ -202,6 +206,7 @@ pub(crate) fn shared(engine: Engine) -> Arc<Shared> {
     Arc::new(Shared {
         engine,
         cursors: Arc::new(CursorTable::default()),
+        ops: Arc::default(),
         next_id: AtomicI32::new(1),
     })
 }

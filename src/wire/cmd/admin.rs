@@ -1,6 +1,6 @@
 //! Handshake and diagnostic commands: `hello`/`isMaster`, `buildInfo`,
-//! `ping`, `getParameter`, `setParameter`, `getLog`, `connectionStatus`,
-//! `whatsmyuri`.
+//! `ping`, `currentOp`, `getParameter`, `setParameter`, `getLog`,
+//! `connectionStatus`, `whatsmyuri`.
 //!
 //! The hello reply describes a standalone 7.0 server (maxWireVersion 21)
 //! with sessions but no `topologyVersion` (so drivers poll rather than
@@ -51,6 +51,52 @@ impl Hello {
             "maxWireVersion": MAX_WIRE_VERSION,
             "readOnly": false,
         }
+    }
+}
+
+/// `currentOp`: the operations running, filtered by the command's other
+/// fields (a query over the `inprog` entries, as mongod's). `$all` and
+/// `$ownOps` change nothing: every operation is a client's, and there is no
+/// authentication.
+#[derive(Debug, Clone)]
+pub struct CurrentOp {
+    filter: Document,
+}
+
+impl CurrentOp {
+    /// Only on `admin`, as mongod.
+    pub fn parse(cmd: &CommandDoc) -> Result<Self> {
+        if cmd.db != "admin" {
+            return Err(EngineError::new(
+                ErrorCode::UNAUTHORIZED,
+                "currentOp may only be run against the admin database.",
+            ));
+        }
+        let mut filter = Document::new();
+        for (name, value) in cmd.body.iter().skip(1) {
+            if args::GENERIC_FIELDS.contains(&name.as_str())
+                || matches!(name.as_str(), "$all" | "$ownOps")
+            {
+                continue;
+            }
+            filter.insert(name.clone(), value.clone());
+        }
+        // A bad filter is refused before anything runs.
+        crate::engine::filter::Filter::parse(&filter, None)?;
+        Ok(Self { filter })
+    }
+
+    /// `{inprog: [...]}`.
+    pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
+        let filter = crate::engine::filter::Filter::parse(&self.filter, None)?;
+        let vars = crate::engine::expr::Vars::default();
+        let mut inprog = Vec::new();
+        for entry in ctx.ops.in_progress() {
+            if filter.matches(&entry, &vars)? {
+                inprog.push(Bson::Document(entry));
+            }
+        }
+        Ok(doc! {"inprog": inprog})
     }
 }
 
