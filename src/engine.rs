@@ -356,6 +356,13 @@ impl Engine {
         ops::find(&cat, db, coll, req, self.now())
     }
 
+    /// Plan a query and return it as a stream that runs one batch at a
+    /// time over the snapshot taken now (what a `find` cursor holds).
+    pub fn find_stream(&self, db: &str, coll: &str, req: &FindRequest) -> Result<exec::FindStream> {
+        let cat = self.snapshot();
+        ops::find_open(&cat, db, coll, req, self.now())
+    }
+
     /// Apply update statements.
     pub fn update(
         &self,
