@@ -1,7 +1,8 @@
 //! Measures what issue 11 reported, against a running `schemalab serve`
 //! (or any server) on 127.0.0.1: peak memory of the server process for a
 //! `$graphLookup` over a 1,000-node cycle and for 20 open cursors with
-//! `batchSize: 1` on a ~50 MB collection, and how long a `ping` and an
+//! `batchSize: 1` on a ~50 MB collection (and the resident memory one such
+//! `find` adds), and how long a `ping` and an
 //! insert into another database wait while a long read runs.
 //!
 //! `cargo run --release --example limits_measure -- <port> <server pid>
@@ -45,6 +46,15 @@ fn peak_rss_kb(pid: &str) -> u64 {
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn rss_kb(pid: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }
@@ -104,8 +114,15 @@ fn main() {
                 );
             }
             let before = peak_rss_kb(pid);
-            let mut ids = Vec::new();
-            for _ in 0..20 {
+            let rss_before = rss_kb(pid);
+            let one = call(&mut s, doc! {"find": "big", "batchSize": 1, "$db": "m"});
+            let mut ids = vec![one.get_document("cursor").unwrap().get_i64("id").unwrap()];
+            println!(
+                "one find({{}}) with batchSize 1 on 50 MB: server VmRSS {} MB before, {} MB after",
+                rss_before / 1024,
+                rss_kb(pid) / 1024
+            );
+            for _ in 1..20 {
                 let reply = call(&mut s, doc! {"find": "big", "batchSize": 1, "$db": "m"});
                 ids.push(reply.get_document("cursor").unwrap().get_i64("id").unwrap());
             }
@@ -120,9 +137,11 @@ fn main() {
                 }
             }
             println!(
-                "20 cursors with batchSize 1 on 50 MB: {alive} still open; server VmHWM {} MB before, {} MB after",
+                "20 cursors with batchSize 1 on 50 MB: {alive} still open; server VmHWM {} MB before, {} MB after; VmRSS {} MB before, {} MB after",
                 before / 1024,
-                peak_rss_kb(pid) / 1024
+                peak_rss_kb(pid) / 1024,
+                rss_before / 1024,
+                rss_kb(pid) / 1024
             );
         }
         "stall" => {
