@@ -14,7 +14,7 @@ mod shape;
 mod sort;
 mod stream;
 
-pub use stream::{FindStream, StreamParts};
+pub use stream::{AggStream, FindStream, StreamParts, StreamStage};
 
 use std::time::Instant;
 

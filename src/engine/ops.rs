@@ -818,6 +818,31 @@ pub(super) fn aggregate(
     parsed.run(input, &CatalogSource { cat, db, now }, &vars)
 }
 
+/// `aggregate` as a stream over the snapshot `cat`, when its pipeline
+/// streams (see `explain::aggregate::open_stream`); `None` otherwise, and
+/// [`aggregate`] runs it whole.
+pub(super) fn aggregate_open(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    pipeline: &[Document],
+    opts: &AggregateOptions,
+    now: bson::DateTime,
+) -> Result<Option<super::exec::AggStream>> {
+    super::catalog::check_db_name(db)?;
+    if pipeline_writes(pipeline)
+        || pipeline
+            .first()
+            .is_some_and(|s| s.contains_key("$collStats"))
+    {
+        return Ok(None);
+    }
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, opts.collation.as_ref())?;
+    let vars = vars_for(now, opts.let_vars.as_ref(), collation.as_ref())?;
+    super::explain::aggregate::open_stream(cat, db, coll, pipeline, opts.hint.as_ref(), vars)
+}
+
 fn coll_stats_stage(
     cat: &Catalog,
     db: &str,

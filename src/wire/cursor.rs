@@ -113,6 +113,21 @@ impl Source for crate::engine::exec::FindStream {
     }
 }
 
+/// An aggregation whose stages stream, continued batch by batch.
+impl Source for crate::engine::exec::AggStream {
+    fn next_doc(&mut self) -> Result<Option<RawDocumentBuf>> {
+        self.next_raw()
+    }
+
+    fn held_bytes(&self) -> u64 {
+        crate::engine::exec::AggStream::held_bytes(self)
+    }
+
+    fn end_batch(&mut self) {
+        self.report();
+    }
+}
+
 /// One open cursor: its source (a plan's state, or what is left of
 /// materialised results) and the document read ahead of the last batch.
 struct Cursor {
@@ -567,6 +582,66 @@ mod stream_tests {
         // the collection's size.
         assert_eq!(held[0], held[1]);
         assert!(held[0] < 20 * 200, "{held:?}");
+    }
+
+    /// A pipeline whose stages stream answers, batch by batch, what the
+    /// whole run answers, and its cursor holds a plan, not the results.
+    #[test]
+    fn streaming_aggregate_matches_the_whole_run() {
+        let engine = Engine::new();
+        let docs = (0..3_000)
+            .map(|i| {
+                RawDocumentBuf::from_document(&doc! {"_id": i, "a": [i, i + 1], "k": i % 3})
+                    .unwrap()
+            })
+            .collect();
+        engine.insert("d", "c", docs, true).unwrap();
+        let pipeline = vec![
+            doc! {"$match": {"k": {"$ne": 1}}},
+            doc! {"$set": {"b": {"$add": ["$_id", 1]}}},
+            doc! {"$unwind": "$a"},
+            doc! {"$project": {"a": 1, "b": 1}},
+            doc! {"$skip": 3},
+            doc! {"$limit": 1_500},
+        ];
+        let opts = crate::engine::AggregateOptions::default();
+        let whole = engine.aggregate("d", Some("c"), &pipeline, &opts).unwrap();
+        assert_eq!(whole.len(), 1_500);
+        let stream = engine
+            .aggregate_stream("d", "c", &pipeline, &opts)
+            .unwrap()
+            .expect("streams");
+        let table = CursorTable::default();
+        let reply = table
+            .open_source("d.c".into(), Box::new(stream), Some(2), false)
+            .unwrap();
+        let take = |reply: &RawDocumentBuf, key: &str| {
+            let reply = reply.to_document().unwrap();
+            let cursor = reply.get_document("cursor").unwrap();
+            let docs: Vec<Document> = cursor
+                .get_array(key)
+                .unwrap()
+                .iter()
+                .filter_map(|d| d.as_document().cloned())
+                .collect();
+            (docs, cursor.get_i64("id").unwrap())
+        };
+        let (mut seen, mut id) = take(&reply, "firstBatch");
+        assert!(table.held_bytes() < 1_000);
+        while id != 0 {
+            let (batch, next) = take(&table.get_more(id, "d.c", Some(7)).unwrap(), "nextBatch");
+            seen.extend(batch);
+            id = next;
+        }
+        assert_eq!(seen, whole);
+        // A blocking stage runs whole.
+        let grouped = vec![doc! {"$group": {"_id": "$k"}}];
+        assert!(
+            engine
+                .aggregate_stream("d", "c", &grouped, &opts)
+                .unwrap()
+                .is_none()
+        );
     }
 
     /// The plan itself has materialised only the documents handed out.

@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
-use bson::RawDocumentBuf;
+use std::collections::VecDeque;
+
+use bson::{Document, RawDocumentBuf};
 
 use super::{BoxStage, Ctx, State};
 use crate::engine::catalog::Collection;
@@ -20,6 +22,7 @@ use crate::engine::collation::Collation;
 use crate::engine::error::{EngineError, ErrorCode, Result};
 use crate::engine::expr::Vars;
 use crate::engine::filter::Filter;
+use crate::engine::pipeline::Pipeline;
 use crate::engine::projection::Projection;
 
 /// The plan of one `find`, suspended between batches.
@@ -64,6 +67,41 @@ impl FindStream {
             reported: (0, 0),
             produced: 0,
         }
+    }
+
+    /// The next result as a document (unprojected: what an aggregation's
+    /// `$cursor` hands its later stages); `None` at the end.
+    pub fn next_doc(&mut self) -> Result<Option<Document>> {
+        let (Some(coll), Some(root)) = (self.coll.as_deref(), self.root.as_mut()) else {
+            return Ok(None);
+        };
+        let ctx = Ctx {
+            coll,
+            filter: &self.filter,
+            vars: &self.vars,
+            collation: self.collation.as_ref(),
+        };
+        loop {
+            let member = match root.work(&ctx)? {
+                State::Advanced(m) => m,
+                State::NeedTime => continue,
+                State::Eof => return Ok(None),
+            };
+            let doc = match member.doc {
+                Some(doc) => doc,
+                None => match coll.doc(member.rid)? {
+                    Some(doc) => doc,
+                    None => continue,
+                },
+            };
+            self.produced += 1;
+            return Ok(Some(doc));
+        }
+    }
+
+    /// The variables the plan runs with.
+    pub fn vars(&self) -> &Vars {
+        &self.vars
     }
 
     /// The next result, projected, as raw BSON; `None` at the end.
@@ -134,4 +172,107 @@ impl FindStream {
 fn to_raw(doc: &bson::Document) -> Result<RawDocumentBuf> {
     RawDocumentBuf::from_document(doc)
         .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+}
+
+/// A stage after an aggregation's `$cursor` that passes documents on one at
+/// a time (`$match`, `$project`, `$addFields`, `$unwind`, …), or a `$skip`
+/// or `$limit` with what is left of its count.
+pub enum StreamStage {
+    Run(Pipeline),
+    Skip(u64),
+    Limit(u64),
+}
+
+/// Reads nothing: the streaming stages never read another collection.
+struct NoSource;
+
+impl crate::engine::pipeline::Source for NoSource {
+    fn collection_docs(&self, _collection: &str) -> Result<Vec<Document>> {
+        Ok(Vec::new())
+    }
+}
+
+/// An `aggregate` whose stages all stream: its `$cursor` (a [`FindStream`])
+/// pulled one document at a time through the later stages, so that the
+/// cursor holds the plan and what one input document became (an `$unwind`
+/// may make several), not the results.
+pub struct AggStream {
+    find: FindStream,
+    stages: Vec<StreamStage>,
+    queue: VecDeque<Document>,
+    /// A `$limit` is used up (or the input ended): pull no more input.
+    done: bool,
+}
+
+impl AggStream {
+    pub fn new(find: FindStream, stages: Vec<StreamStage>) -> Self {
+        AggStream {
+            find,
+            stages,
+            queue: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// The next result as raw BSON; `None` at the end.
+    pub fn next_raw(&mut self) -> Result<Option<RawDocumentBuf>> {
+        loop {
+            if let Some(doc) = self.queue.pop_front() {
+                return to_raw(&doc).map(Some);
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let Some(doc) = self.find.next_doc()? else {
+                self.done = true;
+                continue;
+            };
+            let mut docs = vec![doc];
+            for stage in &mut self.stages {
+                if docs.is_empty() {
+                    break;
+                }
+                crate::engine::limits::checkpoint()?;
+                match stage {
+                    StreamStage::Run(p) => docs = p.run(docs, &NoSource, self.find.vars())?,
+                    StreamStage::Skip(n) => {
+                        let k = usize::try_from(*n).unwrap_or(usize::MAX).min(docs.len());
+                        docs.drain(..k);
+                        *n -= k as u64;
+                    }
+                    StreamStage::Limit(n) => {
+                        docs.truncate(usize::try_from(*n).unwrap_or(usize::MAX));
+                        *n -= docs.len() as u64;
+                        if *n == 0 {
+                            self.done = true;
+                        }
+                    }
+                }
+            }
+            self.queue.extend(docs);
+        }
+    }
+
+    /// Report what the `$cursor` examined since the last report.
+    pub fn report(&mut self) {
+        self.find.report();
+    }
+
+    /// The approximate bytes of the documents waiting to be handed out.
+    pub fn held_bytes(&self) -> u64 {
+        self.queue
+            .iter()
+            .map(|d| {
+                d.iter()
+                    .map(|(k, v)| k.len() as u64 + 2 + crate::engine::limits::approx_size(v))
+                    .sum::<u64>()
+                    + 5
+            })
+            .sum()
+    }
+
+    /// How many documents the `$cursor` has handed to the stages.
+    pub fn produced(&self) -> u64 {
+        self.find.produced()
+    }
 }

@@ -3,8 +3,8 @@
 //!
 //! `find` opens a cursor on the query's plan, not on its results: the
 //! cursor table ([`crate::wire::cursor`]) runs the plan a batch at a time.
-//! `aggregate` runs its pipeline to completion and hands the results out
-//! in batches.
+//! `aggregate` does the same when every stage streams, and otherwise runs
+//! its pipeline to completion and hands the results out in batches.
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 
@@ -226,13 +226,24 @@ impl Aggregate {
             )?;
             return super::raw(super::explain::with_server_address(reply, ctx));
         }
-        let docs =
-            ctx.engine
-                .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
         let ns = match &self.coll {
             Some(coll) => format!("{}.{coll}", ctx.db),
             None => format!("{}.$cmd.aggregate", ctx.db),
         };
+        // A pipeline whose stages all stream opens a cursor on its plan;
+        // one with a blocking stage runs whole.
+        if let Some(coll) = &self.coll
+            && let Some(stream) =
+                ctx.engine
+                    .aggregate_stream(ctx.db, coll, &self.pipeline, &self.options)?
+        {
+            return ctx
+                .cursors
+                .open_source(ns, Box::new(stream), self.batch_size, false);
+        }
+        let docs =
+            ctx.engine
+                .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
         ctx.cursors.open(ns, docs, self.batch_size, false)
     }
 }
