@@ -122,7 +122,19 @@ fn main() {
                 rss_before / 1024,
                 rss_kb(pid) / 1024
             );
-            for _ in 1..20 {
+            let rss = rss_kb(pid);
+            let agg = call(
+                &mut s,
+                doc! {"aggregate": "big", "pipeline": [{"$set": {"x": 1}}],
+                "cursor": {"batchSize": 1}, "$db": "m"},
+            );
+            ids.push(agg.get_document("cursor").unwrap().get_i64("id").unwrap());
+            println!(
+                "one aggregate [$set] with batchSize 1 on 50 MB: server VmRSS {} MB before, {} MB after",
+                rss / 1024,
+                rss_kb(pid) / 1024
+            );
+            for _ in 2..20 {
                 let reply = call(&mut s, doc! {"find": "big", "batchSize": 1, "$db": "m"});
                 ids.push(reply.get_document("cursor").unwrap().get_i64("id").unwrap());
             }
