@@ -1,11 +1,11 @@
 //! Measures what issue 11 reported, against a running `schemalab serve`
 //! (or any server) on 127.0.0.1: peak memory of the server process for a
 //! `$graphLookup` over a 1,000-node cycle and for 20 open cursors with
-//! `batchSize: 1` on a ~50 MB collection, and how long a `ping` and an
-//! insert into another database wait while a long read runs; and how long
-//! a `ping`, writes to another collection and another database, and reads
-//! of another collection and of the same one wait while a long
-//! `updateMany` runs (`write-stall`).
+//! `batchSize: 1` on a ~50 MB collection (and the resident memory one such
+//! `find` adds), and how long a `ping` and an insert into another database
+//! wait while a long read runs; and how long a `ping`, writes to another
+//! collection and another database, and reads of another collection and of
+//! the same one wait while a long `updateMany` runs (`write-stall`).
 //!
 //! `cargo run --release --example limits_measure -- <port> <server pid>
 //! graph|cursors|stall|write-stall`; peak memory is the server's `VmHWM`.
@@ -48,6 +48,15 @@ fn peak_rss_kb(pid: &str) -> u64 {
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn rss_kb(pid: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }
@@ -107,8 +116,27 @@ fn main() {
                 );
             }
             let before = peak_rss_kb(pid);
-            let mut ids = Vec::new();
-            for _ in 0..20 {
+            let rss_before = rss_kb(pid);
+            let one = call(&mut s, doc! {"find": "big", "batchSize": 1, "$db": "m"});
+            let mut ids = vec![one.get_document("cursor").unwrap().get_i64("id").unwrap()];
+            println!(
+                "one find({{}}) with batchSize 1 on 50 MB: server VmRSS {} MB before, {} MB after",
+                rss_before / 1024,
+                rss_kb(pid) / 1024
+            );
+            let rss = rss_kb(pid);
+            let agg = call(
+                &mut s,
+                doc! {"aggregate": "big", "pipeline": [{"$set": {"x": 1}}],
+                "cursor": {"batchSize": 1}, "$db": "m"},
+            );
+            ids.push(agg.get_document("cursor").unwrap().get_i64("id").unwrap());
+            println!(
+                "one aggregate [$set] with batchSize 1 on 50 MB: server VmRSS {} MB before, {} MB after",
+                rss / 1024,
+                rss_kb(pid) / 1024
+            );
+            for _ in 2..20 {
                 let reply = call(&mut s, doc! {"find": "big", "batchSize": 1, "$db": "m"});
                 ids.push(reply.get_document("cursor").unwrap().get_i64("id").unwrap());
             }
@@ -123,9 +151,11 @@ fn main() {
                 }
             }
             println!(
-                "20 cursors with batchSize 1 on 50 MB: {alive} still open; server VmHWM {} MB before, {} MB after",
+                "20 cursors with batchSize 1 on 50 MB: {alive} still open; server VmHWM {} MB before, {} MB after; VmRSS {} MB before, {} MB after",
                 before / 1024,
-                peak_rss_kb(pid) / 1024
+                peak_rss_kb(pid) / 1024,
+                rss_before / 1024,
+                rss_kb(pid) / 1024
             );
         }
         "stall" => {

@@ -367,6 +367,27 @@ impl Engine {
         ops::find(&cat, db, coll, req, self.now())
     }
 
+    /// Plan a query and return it as a stream that runs one batch at a
+    /// time over the snapshot taken now (what a `find` cursor holds).
+    pub fn find_stream(&self, db: &str, coll: &str, req: &FindRequest) -> Result<exec::FindStream> {
+        let cat = self.snapshot();
+        ops::find_open(&cat, db, coll, req, self.now())
+    }
+
+    /// Plan an aggregation over `coll` as a stream that runs one batch at
+    /// a time over the snapshot taken now, when every stage after its
+    /// `$cursor` streams; `None` when it must run whole ([`Self::aggregate`]).
+    pub fn aggregate_stream(
+        &self,
+        db: &str,
+        coll: &str,
+        pipeline: &[Document],
+        opts: &AggregateOptions,
+    ) -> Result<Option<exec::AggStream>> {
+        let cat = self.snapshot();
+        ops::aggregate_open(&cat, db, coll, pipeline, opts, self.now())
+    }
+
     /// Apply update statements.
     pub fn update(
         &self,

@@ -332,13 +332,14 @@ fn max_time_ms_stops_a_long_operation() {
     );
     assert_eq!(code(&reply), 50);
     assert_eq!(reply.get_str("codeName"), Ok("MaxTimeMSExpired"));
-    // A find scanning with an expensive filter stops too.
+    // A find scanning with an expensive filter stops too (one matching
+    // nothing, so that its first batch must scan the whole collection).
     let docs: Vec<Document> = (0..2000).map(|i| doc! {"_id": i}).collect();
     ok(&call(
         &mut s,
         doc! {"insert": "scan", "documents": docs, "$db": "mem"},
     ));
-    let heavy = doc! {"$expr": {"$gt": [{"$size": {"$range": [0, 20_000]}}, 0]}};
+    let heavy = doc! {"$expr": {"$lt": [{"$size": {"$range": [0, 20_000]}}, 0]}};
     let reply = call(
         &mut s,
         doc! {"find": "scan", "filter": heavy, "maxTimeMS": 20, "$db": "mem"},

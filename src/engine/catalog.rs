@@ -305,6 +305,18 @@ impl Collection {
             .filter_map(move |(i, slot)| slot.as_ref().map(|raw| (first + i as u64, raw)))
     }
 
+    /// The first live record at or after `rid`, in insertion order: a
+    /// scan resumes from here without holding a list of record ids.
+    pub fn live_from(&self, rid: RecordId) -> Option<RecordId> {
+        let start = usize::try_from(rid.saturating_sub(self.first_record)).ok()?;
+        let first = self.first_record;
+        self.records
+            .get(start..)?
+            .iter()
+            .position(Option::is_some)
+            .map(|i| first + (start + i) as u64)
+    }
+
     /// One record's raw document.
     pub fn raw(&self, rid: RecordId) -> Option<&RawDocumentBuf> {
         self.slot(rid)?.as_ref()
@@ -749,6 +761,14 @@ impl Catalog {
     /// A collection, if it exists.
     pub fn collection(&self, db: &str, coll: &str) -> Option<&Collection> {
         self.entry(db, coll).map(Entry::get)
+    }
+
+    /// A collection shared with its readers, if it exists: a cursor holds
+    /// one to continue its plan over the snapshot its read took.
+    pub fn collection_shared(&self, db: &str, coll: &str) -> Option<Arc<Collection>> {
+        let e = self.entry(db, coll)?;
+        e.get();
+        e.taken.get().cloned()
     }
 
     /// Names of the collections of `db`.

@@ -12,6 +12,9 @@ mod fetch;
 mod scan;
 mod shape;
 mod sort;
+mod stream;
+
+pub use stream::{AggStream, FindStream, StreamParts, StreamStage};
 
 use std::time::Instant;
 
@@ -102,11 +105,11 @@ impl Counters {
 }
 
 /// One executing stage.
-pub trait Stage<'a> {
+pub trait Stage: Send {
     /// Do one unit of work.
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State>;
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State>;
     /// The stage's explain document; with `stats`, its execution counters.
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document;
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document;
     /// Keys and documents examined by this stage and its children.
     fn totals(&self) -> (u64, u64);
     /// The stage's own counters.
@@ -114,7 +117,7 @@ pub trait Stage<'a> {
 }
 
 /// A boxed stage.
-pub type BoxStage<'a> = Box<dyn Stage<'a> + 'a>;
+pub type BoxStage = Box<dyn Stage>;
 
 /// Run `work` on a stage body, timing and counting it.
 fn counted(c: &mut Counters, f: impl FnOnce() -> Result<State>) -> Result<State> {
@@ -127,7 +130,7 @@ fn counted(c: &mut Counters, f: impl FnOnce() -> Result<State>) -> Result<State>
 }
 
 /// Build the stage tree of a plan.
-pub fn build<'a>(plan: &Plan, ctx: &Ctx<'a>) -> BoxStage<'a> {
+pub fn build(plan: &Plan, ctx: &Ctx<'_>) -> BoxStage {
     match plan {
         Plan::CollScan => Box::new(scan::CollScan::new(ctx)),
         Plan::IdHack(id) => Box::new(scan::IdHack::new(id.clone())),
@@ -167,17 +170,17 @@ pub const TRIAL_RESULTS: u64 = 101;
 
 /// The outcome of planning: the winner (fresh, not yet run) and every
 /// candidate as it stood at the end of the trial.
-pub struct Chosen<'a> {
+pub struct Chosen {
     pub winner: usize,
     pub plans: Vec<Plan>,
     /// The candidates after their trial (empty when there was only one).
-    pub trials: Vec<BoxStage<'a>>,
+    pub trials: Vec<BoxStage>,
     pub scores: Vec<f64>,
 }
 
 /// mongod's plan score: 1 + productivity, plus a tiny bonus for avoiding a
 /// FETCH or a SORT, plus one for finishing during the trial.
-fn score(stage: &dyn Stage<'_>, plan: &Plan) -> f64 {
+fn score(stage: &dyn Stage, plan: &Plan) -> f64 {
     let c = stage.counters();
     let works = c.works.max(1) as f64;
     let productivity = c.advanced as f64 / works;
@@ -196,7 +199,7 @@ fn score(stage: &dyn Stage<'_>, plan: &Plan) -> f64 {
 
 /// Race the candidates round-robin and pick the best; ties go to the
 /// earliest candidate (index order), as mongod's stable sort does.
-pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
+pub fn choose(plans: Vec<Plan>, ctx: &Ctx<'_>) -> Result<Chosen> {
     // Never without a plan: a collection scan always answers.
     let plans = if plans.is_empty() {
         vec![Plan::CollScan]
@@ -211,7 +214,7 @@ pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
             scores: Vec::new(),
         });
     }
-    let mut stages: Vec<BoxStage<'a>> = plans.iter().map(|p| build(p, ctx)).collect();
+    let mut stages: Vec<BoxStage> = plans.iter().map(|p| build(p, ctx)).collect();
     let mut results = vec![0u64; stages.len()];
     let mut done = false;
     for _ in 0..TRIAL_WORKS {
@@ -252,9 +255,9 @@ pub fn choose<'a>(plans: Vec<Plan>, ctx: &Ctx<'a>) -> Result<Chosen<'a>> {
 
 /// Run a stage to the end, handing each result to `visit` until it returns
 /// false.
-pub fn drain<'a>(
-    stage: &mut BoxStage<'a>,
-    ctx: &Ctx<'a>,
+pub fn drain(
+    stage: &mut BoxStage,
+    ctx: &Ctx<'_>,
     mut visit: impl FnMut(Member) -> bool,
 ) -> Result<()> {
     let result = loop {
@@ -331,17 +334,17 @@ pub enum Mode {
 /// One planned and executed read: the candidates as the trial left them,
 /// the winner's stage tree after it ran (its counters are what explain
 /// reports) and the results it produced.
-pub struct Execution<'a> {
-    pub chosen: Chosen<'a>,
+pub struct Execution {
+    pub chosen: Chosen,
     /// The winning plan's stages, as they ran.
-    pub root: BoxStage<'a>,
+    pub root: BoxStage,
     /// The results, in order (none when only planned).
     pub members: Vec<Member>,
     /// When planning began.
     pub started: Instant,
 }
 
-impl Execution<'_> {
+impl Execution {
     /// The winning plan.
     pub fn plan(&self) -> &Plan {
         &self.chosen.plans[self.chosen.winner]
@@ -357,11 +360,7 @@ thread_local! {
 
 /// Plan `q`, pick the winner and run it: the one way the operations read a
 /// collection, and what explain reports on.
-pub fn execute<'a>(
-    q: &super::planner::Query<'_>,
-    ctx: &Ctx<'a>,
-    mode: Mode,
-) -> Result<Execution<'a>> {
+pub fn execute(q: &super::planner::Query<'_>, ctx: &Ctx<'_>, mode: Mode) -> Result<Execution> {
     #[cfg(test)]
     EXECUTIONS.with(|n| n.set(n.get() + 1));
     let started = Instant::now();

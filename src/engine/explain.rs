@@ -200,11 +200,11 @@ pub(super) fn eof(ns: &str, q: &Query<'_>, verbosity: Verbosity) -> Explained {
 /// winning plan as the trial left it, the rejected candidates and, past
 /// `queryPlanner`, the winner's stage tree with the counters of its run.
 /// Only renders: nothing is planned or run again.
-pub(super) fn sections<'a>(
+pub(super) fn sections(
     ns: &str,
     q: &Query<'_>,
-    run: &Execution<'a>,
-    ctx: &Ctx<'a>,
+    run: &Execution,
+    ctx: &Ctx<'_>,
     verbosity: Verbosity,
 ) -> Explained {
     let mut qp = planner_head(ns, q);
@@ -248,7 +248,7 @@ pub(super) fn sections<'a>(
     }
 }
 
-fn trial_stats<'a>(t: &BoxStage<'a>, ctx: &Ctx<'a>) -> Document {
+fn trial_stats(t: &BoxStage, ctx: &Ctx<'_>) -> Document {
     let (keys, docs) = t.totals();
     let c = t.counters();
     doc! {

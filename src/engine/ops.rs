@@ -263,6 +263,59 @@ pub(super) fn find_run(
     Ok((docs, None))
 }
 
+/// `find` as a stream: planned over the snapshot `cat`, the winner built
+/// but not run; the cursor that holds it runs it one batch at a time
+/// ([`super::exec::FindStream`]). Explain goes through [`find_run`], which
+/// runs the same plan to the end.
+pub(super) fn find_open(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    req: &FindRequest,
+    now: bson::DateTime,
+) -> Result<super::exec::FindStream> {
+    super::catalog::check_coll_name(db, coll)?;
+    check_min_max(req)?;
+    let shared = cat.collection_shared(db, coll);
+    let c = shared.as_deref();
+    let collation = effective_collation(c, req.collation.as_ref())?;
+    let filter = Filter::parse(&req.filter, collation.as_ref())?;
+    let sort = parse_sort(req.sort.as_ref())?;
+    let projection = req.projection.as_ref().map(Projection::parse).transpose()?;
+    let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
+    let root = match c {
+        None => None,
+        Some(c) => {
+            let q = Query {
+                sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+                projection: req.projection.as_ref(),
+                skip: req.skip,
+                limit: req.limit.filter(|l| *l > 0),
+                hint: req.hint.as_ref(),
+                collation: collation.as_ref(),
+                min: req.min.as_ref(),
+                max: req.max.as_ref(),
+                ..Query::new(&filter)
+            };
+            let ctx = super::exec::Ctx {
+                coll: c,
+                filter: &filter,
+                vars: &vars,
+                collation: collation.as_ref(),
+            };
+            Some(super::exec::execute(&q, &ctx, Mode::Plan)?.root)
+        }
+    };
+    Ok(super::exec::FindStream::new(super::exec::StreamParts {
+        coll: shared,
+        filter,
+        vars,
+        collation,
+        projection,
+        root,
+    }))
+}
+
 /// Apply one parsed update to a matched document; returns the new document
 /// if it changed.
 fn apply_update(
@@ -995,6 +1048,31 @@ pub(super) fn aggregate(
     };
     let parsed = Pipeline::parse(rest)?;
     parsed.run(input, &CatalogSource { cat, db, now }, &vars)
+}
+
+/// `aggregate` as a stream over the snapshot `cat`, when its pipeline
+/// streams (see `explain::aggregate::open_stream`); `None` otherwise, and
+/// [`aggregate`] runs it whole.
+pub(super) fn aggregate_open(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    pipeline: &[Document],
+    opts: &AggregateOptions,
+    now: bson::DateTime,
+) -> Result<Option<super::exec::AggStream>> {
+    super::catalog::check_db_name(db)?;
+    if pipeline_writes(pipeline)
+        || pipeline
+            .first()
+            .is_some_and(|s| s.contains_key("$collStats"))
+    {
+        return Ok(None);
+    }
+    let c = cat.collection(db, coll);
+    let collation = effective_collation(c, opts.collation.as_ref())?;
+    let vars = vars_for(now, opts.let_vars.as_ref(), collation.as_ref())?;
+    super::explain::aggregate::open_stream(cat, db, coll, pipeline, opts.hint.as_ref(), vars)
 }
 
 fn coll_stats_stage(

@@ -673,9 +673,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             .iter()
             .map(|d| super::limits::checkpoint().and_then(|()| p.apply(d, ctx.vars)))
             .collect::<Result<_>>()?,
+        // Changed in place: the stage owns its input.
         Stage::AddFields(a) => docs
-            .iter()
-            .map(|d| super::limits::checkpoint().and_then(|()| a.apply(d, ctx.vars)))
+            .into_iter()
+            .map(|d| super::limits::checkpoint().and_then(|()| a.apply_owned(d, ctx.vars)))
             .collect::<Result<_>>()?,
         Stage::ReplaceRoot(e, what) => {
             let mut out = Vec::with_capacity(docs.len());

@@ -1,13 +1,20 @@
-//! The server's cursor table: query results that did not fit in one batch.
+//! The server's cursor table: query plans and results that did not fit in
+//! one batch.
 //!
-//! A command that returns a cursor (`find`, `aggregate`, `listCollections`,
-//! `listIndexes`) runs to completion in the engine; what the first batch
-//! does not carry is parked here under a random non-zero id until `getMore`
-//! drains it or `killCursors` drops it. Batches follow mongod's sizing: the
-//! first holds at most 101 documents unless `batchSize` says otherwise, and
-//! every batch stops before 16 MiB (but always carries one document).
+//! A `find` cursor holds its plan, not its results: the first batch is
+//! produced by running the plan (an [`crate::engine::exec::FindStream`])
+//! until the batch is full, and each `getMore` continues it where the last
+//! batch stopped, over the collection snapshot the `find` took (a write
+//! after the `find` is not seen; see COMPAT.md). Commands whose results are
+//! computed whole (`aggregate`, `listCollections`, `listIndexes`) park what
+//! the first batch does not carry. Either way a cursor lives under a random
+//! non-zero id until it is exhausted, `killCursors` drops it or it times
+//! out. Batches follow mongod's sizing: the first holds at most 101
+//! documents unless `batchSize` says otherwise, and every batch stops
+//! before 16 MiB (but always carries one document). One document is read
+//! ahead of each batch, to answer id 0 when nothing remains, as before.
 //!
-//! Parked results are bounded: a cursor idle longer than mongod's
+//! Cursors are bounded: a cursor idle longer than mongod's
 //! `cursorTimeoutMillis` is killed (by the monitor every minute, and
 //! whenever a cursor is opened), and at most [`MAX_OPEN_CURSORS`] cursors
 //! holding at most [`MAX_PARKED_BYTES`] between them stay open; opening one
@@ -40,16 +47,179 @@ pub fn cursor_timeout() -> Duration {
     Duration::from_millis(crate::engine::limits::CURSOR_TIMEOUT_MILLIS.get())
 }
 
-/// One open cursor.
-#[derive(Debug)]
+/// Where a cursor's documents come from, one at a time.
+pub trait Source: Send {
+    /// The next document, or `None` at the end.
+    fn next_doc(&mut self) -> Result<Option<RawDocumentBuf>>;
+    /// The approximate bytes the source holds for the cursor (not the
+    /// collection it reads, which is shared with the catalog).
+    fn held_bytes(&self) -> u64;
+    /// A batch is complete: report what it cost (the profiler's figures).
+    fn end_batch(&mut self) {}
+}
+
+/// Results computed whole (`listCollections`, `listIndexes`, pipelines that
+/// do not stream), handed out from memory.
+struct Materialised {
+    docs: std::vec::IntoIter<Document>,
+    bytes: u64,
+}
+
+fn approx_doc_size(d: &Document) -> u64 {
+    d.iter()
+        .map(|(k, v)| k.len() as u64 + 2 + crate::engine::limits::approx_size(v))
+        .sum::<u64>()
+        + 5
+}
+
+impl Materialised {
+    fn new(docs: Vec<Document>) -> Self {
+        let bytes = docs.iter().map(approx_doc_size).sum();
+        Materialised {
+            docs: docs.into_iter(),
+            bytes,
+        }
+    }
+}
+
+impl Source for Materialised {
+    fn next_doc(&mut self) -> Result<Option<RawDocumentBuf>> {
+        let Some(doc) = self.docs.next() else {
+            return Ok(None);
+        };
+        self.bytes = self.bytes.saturating_sub(approx_doc_size(&doc));
+        RawDocumentBuf::from_document(&doc)
+            .map(Some)
+            .map_err(internal)
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// A `find` plan, continued batch by batch over its snapshot.
+impl Source for crate::engine::exec::FindStream {
+    fn next_doc(&mut self) -> Result<Option<RawDocumentBuf>> {
+        self.next_raw()
+    }
+
+    fn held_bytes(&self) -> u64 {
+        0
+    }
+
+    fn end_batch(&mut self) {
+        self.report();
+    }
+}
+
+/// An aggregation whose stages stream, continued batch by batch.
+impl Source for crate::engine::exec::AggStream {
+    fn next_doc(&mut self) -> Result<Option<RawDocumentBuf>> {
+        self.next_raw()
+    }
+
+    fn held_bytes(&self) -> u64 {
+        crate::engine::exec::AggStream::held_bytes(self)
+    }
+
+    fn end_batch(&mut self) {
+        self.report();
+    }
+}
+
+/// One open cursor: its source (a plan's state, or what is left of
+/// materialised results) and the document read ahead of the last batch.
 struct Cursor {
     /// `db.coll`, checked against each `getMore`.
     ns: String,
-    remaining: std::vec::IntoIter<Document>,
+    source: Box<dyn Source>,
+    /// The next document, read to learn whether the cursor is exhausted
+    /// (or left over because it did not fit the last batch's bytes).
+    pending: Option<RawDocumentBuf>,
+    /// An error met while reading ahead, returned by the next `getMore`
+    /// (as mongod fails the `getMore` whose batch meets it).
+    failed: Option<EngineError>,
     /// The approximate size of what it holds, for [`MAX_PARKED_BYTES`].
     bytes: u64,
     /// For the idle timeout.
     last_used: Instant,
+    /// What is left of the opening command's `maxTimeMS`: as in mongod,
+    /// the limit bounds the cursor's work across its `getMore`s.
+    budget: Option<Duration>,
+}
+
+impl std::fmt::Debug for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cursor")
+            .field("ns", &self.ns)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cursor {
+    fn new(ns: String, source: Box<dyn Source>) -> Self {
+        Cursor {
+            ns,
+            source,
+            pending: None,
+            failed: None,
+            bytes: 0,
+            last_used: Instant::now(),
+            budget: None,
+        }
+    }
+
+    /// Move documents from the source into a batch, up to `max_docs` and
+    /// the byte limit (a document that does not fit stays pending), then
+    /// read one ahead to learn whether more remain. Returns the batch and
+    /// whether the cursor is exhausted.
+    fn fill(&mut self, max_docs: Option<usize>) -> Result<(RawArrayBuf, bool)> {
+        let mut batch = RawArrayBuf::new();
+        let mut count = 0usize;
+        let mut bytes = 0usize;
+        let mut ended = false;
+        while max_docs.is_none_or(|m| count < m) {
+            let raw = match self.pending.take() {
+                Some(raw) => raw,
+                None => match self.source.next_doc()? {
+                    Some(raw) => raw,
+                    None => {
+                        ended = true;
+                        break;
+                    }
+                },
+            };
+            let len = raw.as_bytes().len();
+            // Every document a command returns fits mongod's internal BSON
+            // limit (16 MiB plus 16 KiB of headroom), or the command fails.
+            if len > crate::engine::limits::MAX_INTERNAL_OBJECT_SIZE {
+                return Err(crate::engine::limits::object_too_large(len));
+            }
+            if count > 0 && bytes + len > MAX_BATCH_BYTES {
+                self.pending = Some(raw);
+                break;
+            }
+            bytes += len;
+            count += 1;
+            batch.push(raw);
+        }
+        if !ended && self.pending.is_none() {
+            match self.source.next_doc() {
+                Ok(Some(raw)) => self.pending = Some(raw),
+                Ok(None) => ended = true,
+                Err(e) => self.failed = Some(e),
+            }
+        }
+        self.source.end_batch();
+        self.bytes = self.source.held_bytes()
+            + self
+                .pending
+                .as_ref()
+                .map_or(0, |raw| raw.as_bytes().len() as u64);
+        Ok((batch, ended))
+    }
 }
 
 /// Every open cursor of a server, shared by its connections (a driver may
@@ -70,35 +240,6 @@ fn internal(e: impl std::fmt::Display) -> EngineError {
     EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string())
 }
 
-/// Move documents from `source` into a batch, up to `max_docs` and the byte
-/// limit. Looks ahead through `as_slice` so that a document that does not
-/// fit stays in `source`.
-fn fill(source: &mut std::vec::IntoIter<Document>, max_docs: Option<usize>) -> Result<RawArrayBuf> {
-    let mut batch = RawArrayBuf::new();
-    let mut count = 0usize;
-    let mut bytes = 0usize;
-    while max_docs.is_none_or(|m| count < m) {
-        let Some(doc) = source.as_slice().first() else {
-            break;
-        };
-        let raw = RawDocumentBuf::from_document(doc).map_err(internal)?;
-        let len = raw.as_bytes().len();
-        // Every document a command returns fits mongod's internal BSON
-        // limit (16 MiB plus 16 KiB of headroom), or the command fails.
-        if len > crate::engine::limits::MAX_INTERNAL_OBJECT_SIZE {
-            return Err(crate::engine::limits::object_too_large(len));
-        }
-        if count > 0 && bytes + len > MAX_BATCH_BYTES {
-            break;
-        }
-        source.next();
-        bytes += len;
-        count += 1;
-        batch.push(raw);
-    }
-    Ok(batch)
-}
-
 /// `{cursor: {<batch_key>: [...], id, ns}}`.
 fn cursor_reply(batch_key: &str, batch: RawArrayBuf, id: i64, ns: &str) -> RawDocumentBuf {
     let mut cursor = RawDocumentBuf::new();
@@ -111,8 +252,9 @@ fn cursor_reply(batch_key: &str, batch: RawArrayBuf, id: i64, ns: &str) -> RawDo
 }
 
 impl CursorTable {
-    /// Answer a cursor-returning command: the first batch, and a parked
-    /// cursor for the rest unless `single_batch` or nothing remains.
+    /// Answer a cursor-returning command whose results were computed
+    /// whole: the first batch, and a parked cursor for the rest unless
+    /// `single_batch` or nothing remains.
     pub fn open(
         &self,
         ns: String,
@@ -120,28 +262,39 @@ impl CursorTable {
         batch_size: Option<usize>,
         single_batch: bool,
     ) -> Result<RawDocumentBuf> {
-        let mut remaining = docs.into_iter();
+        self.open_source(
+            ns,
+            Box::new(Materialised::new(docs)),
+            batch_size,
+            single_batch,
+        )
+    }
+
+    /// Answer a cursor-returning command from a source (a `find` plan that
+    /// has not run yet): the first batch is produced by running it until
+    /// the batch is full, and the cursor keeps the source to continue.
+    pub fn open_source(
+        &self,
+        ns: String,
+        source: Box<dyn Source>,
+        batch_size: Option<usize>,
+        single_batch: bool,
+    ) -> Result<RawDocumentBuf> {
+        let mut cursor = Cursor::new(ns.clone(), source);
         let limit = Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH));
-        let batch = fill(&mut remaining, limit)?;
-        let id = if single_batch || remaining.len() == 0 {
+        let (batch, ended) = cursor.fill(limit)?;
+        cursor.budget =
+            crate::engine::limits::deadline().map(|d| d.saturating_duration_since(Instant::now()));
+        let id = if single_batch || ended {
             0
         } else {
-            self.park(ns.clone(), remaining)
+            self.park(cursor)
         };
         Ok(cursor_reply("firstBatch", batch, id, &ns))
     }
 
-    fn park(&self, ns: String, remaining: std::vec::IntoIter<Document>) -> i64 {
-        let bytes = remaining
-            .as_slice()
-            .iter()
-            .map(|d| {
-                d.iter()
-                    .map(|(k, v)| k.len() as u64 + 2 + crate::engine::limits::approx_size(v))
-                    .sum::<u64>()
-                    + 5
-            })
-            .sum();
+    fn park(&self, mut cursor: Cursor) -> i64 {
+        let bytes = cursor.bytes;
         let mut cursors = self.cursors.lock();
         let timeout = cursor_timeout();
         cursors.retain(|_, c| c.last_used.elapsed() < timeout);
@@ -163,19 +316,13 @@ impl CursorTable {
                 break id;
             }
         };
-        cursors.insert(
-            id,
-            Cursor {
-                ns,
-                remaining,
-                bytes,
-                last_used: Instant::now(),
-            },
-        );
+        cursor.last_used = Instant::now();
+        cursors.insert(id, cursor);
         id
     }
 
-    /// The next batch of cursor `id`, which must belong to `ns`.
+    /// The next batch of cursor `id`, which must belong to `ns`: its plan
+    /// continues where the last batch stopped.
     pub fn get_more(&self, id: i64, ns: &str, batch_size: Option<usize>) -> Result<RawDocumentBuf> {
         let mut cursor = {
             let mut cursors = self.cursors.lock();
@@ -198,7 +345,7 @@ impl CursorTable {
                 Some(_) => {}
             }
             // Taken out while the batch is built so other connections are
-            // not held up by the serialisation.
+            // not held up by the plan or the serialisation.
             match cursors.remove(&id) {
                 Some(c) => c,
                 None => {
@@ -209,8 +356,26 @@ impl CursorTable {
                 }
             }
         };
-        let batch = fill(&mut cursor.remaining, batch_size)?;
-        let next_id = if cursor.remaining.len() == 0 {
+        // An error met reading ahead ends the cursor with this getMore.
+        if let Some(e) = cursor.failed.take() {
+            return Err(e);
+        }
+        let started = Instant::now();
+        let filled = match cursor.budget {
+            Some(budget) => {
+                let op = crate::engine::limits::Operation {
+                    deadline: Some(started + budget),
+                    ..Default::default()
+                };
+                crate::engine::limits::run_as(op, || cursor.fill(batch_size))
+            }
+            None => cursor.fill(batch_size),
+        };
+        if let Some(budget) = &mut cursor.budget {
+            *budget = budget.saturating_sub(started.elapsed());
+        }
+        let (batch, ended) = filled?;
+        let next_id = if ended {
             0
         } else {
             cursor.last_used = Instant::now();
@@ -218,6 +383,12 @@ impl CursorTable {
             id
         };
         Ok(cursor_reply("nextBatch", batch, next_id, ns))
+    }
+
+    /// The bytes the open cursors hold between them (what counts against
+    /// [`MAX_PARKED_BYTES`]).
+    pub fn held_bytes(&self) -> u64 {
+        self.cursors.lock().values().map(|c| c.bytes).sum()
     }
 
     /// Drop cursors by id.
@@ -320,5 +491,170 @@ mod tests {
                 not_found: vec![5]
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::engine::{Engine, FindRequest};
+    use bson::{Bson, doc};
+
+    fn load(engine: &Engine, n: i32) {
+        let docs = (0..n)
+            .map(|i| RawDocumentBuf::from_document(&doc! {"_id": i, "s": "x".repeat(100)}).unwrap())
+            .collect();
+        engine.insert("d", "c", docs, true).unwrap();
+    }
+
+    fn ids(reply: &RawDocumentBuf, key: &str) -> (Vec<i32>, i64) {
+        let reply = reply.to_document().unwrap();
+        let cursor = reply.get_document("cursor").unwrap();
+        let ids = cursor
+            .get_array(key)
+            .unwrap()
+            .iter()
+            .map(|d| match d {
+                Bson::Document(d) => d.get_i32("_id").unwrap(),
+                other => panic!("{other}"),
+            })
+            .collect();
+        (ids, cursor.get_i64("id").unwrap())
+    }
+
+    /// A `find({})` cursor with batchSize 2 hands out every document
+    /// exactly once, in order, across getMores; an insert after the cursor
+    /// opened is not seen (the cursor reads the snapshot its find took).
+    #[test]
+    fn find_cursor_streams_every_document_once_over_its_snapshot() {
+        let engine = Engine::new();
+        load(&engine, 1_001);
+        let table = CursorTable::default();
+        let stream = engine
+            .find_stream("d", "c", &FindRequest::default())
+            .unwrap();
+        let first = table
+            .open_source("d.c".into(), Box::new(stream), Some(2), false)
+            .unwrap();
+        let (mut seen, mut id) = ids(&first, "firstBatch");
+        assert_eq!(seen, vec![0, 1]);
+        assert_ne!(id, 0);
+        let late = RawDocumentBuf::from_document(&doc! {"_id": 5_000, "s": "late"}).unwrap();
+        engine.insert("d", "c", vec![late], true).unwrap();
+        while id != 0 {
+            let more = table.get_more(id, "d.c", Some(2)).unwrap();
+            let (batch, next) = ids(&more, "nextBatch");
+            assert!(batch.len() <= 2);
+            seen.extend(batch);
+            id = next;
+        }
+        assert_eq!(seen, (0..1_001).collect::<Vec<_>>());
+        assert!(table.is_empty());
+        // A new find sees the insert.
+        let all = engine.find("d", "c", &FindRequest::default()).unwrap();
+        assert_eq!(all.len(), 1_002);
+    }
+
+    /// What open cursors hold does not grow with the collection: the plan
+    /// has produced the batch and one document read ahead, no more.
+    #[test]
+    fn open_find_cursors_hold_a_batch_not_the_collection() {
+        let mut held = Vec::new();
+        for n in [1_000, 20_000] {
+            let engine = Engine::new();
+            load(&engine, n);
+            let table = CursorTable::default();
+            for _ in 0..20 {
+                let stream = engine
+                    .find_stream("d", "c", &FindRequest::default())
+                    .unwrap();
+                let mut cursor = Cursor::new("d.c".into(), Box::new(stream));
+                let (batch, ended) = cursor.fill(Some(1)).unwrap();
+                assert_eq!(batch.into_iter().count(), 1);
+                assert!(!ended);
+                table.park(cursor);
+            }
+            assert_eq!(table.len(), 20);
+            held.push(table.held_bytes());
+        }
+        // The batch read ahead (one ~120-byte document per cursor), whatever
+        // the collection's size.
+        assert_eq!(held[0], held[1]);
+        assert!(held[0] < 20 * 200, "{held:?}");
+    }
+
+    /// A pipeline whose stages stream answers, batch by batch, what the
+    /// whole run answers, and its cursor holds a plan, not the results.
+    #[test]
+    fn streaming_aggregate_matches_the_whole_run() {
+        let engine = Engine::new();
+        let docs = (0..3_000)
+            .map(|i| {
+                RawDocumentBuf::from_document(&doc! {"_id": i, "a": [i, i + 1], "k": i % 3})
+                    .unwrap()
+            })
+            .collect();
+        engine.insert("d", "c", docs, true).unwrap();
+        let pipeline = vec![
+            doc! {"$match": {"k": {"$ne": 1}}},
+            doc! {"$set": {"b": {"$add": ["$_id", 1]}}},
+            doc! {"$unwind": "$a"},
+            doc! {"$project": {"a": 1, "b": 1}},
+            doc! {"$skip": 3},
+            doc! {"$limit": 1_500},
+        ];
+        let opts = crate::engine::AggregateOptions::default();
+        let whole = engine.aggregate("d", Some("c"), &pipeline, &opts).unwrap();
+        assert_eq!(whole.len(), 1_500);
+        let stream = engine
+            .aggregate_stream("d", "c", &pipeline, &opts)
+            .unwrap()
+            .expect("streams");
+        let table = CursorTable::default();
+        let reply = table
+            .open_source("d.c".into(), Box::new(stream), Some(2), false)
+            .unwrap();
+        let take = |reply: &RawDocumentBuf, key: &str| {
+            let reply = reply.to_document().unwrap();
+            let cursor = reply.get_document("cursor").unwrap();
+            let docs: Vec<Document> = cursor
+                .get_array(key)
+                .unwrap()
+                .iter()
+                .filter_map(|d| d.as_document().cloned())
+                .collect();
+            (docs, cursor.get_i64("id").unwrap())
+        };
+        let (mut seen, mut id) = take(&reply, "firstBatch");
+        assert!(table.held_bytes() < 1_000);
+        while id != 0 {
+            let (batch, next) = take(&table.get_more(id, "d.c", Some(7)).unwrap(), "nextBatch");
+            seen.extend(batch);
+            id = next;
+        }
+        assert_eq!(seen, whole);
+        // A blocking stage runs whole.
+        let grouped = vec![doc! {"$group": {"_id": "$k"}}];
+        assert!(
+            engine
+                .aggregate_stream("d", "c", &grouped, &opts)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    /// The plan itself has materialised only the documents handed out.
+    #[test]
+    fn a_find_stream_materialises_only_what_it_hands_out() {
+        let engine = Engine::new();
+        load(&engine, 5_000);
+        let mut stream = engine
+            .find_stream("d", "c", &FindRequest::default())
+            .unwrap();
+        for _ in 0..3 {
+            assert!(stream.next_raw().unwrap().is_some());
+        }
+        assert_eq!(stream.produced(), 3);
     }
 }

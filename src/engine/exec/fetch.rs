@@ -10,14 +10,14 @@ use crate::engine::error::Result;
 use crate::engine::index::RecordId;
 
 /// `FETCH`: load each record its child names and keep those matching.
-pub struct Fetch<'a> {
-    child: BoxStage<'a>,
+pub struct Fetch {
+    child: BoxStage,
     residual: Option<Document>,
     c: Counters,
 }
 
-impl<'a> Fetch<'a> {
-    pub fn new(child: BoxStage<'a>, residual: Option<Document>) -> Self {
+impl Fetch {
+    pub fn new(child: BoxStage, residual: Option<Document>) -> Self {
         Fetch {
             child,
             residual,
@@ -25,7 +25,7 @@ impl<'a> Fetch<'a> {
         }
     }
 
-    fn step(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let m = match self.child.work(ctx)? {
             State::Advanced(m) => m,
             other => return Ok(other),
@@ -54,15 +54,15 @@ impl<'a> Fetch<'a> {
     }
 }
 
-impl<'a> Stage<'a> for Fetch<'a> {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for Fetch {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         let mut fields = Document::new();
         if let Some(f) = &self.residual {
             fields.insert("filter", f.clone());
@@ -87,8 +87,8 @@ impl<'a> Stage<'a> for Fetch<'a> {
 }
 
 /// `OR`: each child in turn, dropping records already returned.
-pub struct Or<'a> {
-    children: Vec<BoxStage<'a>>,
+pub struct Or {
+    children: Vec<BoxStage>,
     current: usize,
     seen: HashSet<RecordId>,
     dups_tested: u64,
@@ -96,8 +96,8 @@ pub struct Or<'a> {
     c: Counters,
 }
 
-impl<'a> Or<'a> {
-    pub fn new(children: Vec<BoxStage<'a>>) -> Self {
+impl Or {
+    pub fn new(children: Vec<BoxStage>) -> Self {
         Or {
             children,
             current: 0,
@@ -108,7 +108,7 @@ impl<'a> Or<'a> {
         }
     }
 
-    fn step(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let Some(child) = self.children.get_mut(self.current) else {
             return Ok(State::Eof);
         };
@@ -135,15 +135,15 @@ impl<'a> Or<'a> {
     }
 }
 
-impl<'a> Stage<'a> for Or<'a> {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for Or {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         stage_doc(
             "OR",
             Document::new(),

@@ -27,31 +27,31 @@ fn check(ctx: &Ctx<'_>, rid: RecordId, doc: Document) -> Result<State> {
     })
 }
 
-/// `COLLSCAN`: every record in insertion order, filtered.
+/// `COLLSCAN`: every record in insertion order, filtered. It keeps only
+/// its position, so a cursor can hold it between batches.
 pub struct CollScan {
-    rids: Vec<RecordId>,
-    next: usize,
+    /// The next record id to look at (the first live one at or after it).
+    next: RecordId,
     c: Counters,
 }
 
 impl CollScan {
-    pub fn new(ctx: &Ctx<'_>) -> Self {
+    pub fn new(_ctx: &Ctx<'_>) -> Self {
         CollScan {
-            rids: ctx.coll.records().map(|(rid, _)| rid).collect(),
             next: 0,
             c: Counters::default(),
         }
     }
 }
 
-impl<'a> Stage<'a> for CollScan {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
-        let (rids, next) = (&self.rids, &mut self.next);
+impl Stage for CollScan {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
+        let next = &mut self.next;
         counted(&mut self.c, || {
-            let Some(&rid) = rids.get(*next) else {
+            let Some(rid) = ctx.coll.live_from(*next) else {
                 return Ok(State::Eof);
             };
-            *next += 1;
+            *next = rid + 1;
             match ctx.coll.raw(rid) {
                 Some(raw) => check(ctx, rid, to_document(raw)?),
                 None => Ok(State::NeedTime),
@@ -64,7 +64,7 @@ impl<'a> Stage<'a> for CollScan {
         })
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         let mut fields = Document::new();
         if !ctx.filter.is_empty() {
             fields.insert("filter", ctx.filter.source().clone());
@@ -277,8 +277,8 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     }
 }
 
-impl<'a> Stage<'a> for IxScan {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for IxScan {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let Some(index) = ctx.coll.indexes().get(self.plan.index) else {
             return Ok(self.finish(started, State::Eof));
@@ -323,7 +323,7 @@ impl<'a> Stage<'a> for IxScan {
         Ok(self.finish(started, state))
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         let Some(index) = ctx.coll.indexes().get(self.plan.index) else {
             return doc! {"stage": "IXSCAN"};
         };
@@ -519,8 +519,8 @@ impl IdHack {
     }
 }
 
-impl<'a> Stage<'a> for IdHack {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for IdHack {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let (id, done) = (&self.id, &mut self.done);
         let mut found = false;
         let state = counted(&mut self.c, || {
@@ -549,7 +549,7 @@ impl<'a> Stage<'a> for IdHack {
         state
     }
 
-    fn explain(&self, _ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, _ctx: &Ctx<'_>, stats: bool) -> Document {
         stage_doc(
             "IDHACK",
             Document::new(),

@@ -10,15 +10,15 @@ use crate::engine::error::Result;
 use crate::engine::planner::ProjectionKind;
 
 /// `SKIP`: drop the first `n` results.
-pub struct Skip<'a> {
-    child: BoxStage<'a>,
+pub struct Skip {
+    child: BoxStage,
     n: u64,
     skipped: u64,
     c: Counters,
 }
 
-impl<'a> Skip<'a> {
-    pub fn new(child: BoxStage<'a>, n: u64) -> Self {
+impl Skip {
+    pub fn new(child: BoxStage, n: u64) -> Self {
         Skip {
             child,
             n,
@@ -28,8 +28,8 @@ impl<'a> Skip<'a> {
     }
 }
 
-impl<'a> Stage<'a> for Skip<'a> {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for Skip {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let state = match self.child.work(ctx) {
             Ok(State::Advanced(_)) if self.skipped < self.n => {
@@ -42,7 +42,7 @@ impl<'a> Stage<'a> for Skip<'a> {
         state
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         stage_doc(
             "SKIP",
             doc! {"skipAmount": self.n as i64},
@@ -62,14 +62,14 @@ impl<'a> Stage<'a> for Skip<'a> {
 }
 
 /// `LIMIT`: stop after `n` results.
-pub struct Limit<'a> {
-    child: BoxStage<'a>,
+pub struct Limit {
+    child: BoxStage,
     n: u64,
     c: Counters,
 }
 
-impl<'a> Limit<'a> {
-    pub fn new(child: BoxStage<'a>, n: u64) -> Self {
+impl Limit {
+    pub fn new(child: BoxStage, n: u64) -> Self {
         Limit {
             child,
             n,
@@ -78,8 +78,8 @@ impl<'a> Limit<'a> {
     }
 }
 
-impl<'a> Stage<'a> for Limit<'a> {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for Limit {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let state = if self.c.advanced >= self.n {
             Ok(State::Eof)
@@ -90,7 +90,7 @@ impl<'a> Stage<'a> for Limit<'a> {
         state
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         stage_doc(
             "LIMIT",
             doc! {"limitAmount": self.n as i64},
@@ -110,15 +110,15 @@ impl<'a> Stage<'a> for Limit<'a> {
 }
 
 /// `PROJECTION_SIMPLE` / `_DEFAULT` / `_COVERED`.
-pub struct Projection<'a> {
-    child: BoxStage<'a>,
+pub struct Projection {
+    child: BoxStage,
     kind: ProjectionKind,
     spec: Document,
     c: Counters,
 }
 
-impl<'a> Projection<'a> {
-    pub fn new(child: BoxStage<'a>, kind: ProjectionKind, spec: Document) -> Self {
+impl Projection {
+    pub fn new(child: BoxStage, kind: ProjectionKind, spec: Document) -> Self {
         Projection {
             child,
             kind,
@@ -128,15 +128,15 @@ impl<'a> Projection<'a> {
     }
 }
 
-impl<'a> Stage<'a> for Projection<'a> {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for Projection {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let state = self.child.work(ctx);
         self.c.record(started, &state);
         state
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         stage_doc(
             self.kind.stage(),
             doc! {"transformBy": self.spec.clone()},

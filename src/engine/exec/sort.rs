@@ -10,8 +10,8 @@ use crate::engine::error::{EngineError, ErrorCode, Result};
 use crate::engine::sort::SortSpec;
 use crate::engine::value::bson_size;
 
-pub struct Sort<'a> {
-    child: BoxStage<'a>,
+pub struct Sort {
+    child: BoxStage,
     spec: SortSpec,
     pattern: Document,
     limit: Option<u64>,
@@ -22,8 +22,8 @@ pub struct Sort<'a> {
     c: Counters,
 }
 
-impl<'a> Sort<'a> {
-    pub fn new(child: BoxStage<'a>, spec: SortSpec, pattern: Document, limit: Option<u64>) -> Self {
+impl Sort {
+    pub fn new(child: BoxStage, spec: SortSpec, pattern: Document, limit: Option<u64>) -> Self {
         Sort {
             child,
             spec,
@@ -37,7 +37,7 @@ impl<'a> Sort<'a> {
         }
     }
 
-    fn order(&mut self, ctx: &Ctx<'a>) {
+    fn order(&mut self, ctx: &Ctx<'_>) {
         let spec = &self.spec;
         let collation = ctx.collation;
         let empty = Document::new();
@@ -58,7 +58,7 @@ impl<'a> Sort<'a> {
         }
     }
 
-    fn step(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         if let Some(out) = &mut self.output {
             return Ok(match out.next() {
                 Some(m) => State::Advanced(m),
@@ -102,15 +102,15 @@ impl<'a> Sort<'a> {
     }
 }
 
-impl<'a> Stage<'a> for Sort<'a> {
-    fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
+impl Stage for Sort {
+    fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let started = std::time::Instant::now();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state
     }
 
-    fn explain(&self, ctx: &Ctx<'a>, stats: bool) -> Document {
+    fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document {
         let mut fields = doc! {"sortPattern": self.pattern.clone(), "memLimit": crate::engine::limits::SORT_MEMORY.get() as i64};
         if let Some(l) = self.limit {
             fields.insert("limitAmount", l as i64);

@@ -414,6 +414,93 @@ pub(crate) fn run_aggregate(
     })
 }
 
+/// `aggregate` over `coll` as a stream, when every stage left after the
+/// `$cursor` passes documents on one at a time (`$match`, `$project`,
+/// `$addFields`/`$set`, `$unset`, `$unwind`, `$replaceRoot`/`$replaceWith`,
+/// `$skip`, `$limit`); `None` when one holds data or reads another
+/// collection, and the pipeline runs whole ([`run_aggregate`]). The
+/// `$cursor` is planned exactly as [`run_aggregate`] plans it.
+pub(crate) fn open_stream(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    pipeline: &[Document],
+    hint: Option<&Bson>,
+    vars: Vars,
+) -> Result<Option<crate::engine::exec::AggStream>> {
+    use crate::engine::exec::{FindStream, StreamParts, StreamStage};
+    Pipeline::parse(pipeline)?;
+    let opts = optimize(pipeline);
+    let pushed = push_down(&opts);
+    let rest = &opts[pushed.rest..];
+    if needs_no_fields(rest) {
+        return Ok(None);
+    }
+    let mut stages = Vec::with_capacity(rest.len() + 1);
+    if let Some(proj) = &pushed.projection {
+        stages.push(StreamStage::Run(Pipeline::parse(&[
+            doc! {"$project": proj.clone()},
+        ])?));
+    }
+    for o in rest {
+        if !matches!(o, Opt::Plain(_)) {
+            return Ok(None);
+        }
+        let stage = match o.name() {
+            "$skip" => match single(o, "$skip").and_then(count_of) {
+                Some(n) => StreamStage::Skip(n),
+                None => return Ok(None),
+            },
+            "$limit" => match single(o, "$limit").and_then(count_of) {
+                Some(n) => StreamStage::Limit(n),
+                None => return Ok(None),
+            },
+            "$match" | "$project" | "$addFields" | "$set" | "$unset" | "$unwind"
+            | "$replaceRoot" | "$replaceWith" => StreamStage::Run(Pipeline::parse(&o.runnable())?),
+            _ => return Ok(None),
+        };
+        stages.push(stage);
+    }
+    let shared = cat.collection_shared(db, coll);
+    let collation = vars.collation().cloned();
+    let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
+    let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
+    let root = match shared.as_deref() {
+        None => None,
+        Some(c) => {
+            let q = Query {
+                filter: &filter,
+                sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
+                projection: pushed.projection.as_ref(),
+                skip: pushed.skip,
+                limit: pushed.limit.filter(|l| *l > 0),
+                hint,
+                collation: collation.as_ref(),
+                count: false,
+                distinct: None,
+                min: None,
+                max: None,
+            };
+            let ctx = crate::engine::exec::Ctx {
+                coll: c,
+                filter: &filter,
+                vars: &vars,
+                collation: collation.as_ref(),
+            };
+            Some(crate::engine::exec::execute(&q, &ctx, Mode::Plan)?.root)
+        }
+    };
+    let find = FindStream::new(StreamParts {
+        coll: shared,
+        filter,
+        vars,
+        collation,
+        projection: None,
+        root,
+    });
+    Ok(Some(crate::engine::exec::AggStream::new(find, stages)))
+}
+
 /// Run stages after the `$cursor` (or at the top of a collection-less or
 /// nested pipeline), each timed and counted; returns the results and each
 /// stage's explain entry.

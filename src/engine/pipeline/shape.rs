@@ -395,6 +395,33 @@ impl AddFields {
         crate::engine::limits::check_output_depth(&out)?;
         Ok(out)
     }
+
+    /// [`AddFields::apply`] on a document the stage owns: with only
+    /// top-level fields, every value is computed from the input first and
+    /// then set in place, so the document (arrays included) is not copied.
+    pub(super) fn apply_owned(&self, mut doc: Document, vars: &Vars) -> Result<Document> {
+        if self.tree.iter().any(|(_, n)| matches!(n, Node::Sub(_))) {
+            return self.apply(&doc, vars);
+        }
+        let mut values = Vec::with_capacity(self.tree.len());
+        for (_, node) in &self.tree {
+            if let Node::Computed(e) = node {
+                values.push(e.eval(&doc, vars)?);
+            }
+        }
+        for ((k, _), v) in self.tree.iter().zip(values) {
+            match v {
+                Some(v) => {
+                    doc.insert(k.clone(), v);
+                }
+                None => {
+                    doc.remove(k);
+                }
+            }
+        }
+        crate::engine::limits::check_output_depth(&doc)?;
+        Ok(doc)
+    }
 }
 
 fn add(tree: &[(String, Node)], doc: &Document, root: &Document, vars: &Vars) -> Result<Document> {

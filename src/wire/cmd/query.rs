@@ -1,8 +1,10 @@
 //! Read commands: `find`, `getMore`, `killCursors`, `aggregate`, `count`,
 //! `distinct`.
 //!
-//! The engine runs a query to completion; the cursor table
-//! ([`crate::wire::cursor`]) then hands the results out in batches.
+//! `find` opens a cursor on the query's plan, not on its results: the
+//! cursor table ([`crate::wire::cursor`]) runs the plan a batch at a time.
+//! `aggregate` does the same when every stage streams, and otherwise runs
+//! its pipeline to completion and hands the results out in batches.
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 
@@ -61,17 +63,18 @@ impl Find {
         })
     }
 
-    /// Run the query and open a cursor on its results.
+    /// Plan the query and open a cursor on it: the first batch runs the
+    /// plan until it is full, `getMore` continues it.
     pub fn apply(self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
-        let docs = ctx.engine.find(ctx.db, &self.coll, &self.request)?;
+        let stream = ctx.engine.find_stream(ctx.db, &self.coll, &self.request)?;
         let batch = match (self.batch_size, self.request.limit) {
             // With a limit under the default batch, one batch holds it all.
             (None, Some(l)) if self.single_batch => Some(usize::try_from(l).unwrap_or(usize::MAX)),
             (b, _) => b,
         };
-        ctx.cursors.open(
+        ctx.cursors.open_source(
             format!("{}.{}", ctx.db, self.coll),
-            docs,
+            Box::new(stream),
             batch,
             self.single_batch,
         )
@@ -223,13 +226,24 @@ impl Aggregate {
             )?;
             return super::raw(super::explain::with_server_address(reply, ctx));
         }
-        let docs =
-            ctx.engine
-                .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
         let ns = match &self.coll {
             Some(coll) => format!("{}.{coll}", ctx.db),
             None => format!("{}.$cmd.aggregate", ctx.db),
         };
+        // A pipeline whose stages all stream opens a cursor on its plan;
+        // one with a blocking stage runs whole.
+        if let Some(coll) = &self.coll
+            && let Some(stream) =
+                ctx.engine
+                    .aggregate_stream(ctx.db, coll, &self.pipeline, &self.options)?
+        {
+            return ctx
+                .cursors
+                .open_source(ns, Box::new(stream), self.batch_size, false);
+        }
+        let docs =
+            ctx.engine
+                .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
         ctx.cursors.open(ns, docs, self.batch_size, false)
     }
 }
