@@ -512,7 +512,7 @@ fn real_main() -> anyhow::Result<()> {
                             lang,
                         ))
                         .map_err(|e| anyhow::anyhow!("shell --lesson {query}: {e}"))?;
-                    eprint!("{}", prepared.listing());
+                    eprint!("{}", prepared.listing_in(lang));
                     prepared.current_db().to_string()
                 }
             };

@@ -499,18 +499,26 @@ impl PreparedLesson {
     /// one marked `*`) with its experiment, variant and title, any load or
     /// setup failure under it, and how to switch.
     pub fn listing(&self) -> String {
+        self.listing_in(crate::locale::Lang::En)
+    }
+
+    /// [`Prepared::listing`] in `lang`.
+    pub fn listing_in(&self, lang: crate::locale::Lang) -> String {
         let width = self
             .variants
             .iter()
             .map(|v| v.database.len())
             .max()
             .unwrap_or(0);
-        let mut out = format!(
-            "lesson {} ({}), prepared at scale {}:\n",
-            self.lesson,
-            self.title,
-            self.scale.as_str()
+        let mut out = lang.f(
+            "lesson {lesson} ({title}), prepared at scale {scale}:",
+            &[
+                ("lesson", &self.lesson),
+                ("title", &self.title),
+                ("scale", &self.scale.as_str()),
+            ],
         );
+        out.push('\n');
         for v in &self.variants {
             let mark = if v.database == self.current_db() {
                 '*'
@@ -522,16 +530,23 @@ impl PreparedLesson {
                 v.database, v.experiment, v.variant, v.title
             ));
             if let Some(e) = &v.load_error {
-                out.push_str(&format!("    the dataset did not load: {e}\n"));
+                out.push_str(&format!(
+                    "    {}\n",
+                    lang.f("the dataset did not load: {e}", &[("e", e)])
+                ));
             }
             if let Some(e) = &v.setup_error {
-                out.push_str(&format!("    the setup failed: {e}\n"));
+                out.push_str(&format!(
+                    "    {}\n",
+                    lang.f("the setup failed: {e}", &[("e", e)])
+                ));
             }
         }
-        out.push_str(&format!(
-            "current database: {} (switch with `use <database>`; `show collections` lists what it holds)\n",
-            self.current_db()
+        out.push_str(&lang.f(
+            "current database: {db} (switch with `use <database>`; `show collections` lists what it holds)",
+            &[("db", &self.current_db())],
         ));
+        out.push('\n');
         out
     }
 }
