@@ -292,6 +292,13 @@ impl Engine {
         was
     }
 
+    /// Whether a writer holds the catalog right now, so that a read taking
+    /// its snapshot would wait for it (the wire server then runs even a
+    /// point lookup off its async workers).
+    pub fn is_writing(&self) -> bool {
+        self.catalog.is_locked_exclusive()
+    }
+
     /// The profiler's level and `slowms` for a database.
     pub fn profiling(&self, db: &str) -> (i32, i64) {
         self.profiling

@@ -9,11 +9,15 @@
 //!   the engine (one file per command family);
 //! - [`cursor`]: results that span several batches, between `find` and
 //!   `getMore`;
+//! - [`dispatch`]: whether a request runs on its connection's task (the
+//!   handshake, `ping`, `_id` lookups) or off the async workers (anything
+//!   that may run long);
 //! - [`server`]: the accept loop, a task per connection, the TTL monitor.
 
 pub mod cmd;
 pub mod connection;
 pub mod cursor;
+pub mod dispatch;
 pub mod frame;
 mod server;
 
