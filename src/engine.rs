@@ -306,6 +306,14 @@ impl Engine {
         was
     }
 
+    /// Whether a writer holds collection `db.coll` (or the catalog's
+    /// names) right now, so that a read taking its snapshot would wait for
+    /// it (the wire server then runs even a point lookup off its async
+    /// workers).
+    pub fn is_writing(&self, db: &str, coll: &str) -> bool {
+        self.store.is_writing(db, coll)
+    }
+
     /// The profiler's level and `slowms` for a database.
     pub fn profiling(&self, db: &str) -> (i32, i64) {
         self.profiling

@@ -10,11 +10,15 @@
 //! - [`cursor`]: results that span several batches, between `find` and
 //!   `getMore`;
 //! - [`ops`]: the operations running, for `currentOp`;
+//! - [`dispatch`]: whether a request runs on its connection's task (the
+//!   handshake, `ping`, `_id` lookups) or off the async workers (anything
+//!   that may run long);
 //! - [`server`]: the accept loop, a task per connection, the TTL monitor.
 
 pub mod cmd;
 pub mod connection;
 pub mod cursor;
+pub mod dispatch;
 pub mod frame;
 pub mod ops;
 mod server;

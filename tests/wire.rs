@@ -794,3 +794,79 @@ async fn find_with_min_and_max_through_the_driver() {
     let err = coll.find(doc! {}).min(doc! {"a": 1}).await.unwrap_err();
     assert_eq!(command_code(&err), 51173);
 }
+
+/// A command that runs long on one connection never holds up the others:
+/// with more long commands running than the server has async workers,
+/// `ping`, `hello` (the drivers' heartbeat) and an `_id` lookup on another
+/// connection still answer at once.
+#[test]
+fn long_commands_do_not_starve_other_connections() {
+    use std::time::{Duration, Instant};
+    let server = spawn_background(Engine::new()).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = Client::with_uri_str(server.uri()).await.unwrap();
+        let db = client.database("starve");
+        let docs: Vec<Document> = (0..40).map(|i| doc! {"_id": i}).collect();
+        db.collection::<Document>("c")
+            .insert_many(docs)
+            .await
+            .unwrap();
+        // Each document sums a long range: CPU-bound work in one command.
+        let long = doc! {
+            "aggregate": "c",
+            "pipeline": [{"$project": {"s": {"$reduce": {
+                "input": {"$range": [0, 20_000]},
+                "initialValue": 0,
+                "in": {"$add": ["$$value", "$$this"]},
+            }}}}],
+            "cursor": {},
+        };
+        let started = Instant::now();
+        db.run_command(long.clone()).await.unwrap();
+        let alone = started.elapsed();
+
+        // Three at once, each on its own connection, against two workers.
+        let mut running = Vec::new();
+        for _ in 0..3 {
+            let client = Client::with_uri_str(server.uri()).await.unwrap();
+            let long = long.clone();
+            running.push(tokio::spawn(async move {
+                client.database("starve").run_command(long).await.unwrap();
+                Instant::now()
+            }));
+        }
+        tokio::time::sleep(alone / 10).await;
+        let mut slowest = Duration::ZERO;
+        let mut samples = 0;
+        let ends_by = started.elapsed() + alone;
+        while started.elapsed() < ends_by && !running.iter().all(|t| t.is_finished()) {
+            for command in [
+                doc! {"ping": 1},
+                doc! {"hello": 1},
+                doc! {"find": "c", "filter": {"_id": 7}, "limit": 1, "singleBatch": true},
+            ] {
+                let sent = Instant::now();
+                db.run_command(command).await.unwrap();
+                slowest = slowest.max(sent.elapsed());
+                samples += 1;
+            }
+        }
+        for task in running {
+            task.await.unwrap();
+        }
+        assert!(
+            samples >= 3,
+            "only {samples} requests while the long ones ran"
+        );
+        assert!(
+            slowest < alone / 2,
+            "a light request took {slowest:?} while long commands ran (one alone takes {alone:?})"
+        );
+    });
+    server.shutdown();
+}

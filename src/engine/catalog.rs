@@ -1022,6 +1022,16 @@ impl Store {
         self.names.read().get(db)?.get(coll).cloned()
     }
 
+    /// Whether taking a snapshot of `db.coll` would wait now: a writer
+    /// holds its slot, or the names are being changed.
+    pub fn is_writing(&self, db: &str, coll: &str) -> bool {
+        if self.names.is_locked_exclusive() {
+            return true;
+        }
+        self.slot(db, coll)
+            .is_some_and(|s| s.state.is_locked_exclusive())
+    }
+
     /// One collection as it is now (shared: a snapshot of it), if it exists.
     pub fn collection(&self, db: &str, coll: &str) -> Option<Arc<Collection>> {
         let slot = self.slot(db, coll)?;

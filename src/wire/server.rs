@@ -16,6 +16,7 @@ use tokio::sync::broadcast;
 use super::cmd::{self, CommandDoc, Session};
 use super::connection::Connection;
 use super::cursor::{CursorTable, cursor_timeout};
+use super::dispatch::{self, Weight};
 use super::frame::{self, Frame, Request};
 use super::ops::OpTable;
 use crate::engine::Engine;
@@ -134,26 +135,31 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
             // done, and nobody else is affected.
             Ok(None) | Err(_) => return,
         };
-        // A long command (a big `$merge`, an index build) must not hold up
-        // the async workers that answer every other connection, the
-        // drivers' heartbeats among them. On a multi-threaded runtime the
-        // worker hands its other tasks off and runs the command in place
-        // (no thread hop, so point lookups stay fast); a single-threaded
-        // runtime sends it to the blocking pool instead.
-        let multi_thread = matches!(
-            tokio::runtime::Handle::current().runtime_flavor(),
-            tokio::runtime::RuntimeFlavor::MultiThread
-        );
-        let reply = if multi_thread {
-            tokio::task::block_in_place(|| respond(&shared, &session, request))
+        // Light commands (the handshake, `ping`, an `_id` lookup) answer
+        // here: a thread hop would cost more than they do. A command that
+        // may run long (a scan, a big `$merge`, an index build) must not
+        // hold up the async workers that answer every other connection,
+        // the drivers' heartbeats among them, so it runs off them.
+        let inline = match Weight::of(&request.frame) {
+            Weight::Light => true,
+            // Its snapshot would wait for a writer that holds the catalog,
+            // and so would recording it in a profiled database.
+            Weight::PointLookup => {
+                dispatch::database(&request.frame).is_some_and(|db| {
+                    let coll = dispatch::collection(&request.frame).unwrap_or("");
+                    !shared.engine.is_writing(db, coll) && shared.engine.profiling(db).0 == 0
+                })
+            }
+            Weight::Heavy => false,
+        };
+        let reply = if inline {
+            respond(&shared, &session, request)
         } else {
-            let (task_shared, task_session) = (shared.clone(), session.clone());
-            match tokio::task::spawn_blocking(move || respond(&task_shared, &task_session, request))
-                .await
-            {
-                Ok(reply) => reply,
-                // The command panicked: only this connection goes.
-                Err(_) => return,
+            match respond_heavy(&shared, &session, request).await {
+                Some(reply) => reply,
+                // The command panicked outside its guard: only this
+                // connection goes.
+                None => return,
             }
         };
         let Some(reply) = reply else {
@@ -162,6 +168,32 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
         if conn.write(&reply).await.is_err() {
             return;
         }
+    }
+}
+
+/// Run a request that may take long, off the async workers: on a
+/// multi-threaded runtime the worker hands its other tasks off and runs the
+/// command in place (`block_in_place`); a single-threaded runtime sends it
+/// to the blocking pool instead. `None` if it panicked outside the
+/// command's own guard.
+async fn respond_heavy(
+    shared: &Arc<Shared>,
+    session: &Session,
+    request: Request,
+) -> Option<Option<Vec<u8>>> {
+    let multi_thread = matches!(
+        tokio::runtime::Handle::current().runtime_flavor(),
+        tokio::runtime::RuntimeFlavor::MultiThread
+    );
+    if multi_thread {
+        Some(tokio::task::block_in_place(|| {
+            respond(shared, session, request)
+        }))
+    } else {
+        let (task_shared, task_session) = (shared.clone(), session.clone());
+        tokio::task::spawn_blocking(move || respond(&task_shared, &task_session, request))
+            .await
+            .ok()
     }
 }
 
