@@ -30,7 +30,7 @@ impl<'a> Skip<'a> {
 
 impl<'a> Stage<'a> for Skip<'a> {
     fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = match self.child.work(ctx) {
             Ok(State::Advanced(_)) if self.skipped < self.n => {
                 self.skipped += 1;
@@ -80,7 +80,7 @@ impl<'a> Limit<'a> {
 
 impl<'a> Stage<'a> for Limit<'a> {
     fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = if self.c.advanced >= self.n {
             Ok(State::Eof)
         } else {
@@ -130,7 +130,7 @@ impl<'a> Projection<'a> {
 
 impl<'a> Stage<'a> for Projection<'a> {
     fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = self.child.work(ctx);
         self.c.record(started, &state);
         state

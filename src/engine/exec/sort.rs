@@ -104,7 +104,7 @@ impl<'a> Sort<'a> {
 
 impl<'a> Stage<'a> for Sort<'a> {
     fn work(&mut self, ctx: &Ctx<'a>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state
