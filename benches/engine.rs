@@ -116,9 +116,7 @@ fn scan(c: &mut Criterion) {
     let docs: Vec<RawDocumentBuf> = (0..SCAN).map(small_document).collect();
     assert_eq!(docs[0].as_bytes().len(), 49);
     let engine = Engine::new();
-    engine
-        .insert("bench", "scan", docs.clone(), true)
-        .unwrap();
+    engine.insert("bench", "scan", docs.clone(), true).unwrap();
     let req = FindRequest {
         filter: doc! {"a": -1},
         ..FindRequest::default()
@@ -306,5 +304,8 @@ fn memory_after_load(_c: &mut Criterion) {
 criterion_group!(
     benches,
     scan,
-    insert_many, find_one_indexed, memory_after_load);
+    insert_many,
+    find_one_indexed,
+    memory_after_load
+);
 criterion_main!(benches);

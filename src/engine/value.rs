@@ -25,7 +25,9 @@ pub fn rank_of_type(t: ElementType) -> u8 {
         ElementType::MinKey => 0,
         ElementType::Undefined => 1,
         ElementType::Null => 2,
-        ElementType::Int32 | ElementType::Int64 | ElementType::Double | ElementType::Decimal128 => 3,
+        ElementType::Int32 | ElementType::Int64 | ElementType::Double | ElementType::Decimal128 => {
+            3
+        }
         ElementType::String | ElementType::Symbol => 4,
         ElementType::EmbeddedDocument => 5,
         ElementType::Array => 6,

@@ -6,7 +6,6 @@ use std::ops::Bound;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 
-
 use super::{Counters, Ctx, Member, Stage, State, counted, stage_doc};
 use crate::engine::catalog::to_document;
 use crate::engine::error::Result;

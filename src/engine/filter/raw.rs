@@ -83,10 +83,9 @@ fn compare_match_raw(
         return bracket_mismatch(op, rhs);
     }
     match (v, rhs) {
-        (
-            RawBsonRef::String(x) | RawBsonRef::Symbol(x),
-            Bson::String(y) | Bson::Symbol(y),
-        ) => ordering_matches(op, compare_strings(x, y, coll)),
+        (RawBsonRef::String(x) | RawBsonRef::Symbol(x), Bson::String(y) | Bson::Symbol(y)) => {
+            ordering_matches(op, compare_strings(x, y, coll))
+        }
         _ => decode(v).is_some_and(|b| compare_match(op, rhs, Some(&b), coll)),
     }
 }
@@ -100,24 +99,19 @@ impl Pred {
         coll: Option<&Collation>,
     ) -> (bool, Option<usize>) {
         if let Pred::Not(inner) = self {
-            let all = inner
-                .iter()
-                .all(|p| p.matches_path_raw(doc, path, coll).0);
+            let all = inner.iter().all(|p| p.matches_path_raw(doc, path, coll).0);
             return (!all, None);
         }
         let mut found = None;
-        visit_candidates::<RawBsonRef<'_>>(
-            doc,
-            path,
-            self.expands_leaf(),
-            &mut |c: Candidate<RawBsonRef<'_>>| {
-                let (ok, inner_pos) = self.matches_raw(c.value, coll);
-                if ok {
-                    found = Some(c.position.or(inner_pos));
-                }
-                ok
-            },
-        );
+        visit_candidates::<RawBsonRef<'_>>(doc, path, self.expands_leaf(), &mut |c: Candidate<
+            RawBsonRef<'_>,
+        >| {
+            let (ok, inner_pos) = self.matches_raw(c.value, coll);
+            if ok {
+                found = Some(c.position.or(inner_pos));
+            }
+            ok
+        });
         match found {
             Some(pos) => (true, pos),
             None => (false, None),

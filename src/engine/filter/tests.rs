@@ -253,8 +253,10 @@ fn condition() -> impl Strategy<Value = Bson> {
         )
             .prop_map(|(op, xs)| Bson::Document(doc! {op: xs})),
         any::<bool>().prop_map(|b| Bson::Document(doc! {"$exists": b})),
-        prop::sample::select(vec!["string", "number", "array", "object", "null", "int", "double"])
-            .prop_map(|t| Bson::Document(doc! {"$type": t})),
+        prop::sample::select(vec![
+            "string", "number", "array", "object", "null", "int", "double"
+        ])
+        .prop_map(|t| Bson::Document(doc! {"$type": t})),
         (0i32..3).prop_map(|n| Bson::Document(doc! {"$size": n})),
         Just(Bson::Document(doc! {"$mod": [2, 1]})),
         Just(Bson::Document(doc! {"$bitsAnySet": 3})),
@@ -263,8 +265,7 @@ fn condition() -> impl Strategy<Value = Bson> {
             .prop_map(|(op, x)| Bson::Document(doc! {"$not": {op: x}})),
         (prop::sample::select(vec!["$gt", "$eq"]), v())
             .prop_map(|(op, x)| Bson::Document(doc! {"$elemMatch": {op: x}})),
-        (field_name(), v())
-            .prop_map(|(k, x)| Bson::Document(doc! {"$elemMatch": {k: x}})),
+        (field_name(), v()).prop_map(|(k, x)| Bson::Document(doc! {"$elemMatch": {k: x}})),
     ]
 }
 
@@ -276,7 +277,8 @@ fn filter_path() -> impl Strategy<Value = String> {
 }
 
 fn conditions() -> impl Strategy<Value = Document> {
-    prop::collection::vec((filter_path(), condition()), 1..3).prop_map(|kv| kv.into_iter().collect())
+    prop::collection::vec((filter_path(), condition()), 1..3)
+        .prop_map(|kv| kv.into_iter().collect())
 }
 
 fn arb_filter() -> impl Strategy<Value = Document> {
@@ -332,10 +334,7 @@ fn raw_matcher_declines_whole_document_predicates() {
     let f = Filter::parse(&doc! {"a": 1, "$jsonSchema": {"required": ["a"]}}, None).unwrap();
     assert_eq!(f.match_raw(&raw).unwrap(), None);
     let f = Filter::parse(&doc! {"a": {"$in": [1, 2]}}, None).unwrap();
-    assert_eq!(
-        f.match_raw(&raw).unwrap().map(|d| d.matched),
-        Some(true)
-    );
+    assert_eq!(f.match_raw(&raw).unwrap().map(|d| d.matched), Some(true));
 }
 
 #[test]
