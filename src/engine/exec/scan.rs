@@ -41,6 +41,18 @@ pub(super) fn check_raw(ctx: &Ctx<'_>, rid: RecordId, raw: &RawDocumentBuf) -> R
     }
 }
 
+/// Whether a stored record matches `filter`, on its raw BSON if it can.
+fn record_matches(
+    filter: &crate::engine::filter::Filter,
+    raw: &RawDocumentBuf,
+    ctx: &Ctx<'_>,
+) -> Result<bool> {
+    match filter.match_raw(raw)? {
+        Some(details) => Ok(details.matched),
+        None => filter.matches(&to_document(raw)?, ctx.vars),
+    }
+}
+
 /// `COLLSCAN`: every record in insertion order, filtered.
 pub struct CollScan {
     rids: Vec<RecordId>,
@@ -322,8 +334,8 @@ impl<'a> Stage<'a> for IxScan {
                 // not multikey they are the document's, read here without
                 // counting a document examined (mongod reads no document).
                 if let Some(f) = &self.key_filter
-                    && let Some(doc) = ctx.coll.doc(rid)?
-                    && !f.matches(&doc, ctx.vars)?
+                    && let Some(raw) = ctx.coll.raw(rid)
+                    && !record_matches(f, raw, ctx)?
                 {
                     return Ok(self.finish(started, State::NeedTime));
                 }
