@@ -10,6 +10,15 @@
 //!   grew by during the load (from `/proc/<pid>/statm`) against the raw BSON
 //!   bytes loaded (target <= 3x).
 //!
+//! - `scan`: a COLLSCAN inside the engine (its public `find`, no driver)
+//!   over 1,000,000 small documents `{_id, a, b: 20 chars}` (49 bytes of
+//!   BSON) with a filter `{a: -1}` that matches nothing, against a plain
+//!   Rust loop reading field `a` from the same raw BSON; the ratio of their
+//!   docs/s is printed (target >= 0.5), both measured in the same run.
+//!
+//! Benchmarks whose name no command-line filter selects skip their set-up
+//! too (`cargo bench --bench engine -- scan` loads nothing else).
+//!
 //! The server runs on its own runtime thread (`spawn_background`), as the
 //! TUI runs it; the client on a separate runtime, as an application would.
 
@@ -18,10 +27,10 @@
 use std::future::IntoFuture;
 use std::time::{Duration, Instant};
 
-use bson::{Document, doc, oid::ObjectId};
+use bson::{Document, RawDocumentBuf, doc, oid::ObjectId};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use mongodb::{Client, Collection, IndexModel};
-use schemalab::engine::Engine;
+use schemalab::engine::{Engine, FindRequest};
 use schemalab::wire::{BackgroundServer, spawn_background};
 use tokio::runtime::Runtime;
 
@@ -66,7 +75,94 @@ fn setup() -> Setup {
     }
 }
 
+/// Whether a command-line filter selects the benchmark `name` (none given
+/// selects every one), so that unselected benchmarks skip their set-up.
+fn wanted(name: &str) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+}
+
+const SCAN: usize = 1_000_000;
+
+/// `{_id, a, b}`: 49 bytes of BSON.
+fn small_document(i: usize) -> RawDocumentBuf {
+    RawDocumentBuf::from_document(&doc! {
+        "_id": i as i32,
+        "a": (i % 1000) as i32,
+        "b": format!("{:020}", i),
+    })
+    .unwrap()
+}
+
+/// The plain loop a scan is held to: read `a` from each raw document and
+/// compare it with the filter's value.
+fn raw_field_read(docs: &[RawDocumentBuf]) -> usize {
+    docs.iter()
+        .filter(|d| matches!(d.get_i32("a"), Ok(-1)))
+        .count()
+}
+
+fn collscan(engine: &Engine, req: &FindRequest) -> usize {
+    engine.find("bench", "scan", req).unwrap().len()
+}
+
+fn scan(c: &mut Criterion) {
+    if !wanted("scan/collscan_unmatched_1m") && !wanted("scan/raw_field_read_1m") {
+        return;
+    }
+    let docs: Vec<RawDocumentBuf> = (0..SCAN).map(small_document).collect();
+    assert_eq!(docs[0].as_bytes().len(), 49);
+    let engine = Engine::new();
+    engine.insert("bench", "scan", docs.clone(), true).unwrap();
+    let req = FindRequest {
+        filter: doc! {"a": -1},
+        ..FindRequest::default()
+    };
+    assert_eq!(collscan(&engine, &req), 0);
+
+    // The ratio, from interleaved runs so that both see the same machine.
+    let best = |f: &dyn Fn() -> usize| {
+        (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(f());
+                start.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    let (mut scan_t, mut raw_t) = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 {
+        scan_t = scan_t.min(best(&|| collscan(&engine, &req)));
+        raw_t = raw_t.min(best(&|| raw_field_read(&docs)));
+    }
+    let rate = |t: Duration| SCAN as f64 / t.as_secs_f64();
+    println!(
+        "scan: COLLSCAN {:.2}M docs/s, raw field read {:.2}M docs/s, ratio {:.3} (target >= 0.5)",
+        rate(scan_t) / 1e6,
+        rate(raw_t) / 1e6,
+        rate(scan_t) / rate(raw_t)
+    );
+
+    let mut group = c.benchmark_group("scan");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Elements(SCAN as u64));
+    group.bench_function("collscan_unmatched_1m", |b| {
+        b.iter(|| collscan(&engine, &req))
+    });
+    group.bench_function("raw_field_read_1m", |b| b.iter(|| raw_field_read(&docs)));
+    group.finish();
+}
+
 fn insert_many(c: &mut Criterion) {
+    if !wanted("load/insert_many_1m") {
+        return;
+    }
     let s = setup();
     let docs = documents(LOAD);
     let coll: Collection<Document> = s.client.database("bench").collection("load");
@@ -94,6 +190,9 @@ fn insert_many(c: &mut Criterion) {
 }
 
 fn find_one_indexed(c: &mut Criterion) {
+    if !wanted("find_one_indexed") {
+        return;
+    }
     let s = setup();
     let coll: Collection<Document> = s.client.database("bench").collection("lookup");
     let n = 100_000;
@@ -156,6 +255,9 @@ impl Drop for ServeProcess {
 /// The server's own memory: `schemalab serve` runs as its own process, so
 /// the driver's copies of the documents and its batches are not counted.
 fn memory_after_load(_c: &mut Criterion) {
+    if !wanted("memory_after_load") {
+        return;
+    }
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
         .args(["serve", "--port", "0"])
@@ -199,5 +301,11 @@ fn memory_after_load(_c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, insert_many, find_one_indexed, memory_after_load);
+criterion_group!(
+    benches,
+    scan,
+    insert_many,
+    find_one_indexed,
+    memory_after_load
+);
 criterion_main!(benches);

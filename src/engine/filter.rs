@@ -15,6 +15,7 @@
 //! part of the tree and its explain text the entries as written.
 
 mod path;
+mod raw;
 mod regex;
 mod schema;
 
@@ -50,6 +51,9 @@ pub struct Filter {
     /// Per top-level entry of `source`, in order, how many of the root's
     /// children it parsed into: the planner splits a filter by entry.
     spans: Vec<usize>,
+    /// Whether [`Filter::match_raw`] can answer (no `$expr`, no
+    /// `$jsonSchema`: those read the decoded document).
+    raw: bool,
 }
 
 /// One top-level entry of a filter: its key and value as written and the
@@ -785,11 +789,7 @@ fn compare_match(op: CmpOp, rhs: &Bson, v: Option<&Bson>, coll: Option<&Collatio
         return matches!(rhs, Bson::Null) && matches!(op, CmpOp::Eq | CmpOp::Lte | CmpOp::Gte);
     };
     if canonical_rank(v) != canonical_rank(rhs) {
-        return match rhs {
-            Bson::MaxKey => matches!(op, CmpOp::Lt | CmpOp::Lte),
-            Bson::MinKey => matches!(op, CmpOp::Gt | CmpOp::Gte),
-            _ => false,
-        };
+        return bracket_mismatch(op, rhs);
     }
     if value::is_number(v) {
         let lnan = value::as_f64(v).is_some_and(f64::is_nan);
@@ -802,7 +802,21 @@ fn compare_match(op: CmpOp, rhs: &Bson, v: Option<&Bson>, coll: Option<&Collatio
             };
         }
     }
-    let ord = value::compare(v, rhs, coll);
+    ordering_matches(op, value::compare(v, rhs, coll))
+}
+
+/// A comparison between values of different canonical types: only
+/// MinKey/MaxKey on the right bound everything.
+fn bracket_mismatch(op: CmpOp, rhs: &Bson) -> bool {
+    match rhs {
+        Bson::MaxKey => matches!(op, CmpOp::Lt | CmpOp::Lte),
+        Bson::MinKey => matches!(op, CmpOp::Gt | CmpOp::Gte),
+        _ => false,
+    }
+}
+
+/// Whether the value's ordering against the operand satisfies `op`.
+fn ordering_matches(op: CmpOp, ord: Ordering) -> bool {
     match op {
         CmpOp::Eq => ord == Ordering::Equal,
         CmpOp::Lt => ord == Ordering::Less,
@@ -910,6 +924,7 @@ impl Filter {
         Ok(Filter {
             source: query.clone(),
             collation: collation.cloned(),
+            raw: root.raw_capable(),
             root,
             spans,
         })
@@ -920,10 +935,12 @@ impl Filter {
     /// as written, `nodes` their predicates. The planner's key filters are
     /// built this way.
     pub(crate) fn part(&self, source: Document, nodes: Vec<Node>, spans: Vec<usize>) -> Filter {
+        let root = Node::And(nodes);
         Filter {
             source,
             collation: self.collation.clone(),
-            root: Node::And(nodes),
+            raw: root.raw_capable(),
+            root,
             spans,
         }
     }

@@ -15,24 +15,32 @@ use super::collation::{Collation, compare_strings};
 /// The canonical rank of a value's type: values of types with different ranks
 /// compare by rank alone. Numbers share one rank, as do strings and symbols.
 pub fn canonical_rank(v: &Bson) -> u8 {
-    match v {
-        Bson::MinKey => 0,
-        Bson::Undefined => 1,
-        Bson::Null => 2,
-        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 3,
-        Bson::String(_) | Bson::Symbol(_) => 4,
-        Bson::Document(_) => 5,
-        Bson::Array(_) => 6,
-        Bson::Binary(_) => 7,
-        Bson::ObjectId(_) => 8,
-        Bson::Boolean(_) => 9,
-        Bson::DateTime(_) => 10,
-        Bson::Timestamp(_) => 11,
-        Bson::RegularExpression(_) => 12,
-        Bson::DbPointer(_) => 13,
-        Bson::JavaScriptCode(_) => 14,
-        Bson::JavaScriptCodeWithScope(_) => 15,
-        Bson::MaxKey => 16,
+    rank_of_type(v.element_type())
+}
+
+/// The canonical rank of a BSON element type, so that raw values
+/// (`RawBsonRef`) are bracketed without being decoded.
+pub fn rank_of_type(t: ElementType) -> u8 {
+    match t {
+        ElementType::MinKey => 0,
+        ElementType::Undefined => 1,
+        ElementType::Null => 2,
+        ElementType::Int32 | ElementType::Int64 | ElementType::Double | ElementType::Decimal128 => {
+            3
+        }
+        ElementType::String | ElementType::Symbol => 4,
+        ElementType::EmbeddedDocument => 5,
+        ElementType::Array => 6,
+        ElementType::Binary => 7,
+        ElementType::ObjectId => 8,
+        ElementType::Boolean => 9,
+        ElementType::DateTime => 10,
+        ElementType::Timestamp => 11,
+        ElementType::RegularExpression => 12,
+        ElementType::DbPointer => 13,
+        ElementType::JavaScriptCode => 14,
+        ElementType::JavaScriptCodeWithScope => 15,
+        ElementType::MaxKey => 16,
     }
 }
 

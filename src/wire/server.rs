@@ -144,12 +144,10 @@ async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast:
             Weight::Light => true,
             // Its snapshot would wait for a writer that holds the catalog,
             // and so would recording it in a profiled database.
-            Weight::PointLookup => {
-                dispatch::database(&request.frame).is_some_and(|db| {
-                    let coll = dispatch::collection(&request.frame).unwrap_or("");
-                    !shared.engine.is_writing(db, coll) && shared.engine.profiling(db).0 == 0
-                })
-            }
+            Weight::PointLookup => dispatch::database(&request.frame).is_some_and(|db| {
+                let coll = dispatch::collection(&request.frame).unwrap_or("");
+                !shared.engine.is_writing(db, coll) && shared.engine.profiling(db).0 == 0
+            }),
             Weight::Heavy => false,
         };
         let reply = if inline {

@@ -33,11 +33,13 @@ impl Fetch {
         let doc = match m.doc {
             Some(doc) => doc,
             None => {
-                let Some(doc) = ctx.coll.doc(m.rid)? else {
+                let Some(raw) = ctx.coll.raw(m.rid) else {
                     return Ok(State::NeedTime);
                 };
                 self.c.docs_examined += 1;
-                doc
+                // The whole filter is re-applied (index bounds are only a
+                // superset), on the raw record: only a match is decoded.
+                return super::scan::check_raw(ctx, m.rid, raw);
             }
         };
         // The whole filter is re-applied: index bounds are only a superset.
@@ -56,7 +58,7 @@ impl Fetch {
 
 impl Stage for Fetch {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state
@@ -137,7 +139,7 @@ impl Or {
 
 impl Stage for Or {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document, RawDocumentBuf, doc};
 
 use super::{Counters, Ctx, Member, Stage, State, counted, stage_doc};
 use crate::engine::catalog::to_document;
@@ -25,6 +25,32 @@ fn check(ctx: &Ctx<'_>, rid: RecordId, doc: Document) -> Result<State> {
     } else {
         State::NeedTime
     })
+}
+
+/// Match a stored record against the query filter, on its raw BSON when
+/// the filter allows: only a record that matches is decoded.
+pub(super) fn check_raw(ctx: &Ctx<'_>, rid: RecordId, raw: &RawDocumentBuf) -> Result<State> {
+    match ctx.filter.match_raw(raw)? {
+        Some(details) if !details.matched => Ok(State::NeedTime),
+        Some(details) => Ok(State::Advanced(Member {
+            rid,
+            doc: Some(to_document(raw)?),
+            position: details.array_position,
+        })),
+        None => check(ctx, rid, to_document(raw)?),
+    }
+}
+
+/// Whether a stored record matches `filter`, on its raw BSON if it can.
+fn record_matches(
+    filter: &crate::engine::filter::Filter,
+    raw: &RawDocumentBuf,
+    ctx: &Ctx<'_>,
+) -> Result<bool> {
+    match filter.match_raw(raw)? {
+        Some(details) => Ok(details.matched),
+        None => filter.matches(&to_document(raw)?, ctx.vars),
+    }
 }
 
 /// `COLLSCAN`: every record in insertion order, filtered. It keeps only
@@ -53,7 +79,7 @@ impl Stage for CollScan {
             };
             *next = rid + 1;
             match ctx.coll.raw(rid) {
-                Some(raw) => check(ctx, rid, to_document(raw)?),
+                Some(raw) => check_raw(ctx, rid, raw),
                 None => Ok(State::NeedTime),
             }
         })
@@ -279,7 +305,7 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 
 impl Stage for IxScan {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let Some(index) = ctx.coll.indexes().get(self.plan.index) else {
             return Ok(self.finish(started, State::Eof));
         };
@@ -308,8 +334,8 @@ impl Stage for IxScan {
                 // not multikey they are the document's, read here without
                 // counting a document examined (mongod reads no document).
                 if let Some(f) = &self.key_filter
-                    && let Some(doc) = ctx.coll.doc(rid)?
-                    && !f.matches(&doc, ctx.vars)?
+                    && let Some(raw) = ctx.coll.raw(rid)
+                    && !record_matches(f, raw, ctx)?
                 {
                     return Ok(self.finish(started, State::NeedTime));
                 }
@@ -496,7 +522,7 @@ impl IxScan {
         }))
     }
 
-    fn finish(&mut self, started: std::time::Instant, state: State) -> State {
+    fn finish(&mut self, started: super::Timer, state: State) -> State {
         self.c.record_state(started, &state);
         state
     }
@@ -532,7 +558,7 @@ impl Stage for IdHack {
                 Some(rid) => match ctx.coll.raw(rid) {
                     Some(raw) => {
                         found = true;
-                        match check(ctx, rid, to_document(raw)?)? {
+                        match check_raw(ctx, rid, raw)? {
                             State::Advanced(m) => Ok(State::Advanced(m)),
                             _ => Ok(State::Eof),
                         }

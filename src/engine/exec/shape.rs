@@ -30,7 +30,7 @@ impl Skip {
 
 impl Stage for Skip {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = match self.child.work(ctx) {
             Ok(State::Advanced(_)) if self.skipped < self.n => {
                 self.skipped += 1;
@@ -80,7 +80,7 @@ impl Limit {
 
 impl Stage for Limit {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = if self.c.advanced >= self.n {
             Ok(State::Eof)
         } else {
@@ -130,7 +130,7 @@ impl Projection {
 
 impl Stage for Projection {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = self.child.work(ctx);
         self.c.record(started, &state);
         state

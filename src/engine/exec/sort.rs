@@ -104,7 +104,7 @@ impl Sort {
 
 impl Stage for Sort {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
-        let started = std::time::Instant::now();
+        let started = self.c.start();
         let state = self.step(ctx);
         self.c.record(started, &state);
         state

@@ -7,14 +7,88 @@
 //! `{a: null}` can match it). The positions of the first array crossed are
 //! kept for the positional `$` operator.
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawArray, RawBsonRef, RawDocument};
 
 /// One value a path reaches. `value: None` is a missing field.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Candidate<'a> {
-    pub value: Option<&'a Bson>,
+pub(crate) struct Candidate<V> {
+    pub value: Option<V>,
     /// Index of the element in the first array the path crossed.
     pub position: Option<usize>,
+}
+
+/// What a path step sees of a value: a document to look a field up in, an
+/// array to fan out over, or a scalar that ends the path.
+pub(crate) enum Shape<D, A> {
+    Doc(D),
+    Array(A),
+    Other,
+}
+
+/// A view of BSON values that paths can be walked through: decoded
+/// (`&Bson`) or raw (`RawBsonRef`, straight from a stored record). There is
+/// one traversal, written once over this trait, so that the two views
+/// cannot disagree on mongod's array semantics.
+pub(crate) trait View<'a>: Copy {
+    type Doc: Copy;
+    type Array: Copy;
+    fn shape(self) -> Shape<Self::Doc, Self::Array>;
+    /// A field of a document (the first with that name).
+    fn field(doc: Self::Doc, key: &str) -> Option<Self>;
+    /// The elements of an array, in order.
+    fn elements(array: Self::Array) -> impl Iterator<Item = Self>;
+}
+
+impl<'a> View<'a> for &'a Bson {
+    type Doc = &'a Document;
+    type Array = &'a [Bson];
+    fn shape(self) -> Shape<&'a Document, &'a [Bson]> {
+        match self {
+            Bson::Document(d) => Shape::Doc(d),
+            Bson::Array(a) => Shape::Array(a),
+            _ => Shape::Other,
+        }
+    }
+    fn field(doc: &'a Document, key: &str) -> Option<Self> {
+        doc.get(key)
+    }
+    fn elements(array: &'a [Bson]) -> impl Iterator<Item = Self> {
+        array.iter()
+    }
+}
+
+thread_local! {
+    /// Set when a raw walk met malformed BSON: the raw matcher's answer is
+    /// then discarded and the record decoded, which reports the corruption.
+    static MALFORMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+pub(crate) fn malformed<T, E>(r: std::result::Result<T, E>) -> Option<T> {
+    r.map_err(|_| MALFORMED.with(|m| m.set(true))).ok()
+}
+
+/// Whether a raw walk met malformed BSON since the last call (the flag is
+/// cleared): every raw match ends by asking.
+pub(crate) fn take_malformed() -> bool {
+    MALFORMED.with(|m| m.replace(false))
+}
+
+impl<'a> View<'a> for RawBsonRef<'a> {
+    type Doc = &'a RawDocument;
+    type Array = &'a RawArray;
+    fn shape(self) -> Shape<&'a RawDocument, &'a RawArray> {
+        match self {
+            RawBsonRef::Document(d) => Shape::Doc(d),
+            RawBsonRef::Array(a) => Shape::Array(a),
+            _ => Shape::Other,
+        }
+    }
+    fn field(doc: &'a RawDocument, key: &str) -> Option<Self> {
+        malformed(doc.get(key)).flatten()
+    }
+    fn elements(array: &'a RawArray) -> impl Iterator<Item = Self> {
+        array.into_iter().map_while(malformed)
+    }
 }
 
 /// The array index a path component denotes, if it is a canonical decimal
@@ -38,55 +112,73 @@ pub(crate) fn candidates<'a>(
     doc: &'a Document,
     path: &[String],
     expand_leaf: bool,
-) -> Vec<Candidate<'a>> {
+) -> Vec<Candidate<&'a Bson>> {
     let mut out = Vec::new();
-    if path.is_empty() {
-        return out;
-    }
-    walk(doc, path, expand_leaf, None, &mut out);
+    visit_candidates::<&'a Bson>(doc, path, expand_leaf, &mut |c| {
+        out.push(c);
+        false
+    });
     out
 }
 
-fn walk<'a>(
-    doc: &'a Document,
+/// [`candidates`] in any view of the document, handed to `visit` one by one
+/// in the same order, until it returns true ("stop"); returns whether it
+/// stopped. The raw matcher walks this way and allocates nothing.
+pub(crate) fn visit_candidates<'a, V: View<'a>>(
+    doc: V::Doc,
+    path: &[String],
+    expand_leaf: bool,
+    visit: &mut impl FnMut(Candidate<V>) -> bool,
+) -> bool {
+    !path.is_empty() && walk::<V>(doc, path, expand_leaf, None, visit)
+}
+
+fn walk<'a, V: View<'a>>(
+    doc: V::Doc,
     path: &[String],
     expand_leaf: bool,
     position: Option<usize>,
-    out: &mut Vec<Candidate<'a>>,
-) {
+    visit: &mut impl FnMut(Candidate<V>) -> bool,
+) -> bool {
     let Some((first, rest)) = path.split_first() else {
-        return;
+        return false;
     };
-    match doc.get(first) {
-        None => out.push(Candidate {
+    let Some(v) = V::field(doc, first) else {
+        return visit(Candidate {
             value: None,
             position,
-        }),
-        Some(v) if rest.is_empty() => push_leaf(v, expand_leaf, position, out),
-        Some(Bson::Document(d)) => walk(d, rest, expand_leaf, position, out),
-        Some(Bson::Array(a)) => walk_array(a, rest, expand_leaf, position, out),
+        });
+    };
+    if rest.is_empty() {
+        return push_leaf(v, expand_leaf, position, visit);
+    }
+    match v.shape() {
+        Shape::Doc(d) => walk::<V>(d, rest, expand_leaf, position, visit),
+        Shape::Array(a) => walk_array::<V>(a, rest, expand_leaf, position, visit),
         // A scalar in the middle of a path: the rest of the path is missing.
-        Some(_) => out.push(Candidate {
+        Shape::Other => visit(Candidate {
             value: None,
             position,
         }),
     }
 }
 
-fn walk_array<'a>(
-    array: &'a [Bson],
+fn walk_array<'a, V: View<'a>>(
+    array: V::Array,
     rest: &[String],
     expand_leaf: bool,
     position: Option<usize>,
-    out: &mut Vec<Candidate<'a>>,
-) {
+    visit: &mut impl FnMut(Candidate<V>) -> bool,
+) -> bool {
     let index = rest.first().and_then(|c| array_index(c));
-    for (i, element) in array.iter().enumerate() {
+    for (i, element) in V::elements(array).enumerate() {
         // Documents inside the array are searched with the whole remaining
         // path (a numeric component may be a field name there); scalars and
         // nested arrays contribute nothing to an implicit traversal.
-        if let Bson::Document(d) = element {
-            walk(d, rest, expand_leaf, position.or(Some(i)), out);
+        if let Shape::Doc(d) = element.shape()
+            && walk::<V>(d, rest, expand_leaf, position.or(Some(i)), visit)
+        {
+            return true;
         }
         if index != Some(i) {
             continue;
@@ -95,36 +187,45 @@ fn walk_array<'a>(
         // not an implicit traversal, so it records no array position, and an
         // array found there is not expanded.
         let after = &rest[1..];
-        match element {
-            _ if after.is_empty() => out.push(Candidate {
+        let stop = if after.is_empty() {
+            visit(Candidate {
                 value: Some(element),
                 position,
-            }),
-            Bson::Document(d) => walk(d, after, expand_leaf, position, out),
-            Bson::Array(inner) => walk_array(inner, after, expand_leaf, position, out),
-            _ => {}
+            })
+        } else {
+            match element.shape() {
+                Shape::Doc(d) => walk::<V>(d, after, expand_leaf, position, visit),
+                Shape::Array(inner) => walk_array::<V>(inner, after, expand_leaf, position, visit),
+                Shape::Other => false,
+            }
+        };
+        if stop {
+            return true;
         }
     }
+    false
 }
 
-fn push_leaf<'a>(
-    value: &'a Bson,
+fn push_leaf<'a, V: View<'a>>(
+    value: V,
     expand_leaf: bool,
     position: Option<usize>,
-    out: &mut Vec<Candidate<'a>>,
-) {
-    if expand_leaf && let Bson::Array(a) = value {
-        for (i, element) in a.iter().enumerate() {
-            out.push(Candidate {
+    visit: &mut impl FnMut(Candidate<V>) -> bool,
+) -> bool {
+    if expand_leaf && let Shape::Array(a) = value.shape() {
+        for (i, element) in V::elements(a).enumerate() {
+            if visit(Candidate {
                 value: Some(element),
                 position: position.or(Some(i)),
-            });
+            }) {
+                return true;
+            }
         }
     }
-    out.push(Candidate {
+    visit(Candidate {
         value: Some(value),
         position,
-    });
+    })
 }
 
 /// An array viewed as a document with keys `"0"`, `"1"`, …, as mongod sees

@@ -203,3 +203,146 @@ proptest! {
         }
     }
 }
+
+/// Values stored in generated documents: scalars of the bracketing-relevant
+/// types, and arrays and sub-documents whose fields are the generated
+/// paths' components.
+fn stored_value() -> impl Strategy<Value = Bson> {
+    let leaf = prop_oneof![
+        Just(Bson::Null),
+        (-3i32..4).prop_map(Bson::Int32),
+        (-3i64..4).prop_map(Bson::Int64),
+        prop_oneof![Just(f64::NAN), Just(1.0), Just(2.5), Just(-0.0)].prop_map(Bson::Double),
+        any::<bool>().prop_map(Bson::Boolean),
+        "[a-c]{0,2}".prop_map(Bson::String),
+        Just(Bson::RegularExpression(Regex {
+            pattern: "^a".into(),
+            options: String::new()
+        })),
+        Just(Bson::MinKey),
+        Just(Bson::MaxKey),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Bson::Array),
+            prop::collection::vec((field_name(), inner), 0..3)
+                .prop_map(|kv| Bson::Document(kv.into_iter().collect())),
+        ]
+    })
+}
+
+fn field_name() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["a", "b", "c", "0", "1"]).prop_map(str::to_string)
+}
+
+fn stored_doc() -> impl Strategy<Value = Document> {
+    prop::collection::vec((field_name(), stored_value()), 0..4)
+        .prop_map(|kv| kv.into_iter().collect())
+}
+
+/// One path condition: a literal or an operator expression.
+fn condition() -> impl Strategy<Value = Bson> {
+    let v = stored_value;
+    let cmp = prop::sample::select(vec!["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]);
+    prop_oneof![
+        v(),
+        (cmp, v()).prop_map(|(op, x)| Bson::Document(doc! {op: x})),
+        (
+            prop::sample::select(vec!["$in", "$nin", "$all"]),
+            prop::collection::vec(v(), 0..3)
+        )
+            .prop_map(|(op, xs)| Bson::Document(doc! {op: xs})),
+        any::<bool>().prop_map(|b| Bson::Document(doc! {"$exists": b})),
+        prop::sample::select(vec![
+            "string", "number", "array", "object", "null", "int", "double"
+        ])
+        .prop_map(|t| Bson::Document(doc! {"$type": t})),
+        (0i32..3).prop_map(|n| Bson::Document(doc! {"$size": n})),
+        Just(Bson::Document(doc! {"$mod": [2, 1]})),
+        Just(Bson::Document(doc! {"$bitsAnySet": 3})),
+        "[a-c^]{0,2}".prop_map(|p| Bson::Document(doc! {"$regex": p})),
+        (prop::sample::select(vec!["$gt", "$eq", "$lt"]), v())
+            .prop_map(|(op, x)| Bson::Document(doc! {"$not": {op: x}})),
+        (prop::sample::select(vec!["$gt", "$eq"]), v())
+            .prop_map(|(op, x)| Bson::Document(doc! {"$elemMatch": {op: x}})),
+        (field_name(), v()).prop_map(|(k, x)| Bson::Document(doc! {"$elemMatch": {k: x}})),
+    ]
+}
+
+fn filter_path() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "a", "b", "a.b", "a.0", "a.1", "a.b.c", "a.0.b", "b.a", "a.b.0",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn conditions() -> impl Strategy<Value = Document> {
+    prop::collection::vec((filter_path(), condition()), 1..3)
+        .prop_map(|kv| kv.into_iter().collect())
+}
+
+fn arb_filter() -> impl Strategy<Value = Document> {
+    prop_oneof![
+        3 => conditions(),
+        1 => (
+            prop::sample::select(vec!["$and", "$or", "$nor"]),
+            prop::collection::vec(conditions(), 1..3)
+        )
+            .prop_map(|(op, cs)| doc! {op: cs}),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// The raw matcher answers exactly as the decoded one, array position
+    /// included, wherever it answers at all.
+    #[test]
+    fn raw_matcher_agrees_with_decoded(filter in arb_filter(), d in stored_doc()) {
+        let Ok(f) = Filter::parse(&filter, None) else {
+            return Ok(());
+        };
+        let raw = bson::RawDocumentBuf::from_document(&d).unwrap();
+        let decoded = f.match_details(&d, &Vars::default());
+        let via_raw = f.match_raw(&raw);
+        match (decoded, via_raw) {
+            (Ok(expected), Ok(Some(got))) => prop_assert_eq!(got, expected, "{} on {}", filter, d),
+            (Ok(_), Ok(None)) => prop_assert!(false, "raw matcher declined {}", filter),
+            (Err(_), Err(_)) => {}
+            (a, b) => prop_assert!(false, "{:?} vs {:?} for {} on {}", a, b, filter, d),
+        }
+    }
+
+    /// The random filters of `never_panics` too, where they parse.
+    #[test]
+    fn raw_matcher_agrees_on_arbitrary_filters(filter in arb_doc(), d in arb_doc()) {
+        let Ok(f) = Filter::parse(&filter, None) else {
+            return Ok(());
+        };
+        let raw = bson::RawDocumentBuf::from_document(&d).unwrap();
+        if let (Ok(expected), Ok(Some(got))) = (f.match_details(&d, &Vars::default()), f.match_raw(&raw)) {
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
+
+#[test]
+fn raw_matcher_declines_whole_document_predicates() {
+    let raw = bson::RawDocumentBuf::from_document(&doc! {"a": 1}).unwrap();
+    let f = Filter::parse(&doc! {"$expr": {"$eq": ["$a", 1]}}, None).unwrap();
+    assert_eq!(f.match_raw(&raw).unwrap(), None);
+    let f = Filter::parse(&doc! {"a": 1, "$jsonSchema": {"required": ["a"]}}, None).unwrap();
+    assert_eq!(f.match_raw(&raw).unwrap(), None);
+    let f = Filter::parse(&doc! {"a": {"$in": [1, 2]}}, None).unwrap();
+    assert_eq!(f.match_raw(&raw).unwrap().map(|d| d.matched), Some(true));
+}
+
+#[test]
+fn raw_matcher_with_collation_compares_strings_in_place() {
+    let coll = crate::engine::collation::Collation::parse(&doc! {"locale": "en", "strength": 2})
+        .unwrap()
+        .unwrap();
+    let f = Filter::parse(&doc! {"s": "ABC"}, Some(&coll)).unwrap();
+    let raw = bson::RawDocumentBuf::from_document(&doc! {"s": "abc"}).unwrap();
+    assert_eq!(f.match_raw(&raw).unwrap().map(|d| d.matched), Some(true));
+}
