@@ -412,7 +412,7 @@ pub fn index_label(sum: &PlanSummary) -> Option<String> {
     (!sum.indexes.is_empty()).then(|| sum.indexes.join(", "))
 }
 
-fn op_of<'a>(app: &'a App, side: usize) -> Option<&'a OpResult> {
+fn op_of(app: &App, side: usize) -> Option<&OpResult> {
     let exp = app.current_experiment()?;
     let op = exp.operations.get(app.experiment.op)?;
     let variant = exp.variants.get(side)?;
