@@ -14,7 +14,7 @@ use schemalab::tui::action::{Action, Effect, TaskMsg};
 use schemalab::tui::app::{App, ConnState, EngineStatus, ExpTab, Screen};
 use schemalab::tui::keys::{self, KeyContext};
 use schemalab::tui::progress::{Mark, Progress};
-use schemalab::tui::screens::explain_tree;
+use schemalab::tui::screens::{experiment, explain_tree};
 use schemalab::tui::theme::Theme;
 use schemalab::tui::{markdown, strings, view};
 
@@ -240,6 +240,256 @@ fn snapshot_explain_other_side() {
         key(&mut app, KeyCode::Char('l'));
         app
     });
+}
+
+/// Both variants' trees side by side, every node with its counters, the
+/// heaviest marked by the rule the legend states, IXSCAN bounds.
+#[test]
+fn snapshot_explain_side_by_side() {
+    for size in [(100, 30), (120, 36)] {
+        let mut app = at_comparison(size);
+        key(&mut app, KeyCode::Enter);
+        insta::assert_snapshot!(
+            format!("explain_side_by_side_{}x{}", size.0, size.1),
+            draw(&app)
+        );
+    }
+}
+
+/// Lesson `number` (as typed in the outline) run to completion with the
+/// report of a real tiny run of lesson `id`.
+fn at_lesson(size: (u16, u16), number: &str, id: &str) -> App {
+    let mut app = app_with(Theme::normal(), false, size);
+    chars(&mut app, number);
+    chars(&mut app, "r");
+    let run = app.run.as_ref().map(|r| r.id).unwrap();
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: run,
+        result: Ok(Box::new(common::lesson_report(id))),
+    }));
+    app
+}
+
+/// A join from a real lesson run: the `$lookup` variant's tree has the
+/// join as a node with its own examined counts, beside the application
+/// join's `$in` query.
+#[test]
+fn snapshot_explain_lookup_side_by_side() {
+    for size in [(100, 30), (120, 36)] {
+        let mut app = at_lesson(size, "4", "one-to-many");
+        assert_eq!(app.current_lesson().unwrap().id, "one-to-many");
+        key(&mut app, KeyCode::Enter);
+        let screen = draw(&app);
+        assert!(screen.contains("$lookup"), "{screen}");
+        insta::assert_snapshot!(
+            format!("explain_lookup_side_by_side_{}x{}", size.0, size.1),
+            screen
+        );
+    }
+}
+
+/// Four variants (the trees lesson, a `$graphLookup` among them) at 100
+/// and 120 columns: compact node lines, the legend naming the
+/// abbreviations.
+#[test]
+fn snapshot_explain_four_variants() {
+    for size in [(100, 30), (120, 36)] {
+        let mut app = at_lesson(size, "15", "trees");
+        assert_eq!(app.current_experiment().unwrap().variants.len(), 4);
+        key(&mut app, KeyCode::Enter);
+        insta::assert_snapshot!(
+            format!("explain_four_variants_{}x{}", size.0, size.1),
+            draw(&app)
+        );
+    }
+}
+
+/// The operations card of the `$lookup` lesson: its plan line is the
+/// tree's (the join at the top), never "collection scan" for an _id read.
+#[test]
+fn snapshot_lookup_operations_card() {
+    let app = at_lesson((120, 36), "4", "one-to-many");
+    insta::assert_snapshot!("lookup_operations_120x36", draw(&app));
+}
+
+/// The raw toggle belongs to one explain: another variant, another
+/// operation or opening the view again shows the tree.
+#[test]
+fn raw_json_resets_per_explain() {
+    let mut app = at_comparison((100, 30));
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('t'));
+    assert!(app.explain.raw);
+    key(&mut app, KeyCode::Char('l'));
+    assert!(!app.explain.raw, "another variant");
+    key(&mut app, KeyCode::Char('t'));
+    let op = app.experiment.op;
+    key(&mut app, KeyCode::Char('n'));
+    assert!(!app.explain.raw, "another operation");
+    assert_ne!(app.experiment.op, op);
+    key(&mut app, KeyCode::Char('N'));
+    assert_eq!(app.experiment.op, op);
+    key(&mut app, KeyCode::Char('t'));
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Enter);
+    assert!(!app.explain.raw, "opened again");
+}
+
+/// Every read of real reports: the card's plan and index line come from
+/// the tree the explain view draws, the card's examined totals equal the
+/// tree's sums, exactly one node is heaviest, and a read through an index
+/// (IDHACK's _id included) is never called a collection scan.
+#[test]
+fn card_and_tree_agree_on_every_read() {
+    let mut reads = 0;
+    for report in [
+        common::bucket_report(),
+        common::lesson_report("one-to-many"),
+        common::lesson_report("trees"),
+    ] {
+        for exp in &report.experiments {
+            for v in &exp.variants {
+                for op in &v.operations {
+                    let Some(m) = &op.read else { continue };
+                    let Some(explain) = &m.explain else { continue };
+                    reads += 1;
+                    let nodes = explain_tree::build(explain);
+                    assert_eq!(nodes.iter().filter(|n| n.heaviest).count(), 1);
+                    let sum = explain_tree::summary(&nodes);
+                    if m.not_reported.is_empty() {
+                        assert_eq!(
+                            (sum.keys_examined as i64, sum.docs_examined as i64),
+                            (m.keys_examined, m.docs_examined),
+                            "{} {} {}",
+                            exp.id,
+                            v.id,
+                            op.id
+                        );
+                    }
+                    let (chain, index) = experiment::plan_line(op).unwrap();
+                    assert_eq!(chain, sum.chain);
+                    assert_eq!(chain.split(" ← ").next(), Some(nodes[0].stage.as_str()));
+                    let index = index.unwrap();
+                    for i in m.index.split(',').filter(|i| !i.is_empty()) {
+                        assert!(index.contains(i), "{index} lacks {i}");
+                    }
+                    if !sum.collscan {
+                        assert_ne!(index, strings::NO_INDEX, "{} {}", v.id, op.id);
+                    }
+                }
+            }
+        }
+    }
+    assert!(reads >= 6, "{reads}");
+}
+
+fn idhack_explain() -> bson::Document {
+    bson::doc! {
+        "explainVersion": "1",
+        "queryPlanner": {"winningPlan": {"stage": "IDHACK"}},
+        "executionStats": {
+            "nReturned": 1, "executionTimeMillis": 0, "totalKeysExamined": 1, "totalDocsExamined": 1,
+            "executionStages": {"stage": "IDHACK", "nReturned": 1, "executionTimeMillisEstimate": 0,
+                "keysExamined": 1, "docsExamined": 1}
+        }
+    }
+}
+
+/// IDHACK reads the _id index: the card names `_id_`, not a collection scan.
+#[test]
+fn idhack_is_labelled_as_the_id_index() {
+    let report = common::bucket_report();
+    let mut op = report.experiments[0].variants[0]
+        .operations
+        .iter()
+        .find(|o| o.read.is_some())
+        .unwrap()
+        .clone();
+    let explain = idhack_explain();
+    let (m, _) = schemalab::course::measure::parse_explain(&explain).unwrap();
+    op.read = Some(schemalab::course::measure::ReadMetrics {
+        explain: Some(explain),
+        ..m
+    });
+    let (chain, index) = experiment::plan_line(&op).unwrap();
+    assert_eq!(chain, "IDHACK");
+    assert_eq!(index.as_deref(), Some("_id_"));
+    // With no explain kept, the report's own (empty) index list is all
+    // there is; the tree's reading still wins whenever one is.
+    let nodes = explain_tree::build(op.read.as_ref().unwrap().explain.as_ref().unwrap());
+    assert_eq!(nodes[0].indexes, ["_id_"]);
+    assert!(!nodes[0].collscan);
+}
+
+/// The heaviest node: the most keys + docs examined by the node itself,
+/// ties to the deeper node, then the first in plan order.
+#[test]
+fn heaviest_node_rule() {
+    let node = |depth: usize, keys: u64, docs: u64| explain_tree::Node {
+        depth,
+        keys_examined: keys,
+        docs_examined: docs,
+        ..Default::default()
+    };
+    // Most work wins, wherever it is.
+    assert_eq!(
+        explain_tree::heaviest(&[node(0, 0, 5), node(1, 9, 0), node(2, 3, 3)]),
+        Some(1)
+    );
+    // A tie goes to the deeper node.
+    assert_eq!(
+        explain_tree::heaviest(&[node(0, 0, 120), node(1, 120, 0)]),
+        Some(1)
+    );
+    // Same work, same depth: the first in plan order.
+    assert_eq!(
+        explain_tree::heaviest(&[node(0, 0, 0), node(1, 4, 0), node(1, 0, 4)]),
+        Some(1)
+    );
+    // Nothing examined: still exactly one, the deepest.
+    assert_eq!(
+        explain_tree::heaviest(&[node(0, 0, 0), node(1, 0, 0)]),
+        Some(1)
+    );
+    assert_eq!(explain_tree::heaviest(&[]), None);
+    // A crafted pipeline: the join examines more than the query under it.
+    let explain = bson::doc! {
+        "stages": [
+            {"$cursor": {"queryPlanner": {"winningPlan": {"stage": "FETCH"}},
+                         "executionStats": {"executionStages": {"stage": "FETCH", "nReturned": 10, "docsExamined": 10,
+                            "inputStage": {"stage": "IXSCAN", "nReturned": 10, "keysExamined": 10, "indexName": "a_1",
+                                "indexBounds": {"a": ["[1, 5]"]}}}}}},
+            {"$lookup": {"from": "x"}, "nReturned": 10, "totalDocsExamined": 30, "totalKeysExamined": 30,
+             "indexesUsed": ["k_1"], "collectionScans": 0},
+            {"$unionWith": {"coll": "y", "pipeline": [
+                {"$cursor": {"queryPlanner": {"winningPlan": {"stage": "COLLSCAN"}},
+                             "executionStats": {"executionStages": {"stage": "COLLSCAN", "nReturned": 4, "docsExamined": 4}}}}
+            ]}, "nReturned": 14}
+        ]
+    };
+    let nodes = explain_tree::build(&explain);
+    let shape: Vec<(&str, usize)> = nodes.iter().map(|n| (n.stage.as_str(), n.depth)).collect();
+    assert_eq!(
+        shape,
+        [
+            ("$unionWith", 0),
+            ("COLLSCAN", 1),
+            ("$lookup", 1),
+            ("FETCH", 2),
+            ("IXSCAN", 3)
+        ]
+    );
+    let marked: Vec<&str> = nodes
+        .iter()
+        .filter(|n| n.heaviest)
+        .map(|n| n.stage.as_str())
+        .collect();
+    assert_eq!(marked, ["$lookup"]);
+    assert_eq!(nodes[4].bounds, ["a: [1, 5]"]);
+    let sum = explain_tree::summary(&nodes);
+    assert_eq!((sum.keys_examined, sum.docs_examined), (40, 44));
+    assert_eq!(sum.indexes, ["k_1", "a_1"]);
+    assert!(sum.collscan);
 }
 
 #[test]

@@ -155,6 +155,32 @@ fn launch_run_bucket_and_see_the_comparison() {
         "the measured plan is drawn:\n{tree}"
     );
     assert!(!tree.contains("No explain output"), "{tree}");
+    // At 100 columns both variants' trees stand side by side, every node
+    // with its counters, one marked heaviest by the rule the legend states.
+    assert!(
+        tree.contains("IXSCAN sensor_id_1_first_1") && tree.contains("returned 1 ·"),
+        "the bucket variant's tree beside the naive one:\n{tree}"
+    );
+    assert!(tree.contains("returned 120 · keys 120"), "{tree}");
+    assert_eq!(
+        tree.matches("◀ heaviest").count(),
+        3,
+        "one mark per tree and the legend:\n{tree}"
+    );
+    assert!(tree.contains("ties to the deeper stage"), "{tree}");
+    // The raw toggle shows mongosh's notation, and another variant the tree again.
+    tmux.cmd(&["send-keys", "-t", "e2e", "t"]);
+    let raw = tmux
+        .wait_for(Duration::from_secs(10), |s| {
+            s.contains("explainVersion: '1'")
+        })
+        .unwrap_or_else(|| panic!("no raw explain:\n{}", tmux.screen()));
+    assert!(raw.contains("raw explain"), "{raw}");
+    tmux.cmd(&["send-keys", "-t", "e2e", "l"]);
+    tmux.wait_for(Duration::from_secs(10), |s| {
+        s.contains("IXSCAN sensor_id_1_first_1")
+    })
+    .unwrap_or_else(|| panic!("raw view not reset:\n{}", tmux.screen()));
     tmux.cmd(&["send-keys", "-t", "e2e", "q"]);
     let exited = tmux.wait_for(Duration::from_secs(10), |s| !s.contains("keys examined"));
     assert!(exited.is_some() || !tmux.alive(), "q leaves the TUI");

@@ -154,3 +154,13 @@ fn help_in_chinese() {
         app
     });
 }
+
+#[test]
+fn explain_in_chinese() {
+    // 80×24: one tree at a time; 120×36: the variants side by side.
+    snap("explain", |size| {
+        let mut app = at_comparison(size);
+        key(&mut app, KeyCode::Enter);
+        app
+    });
+}

@@ -565,7 +565,7 @@ impl App {
                         sample
                             .documents
                             .iter()
-                            .map(|d| (screens::experiment::pretty(d), "json")),
+                            .map(|d| (screens::experiment::shell_doc(d), "js")),
                     );
                 }
                 todo.extend(v.operations.iter().map(|o| (o.statement.clone(), "js")));
@@ -575,7 +575,7 @@ impl App {
             && self.explain.raw
             && let Some(explain) = screens::explain_tree::selected_explain(self)
         {
-            todo.push((screens::experiment::pretty(explain), "json"));
+            todo.push((screens::explain_tree::raw_text(explain), "js"));
         }
         for (src, _) in &self.shell.output {
             if let Some((_, stmt)) = screens::shell::echo(src) {
@@ -770,6 +770,21 @@ impl App {
                     }
                 }
             }
+            Action::NextSection | Action::PrevSection if self.screen == Screen::Explain => {
+                // The next (or previous) operation's explain, tree first.
+                let n = self.op_count();
+                if n > 0 {
+                    let op = self.experiment.op;
+                    self.experiment.op = if action == Action::NextSection {
+                        (op + 1) % n
+                    } else {
+                        (op + n - 1) % n
+                    };
+                    self.explain.node = 0;
+                    self.explain.scroll = 0;
+                    self.explain.raw = false;
+                }
+            }
             Action::NextSection => self.jump_section(true),
             Action::PrevSection => self.jump_section(false),
             Action::Reveal => {
@@ -852,6 +867,8 @@ impl App {
                         };
                         self.explain.node = 0;
                         self.explain.scroll = 0;
+                        // Another explain: its tree first.
+                        self.explain.raw = false;
                     }
                     Screen::Experiment => {
                         let n = self.current_lesson().map_or(0, |l| l.experiments().len());
@@ -873,6 +890,7 @@ impl App {
                     self.screen = Screen::Explain;
                     self.explain.node = 0;
                     self.explain.scroll = 0;
+                    self.explain.raw = false;
                 }
             }
             Action::ToggleRaw => {
@@ -957,6 +975,8 @@ impl App {
                     if op == self.experiment.op {
                         self.screen = Screen::Explain;
                         self.explain.node = 0;
+                        self.explain.scroll = 0;
+                        self.explain.raw = false;
                     }
                     self.experiment.op = op;
                 }

@@ -107,6 +107,8 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
         },
         KeyContext::Explain => match key.code {
             KeyCode::Char('t') | KeyCode::Char('J') => Some(Action::ToggleRaw),
+            KeyCode::Char('n') | KeyCode::Char(']') | KeyCode::Tab => Some(Action::NextSection),
+            KeyCode::Char('N') | KeyCode::Char('[') | KeyCode::BackTab => Some(Action::PrevSection),
             KeyCode::Char('h') | KeyCode::Left => Some(Action::Left),
             KeyCode::Char('l') | KeyCode::Right => Some(Action::Right),
             _ => None,
@@ -162,6 +164,7 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
         KeyContext::Explain => &[
             ("j/k", s::K_MOVE),
             ("h/l", s::K_SIDE),
+            ("n/N", s::K_OPERATION),
             ("t", s::K_RAW),
             ("esc", s::K_BACK),
             ("?", s::K_HELP),

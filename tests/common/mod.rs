@@ -40,6 +40,21 @@ pub fn bucket_report() -> LessonReport {
         .clone()
 }
 
+/// Lesson `id`'s report at the tiny scale, times and ports fixed (run
+/// once per test binary and lesson): `one-to-many` gives a `$lookup`.
+pub fn lesson_report(id: &str) -> LessonReport {
+    static REPORTS: std::sync::Mutex<Vec<(String, LessonReport)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut reports = REPORTS.lock().unwrap();
+    if let Some((_, r)) = reports.iter().find(|(l, _)| l == id) {
+        return r.clone();
+    }
+    let mut report = run_tiny(&root(), id);
+    fix_varying(&mut report);
+    reports.push((id.to_string(), report.clone()));
+    report
+}
+
 /// The bucket lesson's report in `lang`, times and ports fixed (run once
 /// per test binary and language).
 pub fn bucket_report_in(lang: Lang) -> LessonReport {

@@ -8,12 +8,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragraph, Wrap};
 
-use bson::{Bson, Document};
-
 use crate::course::claims::format_number;
 use crate::course::report::{Noise, star_marks, star_text};
 use crate::course::{Experiment, ExperimentReport, OpKind, OpResult, Progress, VariantReport};
 use crate::tui::app::{App, ExpTab};
+use crate::tui::screens::explain_tree;
 use crate::tui::strings as s;
 use crate::tui::theme::Theme;
 
@@ -220,41 +219,41 @@ fn op_results<'r>(
         .collect()
 }
 
-/// `FETCH ← IXSCAN {a: 1}`: the measured read's plan, with the key pattern
-/// of its index scan from the explain the figures were read from.
-pub fn stage_chain(op: &OpResult) -> String {
-    let Some(m) = &op.read else {
-        return String::new();
-    };
-    let mut chain = m.stages.replace("<-", " ← ");
-    if chain.ends_with("IXSCAN")
-        && let Some(keys) = m.explain.as_ref().and_then(|e| ixscan_keys(e, 0))
-    {
-        chain.push(' ');
-        chain.push_str(&keys);
+/// What the card says about a read's plan, read off the tree the explain
+/// view draws from the same stored explain (so the two always agree); the
+/// report's own chain and index list when no single explain was kept.
+pub fn plan_line(op: &OpResult) -> Option<(String, Option<String>)> {
+    let m = op.read.as_ref()?;
+    match m.explain.as_ref() {
+        Some(e) => {
+            let nodes = explain_tree::build(e);
+            let sum = explain_tree::summary(&nodes);
+            let index = explain_tree::index_label(&sum).or_else(|| {
+                Some(
+                    if sum.collscan {
+                        s::t(s::NO_INDEX)
+                    } else {
+                        s::t(s::NO_INDEX_USED)
+                    }
+                    .to_string(),
+                )
+            });
+            Some((sum.chain, index))
+        }
+        None => Some((
+            m.stages.replace("<-", " ← "),
+            Some(if m.index.is_empty() {
+                s::t(s::NO_INDEX).to_string()
+            } else {
+                m.index.clone()
+            }),
+        )),
     }
-    chain
 }
 
-/// The key pattern of the first IXSCAN in an explain, as mongosh prints it.
-fn ixscan_keys(doc: &Document, depth: usize) -> Option<String> {
-    if depth > 64 {
-        return None;
-    }
-    if doc
-        .get_str("stage")
-        .is_ok_and(|s| s.eq_ignore_ascii_case("IXSCAN"))
-        && let Ok(kp) = doc.get_document("keyPattern")
-    {
-        return Some(crate::dialect::print::inspect_doc(kp));
-    }
-    doc.values().find_map(|v| match v {
-        Bson::Document(d) => ixscan_keys(d, depth + 1),
-        Bson::Array(items) => items
-            .iter()
-            .find_map(|i| i.as_document().and_then(|d| ixscan_keys(d, depth + 1))),
-        _ => None,
-    })
+/// `FETCH ← IXSCAN {a: 1}`: the measured read's plan (see [`plan_line`]).
+pub fn stage_chain(op: &OpResult) -> String {
+    plan_line(op).map(|(c, _)| c).unwrap_or_default()
 }
 
 /// The kind as the content format writes it.
@@ -431,21 +430,16 @@ fn render_ops(
                 lines.extend(app.code(&stmt, "js"));
                 lines.push(Line::default());
                 if !is_write {
+                    let (chain, index) = plan_line(r).unwrap_or_default();
                     lines.push(Line::from(vec![
                         Span::styled(crate::locale::pad(s::t(s::STAGES), 8, true), t.dim),
-                        Span::styled(stage_chain(r), t.accent),
+                        Span::styled(chain, t.accent),
                     ]));
-                    let index = r
-                        .read
-                        .as_ref()
-                        .map(|m| m.index.as_str())
-                        .filter(|i| !i.is_empty());
+                    let index = index.unwrap_or_default();
+                    let warn = index == s::t(s::NO_INDEX);
                     lines.push(Line::from(vec![
                         Span::styled(crate::locale::pad(s::t(s::INDEX), 8, true), t.dim),
-                        Span::styled(
-                            index.unwrap_or(s::t(s::NO_INDEX)).to_string(),
-                            if index.is_some() { t.base } else { t.warn },
-                        ),
+                        Span::styled(index, if warn { t.warn } else { t.base }),
                     ]));
                 }
                 if let Some(err) = &r.error {
@@ -636,10 +630,10 @@ fn render_collections(
     }
 }
 
-/// Relaxed extended JSON, pretty-printed.
-pub fn pretty(doc: &bson::Document) -> String {
-    let value = bson::Bson::Document(doc.clone()).into_relaxed_extjson();
-    serde_json::to_string_pretty(&value).unwrap_or_default()
+/// A document as mongosh prints it (`db.c.find()` in the shell:
+/// `ObjectId('…')`, `ISODate('…')`, bare keys, single quotes).
+pub fn shell_doc(doc: &bson::Document) -> String {
+    crate::dialect::print::inspect_doc(doc)
 }
 
 fn render_samples(
@@ -665,8 +659,8 @@ fn render_samples(
                 t.strong,
             )));
             for doc in &sample.documents {
-                let text = pretty(doc);
-                let all = app.code(&text, "json");
+                let text = shell_doc(doc);
+                let all = app.code(&text, "js");
                 let total = all.len();
                 if app.experiment.folded && total > FOLD_LINES {
                     lines.extend(all.into_iter().take(FOLD_LINES));
@@ -689,6 +683,7 @@ fn render_samples(
             ));
         frame.render_widget(
             Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
                 .scroll((app.experiment.scroll.min(u16::MAX as usize) as u16, 0))
                 .block(block),
             *col,
