@@ -127,11 +127,28 @@ impl Pred {
         let plain = |b: bool| (b, None);
         match self {
             Pred::Cmp(op, rhs) => plain(compare_match_raw(*op, rhs, v, coll)),
-            Pred::In { values, patterns } if patterns.is_empty() => plain(
-                values
-                    .iter()
-                    .any(|rhs| compare_match_raw(CmpOp::Eq, rhs, v, coll)),
-            ),
+            Pred::In { values, patterns } if patterns.is_empty() => match v {
+                // A string is compared in place against each operand.
+                None | Some(RawBsonRef::String(_) | RawBsonRef::Symbol(_)) => plain(
+                    values
+                        .iter()
+                        .any(|rhs| compare_match_raw(CmpOp::Eq, rhs, v, coll)),
+                ),
+                // Anything else is decoded once, not once per operand (an
+                // `$in` of thousands of ids), and only when some operand
+                // shares its type bracket: equality never crosses brackets.
+                Some(raw) => {
+                    let rank = value::rank_of_type(raw.element_type());
+                    if !values.iter().any(|rhs| value::canonical_rank(rhs) == rank) {
+                        return plain(false);
+                    }
+                    plain(decode(raw).is_some_and(|b| {
+                        values
+                            .iter()
+                            .any(|rhs| compare_match(CmpOp::Eq, rhs, Some(&b), coll))
+                    }))
+                }
+            },
             Pred::Regex(p) => match v {
                 None => plain(false),
                 Some(RawBsonRef::String(s) | RawBsonRef::Symbol(s)) => plain(p.is_match(s)),
