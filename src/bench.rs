@@ -84,11 +84,13 @@ pub async fn bench_course(
             cancel: CancelFlag::new(),
             progress: None,
         };
-        reset_peak_rss();
+        // Without a reset the high-water mark is the process's, not this
+        // lesson's: reported as missing rather than misattributed.
+        let reset = reset_peak_rss();
         let started = Instant::now();
         let result = course::run_lesson(&client, &lesson, &opts).await;
         let seconds = started.elapsed().as_secs_f64();
-        let peak_rss = proc_status_bytes("VmHWM:");
+        let peak_rss = proc_status_bytes("VmHWM:").filter(|_| reset);
         // Give the lesson's databases back, as the course does between
         // runs, and see what memory remains.
         for exp in &lesson.experiments {

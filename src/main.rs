@@ -297,6 +297,18 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// One line on stderr per step of a lesson's run or preparation.
+fn print_progress(p: &schemalab::course::Progress) {
+    eprintln!(
+        "[{}/{}] {} · {} · {}",
+        p.done + 1,
+        p.total,
+        p.experiment,
+        p.variant,
+        p.step
+    );
+}
+
 /// Whether the terminal cannot draw (TERM=dumb): plain output, no TUI.
 fn dumb_terminal() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
@@ -344,21 +356,11 @@ fn real_main() -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
                 let database = Database::open(server.uri.or(cli.server.uri.clone()))?;
                 let loader = schemalab::course::CatalogLoader::for_course(&root)?;
-                let progress = |p: &schemalab::course::Progress| {
-                    eprintln!(
-                        "[{}/{}] {} · {} · {}",
-                        p.done + 1,
-                        p.total,
-                        p.experiment,
-                        p.variant,
-                        p.step
-                    );
-                };
                 let opts = schemalab::course::RunOptions {
                     scale,
                     loader: &loader,
                     cancel: schemalab::course::CancelFlag::new(),
-                    progress: Some(&progress),
+                    progress: Some(&print_progress),
                 };
                 let report = database.block_on(schemalab::course::run_by_id_in(
                     &root,
@@ -486,21 +488,11 @@ fn real_main() -> anyhow::Result<()> {
                     let root = content_root()?;
                     let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
                     let loader = schemalab::course::CatalogLoader::for_course(&root)?;
-                    let progress = |p: &schemalab::course::Progress| {
-                        eprintln!(
-                            "[{}/{}] {} · {} · {}",
-                            p.done + 1,
-                            p.total,
-                            p.experiment,
-                            p.variant,
-                            p.step
-                        );
-                    };
                     let opts = schemalab::course::RunOptions {
                         scale,
                         loader: &loader,
                         cancel: schemalab::course::CancelFlag::new(),
-                        progress: Some(&progress),
+                        progress: Some(&print_progress),
                     };
                     let prepared = database
                         .block_on(schemalab::course::prepare_by_id_in(

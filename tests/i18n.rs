@@ -101,7 +101,6 @@ fn the_whole_course_runs_in_chinese_and_every_claim_holds() {
             for v in &exp.variants {
                 assert!(v.failure.is_none(), "{id}/{}: {:?}", v.id, v.failure);
             }
-            assert!(!exp.claims.is_empty() || id == "anti-patterns" || !exp.operations.is_empty());
             for c in &exp.claims {
                 claims += 1;
                 assert!(has_cjk(&c.text), "{id}: claim not in Chinese: {}", c.text);
