@@ -495,6 +495,29 @@ impl Collection {
         Ok(Some(doc))
     }
 
+    /// An empty collection with this one's identity, options and index
+    /// definitions (their entries left out): where `$out` builds the new
+    /// contents, to put them in place of the old ones all at once.
+    pub fn emptied(&self) -> Collection {
+        Collection {
+            uuid: self.uuid,
+            options: self.options.clone(),
+            validator: self.validator.clone(),
+            collation: self.collation.clone(),
+            records: Vec::new(),
+            // Ids are never reused: the new records continue the sequence.
+            first_record: self.next_record(),
+            live: 0,
+            indexes: self
+                .indexes
+                .iter()
+                .map(|i| Index::new(i.spec.clone()))
+                .collect(),
+            data_size: 0,
+            version: self.version + 1,
+        }
+    }
+
     /// Remove every document, keeping the indexes' definitions.
     pub fn clear(&mut self) {
         // Ids are never reused: the next record continues the sequence.
@@ -1096,6 +1119,32 @@ impl Store {
                 continue;
             }
             return Ok(f(Arc::make_mut(&mut state.coll), created));
+        }
+    }
+
+    /// Put the collection `f` builds (from the current one, created
+    /// implicitly if missing) in place of the current one, holding only
+    /// that collection's lock. Unlike the other writes this never copies
+    /// the current collection when a reader still shares it: readers keep
+    /// the old one, the store gets the new one.
+    pub fn replace_or_create(
+        &self,
+        db: &str,
+        coll: &str,
+        f: impl FnOnce(&Collection) -> Result<Collection>,
+    ) -> Result<()> {
+        check_create_ns(db, coll)?;
+        loop {
+            let (slot, _) = self.slot_or_create(db, coll)?;
+            let mut state = slot.state.write();
+            if state.gone {
+                drop(state);
+                std::thread::yield_now();
+                continue;
+            }
+            let fresh = f(&state.coll)?;
+            state.coll = Arc::new(fresh);
+            return Ok(());
         }
     }
 

@@ -370,8 +370,12 @@ pub struct Execution {
     pub chosen: Chosen,
     /// The winning plan's stages, as they ran.
     pub root: BoxStage,
-    /// The results, in order (none when only planned).
+    /// The results, in order (none when only planned, or when they were
+    /// handed to a consumer as they came: [`Execution::returned`] counts
+    /// them either way).
     pub members: Vec<Member>,
+    /// How many results the winner produced.
+    pub returned: u64,
     /// When planning began.
     pub started: Instant,
 }
@@ -411,6 +415,7 @@ pub fn execute(q: &super::planner::Query<'_>, ctx: &Ctx<'_>, mode: Mode) -> Resu
     Ok(Execution {
         chosen,
         root,
+        returned: members.len() as u64,
         members,
         started,
     })

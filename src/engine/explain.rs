@@ -220,7 +220,7 @@ pub(super) fn sections(
         let (keys, docs) = run.root.totals();
         let mut s = doc! {
             "executionSuccess": true,
-            "nReturned": run.members.len() as i64,
+            "nReturned": run.returned as i64,
             "executionTimeMillis": run.started.elapsed().as_millis() as i64,
             "totalKeysExamined": keys as i64,
             "totalDocsExamined": docs as i64,

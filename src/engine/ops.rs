@@ -80,8 +80,28 @@ pub(super) fn select(
     mode: Mode,
     explain: Option<Verbosity>,
 ) -> Result<(Vec<Hit>, Option<Explained>)> {
+    let mut hits = Vec::new();
+    let explained = select_each(c, ns, q, vars, mode, explain, &mut |hit| {
+        hits.push(hit);
+        Ok(())
+    })?;
+    Ok((hits, explained))
+}
+
+/// [`select`], handing each result to `each` as the plan produces it
+/// instead of collecting them (an aggregation's `$cursor` feeding its later
+/// stages); an error from `each` stops the plan and is returned.
+pub(super) fn select_each(
+    c: Option<&Collection>,
+    ns: &str,
+    q: &Query<'_>,
+    vars: &Vars,
+    mode: Mode,
+    explain: Option<Verbosity>,
+    each: &mut dyn FnMut(Hit) -> Result<()>,
+) -> Result<Option<Explained>> {
     let Some(c) = c else {
-        return Ok((Vec::new(), explain.map(|v| super::explain::eof(ns, q, v))));
+        return Ok(explain.map(|v| super::explain::eof(ns, q, v)));
     };
     let ctx = super::exec::Ctx {
         coll: c,
@@ -93,26 +113,40 @@ pub(super) fn select(
         Some(Verbosity::QueryPlanner) => Mode::Plan,
         _ => mode,
     };
-    let run = super::exec::execute(q, &ctx, mode)?;
-    let explained = explain.map(|v| super::explain::sections(ns, q, &run, &ctx, v));
-    let mut hits = Vec::with_capacity(run.members.len());
-    for m in run.members {
-        // A covered plan leaves the document out; it is read here, not
-        // counted as examined (mongod would have read the index key).
-        let doc = match m.doc {
-            Some(doc) => doc,
-            None => match c.doc(m.rid)? {
-                Some(doc) => doc,
-                None => continue,
-            },
-        };
-        hits.push(Hit {
-            rid: m.rid,
-            doc,
-            position: m.position,
-        });
+    let mut run = super::exec::execute(q, &ctx, Mode::Plan)?;
+    if mode != Mode::Plan {
+        let mut failed = None;
+        let mut returned = 0u64;
+        super::exec::drain(&mut run.root, &ctx, |m| {
+            returned += 1;
+            // A covered plan leaves the document out; it is read here, not
+            // counted as examined (mongod would have read the index key).
+            let doc = match m.doc {
+                Some(doc) => Ok(Some(doc)),
+                None => c.doc(m.rid),
+            };
+            let step = doc.and_then(|doc| match doc {
+                Some(doc) => each(Hit {
+                    rid: m.rid,
+                    doc,
+                    position: m.position,
+                }),
+                None => Ok(()),
+            });
+            match step {
+                Ok(()) => mode == Mode::All,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        run.returned = returned;
     }
-    Ok((hits, explained))
+    Ok(explain.map(|v| super::explain::sections(ns, q, &run, &ctx, v)))
 }
 
 fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
@@ -1192,41 +1226,18 @@ fn write_last_stage(
 }
 
 /// `$out`: replace the target's documents (keeping its indexes) with the
-/// results, all or nothing, under the target's lock only.
+/// results, all or nothing, under the target's lock only. The new contents
+/// are built beside the old ones, each result converted as it is inserted,
+/// and put in their place once every one went in.
 fn write_out(store: &Store, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
     let ns = format!("{db}.{coll}");
-    let raws = docs
-        .into_iter()
-        .map(|d| to_raw(&ensure_id(d)))
-        .collect::<Result<Vec<_>>>()?;
-    store.write_or_create(db, coll, |c, _| -> Result<()> {
-        // Check the new contents against a scratch copy of the index
-        // definitions first, so a failure leaves the target untouched.
-        let specs: Vec<Document> = c
-            .indexes()
-            .iter()
-            .skip(1)
-            .map(|i| i.spec.to_document())
-            .collect();
-        let scratch = Store::default();
-        scratch.create_collection("scratch", "out", &Document::new())?;
-        if !specs.is_empty() {
-            scratch.create_indexes("scratch", "out", &specs)?;
+    store.replace_or_create(db, coll, |c| {
+        let mut fresh = c.emptied();
+        for d in docs {
+            fresh.insert(&ns, to_raw(&ensure_id(d))?)?;
         }
-        scratch
-            .write_existing("scratch", "out", |s| -> Result<()> {
-                for raw in &raws {
-                    s.insert(&ns, raw.clone())?;
-                }
-                Ok(())
-            })
-            .unwrap_or(Ok(()))?;
-        c.clear();
-        for raw in raws {
-            c.insert(&ns, raw)?;
-        }
-        Ok(())
-    })?
+        Ok(fresh)
+    })
 }
 
 fn merge(

@@ -352,6 +352,31 @@ impl Pipeline {
     pub(crate) fn len(&self) -> usize {
         self.parsed.len()
     }
+
+    /// Whether every stage passes documents on one at a time and reads no
+    /// other collection (`$match`, `$project`, `$addFields`, `$unset`,
+    /// `$replaceRoot`, `$unwind`), so that it can run per document.
+    pub(crate) fn streams(&self) -> bool {
+        self.parsed.iter().all(|s| {
+            matches!(
+                s,
+                Stage::Match(..)
+                    | Stage::Project(_)
+                    | Stage::AddFields(_)
+                    | Stage::ReplaceRoot(..)
+                    | Stage::Unwind(_)
+            )
+        })
+    }
+
+    /// When this pipeline is one `$group`, that group as a sink to feed
+    /// documents to one at a time, so that its input is never held.
+    pub(crate) fn group_sink(&self) -> Option<group::GroupSink<'_>> {
+        match self.parsed.as_slice() {
+            [Stage::Group(g)] => Some(g.sink()),
+            _ => None,
+        }
+    }
 }
 
 fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -> Result<Stage> {

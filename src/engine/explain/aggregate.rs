@@ -322,6 +322,168 @@ fn push_down(opts: &[Opt]) -> Pushed {
     p
 }
 
+/// What [`stream_cursor`] did: the documents for the stages after it, the
+/// `$cursor`'s explain and counts, and the entries of the stages it ran.
+struct Streamed {
+    docs: Vec<Document>,
+    cursor: Option<Explained>,
+    n_cursor: i64,
+    cursor_millis: i64,
+    /// How many stages of `rest` ran (and have entries).
+    consumed: usize,
+    entries: Vec<Bson>,
+}
+
+/// Time spent in a stage run once per document, read from the clock for
+/// the first 64 calls and then one call in 64 (each sample standing for
+/// the calls it skipped), as the plan stages sample theirs.
+#[derive(Default)]
+struct Sampled {
+    calls: u64,
+    nanos: u64,
+}
+
+impl Sampled {
+    fn time<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        self.calls += 1;
+        let weight = match self.calls {
+            0..=64 => 1,
+            n if n % 64 == 0 => 64,
+            _ => return f(),
+        };
+        let started = Instant::now();
+        let out = f();
+        self.nanos += started.elapsed().as_nanos() as u64 * weight;
+        out
+    }
+
+    fn millis(&self) -> i64 {
+        (self.nanos / 1_000_000) as i64
+    }
+}
+
+/// Run the `$cursor` and pull each document it produces through the stages
+/// right after it that pass documents on one at a time (`$match`,
+/// `$project`, `$addFields`, `$unwind`, …) and into a `$group` that follows
+/// them, as mongod's pipeline pulls from its `$cursor`: neither the
+/// cursor's results nor a streaming stage's output is ever held whole.
+/// What comes out (the groups, or the last streaming stage's documents) is
+/// handed to the stages after; each stage run here is counted and timed
+/// as [`run_stages`] counts and times it.
+#[allow(clippy::too_many_arguments)]
+fn stream_cursor(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    c: Option<&crate::engine::catalog::Collection>,
+    q: &Query<'_>,
+    pushed: &Pushed,
+    rest: &[Opt],
+    vars: &Vars,
+    verbosity: Option<Verbosity>,
+    now: bson::DateTime,
+) -> Result<Streamed> {
+    let projection = pushed
+        .projection
+        .as_ref()
+        .map(|p| Pipeline::parse(&[doc! {"$project": p.clone()}]))
+        .transpose()?;
+    let mut prefix = Vec::new();
+    for o in rest {
+        if !matches!(o, Opt::Plain(_)) {
+            break;
+        }
+        let p = Pipeline::parse(&o.runnable())?;
+        if !p.streams() {
+            break;
+        }
+        prefix.push(p);
+    }
+    let group = match rest.get(prefix.len()) {
+        Some(o @ Opt::Plain(_)) if o.name() == "$group" => Some(Pipeline::parse(&o.runnable())?),
+        _ => None,
+    };
+    let source = PlannedSource::new(cat, db, now, None);
+    let ctx = crate::engine::pipeline::Ctx {
+        source: &source,
+        vars,
+    };
+    let mut sink = group.as_ref().and_then(Pipeline::group_sink);
+    let mut returned = vec![0i64; prefix.len()];
+    let mut clocks: Vec<Sampled> = prefix.iter().map(|_| Sampled::default()).collect();
+    let mut group_clock = Sampled::default();
+    let mut projection_clock = Sampled::default();
+    let mut held = Vec::new();
+    let mut n_cursor = 0i64;
+    let started = Instant::now();
+    let cursor = ops::select_each(
+        c,
+        &format!("{db}.{coll}"),
+        q,
+        vars,
+        Mode::All,
+        verbosity,
+        &mut |hit| {
+            let mut docs = vec![hit.doc];
+            if let Some(p) = &projection {
+                docs = projection_clock.time(|| p.run(docs, &source, vars))?;
+            }
+            n_cursor += 1;
+            for ((p, n), clock) in prefix.iter().zip(&mut returned).zip(&mut clocks) {
+                if docs.is_empty() {
+                    break;
+                }
+                docs = clock.time(|| p.run(docs, &source, vars))?;
+                *n += docs.len() as i64;
+            }
+            match &mut sink {
+                Some(sink) => {
+                    for d in &docs {
+                        group_clock.time(|| sink.add(d, &ctx))?;
+                    }
+                }
+                None => held.extend(docs),
+            }
+            Ok(())
+        },
+    )?;
+    let elapsed = started.elapsed().as_nanos() as u64;
+    let downstream: u64 = clocks.iter().map(|c| c.nanos).sum::<u64>() + group_clock.nanos;
+    let cursor_millis = (elapsed.saturating_sub(downstream) / 1_000_000) as i64;
+    let mut entries = Vec::with_capacity(prefix.len() + 1);
+    for ((o, n), clock) in rest.iter().zip(&returned).zip(&clocks) {
+        let mut entry = shown(o);
+        entry.insert("nReturned", *n);
+        entry.insert("executionTimeMillisEstimate", clock.millis());
+        entries.push(Bson::Document(entry));
+    }
+    let mut consumed = prefix.len();
+    let docs = match sink {
+        Some(sink) => {
+            let finished = Instant::now();
+            let groups = sink.finish(&ctx)?;
+            let mut entry = shown(&rest[consumed]);
+            entry.insert("nReturned", groups.len() as i64);
+            entry.insert(
+                "executionTimeMillisEstimate",
+                ((group_clock.nanos + finished.elapsed().as_nanos() as u64) / 1_000_000) as i64,
+            );
+            entries.push(Bson::Document(entry));
+            consumed += 1;
+            groups
+        }
+        None => held,
+    };
+    Ok(Streamed {
+        docs,
+        cursor,
+        n_cursor,
+        cursor_millis,
+        consumed,
+        entries,
+    })
+}
+
 /// Plan and run an aggregation over `coll` (or, with `verbosity` at
 /// `queryPlanner`, only plan it). `verbosity` `None` runs without
 /// explaining (the explain parts are then left empty).
@@ -358,22 +520,31 @@ pub(crate) fn run_aggregate(
         max: None,
     };
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);
-    let started = Instant::now();
-    // The `$cursor` is read by the same function as a `find`.
-    let (hits, cursor) = ops::select(c, &format!("{db}.{coll}"), &q, vars, Mode::All, verbosity)?;
-    let cursor_millis = started.elapsed().as_millis() as i64;
-    let mut input: Vec<Document> = hits.into_iter().map(|h| h.doc).collect();
-    if let Some(proj) = &pushed.projection {
-        let source = PlannedSource::new(cat, db, now, None);
-        input = Pipeline::parse(&[doc! {"$project": proj.clone()}])?.run(input, &source, vars)?;
-    }
-    let n_cursor = input.len() as i64;
     let rest = &opts[pushed.rest..];
-    let (docs, mut entries) = if plan_only {
+    let (docs, cursor, n_cursor, cursor_millis, mut entries) = if plan_only {
+        let (_, cursor) = ops::select(c, &format!("{db}.{coll}"), &q, vars, Mode::Plan, verbosity)?;
         let entries = rest.iter().map(|o| Bson::Document(shown(o))).collect();
-        (Vec::new(), entries)
+        (Vec::new(), cursor, 0, 0, entries)
     } else {
-        run_stages(cat, db, rest, input, vars, verbosity, now)?
+        let streamed = stream_cursor(cat, db, coll, c, &q, &pushed, rest, vars, verbosity, now)?;
+        let (docs, later) = run_stages(
+            cat,
+            db,
+            &rest[streamed.consumed..],
+            streamed.docs,
+            vars,
+            verbosity,
+            now,
+        )?;
+        let mut entries = streamed.entries;
+        entries.extend(later);
+        (
+            docs,
+            streamed.cursor,
+            streamed.n_cursor,
+            streamed.cursor_millis,
+            entries,
+        )
     };
     let Some(Explained {
         query_planner,
@@ -635,4 +806,86 @@ pub(crate) fn explain(
         None => run_collectionless(cat, db, pipeline, &vars, Some(verbosity), now)?,
     };
     Ok(out.explain)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use bson::{RawDocumentBuf, doc};
+
+    use super::*;
+    use crate::engine::Engine;
+
+    /// The `$cursor` streams through `$match` and `$unwind` into the
+    /// `$group`: what reaches the stages after is the groups, never the
+    /// cursor's results or the unwound documents, and the counts of the
+    /// stages that streamed are what running them whole gives.
+    #[test]
+    fn cursor_streams_into_group() {
+        let e = Engine::new();
+        let docs: Vec<RawDocumentBuf> = (0..200)
+            .map(|i| {
+                RawDocumentBuf::from_document(&doc! {"_id": i, "k": i % 4, "tags": [1, 2, 3]})
+                    .unwrap()
+            })
+            .collect();
+        e.insert("t", "c", docs, true).unwrap();
+        let cat = e.snapshot();
+        let pipeline = [
+            doc! {"$match": {"_id": {"$gte": 0}}},
+            doc! {"$addFields": {"x": 1}},
+            doc! {"$unwind": "$tags"},
+            doc! {"$group": {"_id": "$k", "n": {"$sum": 1}}},
+            doc! {"$sort": {"_id": 1}},
+        ];
+        let opts = optimize(&pipeline);
+        let pushed = push_down(&opts);
+        let filter = Filter::parse(&pushed.filter, None).unwrap();
+        let q = Query::new(&filter);
+        let vars = Vars::default();
+        let rest = &opts[pushed.rest..];
+        let now = bson::DateTime::now();
+        let c = cat.collection("t", "c");
+        let s = stream_cursor(
+            &cat,
+            "t",
+            "c",
+            c,
+            &q,
+            &pushed,
+            rest,
+            &vars,
+            Some(Verbosity::ExecutionStats),
+            now,
+        )
+        .unwrap();
+        assert_eq!(s.n_cursor, 200);
+        // `$addFields`, `$unwind` and `$group` ran here; `$sort` is left.
+        assert_eq!(rest.len() - s.consumed, 1);
+        assert_eq!(s.docs.len(), 4);
+        let returned: Vec<i64> = s
+            .entries
+            .iter()
+            .map(|e| e.as_document().unwrap().get_i64("nReturned").unwrap())
+            .collect();
+        assert_eq!(returned, [200, 600, 4]);
+        let whole = run_aggregate(
+            &cat,
+            "t",
+            "c",
+            &pipeline,
+            None,
+            &vars,
+            Some(Verbosity::ExecutionStats),
+            now,
+        )
+        .unwrap();
+        let ns: Vec<i64> = whole
+            .docs
+            .iter()
+            .map(|d| d.get_i32("n").unwrap().into())
+            .collect();
+        assert_eq!(ns, [150, 150, 150, 150]);
+    }
 }

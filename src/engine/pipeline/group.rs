@@ -414,6 +414,68 @@ impl Groups {
     }
 }
 
+/// Accumulators running over documents grouped by a key, fed one document
+/// at a time (so a `$group` need not hold its input), within mongod's
+/// `$group` memory limit.
+pub(crate) struct Grouping {
+    groups: Groups,
+    /// mongod's `$group` memory: every group's key plus what its
+    /// accumulators keep, bounded unless the client allowed disk use.
+    memory: u64,
+    limit: u64,
+    bounded: bool,
+}
+
+impl Grouping {
+    fn new() -> Self {
+        Grouping {
+            groups: Groups::new(),
+            memory: 0,
+            limit: limits::GROUP_MEMORY.get(),
+            bounded: !limits::allow_disk_use(),
+        }
+    }
+
+    /// Add one document, grouped under `k`.
+    fn add(&mut self, k: Bson, d: &Document, accs: &[(String, Acc)], ctx: &Ctx<'_>) -> Result<()> {
+        limits::checkpoint()?;
+        let groups = &mut self.groups;
+        let key_size = limits::approx_size(&k);
+        let before = groups.keys.len();
+        let slot = groups.slot(k, accs.len(), ctx.collation());
+        if groups.keys.len() > before {
+            self.memory += key_size;
+        }
+        for (i, (_, acc)) in accs.iter().enumerate() {
+            let state = &mut groups.states[slot][i];
+            let had = state.bytes;
+            acc.collect(state, d, ctx.vars)?;
+            self.memory += state.bytes - had;
+        }
+        if self.bounded && self.memory > self.limit {
+            return Err(limits::blocking_stage_too_big(
+                "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each group's key and accumulated fields, in first-seen order.
+    fn finish(self, accs: &[(String, Acc)], ctx: &Ctx<'_>) -> Result<Vec<(Bson, Document)>> {
+        let coll = ctx.collation();
+        let groups = self.groups;
+        let mut out = Vec::with_capacity(groups.keys.len());
+        for (k, states) in groups.keys.into_iter().zip(groups.states) {
+            let mut fields = Document::new();
+            for ((name, acc), state) in accs.iter().zip(states) {
+                fields.insert(name.clone(), acc.finish(state, coll)?);
+            }
+            out.push((k, fields));
+        }
+        Ok(out)
+    }
+}
+
 /// Run accumulators over documents grouped by `key`.
 fn group_docs(
     docs: &[Document],
@@ -421,43 +483,11 @@ fn group_docs(
     accs: &[(String, Acc)],
     ctx: &Ctx<'_>,
 ) -> Result<Vec<(Bson, Document)>> {
-    let coll = ctx.collation();
-    let mut groups = Groups::new();
-    // mongod's `$group` memory: every group's key plus what its
-    // accumulators keep, bounded unless the client allowed disk use.
-    let limit = limits::GROUP_MEMORY.get();
-    let bounded = !limits::allow_disk_use();
-    let mut memory = 0u64;
+    let mut grouping = Grouping::new();
     for d in docs {
-        limits::checkpoint()?;
-        let k = key(d)?;
-        let key_size = limits::approx_size(&k);
-        let before = groups.keys.len();
-        let slot = groups.slot(k, accs.len(), coll);
-        if groups.keys.len() > before {
-            memory += key_size;
-        }
-        for (i, (_, acc)) in accs.iter().enumerate() {
-            let state = &mut groups.states[slot][i];
-            let had = state.bytes;
-            acc.collect(state, d, ctx.vars)?;
-            memory += state.bytes - had;
-        }
-        if bounded && memory > limit {
-            return Err(limits::blocking_stage_too_big(
-                "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.",
-            ));
-        }
+        grouping.add(key(d)?, d, accs, ctx)?;
     }
-    let mut out = Vec::with_capacity(groups.keys.len());
-    for (k, states) in groups.keys.into_iter().zip(groups.states) {
-        let mut fields = Document::new();
-        for ((name, acc), state) in accs.iter().zip(states) {
-            fields.insert(name.clone(), acc.finish(state, coll)?);
-        }
-        out.push((k, fields));
-    }
-    Ok(out)
+    grouping.finish(accs, ctx)
 }
 
 fn parse_accs(spec: &Document, skip: &[&str]) -> Result<Vec<(String, Acc)>> {
@@ -502,8 +532,40 @@ impl Group {
     }
 
     pub(super) fn run(&self, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
-        let key = |d: &Document| self.id.eval_or_null(d, ctx.vars);
-        Ok(group_docs(&docs, &key, &self.accs, ctx)?
+        let mut sink = self.sink();
+        for d in &docs {
+            sink.add(d, ctx)?;
+        }
+        sink.finish(ctx)
+    }
+
+    /// This `$group` as a sink fed one document at a time.
+    pub(super) fn sink(&self) -> GroupSink<'_> {
+        GroupSink {
+            group: self,
+            grouping: Grouping::new(),
+        }
+    }
+}
+
+/// A `$group` being fed its input one document at a time.
+pub(crate) struct GroupSink<'g> {
+    group: &'g Group,
+    grouping: Grouping,
+}
+
+impl GroupSink<'_> {
+    /// Add one input document.
+    pub(crate) fn add(&mut self, d: &Document, ctx: &Ctx<'_>) -> Result<()> {
+        let k = self.group.id.eval_or_null(d, ctx.vars)?;
+        self.grouping.add(k, d, &self.group.accs, ctx)
+    }
+
+    /// The groups, as `$group` outputs them.
+    pub(crate) fn finish(self, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+        Ok(self
+            .grouping
+            .finish(&self.group.accs, ctx)?
             .into_iter()
             .map(|(k, fields)| {
                 let mut d = Document::new();
