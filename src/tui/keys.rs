@@ -18,6 +18,8 @@ pub enum KeyContext {
     Reader,
     Presenter,
     Experiment,
+    /// The experiment in presenter mode: slides.
+    PresenterComparison,
     Explain,
     Shell,
     Exercises,
@@ -99,6 +101,23 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
             KeyCode::Char('l') | KeyCode::Right => Some(Action::Right),
             _ => None,
         },
+        KeyContext::PresenterComparison => match key.code {
+            // A clicker sends PageDown/PageUp (some send space or arrows).
+            KeyCode::Char(' ')
+            | KeyCode::Char('n')
+            | KeyCode::Char('j')
+            | KeyCode::Down
+            | KeyCode::PageDown => Some(Action::NextSlide),
+            KeyCode::Char('N') | KeyCode::Char('k') | KeyCode::Up | KeyCode::PageUp => {
+                Some(Action::PrevSlide)
+            }
+            KeyCode::Tab | KeyCode::BackTab => Some(Action::JumpSlides),
+            KeyCode::Enter | KeyCode::Char('x') => Some(Action::OpenExplain),
+            KeyCode::Char('c') => Some(Action::CancelRun),
+            KeyCode::Char('h') | KeyCode::Left => Some(Action::Left),
+            KeyCode::Char('l') | KeyCode::Right => Some(Action::Right),
+            _ => None,
+        },
         KeyContext::Exercises => match key.code {
             KeyCode::Enter | KeyCode::Char('c') => Some(Action::Check),
             KeyCode::Char('w') => Some(Action::ToggleWatch),
@@ -161,9 +180,19 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
             ("esc", s::K_BACK),
             ("?", s::K_HELP),
         ],
+        KeyContext::PresenterComparison => &[
+            ("space/n", s::K_NEXT),
+            ("N", s::K_PREVIOUS),
+            ("tab", s::K_CLAIMS),
+            ("h/l", s::K_EXPERIMENT),
+            ("r", s::K_RUN),
+            ("+/-", s::K_SCALE),
+            ("esc", s::K_BACK),
+            ("?", s::K_HELP),
+        ],
         KeyContext::Explain => &[
             ("j/k", s::K_MOVE),
-            ("h/l", s::K_SIDE),
+            ("h/l", s::K_VARIANT_FOCUS),
             ("n/N", s::K_OPERATION),
             ("t", s::K_RAW),
             ("esc", s::K_BACK),
@@ -199,7 +228,16 @@ pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
             s::t("Experiment"),
             [
                 footer(KeyContext::Experiment),
-                &[("f", s::K_FOLD), ("h/l", s::K_SIDE)],
+                &[("f", s::K_FOLD), ("h/l", s::K_EXPERIMENT)],
+            ]
+            .concat(),
+        ),
+        (
+            s::t(s::PRESENTER_TITLE),
+            [
+                footer(KeyContext::Presenter),
+                footer(KeyContext::PresenterComparison),
+                &[("⏎", s::K_EXPLAIN), ("c", s::K_CANCEL)],
             ]
             .concat(),
         ),

@@ -25,10 +25,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .current_lesson()
         .map(|l| format!(" {} ", l.title()))
         .unwrap_or_default();
-    let block = Block::default()
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border)
         .title(Span::styled(title, t.title));
+    // The prose's figures came from a run at another scale.
+    if let Some(ran) = app.current_lesson().and_then(|l| app.lesson_stale(&l.id)) {
+        let text = crate::tui::screens::presenter::stale_text(app, ran);
+        let room = usize::from(area.width / 2).saturating_sub(2);
+        let text = if crate::locale::width(&text) > room {
+            s::t(s::STALE_MARK).to_string()
+        } else {
+            text
+        };
+        block =
+            block.title_top(Line::from(Span::styled(format!(" {text} "), t.warn)).right_aligned());
+    }
     frame.render_widget(block, area);
     let text = text_area(area);
     let end = app.reader_visible_len();
