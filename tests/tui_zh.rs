@@ -108,3 +108,25 @@ fn explain_in_chinese() {
         app
     });
 }
+
+#[test]
+fn presenter_in_chinese() {
+    // The comparison as an instructor projects it: labels, the slide's
+    // heading, the legend and the keys in Chinese; big numbers at 120×36,
+    // body-size text at 80×24; nothing wider than the terminal.
+    snap("presenter", |size| {
+        let app = common::tui::at_lesson_in(
+            Lang::ZhCn,
+            schemalab::tui::theme::Theme::presenter(),
+            true,
+            size,
+            "10",
+            "bucket",
+        );
+        let screen = draw(&app);
+        assert!(screen.contains("操作 1/3"), "{screen}");
+        assert!(screen.contains('★'), "{screen}");
+        assert_eq!(screen.contains('▀'), size.0 >= 100, "{screen}");
+        app
+    });
+}

@@ -130,3 +130,17 @@ pub fn draw_checked(app: &App) -> String {
     }
     format!("{}", terminal.backend())
 }
+
+/// The drawn buffer (for tests that look at where something is).
+pub fn buffer(app: &App) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
+    terminal.draw(|f| view::render(app, f)).unwrap();
+    terminal.backend().buffer().clone()
+}
+
+/// Row `y` of `buf` as text (wide characters once).
+pub fn row_text(buf: &Buffer, y: u16) -> String {
+    (0..buf.area.width)
+        .map(|x| buf[(x, y)].symbol().to_string())
+        .collect()
+}
