@@ -419,3 +419,27 @@ fn at_80x24_the_indicator_and_help_stay_visible() {
         }
     }
 }
+
+/// The help overlay fits 80×24 whole in both modes, and in presenter mode
+/// lists the presenter's keys where the reader's and the comparison's go.
+#[test]
+fn help_fits_and_lists_the_keys_of_the_mode() {
+    for present in [false, true] {
+        let mut app = if present {
+            presenting((80, 24), "10", "bucket")
+        } else {
+            normal((80, 24), "10", "bucket")
+        };
+        key(&mut app, KeyCode::Char('?'));
+        let help = draw_checked(&app);
+        assert!(
+            help.contains("Everywhere") && help.contains("wheel"),
+            "{help}"
+        );
+        assert_eq!(help.contains("operations ⇄ claims"), present, "{help}");
+        assert_eq!(help.contains("next tab"), !present, "{help}");
+        if present {
+            insta::assert_snapshot!("presenter_help_80x24", help);
+        }
+    }
+}

@@ -216,14 +216,31 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
     }
 }
 
-/// The full list for the help overlay, grouped by context.
-pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
-    vec![
-        (s::t(s::OUTLINE_TITLE), footer(KeyContext::Outline).to_vec()),
+/// The full list for the help overlay, grouped by context; in presenter
+/// mode (`present`) the reader's and the experiment's keys are the
+/// presenter's.
+pub fn help(present: bool) -> Vec<(&'static str, Vec<Hint>)> {
+    let reading = if present {
+        (
+            s::t(s::PRESENTER_TITLE),
+            [footer(KeyContext::Presenter), &[("x", s::K_EXERCISES)]].concat(),
+        )
+    } else {
         (
             s::t("Reader"),
             [footer(KeyContext::Reader), &[("x", s::K_EXERCISES)]].concat(),
-        ),
+        )
+    };
+    let comparing = if present {
+        (
+            s::t("Experiment"),
+            [
+                footer(KeyContext::PresenterComparison),
+                &[("⏎", s::K_EXPLAIN), ("c", s::K_CANCEL)],
+            ]
+            .concat(),
+        )
+    } else {
         (
             s::t("Experiment"),
             [
@@ -231,16 +248,12 @@ pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
                 &[("f", s::K_FOLD), ("h/l", s::K_EXPERIMENT)],
             ]
             .concat(),
-        ),
-        (
-            s::t(s::PRESENTER_TITLE),
-            [
-                footer(KeyContext::Presenter),
-                footer(KeyContext::PresenterComparison),
-                &[("⏎", s::K_EXPLAIN), ("c", s::K_CANCEL)],
-            ]
-            .concat(),
-        ),
+        )
+    };
+    vec![
+        (s::t(s::OUTLINE_TITLE), footer(KeyContext::Outline).to_vec()),
+        reading,
+        comparing,
         (s::t(s::EXPLAIN_TITLE), footer(KeyContext::Explain).to_vec()),
         (s::t(s::SHELL_TITLE), footer(KeyContext::Shell).to_vec()),
         (

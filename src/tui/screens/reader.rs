@@ -29,17 +29,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(t.border)
         .title(Span::styled(title, t.title));
-    // The prose's figures came from a run at another scale.
+    // The prose's figures came from a run at another scale: said on the
+    // bottom border, in full (the mark and what it means).
     if let Some(ran) = app.current_lesson().and_then(|l| app.lesson_stale(&l.id)) {
         let text = crate::tui::screens::presenter::stale_text(app, ran);
-        let room = usize::from(area.width / 2).saturating_sub(2);
-        let text = if crate::locale::width(&text) > room {
-            s::t(s::STALE_MARK).to_string()
-        } else {
-            text
-        };
-        block =
-            block.title_top(Line::from(Span::styled(format!(" {text} "), t.warn)).right_aligned());
+        let text =
+            crate::tui::screens::experiment::cut(&text, usize::from(area.width.saturating_sub(4)));
+        block = block.title_bottom(Line::from(Span::styled(format!(" {text} "), t.warn)));
     }
     frame.render_widget(block, area);
     let text = text_area(area);
