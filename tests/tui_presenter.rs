@@ -214,11 +214,14 @@ fn the_keys_step_through_operations_and_claims() {
     assert!(draw(&app).contains("claim 1/"));
     key(&mut app, KeyCode::Tab);
     assert_eq!(presenter::current(&app), Some(Slide::Op(1)));
-    // Enter opens that operation's explain.
+    // Enter opens that operation's explain; back from the explain of
+    // another operation, the slide is that operation's.
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.screen, Screen::Explain);
     assert_eq!(app.experiment.op, 1);
+    key(&mut app, KeyCode::Char('n'));
     key(&mut app, KeyCode::Esc);
+    assert_eq!(presenter::current(&app), Some(Slide::Op(2)));
     // The last slide stays the last.
     for _ in 0..20 {
         key(&mut app, KeyCode::Char('n'));
@@ -441,5 +444,24 @@ fn help_fits_and_lists_the_keys_of_the_mode() {
         if present {
             insta::assert_snapshot!("presenter_help_80x24", help);
         }
+    }
+}
+
+/// Before a run the slide names the operation and says what to press.
+#[test]
+fn before_a_run_the_slide_says_press_r() {
+    for size in [(100, 30), (80, 24)] {
+        let mut app = common::tui::app_in(Lang::En, Theme::presenter(), true, size);
+        chars(&mut app, "10");
+        key(&mut app, KeyCode::Enter);
+        key(&mut app, KeyCode::Char('e'));
+        assert_eq!(app.screen, Screen::Experiment);
+        let screen = draw_checked(&app);
+        assert!(
+            screen.contains("operation 1/3") && screen.contains("press r"),
+            "{screen}"
+        );
+        assert!(!screen.contains('★'), "{screen}");
+        insta::assert_snapshot!(format!("presenter_not_run_{}x{}", size.0, size.1), screen);
     }
 }

@@ -663,7 +663,17 @@ impl App {
                 }
                 Screen::Reader => self.screen = Screen::Outline,
                 Screen::Experiment => self.screen = Screen::Reader,
-                Screen::Explain => self.screen = Screen::Experiment,
+                Screen::Explain => {
+                    self.screen = Screen::Experiment;
+                    // The presenter shows the operation explain ended on.
+                    if self.present
+                        && let Some(i) = screens::presenter::slides(self)
+                            .iter()
+                            .position(|s| *s == screens::presenter::Slide::Op(self.experiment.op))
+                    {
+                        self.experiment.slide = i;
+                    }
+                }
                 Screen::Shell => {
                     self.screen = self.shell.return_to.take().unwrap_or(Screen::Outline)
                 }
@@ -1031,7 +1041,7 @@ impl App {
                     self.outline.selected = idx;
                 }
             }
-            Screen::Experiment => {
+            Screen::Experiment if !self.present => {
                 if let Some(op) = screens::experiment::op_at(self, main, column, row) {
                     if op == self.experiment.op {
                         self.screen = Screen::Explain;
