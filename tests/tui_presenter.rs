@@ -334,6 +334,35 @@ fn the_operations_table_reads_across_and_breaks_no_word() {
             assert!(screen.contains(index), "{index} broken:\n{screen}");
         }
     }
+    // Every operation: each word of every plan and index cell whole.
+    let mut app = normal((120, 36), "15", "trees");
+    for (i, op) in report.experiments[0].operations.iter().enumerate() {
+        let screen = draw_checked(&app);
+        for v in &exp.variants {
+            let Some(r) = v.operations[i].read.as_ref() else {
+                continue;
+            };
+            let o = &v.operations[i];
+            let (chain, index) =
+                schemalab::tui::screens::experiment::plan_line(o).unwrap_or_default();
+            let words = chain
+                .split_whitespace()
+                .chain(index.iter().flat_map(|i| i.split_whitespace()))
+                .map(|w| w.trim_matches(|c| c == ',' || c == '{' || c == '}'))
+                .filter(|w| w.len() > 1)
+                .collect::<Vec<_>>();
+            assert!(!words.is_empty() || r.stages.is_empty(), "{}", op.id);
+            for w in words {
+                assert!(
+                    screen.contains(w),
+                    "{} {}: {w} broken:\n{screen}",
+                    op.id,
+                    v.id
+                );
+            }
+        }
+        key(&mut app, KeyCode::Char('j'));
+    }
     // Three variants at 100×30 and 80×24.
     for size in [(100, 30), (80, 24)] {
         let app = normal(size, "8", "subset");
