@@ -38,6 +38,7 @@ pub mod screens {
     pub mod explain_tree;
     pub mod help;
     pub mod outline;
+    pub mod presenter;
     pub mod reader;
     pub mod shell;
     pub mod startup_error;

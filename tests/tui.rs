@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::tui::{app_with, chars, draw, key};
+
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -18,55 +20,16 @@ use schemalab::tui::screens::{experiment, explain_tree};
 use schemalab::tui::theme::Theme;
 use schemalab::tui::{markdown, strings, view};
 
-fn app_with(theme: Theme, present: bool, size: (u16, u16)) -> App {
-    let mut app = App::new(
-        common::course(),
-        theme,
-        present,
-        EngineStatus {
-            label: strings::EMBEDDED_ENGINE.into(),
-            state: ConnState::Connected,
-        },
-        Scale::Default,
-        Progress::default(),
-    );
-    app.update(Action::Resize {
-        width: size.0,
-        height: size.1,
-    });
-    app
-}
-
-fn draw(app: &App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
-    terminal.draw(|f| view::render(app, f)).unwrap();
-    format!("{}", terminal.backend())
-}
-
-fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
-    let action = keys::action_for(app.key_context(), KeyEvent::new(code, KeyModifiers::NONE));
-    action.map(|a| app.update(a)).unwrap_or_default()
-}
-
-fn chars(app: &mut App, s: &str) -> Vec<Effect> {
-    s.chars().flat_map(|c| key(app, KeyCode::Char(c))).collect()
-}
-
 /// Runs the bucket experiment to completion with the report of a real run.
 fn finish_run(app: &mut App) {
-    let id = match &app.run {
-        Some(r) => r.id,
-        None => panic!("no run in progress"),
-    };
-    app.update(Action::Task(TaskMsg::RunFinished {
-        run_id: id,
-        result: Ok(Box::new(common::bucket_report())),
-    }));
+    common::tui::finish_with(app, common::bucket_report());
 }
 
 /// Launch → bucket comparison, as a learner types it.
 fn at_comparison(size: (u16, u16)) -> App {
     let mut app = app_with(Theme::normal(), false, size);
+    // The report is a tiny run: run at the scale it was measured at.
+    key(&mut app, KeyCode::Char('-'));
     let effects = chars(&mut app, "10r");
     assert!(
         effects.iter().any(|e| matches!(
@@ -260,6 +223,7 @@ fn snapshot_explain_side_by_side() {
 /// report of a real tiny run of lesson `id`.
 fn at_lesson(size: (u16, u16), number: &str, id: &str) -> App {
     let mut app = app_with(Theme::normal(), false, size);
+    key(&mut app, KeyCode::Char('-'));
     chars(&mut app, number);
     chars(&mut app, "r");
     let run = app.run.as_ref().map(|r| r.id).unwrap();

@@ -1,13 +1,15 @@
 //! End to end: the built binary in a pseudo-terminal (tmux on a private
-//! socket), driven by keystrokes as a learner types them: `1` `0` (lesson
-//! 10, the bucket pattern), `r` (run its experiment on the embedded
-//! engine). The comparison must appear on screen, Enter must open the
-//! explain tree of the measured read, then `q` must restore the terminal
-//! and exit.
+//! socket), driven by keystrokes as a learner types them: `-` (the tiny
+//! scale), `1` `0` (lesson 10, the bucket pattern), `r` (run its
+//! experiment on the embedded engine). The comparison must appear with a
+//! winner marked; Enter must open both variants' explain trees side by
+//! side; the shell pane must run statements in the variant's database and
+//! tab must move it to the other variant's; with `--present` the
+//! comparison must come as big numbers one operation at a time, step to
+//! the claims and be marked stale after a scale change; `q` must exit.
 //!
-//! Skips, saying why, when tmux is missing, when the bucket lesson is not
-//! in `lessons/`, or when the binary does not open the TUI with no
-//! arguments (the wiring lives in `main.rs`).
+//! Skips (saying so) only when tmux is missing: a binary that prints its
+//! usage, a missing lesson, a refused explain or a failed run fail.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -68,28 +70,25 @@ impl Drop for Tmux {
     }
 }
 
-#[test]
-fn launch_run_bucket_and_see_the_comparison() {
+/// The binary started in a 100×30 tmux pane with `args`, showing the
+/// outline; `None` when tmux is not installed.
+fn start(name: &str, args: &[&str]) -> Option<(Tmux, tempfile::TempDir)> {
     if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("skipped: tmux is not installed, so there is no pseudo-terminal to drive");
-        return;
+        return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if !root.join("lessons/10-bucket/lesson.toml").is_file() {
-        eprintln!("skipped: lessons/10-bucket is not in this checkout");
-        return;
-    }
     let data = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_schemalab");
     let tmux = Tmux {
-        socket: format!("schemalab-e2e-{}", std::process::id()),
+        socket: format!("schemalab-e2e-{name}-{}", std::process::id()),
     };
     let shell_cmd = format!(
-        "cd '{}' && XDG_DATA_HOME='{}' HOME='{}' '{}'; sleep 5",
+        "cd '{}' && XDG_DATA_HOME='{}' HOME='{}' '{}' {}; sleep 5",
         root.display(),
         data.path().display(),
         data.path().display(),
-        bin
+        bin,
+        args.join(" ")
     );
     let started = tmux.cmd(&[
         "new-session",
@@ -107,81 +106,178 @@ fn launch_run_bucket_and_see_the_comparison() {
         "{}",
         String::from_utf8_lossy(&started.stderr)
     );
-    let Some(first) = tmux.wait_for(Duration::from_secs(30), |s| {
-        s.contains("jump to lesson") || s.contains("--help")
-    }) else {
-        panic!(
-            "neither the TUI nor a usage message appeared:\n{}",
-            tmux.screen()
-        );
-    };
-    if !first.contains("jump to lesson") && tmux.history().contains("Usage:") {
-        eprintln!(
-            "skipped: `schemalab` with no arguments does not open the TUI yet (main.rs wiring)"
-        );
+    let first = tmux
+        .wait_for(Duration::from_secs(30), |s| s.contains("jump to lesson"))
+        .unwrap_or_else(|| {
+            panic!(
+                "the TUI did not open (a usage message or an error instead):\n{}",
+                tmux.history()
+            )
+        });
+    assert!(
+        first.contains("0-9") && first.contains("The bucket pattern"),
+        "the outline lists the lessons and the footer the keys:\n{first}"
+    );
+    Some((tmux, data))
+}
+
+impl Tmux {
+    fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            self.cmd(&["send-keys", "-t", "e2e", key]);
+        }
+    }
+
+    /// Types `text` literally, then Enter.
+    fn line(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "e2e", "-l", text]);
+        self.cmd(&["send-keys", "-t", "e2e", "Enter"]);
+    }
+
+    fn expect(&self, what: &str, limit: Duration, want: impl Fn(&str) -> bool) -> String {
+        self.wait_for(limit, want)
+            .unwrap_or_else(|| panic!("{what}:\n{}", self.screen()))
+    }
+
+    /// `q` leaves the TUI: the pane no longer shows it.
+    fn quit(&self, marker: &str) {
+        self.keys(&["q"]);
+        let exited = self.wait_for(Duration::from_secs(10), |s| !s.contains(marker));
+        assert!(exited.is_some() || !self.alive(), "q leaves the TUI");
+    }
+}
+
+/// The learner's path: run, compare, explain side by side, the shell pane
+/// on each variant's database.
+#[test]
+fn run_bucket_compare_explain_and_query_each_variant() {
+    let Some((tmux, _data)) = start("learner", &[]) else {
+        eprintln!("skipped: tmux is not installed, so there is no pseudo-terminal to drive");
         return;
-    }
-    assert!(
-        first.contains("0-9") && first.contains("jump to lesson"),
-        "footer shows the keys:\n{first}"
-    );
-    for key in ["1", "0", "r"] {
-        tmux.cmd(&["send-keys", "-t", "e2e", key]);
-    }
-    let screen = tmux
-        .wait_for(Duration::from_secs(240), |s| {
-            s.contains("keys examined") || s.contains("Run failed") || s.contains("not available")
-        })
-        .unwrap_or_else(|| panic!("no comparison on screen:\n{}", tmux.screen()));
-    assert!(screen.contains("The bucket pattern"), "{screen}");
-    assert!(
-        screen.contains("keys examined") && screen.contains("docs examined"),
-        "{screen}"
-    );
+    };
+    tmux.keys(&["-", "1", "0", "r"]);
+    let screen = tmux.expect("no comparison on screen", Duration::from_secs(240), |s| {
+        s.contains("keys examined") || s.contains("Run failed") || s.contains("not available")
+    });
     assert!(!screen.contains("Run failed"), "{screen}");
-    if screen.contains("NotImplemented") {
-        eprintln!("note: the server refused explain, so no winner could be marked:\n{screen}");
-    } else {
-        assert!(screen.contains('★'), "a winning side is marked:\n{screen}");
-    }
-    // Enter opens the explain tree of the measured read: the plan the
-    // runner kept in the report (FETCH over the (sensor_id, ts) index scan).
-    tmux.cmd(&["send-keys", "-t", "e2e", "Enter"]);
-    let tree = tmux
-        .wait_for(Duration::from_secs(10), |s| s.contains("Explain ·"))
-        .unwrap_or_else(|| panic!("no explain tree:\n{}", tmux.screen()));
-    assert!(
-        tree.contains("FETCH") && tree.contains("IXSCAN sensor_id_1_ts_1"),
-        "the measured plan is drawn:\n{tree}"
-    );
+    assert!(screen.contains("The bucket pattern"), "{screen}");
+    assert!(screen.contains("scale: tiny"), "{screen}");
+    // The table: one row per figure, the winner of a row starred.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("docs examined"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(row.contains("120") && row.contains("★ ×120"), "{row}");
+    // Enter opens the explain trees of the measured read, side by side at
+    // 100 columns, every node with its counters, one marked heaviest.
+    tmux.keys(&["Enter"]);
+    let tree = tmux.expect("no explain tree", Duration::from_secs(10), |s| {
+        s.contains("Explain ·")
+    });
     assert!(!tree.contains("No explain output"), "{tree}");
-    // At 100 columns both variants' trees stand side by side, every node
-    // with its counters, one marked heaviest by the rule the legend states.
     assert!(
-        tree.contains("IXSCAN sensor_id_1_first_1") && tree.contains("returned 1 ·"),
-        "the bucket variant's tree beside the naive one:\n{tree}"
+        tree.contains("IXSCAN sensor_id_1_ts_1") && tree.contains("IXSCAN sensor_id_1_first_1"),
+        "both variants' trees side by side:\n{tree}"
     );
     assert!(tree.contains("returned 120 · keys 120"), "{tree}");
+    assert!(tree.contains("returned 1 ·"), "{tree}");
     assert_eq!(
         tree.matches("◀ heaviest").count(),
         3,
         "one mark per tree and the legend:\n{tree}"
     );
-    assert!(tree.contains("ties to the deeper stage"), "{tree}");
-    // The raw toggle shows mongosh's notation, and another variant the tree again.
-    tmux.cmd(&["send-keys", "-t", "e2e", "t"]);
-    let raw = tmux
-        .wait_for(Duration::from_secs(10), |s| {
-            s.contains("explainVersion: '1'")
-        })
-        .unwrap_or_else(|| panic!("no raw explain:\n{}", tmux.screen()));
+    // The raw toggle shows mongosh's notation; another variant, the tree.
+    tmux.keys(&["t"]);
+    let raw = tmux.expect("no raw explain", Duration::from_secs(10), |s| {
+        s.contains("explainVersion: '1'")
+    });
     assert!(raw.contains("raw explain"), "{raw}");
-    tmux.cmd(&["send-keys", "-t", "e2e", "l"]);
-    tmux.wait_for(Duration::from_secs(10), |s| {
-        s.contains("IXSCAN sensor_id_1_first_1")
-    })
-    .unwrap_or_else(|| panic!("raw view not reset:\n{}", tmux.screen()));
-    tmux.cmd(&["send-keys", "-t", "e2e", "q"]);
-    let exited = tmux.wait_for(Duration::from_secs(10), |s| !s.contains("keys examined"));
-    assert!(exited.is_some() || !tmux.alive(), "q leaves the TUI");
+    tmux.keys(&["l"]);
+    tmux.expect("raw view not reset", Duration::from_secs(10), |s| {
+        s.contains("IXSCAN sensor_id_1_first_1") && !s.contains("explainVersion")
+    });
+    // The shell pane starts in the first variant's database, which the run
+    // filled: `readings` is there, `buckets` is not.
+    tmux.keys(&["Escape", "s"]);
+    tmux.expect("no shell pane", Duration::from_secs(10), |s| {
+        s.contains("schemalab_bucket_naive>")
+    });
+    tmux.line("show collections");
+    let naive = tmux.expect(
+        "show collections gave nothing",
+        Duration::from_secs(20),
+        |s| {
+            s.lines()
+                .any(|l| l.trim_matches(|c| c == '│' || c == ' ') == "readings")
+        },
+    );
+    assert!(
+        !naive
+            .lines()
+            .any(|l| l.trim_matches(|c| c == '│' || c == ' ') == "buckets"),
+        "{naive}"
+    );
+    // Tab moves it to the bucket variant's database.
+    tmux.keys(&["Tab"]);
+    tmux.expect(
+        "tab did not switch the variant",
+        Duration::from_secs(10),
+        |s| s.contains("now in schemalab_bucket_bucket"),
+    );
+    tmux.line("show collections");
+    let bucket = tmux.expect(
+        "the bucket database's collections did not show",
+        Duration::from_secs(20),
+        |s| {
+            s.lines()
+                .any(|l| l.trim_matches(|c| c == '│' || c == ' ') == "buckets")
+        },
+    );
+    assert!(
+        bucket.contains("schemalab_bucket_bucket> show collections"),
+        "{bucket}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.quit("keys examined");
+}
+
+/// The instructor's path: `--present`, the comparison as big numbers, one
+/// operation at a time, then the claims; stale after `+`.
+#[test]
+fn presenter_mode_projects_the_comparison() {
+    let Some((tmux, _data)) = start("presenter", &["--present"]) else {
+        eprintln!("skipped: tmux is not installed, so there is no pseudo-terminal to drive");
+        return;
+    };
+    tmux.keys(&["-", "1", "0", "r"]);
+    let slide = tmux.expect("no presenter comparison", Duration::from_secs(240), |s| {
+        s.contains("operation 1/3") && s.contains("engine:") || s.contains("Run failed")
+    });
+    assert!(!slide.contains("Run failed"), "{slide}");
+    // Big numbers (quadrant glyphs), the winner starred, the engine named.
+    assert!(slide.contains('▀') && slide.contains('★'), "{slide}");
+    assert!(
+        slide.contains("docs examined") && slide.contains("◆ bucket"),
+        "{slide}"
+    );
+    assert!(!slide.contains("stale"), "{slide}");
+    tmux.keys(&["Space"]);
+    tmux.expect("space did not step", Duration::from_secs(10), |s| {
+        s.contains("operation 2/3")
+    });
+    tmux.keys(&["Tab"]);
+    let claim = tmux.expect(
+        "tab did not reach the claims",
+        Duration::from_secs(10),
+        |s| s.contains("claim 1/"),
+    );
+    assert!(
+        claim.contains("✓ holds") || claim.contains("✗ does not hold"),
+        "{claim}"
+    );
+    tmux.keys(&["+"]);
+    tmux.expect("no stale mark after +", Duration::from_secs(10), |s| {
+        s.contains("stale: measured at tiny, now default")
+    });
+    tmux.quit("engine:");
 }

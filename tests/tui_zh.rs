@@ -6,56 +6,21 @@
 
 mod common;
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use schemalab::course::Scale;
+use common::tui::{app_in, chars, draw_checked, key};
+
+use ratatui::crossterm::event::KeyCode;
 use schemalab::locale::{Lang, is_cjk};
 use schemalab::tui::action::{Action, TaskMsg};
-use schemalab::tui::app::{App, ConnState, EngineStatus};
-use schemalab::tui::keys;
-use schemalab::tui::lessons::CourseState;
-use schemalab::tui::progress::Progress;
+use schemalab::tui::app::App;
 use schemalab::tui::theme::Theme;
-use schemalab::tui::{strings, view};
-use unicode_width::UnicodeWidthStr;
 
 fn app(size: (u16, u16)) -> App {
-    strings::set_lang(Lang::ZhCn);
-    let course = CourseState::load(&common::root(), Lang::ZhCn).unwrap();
-    let mut app = App::new(
-        course,
-        Theme::normal(),
-        false,
-        EngineStatus {
-            label: strings::t(strings::EMBEDDED_ENGINE).into(),
-            state: ConnState::Connected,
-        },
-        Scale::Default,
-        Progress::default(),
-    );
-    app.update(Action::Resize {
-        width: size.0,
-        height: size.1,
-    });
-    app
-}
-
-fn key(app: &mut App, code: KeyCode) {
-    if let Some(a) = keys::action_for(app.key_context(), KeyEvent::new(code, KeyModifiers::NONE)) {
-        app.update(a);
-    }
-}
-
-fn chars(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
+    app_in(Lang::ZhCn, Theme::normal(), false, size)
 }
 
 fn at_comparison(size: (u16, u16)) -> App {
     let mut app = app(size);
+    key(&mut app, KeyCode::Char('-'));
     chars(&mut app, "10r");
     let id = app.run.as_ref().map(|r| r.id).unwrap();
     app.update(Action::Task(TaskMsg::RunFinished {
@@ -67,28 +32,7 @@ fn at_comparison(size: (u16, u16)) -> App {
 
 /// Draw, check that nothing overflows or is cut, and return the screen.
 fn draw(app: &App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
-    terminal.draw(|f| view::render(app, f)).unwrap();
-    let buffer: &Buffer = terminal.backend().buffer();
-    let (w, h) = (buffer.area.width, buffer.area.height);
-    for y in 0..h {
-        let mut cols = 0usize;
-        let mut x = 0;
-        while x < w {
-            let sym = buffer[(x, y)].symbol();
-            let sw = sym.width();
-            if sw == 2 {
-                // A wide character needs its continuation cell on this line.
-                assert!(x + 1 < w, "row {y}: {sym:?} cut at the right edge");
-                x += 2;
-            } else {
-                x += 1;
-            }
-            cols += sw.max(1);
-        }
-        assert!(cols <= usize::from(w), "row {y} is {cols} columns wide");
-    }
-    format!("{}", terminal.backend())
+    draw_checked(app)
 }
 
 fn snap(name: &str, build: impl Fn((u16, u16)) -> App) {
@@ -161,6 +105,28 @@ fn explain_in_chinese() {
     snap("explain", |size| {
         let mut app = at_comparison(size);
         key(&mut app, KeyCode::Enter);
+        app
+    });
+}
+
+#[test]
+fn presenter_in_chinese() {
+    // The comparison as an instructor projects it: labels, the slide's
+    // heading, the legend and the keys in Chinese; big numbers at 120×36,
+    // body-size text at 80×24; nothing wider than the terminal.
+    snap("presenter", |size| {
+        let app = common::tui::at_lesson_in(
+            Lang::ZhCn,
+            schemalab::tui::theme::Theme::presenter(),
+            true,
+            size,
+            "10",
+            "bucket",
+        );
+        let screen = draw(&app);
+        assert!(screen.contains("操作 1/3"), "{screen}");
+        assert!(screen.contains('★'), "{screen}");
+        assert_eq!(screen.contains('▀'), size.0 >= 100, "{screen}");
         app
     });
 }

@@ -27,6 +27,12 @@ pub enum Action {
     NextSection,
     PrevSection,
     Reveal,
+    /// Presenter view: the next slide (operation, sizes, claim).
+    NextSlide,
+    /// Presenter view: the previous slide.
+    PrevSlide,
+    /// Presenter view: from the operations to the claims and back.
+    JumpSlides,
     Run,
     CancelRun,
     ScaleUp,

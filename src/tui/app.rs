@@ -108,6 +108,8 @@ pub struct ExperimentState {
     pub tab: ExpTab,
     pub folded: bool,
     pub scroll: usize,
+    /// Presenter mode: the slide on screen (see `screens::presenter`).
+    pub slide: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -137,6 +139,9 @@ pub struct ShellState {
     pub return_to: Option<Screen>,
 }
 
+/// The widest the reader lays prose out, in columns.
+pub const READER_MAX_WIDTH: u16 = 100;
+
 /// Dataset scales the runner can be asked for.
 pub const SCALES: [Scale; 3] = [Scale::Tiny, Scale::Default, Scale::Large];
 
@@ -165,6 +170,9 @@ pub struct App {
     /// run, merged into one report of the lesson (what its prose
     /// placeholders read, as `schemalab run` would report it).
     pub reports: HashMap<String, LessonReport>,
+    /// The scale each (lesson id, experiment id) was last measured at: a
+    /// figure measured at another scale than [`App::scale`] is stale.
+    pub measured_at: HashMap<(String, String), Scale>,
     /// A message for the status line (failed run, save error).
     pub notice: Option<String>,
     pub scale: Scale,
@@ -214,12 +222,14 @@ impl App {
                 tab: ExpTab::Operations,
                 folded: true,
                 scroll: 0,
+                slide: 0,
             },
             explain: ExplainState::default(),
             shell: ShellState::default(),
             exercises: screens::exercises::ExercisesState::default(),
             run: None,
             reports: HashMap::new(),
+            measured_at: HashMap::new(),
             notice: None,
             scale,
             tick: 0,
@@ -239,6 +249,7 @@ impl App {
             Screen::Outline => KeyContext::Outline,
             Screen::Reader if self.present => KeyContext::Presenter,
             Screen::Reader => KeyContext::Reader,
+            Screen::Experiment if self.present => KeyContext::PresenterComparison,
             Screen::Experiment => KeyContext::Experiment,
             Screen::Explain => KeyContext::Explain,
             Screen::Shell => KeyContext::Shell,
@@ -275,6 +286,27 @@ impl App {
             .experiments
             .iter()
             .find(|e| e.id == exp)
+    }
+
+    /// The scale experiment `exp` of lesson `lesson` was last measured at.
+    pub fn ran_at(&self, lesson: &str, exp: &str) -> Option<Scale> {
+        self.measured_at
+            .get(&(lesson.to_string(), exp.to_string()))
+            .copied()
+    }
+
+    /// `Some(scale it ran at)` when the experiment's figures were measured
+    /// at another scale than the one now chosen (until it runs again).
+    pub fn stale(&self, lesson: &str, exp: &str) -> Option<Scale> {
+        self.ran_at(lesson, exp).filter(|s| *s != self.scale)
+    }
+
+    /// Whether any of the lesson's figures is stale (the reader's prose
+    /// reads them all): the first stale experiment's scale.
+    pub fn lesson_stale(&self, lesson: &str) -> Option<Scale> {
+        self.reports
+            .get(lesson)
+            .and_then(|r| r.experiments.iter().find_map(|e| self.stale(lesson, &e.id)))
     }
 
     /// The current lesson's prose with every `{{ }}` filled by the course's
@@ -337,7 +369,9 @@ impl App {
             return;
         }
         let prose = self.reader_source();
-        self.reader.doc = markdown::render(&prose, area.width, &self.theme);
+        // Prose is capped at a readable measure, however wide the terminal.
+        let width = area.width.min(READER_MAX_WIDTH);
+        self.reader.doc = markdown::render(&prose, width, &self.theme);
         self.clamp_reader();
     }
 
@@ -363,6 +397,7 @@ impl App {
                 tab: ExpTab::Operations,
                 folded: true,
                 scroll: 0,
+                slide: 0,
             };
         }
         self.lesson = index;
@@ -628,7 +663,17 @@ impl App {
                 }
                 Screen::Reader => self.screen = Screen::Outline,
                 Screen::Experiment => self.screen = Screen::Reader,
-                Screen::Explain => self.screen = Screen::Experiment,
+                Screen::Explain => {
+                    self.screen = Screen::Experiment;
+                    // The presenter shows the operation explain ended on.
+                    if self.present
+                        && let Some(i) = screens::presenter::slides(self)
+                            .iter()
+                            .position(|s| *s == screens::presenter::Slide::Op(self.experiment.op))
+                    {
+                        self.experiment.slide = i;
+                    }
+                }
                 Screen::Shell => {
                     self.screen = self.shell.return_to.take().unwrap_or(Screen::Outline)
                 }
@@ -847,6 +892,23 @@ impl App {
                     self.shell.scroll = 0;
                 }
             }
+            Action::NextSlide | Action::PrevSlide | Action::JumpSlides => {
+                let n = screens::presenter::slides(self).len();
+                if n > 0 {
+                    let cur = self.experiment.slide.min(n - 1);
+                    self.experiment.slide = match action {
+                        Action::NextSlide => (cur + 1).min(n - 1),
+                        Action::PrevSlide => cur.saturating_sub(1),
+                        _ => screens::presenter::jump(self),
+                    };
+                    // The operation on a slide is the one explain opens.
+                    if let Some(screens::presenter::Slide::Op(i)) =
+                        screens::presenter::current(self)
+                    {
+                        self.experiment.op = i;
+                    }
+                }
+            }
             Action::NextTab => {
                 let i = ExpTab::ALL
                     .iter()
@@ -880,13 +942,22 @@ impl App {
                                 (e + n - 1) % n
                             };
                             self.experiment.op = 0;
+                            self.experiment.slide = 0;
                         }
                     }
                     _ => {}
                 }
             }
             Action::OpenExplain => {
-                if self.experiment.tab == ExpTab::Operations && self.op_count() > 0 {
+                let on_op = if self.present {
+                    matches!(
+                        screens::presenter::current(self),
+                        Some(screens::presenter::Slide::Op(_))
+                    )
+                } else {
+                    self.experiment.tab == ExpTab::Operations
+                };
+                if on_op && self.op_count() > 0 {
                     self.screen = Screen::Explain;
                     self.explain.node = 0;
                     self.explain.scroll = 0;
@@ -970,7 +1041,7 @@ impl App {
                     self.outline.selected = idx;
                 }
             }
-            Screen::Experiment => {
+            Screen::Experiment if !self.present => {
                 if let Some(op) = screens::experiment::op_at(self, main, column, row) {
                     if op == self.experiment.op {
                         self.screen = Screen::Explain;
@@ -1083,6 +1154,10 @@ impl App {
                     .collect()
             })
             .unwrap_or_default();
+        for exp in &report.experiments {
+            self.measured_at
+                .insert((lesson_id.to_string(), exp.id.clone()), report.scale);
+        }
         let held = self
             .reports
             .entry(lesson_id.to_string())

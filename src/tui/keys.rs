@@ -18,6 +18,8 @@ pub enum KeyContext {
     Reader,
     Presenter,
     Experiment,
+    /// The experiment in presenter mode: slides.
+    PresenterComparison,
     Explain,
     Shell,
     Exercises,
@@ -99,6 +101,23 @@ pub fn action_for(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
             KeyCode::Char('l') | KeyCode::Right => Some(Action::Right),
             _ => None,
         },
+        KeyContext::PresenterComparison => match key.code {
+            // A clicker sends PageDown/PageUp (some send space or arrows).
+            KeyCode::Char(' ')
+            | KeyCode::Char('n')
+            | KeyCode::Char('j')
+            | KeyCode::Down
+            | KeyCode::PageDown => Some(Action::NextSlide),
+            KeyCode::Char('N') | KeyCode::Char('k') | KeyCode::Up | KeyCode::PageUp => {
+                Some(Action::PrevSlide)
+            }
+            KeyCode::Tab | KeyCode::BackTab => Some(Action::JumpSlides),
+            KeyCode::Enter | KeyCode::Char('x') => Some(Action::OpenExplain),
+            KeyCode::Char('c') => Some(Action::CancelRun),
+            KeyCode::Char('h') | KeyCode::Left => Some(Action::Left),
+            KeyCode::Char('l') | KeyCode::Right => Some(Action::Right),
+            _ => None,
+        },
         KeyContext::Exercises => match key.code {
             KeyCode::Enter | KeyCode::Char('c') => Some(Action::Check),
             KeyCode::Char('w') => Some(Action::ToggleWatch),
@@ -161,9 +180,19 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
             ("esc", s::K_BACK),
             ("?", s::K_HELP),
         ],
+        KeyContext::PresenterComparison => &[
+            ("space/n", s::K_NEXT),
+            ("N", s::K_PREVIOUS),
+            ("tab", s::K_CLAIMS),
+            ("h/l", s::K_EXPERIMENT),
+            ("r", s::K_RUN),
+            ("+/-", s::K_SCALE),
+            ("esc", s::K_BACK),
+            ("?", s::K_HELP),
+        ],
         KeyContext::Explain => &[
             ("j/k", s::K_MOVE),
-            ("h/l", s::K_SIDE),
+            ("h/l", s::K_VARIANT_FOCUS),
             ("n/N", s::K_OPERATION),
             ("t", s::K_RAW),
             ("esc", s::K_BACK),
@@ -187,22 +216,44 @@ pub fn footer(ctx: KeyContext) -> &'static [Hint] {
     }
 }
 
-/// The full list for the help overlay, grouped by context.
-pub fn help() -> Vec<(&'static str, Vec<Hint>)> {
-    vec![
-        (s::t(s::OUTLINE_TITLE), footer(KeyContext::Outline).to_vec()),
+/// The full list for the help overlay, grouped by context; in presenter
+/// mode (`present`) the reader's and the experiment's keys are the
+/// presenter's.
+pub fn help(present: bool) -> Vec<(&'static str, Vec<Hint>)> {
+    let reading = if present {
+        (
+            s::t(s::PRESENTER_TITLE),
+            [footer(KeyContext::Presenter), &[("x", s::K_EXERCISES)]].concat(),
+        )
+    } else {
         (
             s::t("Reader"),
             [footer(KeyContext::Reader), &[("x", s::K_EXERCISES)]].concat(),
-        ),
+        )
+    };
+    let comparing = if present {
+        (
+            s::t("Experiment"),
+            [
+                footer(KeyContext::PresenterComparison),
+                &[("⏎", s::K_EXPLAIN), ("c", s::K_CANCEL)],
+            ]
+            .concat(),
+        )
+    } else {
         (
             s::t("Experiment"),
             [
                 footer(KeyContext::Experiment),
-                &[("f", s::K_FOLD), ("h/l", s::K_SIDE)],
+                &[("f", s::K_FOLD), ("h/l", s::K_EXPERIMENT)],
             ]
             .concat(),
-        ),
+        )
+    };
+    vec![
+        (s::t(s::OUTLINE_TITLE), footer(KeyContext::Outline).to_vec()),
+        reading,
+        comparing,
         (s::t(s::EXPLAIN_TITLE), footer(KeyContext::Explain).to_vec()),
         (s::t(s::SHELL_TITLE), footer(KeyContext::Shell).to_vec()),
         (

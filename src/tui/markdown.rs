@@ -129,31 +129,56 @@ impl Builder<'_> {
         self.lines.push(Line::from(line));
     }
 
+    /// A table, whole: columns as wide as their widest cell when that
+    /// fits, else the widest columns narrowed until the table fits the
+    /// width, their cells wrapped at words onto more lines.
     fn table_done(&mut self, rows: Vec<Vec<String>>) {
         let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![0usize; cols];
+        if cols == 0 {
+            return;
+        }
+        let mut widths = vec![1usize; cols];
         for row in &rows {
             for (i, c) in row.iter().enumerate() {
                 widths[i] = widths[i].max(Span::raw(c.as_str()).width());
             }
         }
         let margin = self.margin();
+        let avail = self
+            .width
+            .max(20)
+            .saturating_sub(margin.chars().count() + 3 * (cols - 1));
+        fit_columns(&mut widths, avail);
         for (r, row) in rows.iter().enumerate() {
-            let mut spans = vec![Span::raw(margin.clone())];
-            for (i, w) in widths.iter().enumerate() {
-                let cell = row.get(i).map(String::as_str).unwrap_or("");
-                let pad = w.saturating_sub(Span::raw(cell).width());
-                let style = if r == 0 {
-                    self.theme.strong
-                } else {
-                    self.theme.base
-                };
-                spans.push(Span::styled(format!("{cell}{}", " ".repeat(pad)), style));
-                if i + 1 < cols {
-                    spans.push(Span::styled(" │ ", self.theme.dim));
+            let style = if r == 0 {
+                self.theme.strong
+            } else {
+                self.theme.base
+            };
+            let cells: Vec<Vec<String>> = widths
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let cell = row.get(i).map(String::as_str).unwrap_or("");
+                    textwrap::wrap(cell, textwrap::Options::new((*w).max(1)).break_words(true))
+                        .into_iter()
+                        .map(|c| c.into_owned())
+                        .collect()
+                })
+                .collect();
+            let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            for line in 0..height {
+                let mut spans = vec![Span::raw(margin.clone())];
+                for (i, w) in widths.iter().enumerate() {
+                    let text = cells[i].get(line).map(String::as_str).unwrap_or("");
+                    let pad = w.saturating_sub(Span::raw(text).width());
+                    spans.push(Span::styled(format!("{text}{}", " ".repeat(pad)), style));
+                    if i + 1 < cols {
+                        spans.push(Span::styled(" │ ", self.theme.dim));
+                    }
                 }
+                self.lines.push(Line::from(spans));
             }
-            self.lines.push(Line::from(spans));
             if r == 0 {
                 let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
                 self.lines.push(Line::from(vec![
@@ -162,6 +187,20 @@ impl Builder<'_> {
                 ]));
             }
         }
+    }
+}
+
+/// Narrows the widest of `widths` until they sum to at most `avail` (no
+/// column below 6, or below its own width when that is smaller).
+fn fit_columns(widths: &mut [usize], avail: usize) {
+    while widths.iter().sum::<usize>() > avail {
+        let Some((i, w)) = widths.iter().copied().enumerate().max_by_key(|(_, w)| *w) else {
+            return;
+        };
+        if w <= 6 {
+            return;
+        }
+        widths[i] = w - 1;
     }
 }
 

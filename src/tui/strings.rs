@@ -173,3 +173,32 @@ pub const K_EXERCISES: &str = "exercises";
 pub const K_CHECK: &str = "check";
 pub const K_WATCH: &str = "watch";
 pub const K_HINT: &str = "hint";
+
+// Presenter view, stale results, legends and indicators (issue 13 §3, §5).
+pub const FAILED_SHORT: &str = "failed";
+pub const DATA_SIZE_TOTAL: &str = "data size";
+pub const STORAGE_SIZE_TOTAL: &str = "storage size";
+pub const INDEX_SIZE_TOTAL: &str = "index size";
+pub const LEGEND_RECOMMENDED: &str = "◆ = the variant the lesson recommends.";
+pub const PRESENT_LEGEND: &str =
+    "★ lowest cost in its row (×N: N times lower than the highest) · ◆ recommended";
+pub const PRESENT_OPERATION: &str = "operation {n}/{total}";
+pub const PRESENT_SIZES: &str = "sizes";
+pub const PRESENT_CLAIM: &str = "claim {n}/{total}";
+pub const PRESENT_ENGINE: &str = "engine: {engine} · {scale}";
+pub const PRESENT_NO_CLAIMS: &str = "This experiment states no claims.";
+pub const CLAIM_HOLDS: &str = "✓ holds";
+pub const CLAIM_FAILS: &str = "✗ does not hold";
+pub const EXPERIMENT_N: &str = "experiment {n}/{total}";
+pub const STALE: &str = "⚠ stale: measured at {ran}, now {now} (r re-runs)";
+pub const STALE_MARK: &str = "⚠ stale";
+pub const STALE_LEGEND: &str =
+    "⚠ stale = measured at another scale than the one now chosen; r re-runs.";
+pub const OUTLINE_LEGEND: &str =
+    "✓ run · • opened · ✗ does not load · 3/4 claims held in its last run";
+pub const K_NEXT: &str = "next";
+pub const K_PREVIOUS: &str = "previous";
+pub const K_CLAIMS: &str = "operations ⇄ claims";
+pub const K_EXPERIMENT: &str = "experiment";
+pub const K_VARIANT_FOCUS: &str = "variant";
+pub const PRESENTER_TITLE: &str = "Presenter";

@@ -41,6 +41,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     match app.screen {
         Screen::Outline => screens::outline::render(app, frame, main),
         Screen::Reader => screens::reader::render(app, frame, main),
+        Screen::Experiment if app.present => screens::presenter::render(app, frame, main),
         Screen::Experiment => screens::experiment::render(app, frame, main),
         Screen::Explain => screens::explain_tree::render(app, frame, main),
         Screen::Shell => screens::shell::render(app, frame, main),
@@ -62,40 +63,56 @@ fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
             t.status.patch(t.bad),
         ),
     };
-    let mut left = format!(" {}", s::t(s::APP));
-    if let Some(lesson) = app
+    let app_name = format!(" {}", s::t(s::APP));
+    let title = app
         .current_lesson()
         .filter(|_| app.screen != Screen::Outline)
-    {
-        left.push_str(&format!(" › {}", lesson.title()));
-    }
+        .map(|l| format!(" › {}", l.title()))
+        .unwrap_or_default();
+    // What is going on: a run's progress, else the latest notice.
+    let mut indicator = String::new();
     if let Some(run) = &app.run {
         let spin = SPINNER[(app.tick % 4) as usize];
-        left.push_str(&format!(
+        indicator = format!(
             "  {spin} {} {:.0}%",
             s::t(s::EXP_RUNNING),
             screens::experiment::fraction(&run.progress) * 100.0
-        ));
+        );
     } else if let Some(notice) = app
         .notice
         .as_ref()
         .filter(|_| app.screen != Screen::Experiment)
     {
-        left.push_str(&format!("  ⚠ {notice}"));
+        indicator = format!("  ⚠ {notice}");
     }
-    let right = format!(
-        "{} · {} │ {} ",
-        app.engine.label,
-        state,
-        s::scale_label(app.scale)
-    );
     let width = usize::from(area.width);
-    let right_w = Span::raw(right.as_str()).width();
-    let left: String = left
-        .chars()
-        .take(width.saturating_sub(right_w + 1))
-        .collect();
-    let pad = width.saturating_sub(Span::raw(left.as_str()).width() + right_w);
+    let w = crate::locale::width;
+    // The engine's label goes first when space is short, then the
+    // lesson's title; the running indicator and the scale stay.
+    let short = format!("{state} │ {} ", s::scale_label(app.scale));
+    let full = format!("{} · {short}", app.engine.label);
+    let right = if w(&app_name) + w(&indicator) + w(&title).min(12) + w(&full) < width {
+        full
+    } else {
+        short
+    };
+    let right_w = w(&right);
+    let room = width.saturating_sub(right_w + 1);
+    let indicator = screens::experiment::cut(&indicator, room.saturating_sub(w(&app_name)));
+    let title_room = room.saturating_sub(w(&app_name) + w(&indicator));
+    let title = if w(&title) > title_room {
+        let cut = screens::experiment::cut(&title, title_room.saturating_sub(1));
+        if cut.is_empty() {
+            cut
+        } else {
+            format!("{cut}…")
+        }
+    } else {
+        title
+    };
+    let left = format!("{app_name}{title}{indicator}");
+    let left = screens::experiment::cut(&left, room);
+    let pad = width.saturating_sub(w(&left) + right_w);
     let line = Line::from(vec![
         Span::styled(left, t.status),
         Span::styled(" ".repeat(pad), t.status),
@@ -106,8 +123,25 @@ fn status_bar(app: &App, frame: &mut Frame, area: Rect) {
 
 fn footer(app: &App, frame: &mut Frame, area: Rect) {
     let t = &app.theme;
+    let hints = keys::footer(app.key_context());
+    let entry_w = |(key, label): &keys::Hint| {
+        crate::locale::width(s::t(key)) + crate::locale::width(s::t(label)) + 4
+    };
+    // When the keys do not all fit, the last ones go first, but `? help`
+    // always stays: it lists the rest.
+    let mut keep: Vec<bool> = vec![true; hints.len()];
+    let mut total: usize = hints.iter().map(entry_w).sum();
+    for i in (0..hints.len()).rev() {
+        if total <= usize::from(area.width) {
+            break;
+        }
+        if hints[i].0 != "?" {
+            keep[i] = false;
+            total -= entry_w(&hints[i]);
+        }
+    }
     let mut spans = Vec::new();
-    for (key, label) in keys::footer(app.key_context()) {
+    for ((key, label), _) in hints.iter().zip(&keep).filter(|(_, k)| **k) {
         spans.push(Span::styled(format!(" {} ", s::t(key)), t.footer_key));
         spans.push(Span::styled(format!(" {} ", s::t(label)), t.footer_label));
     }

@@ -6,6 +6,8 @@
 //! `tests/exercises.rs` and `benches/tui.rs`.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod tui;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

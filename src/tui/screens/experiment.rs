@@ -5,8 +5,11 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge, List, ListItem, ListState, Paragraph, Wrap};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{
+    Block, Borders, Cell, Gauge, List, ListItem, ListState, Paragraph, Row, Table, Wrap,
+};
 
 use crate::course::claims::format_number;
 use crate::course::report::{Noise, star_marks, star_text};
@@ -127,21 +130,34 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         tabs.push(Span::styled(format!(" {} ", tab.label()), style));
         tabs.push(Span::raw(" "));
     }
-    let header = vec![
-        Line::from(vec![
-            Span::styled(format!(" {} › ", lesson.title()), t.dim),
-            Span::styled(exp.title.clone(), t.title),
-            Span::styled(
-                format!(
-                    "  · {} · {}",
-                    exp.dataset.get_ref(),
-                    s::scale_label(app.scale)
-                ),
-                t.dim,
+    let n_exp = lesson.experiments().len();
+    let mut first = Vec::new();
+    // "experiment 2/3" where a lesson has several (h/l switch them).
+    if n_exp > 1 {
+        first.push(Span::styled(
+            format!(
+                " {} ",
+                s::lang().f(
+                    s::EXPERIMENT_N,
+                    &[("n", &(app.experiment.experiment + 1)), ("total", &n_exp)]
+                )
             ),
-        ]),
-        Line::from(tabs),
-    ];
+            t.selected,
+        ));
+    }
+    first.extend([
+        Span::styled(format!(" {} › ", lesson.title()), t.dim),
+        Span::styled(exp.title.clone(), t.title),
+        Span::styled(
+            format!(
+                "  · {} · {}",
+                exp.dataset.get_ref(),
+                s::scale_label(app.scale)
+            ),
+            t.dim,
+        ),
+    ]);
+    let header = vec![Line::from(first), Line::from(tabs)];
     frame.render_widget(Paragraph::new(header), a.header);
 
     let report = app.current_report();
@@ -172,6 +188,19 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
             .ratio(fraction(&run.progress))
             .label(label);
         frame.render_widget(gauge, area);
+    } else if let Some(ran) = app
+        .current_lesson()
+        .zip(app.current_experiment())
+        .and_then(|(l, e)| app.stale(&l.id, e.id.get_ref()))
+        .filter(|_| has_report)
+    {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                format!(" {}", crate::tui::screens::presenter::stale_text(app, ran)),
+                t.warn,
+            )),
+            area,
+        );
     } else if let Some(notice) = &app.notice {
         frame.render_widget(
             Paragraph::new(Span::styled(format!(" {notice}"), t.bad)),
@@ -185,24 +214,291 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect, has_report: bool) {
     }
 }
 
-/// Per side: `Some(factor)` on the lowest cost, by the course report's
-/// own rule (noise floor included), so CLI and TUI star the same cells.
-fn winners(values: &[Option<f64>], noise: Noise) -> Vec<Option<f64>> {
-    star_marks(values, noise)
+/// How a figure is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A count or a ratio, as the course formats numbers.
+    Count,
+    /// Bytes, in binary units.
+    Bytes,
+    /// Milliseconds (the label says so).
+    Millis,
 }
 
-fn mark_span(t: &Theme, w: Option<f64>) -> Span<'static> {
-    match w {
-        Some(f) => Span::styled(format!(" {}", star_text(f)), t.good),
-        None => Span::raw(""),
+/// One figure of a comparison, read off the course report: its label, a
+/// value per variant (`None` for a failed or unmeasured variant) and, when
+/// it is a cost, the winner marks by the report's own rule
+/// ([`star_marks`], noise floor included), so the CLI, the comparison and
+/// the presenter view star the same cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub label: &'static str,
+    pub values: Vec<Option<f64>>,
+    pub noise: Option<Noise>,
+    /// Per variant: `Some(factor)` on the winner.
+    pub marks: Vec<Option<f64>>,
+    pub unit: Unit,
+    /// Per variant: no value because the server did not report it (not
+    /// because the variant failed).
+    pub unreported: Vec<bool>,
+    /// Per variant: the variant failed, so it has no figure.
+    pub failed: Vec<bool>,
+    /// The sizes are the embedded engine's model, not measured.
+    pub modelled: bool,
+}
+
+impl Figure {
+    fn new(
+        label: &'static str,
+        values: Vec<Option<f64>>,
+        noise: Option<Noise>,
+        unit: Unit,
+        failed: &[bool],
+    ) -> Figure {
+        let marks = match noise {
+            Some(n) => star_marks(&values, n),
+            None => vec![None; values.len()],
+        };
+        Figure {
+            label,
+            unreported: vec![false; values.len()],
+            failed: failed.to_vec(),
+            values,
+            noise,
+            marks,
+            unit,
+            modelled: false,
+        }
+    }
+
+    /// Variant `side`'s value as text (`–` when there is none).
+    pub fn text(&self, side: usize) -> String {
+        match self.values.get(side).copied().flatten() {
+            Some(v) => format_value(v, self.unit),
+            None if self.failed.get(side) == Some(&true) => {
+                format!("✗ {}", s::t(s::FAILED_SHORT))
+            }
+            None if self.unreported.get(side) == Some(&true) => s::t(s::NOT_REPORTED).into(),
+            None => "–".into(),
+        }
+    }
+
+    /// The winner mark of variant `side`: `★ ×12`, or empty.
+    pub fn mark(&self, side: usize) -> String {
+        self.marks
+            .get(side)
+            .copied()
+            .flatten()
+            .map(star_text)
+            .unwrap_or_default()
     }
 }
 
-/// One figure of the operation card: label, a value per variant, and the
-/// noise floor when the figure is a cost (starred), `None` otherwise.
-type CardRow<'a> = (&'a str, Vec<Option<f64>>, Option<Noise>);
+/// A value in its unit: counts as the course formats them (the same
+/// digits `schemalab run` prints), bytes in binary units.
+pub fn format_value(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Count | Unit::Millis => format_number(v),
+        Unit::Bytes => crate::course::report::human_bytes(v),
+    }
+}
 
-fn op_results<'r>(
+/// Per variant of `exp`: whether it failed (its figures take no part).
+fn failed_variants(exp: &Experiment, report: &ExperimentReport) -> Vec<bool> {
+    exp.variants
+        .iter()
+        .map(|v| variant_report(report, v.id.get_ref()).is_some_and(|r| r.failure.is_some()))
+        .collect()
+}
+
+/// The figures of operation `op`, one per row of the comparison: for a
+/// read, returned, keys and docs examined, the examined:returned ratio,
+/// bytes returned and time; for a write, n, nModified, index keys
+/// inserted and deleted, and time.
+pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec<Figure> {
+    let results = op_results(exp, report, op);
+    let Some(op) = exp.operations.get(op) else {
+        return Vec::new();
+    };
+    let failed = failed_variants(exp, report);
+    // A failed variant's figures take no part (shown as failed).
+    let metric = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
+        results
+            .iter()
+            .zip(&failed)
+            .map(|(r, failed)| r.filter(|o| o.error.is_none() && !*failed).and_then(f))
+            .collect()
+    };
+    // Counts the server may leave out: a missing one reads "not reported".
+    let unreported = |fig: &mut Figure| {
+        fig.unreported = results
+            .iter()
+            .zip(&fig.values)
+            .zip(&failed)
+            .map(|((r, v), failed)| v.is_none() && !*failed && r.is_some_and(|o| o.error.is_none()))
+            .collect();
+    };
+    // Examined totals that leave a stage out are no figure at all.
+    let complete = |o: &OpResult| o.read.clone().filter(|m| m.not_reported.is_empty());
+    let fig = |label, values, noise, unit| Figure::new(label, values, noise, unit, &failed);
+    if op.kind == OpKind::Write {
+        let mut inserted = fig(
+            s::t(s::KEYS_INSERTED),
+            metric(&|o| {
+                o.write
+                    .as_ref()
+                    .and_then(|w| w.keys_inserted)
+                    .map(|v| v as f64)
+            }),
+            Some(Noise::Count),
+            Unit::Count,
+        );
+        unreported(&mut inserted);
+        let mut deleted = fig(
+            s::t(s::KEYS_DELETED),
+            metric(&|o| {
+                o.write
+                    .as_ref()
+                    .and_then(|w| w.keys_deleted)
+                    .map(|v| v as f64)
+            }),
+            Some(Noise::Count),
+            Unit::Count,
+        );
+        unreported(&mut deleted);
+        vec![
+            fig(
+                s::t(s::WRITE_N),
+                metric(&|o| o.write.as_ref().map(|w| w.n as f64)),
+                None,
+                Unit::Count,
+            ),
+            fig(
+                s::t(s::WRITE_MODIFIED),
+                metric(&|o| o.write.as_ref().map(|w| w.n_modified as f64)),
+                None,
+                Unit::Count,
+            ),
+            inserted,
+            deleted,
+            fig(
+                s::t(s::TIME),
+                metric(&|o| o.millis),
+                Some(Noise::Time),
+                Unit::Millis,
+            ),
+        ]
+    } else {
+        let mut keys = fig(
+            s::t(s::KEYS_EXAMINED),
+            metric(&|o| complete(o).map(|m| m.keys_examined as f64)),
+            Some(Noise::Count),
+            Unit::Count,
+        );
+        unreported(&mut keys);
+        let mut docs = fig(
+            s::t(s::DOCS_EXAMINED),
+            metric(&|o| complete(o).map(|m| m.docs_examined as f64)),
+            Some(Noise::Count),
+            Unit::Count,
+        );
+        unreported(&mut docs);
+        vec![
+            fig(
+                s::t(s::RETURNED),
+                metric(&|o| o.read.as_ref().map(|m| m.n_returned as f64)),
+                None,
+                Unit::Count,
+            ),
+            keys,
+            docs,
+            fig(
+                s::t(s::RATIO),
+                metric(&|o| complete(o).map(|m| m.ratio)),
+                None,
+                Unit::Count,
+            ),
+            fig(
+                s::t(s::BYTES_RETURNED),
+                metric(&|o| {
+                    o.read
+                        .as_ref()
+                        .and_then(|m| m.bytes_returned)
+                        .map(|v| v as f64)
+                }),
+                Some(Noise::Count),
+                Unit::Bytes,
+            ),
+            fig(
+                s::t(s::TIME),
+                metric(&|o| o.millis),
+                Some(Noise::Time),
+                Unit::Millis,
+            ),
+        ]
+    }
+}
+
+/// The experiment's sizes per variant, totalled over its collections as
+/// `schemalab run` totals them: data, storage and index size (the last
+/// two modelled on the embedded engine, and marked so).
+pub fn size_figures(exp: &Experiment, report: &ExperimentReport) -> Vec<Figure> {
+    let failed = failed_variants(exp, report);
+    let total = |f: &dyn Fn(&crate::course::CollStats) -> i64| -> Vec<Option<f64>> {
+        exp.variants
+            .iter()
+            .zip(&failed)
+            .map(|(v, failed)| {
+                variant_report(report, v.id.get_ref())
+                    .filter(|r| !r.collections.is_empty() && !*failed)
+                    .map(|r| r.collections.iter().map(f).sum::<i64>() as f64)
+            })
+            .collect()
+    };
+    let modelled = report
+        .variants
+        .iter()
+        .any(|v| v.collections.iter().any(|c| c.modelled));
+    let mut storage = Figure::new(
+        s::t(s::STORAGE_SIZE_TOTAL),
+        total(&|c| c.storage_size),
+        Some(Noise::Count),
+        Unit::Bytes,
+        &failed,
+    );
+    storage.modelled = modelled;
+    let mut index = Figure::new(
+        s::t(s::INDEX_SIZE_TOTAL),
+        total(&|c| c.total_index_size),
+        Some(Noise::Count),
+        Unit::Bytes,
+        &failed,
+    );
+    index.modelled = modelled;
+    vec![
+        Figure::new(
+            s::t(s::DATA_SIZE_TOTAL),
+            total(&|c| c.size),
+            Some(Noise::Count),
+            Unit::Bytes,
+            &failed,
+        ),
+        storage,
+        index,
+    ]
+}
+
+/// The legend of the marks the comparison shows.
+pub fn marks_legend(exp: &Experiment) -> String {
+    let mut legend = crate::course::report::legend(s::lang()).to_string();
+    if exp.variants.iter().any(|v| v.recommended) {
+        legend.push(' ');
+        legend.push_str(s::t(s::LEGEND_RECOMMENDED));
+    }
+    legend
+}
+
+pub fn op_results<'r>(
     exp: &Experiment,
     report: &'r ExperimentReport,
     op: usize,
@@ -257,7 +553,7 @@ pub fn stage_chain(op: &OpResult) -> String {
 }
 
 /// The kind as the content format writes it.
-fn kind_name(kind: OpKind) -> &'static str {
+pub fn kind_name(kind: OpKind) -> &'static str {
     match kind {
         OpKind::Read => s::t("read"),
         OpKind::Write => s::t("write"),
@@ -300,209 +596,298 @@ fn render_ops(
         .highlight_symbol("▸");
     let mut state = ListState::default().with_selected(Some(app.experiment.op));
     frame.render_stateful_widget(list, list_rect, &mut state);
-
-    let results = op_results(exp, report, app.experiment.op);
     let Some(op) = exp.operations.get(app.experiment.op) else {
         return;
     };
-    let [title_rect, cols_rect] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rest);
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
+    let results = op_results(exp, report, app.experiment.op);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border)
+        .title(Line::from(vec![
             Span::styled(format!(" {} ", op.title), t.strong),
-            Span::styled(format!("({})", kind_name(op.kind)), t.dim),
-        ])),
-        title_rect,
-    );
-    let cols = Layout::horizontal(vec![
-        Constraint::Ratio(1, exp.variants.len().max(1) as u32);
-        exp.variants.len()
+            Span::styled(format!("({}) ", kind_name(op.kind)), t.dim),
+        ]));
+    let inner = block.inner(rest);
+    frame.render_widget(block, rest);
+    let table = figure_table(app, exp, report, app.experiment.op, inner.width);
+    let mut legend = vec![
+        Line::from(Span::styled(s::t(s::TIME_CAVEAT), t.dim)),
+        Line::from(Span::styled(marks_legend(exp), t.dim)),
+    ];
+    let mut legend_h = wrapped_height(&legend, inner.width);
+    // Short of room, the figures come first and the legend says only
+    // what the marks mean.
+    if table.height + legend_h + 2 > inner.height {
+        legend = vec![Line::from(Span::styled(s::t(s::PRESENT_LEGEND), t.dim))];
+        legend_h = wrapped_height(&legend, inner.width);
+    }
+    let [table_rect, stmt_rect, legend_rect] = Layout::vertical([
+        Constraint::Length(table.height),
+        Constraint::Min(0),
+        Constraint::Length(legend_h),
     ])
-    .split(cols_rect);
-    let is_write = op.kind == OpKind::Write;
-    let failed: Vec<bool> = exp
-        .variants
-        .iter()
-        .map(|v| variant_report(report, v.id.get_ref()).is_some_and(|r| r.failure.is_some()))
-        .collect();
-    // A failed variant's figures take no part (shown as "–").
-    let metric = |f: &dyn Fn(&OpResult) -> Option<f64>| -> Vec<Option<f64>> {
-        results
-            .iter()
-            .zip(&failed)
-            .map(|(r, failed)| r.filter(|o| o.error.is_none() && !*failed).and_then(f))
-            .collect()
-    };
-    // Examined totals that leave a stage out are no figure at all.
-    let complete = |o: &OpResult| o.read.clone().filter(|m| m.not_reported.is_empty());
-    let rows: Vec<CardRow> = if is_write {
-        vec![
-            (
-                s::t(s::WRITE_N),
-                metric(&|o| o.write.as_ref().map(|w| w.n as f64)),
-                None,
-            ),
-            (
-                s::t(s::WRITE_MODIFIED),
-                metric(&|o| o.write.as_ref().map(|w| w.n_modified as f64)),
-                None,
-            ),
-            (
-                s::t(s::KEYS_INSERTED),
-                metric(&|o| {
-                    o.write
-                        .as_ref()
-                        .and_then(|w| w.keys_inserted)
-                        .map(|v| v as f64)
-                }),
-                Some(Noise::Count),
-            ),
-            (
-                s::t(s::KEYS_DELETED),
-                metric(&|o| {
-                    o.write
-                        .as_ref()
-                        .and_then(|w| w.keys_deleted)
-                        .map(|v| v as f64)
-                }),
-                Some(Noise::Count),
-            ),
-            (s::t(s::TIME), metric(&|o| o.millis), Some(Noise::Time)),
-        ]
-    } else {
-        vec![
-            (
-                s::t(s::RETURNED),
-                metric(&|o| o.read.as_ref().map(|m| m.n_returned as f64)),
-                None,
-            ),
-            (
-                s::t(s::KEYS_EXAMINED),
-                metric(&|o| complete(o).map(|m| m.keys_examined as f64)),
-                Some(Noise::Count),
-            ),
-            (
-                s::t(s::DOCS_EXAMINED),
-                metric(&|o| complete(o).map(|m| m.docs_examined as f64)),
-                Some(Noise::Count),
-            ),
-            (
-                s::t(s::RATIO),
-                metric(&|o| complete(o).map(|m| m.ratio)),
-                None,
-            ),
-            (
-                s::t(s::BYTES_RETURNED),
-                metric(&|o| {
-                    o.read
-                        .as_ref()
-                        .and_then(|m| m.bytes_returned)
-                        .map(|v| v as f64)
-                }),
-                Some(Noise::Count),
-            ),
-            (s::t(s::TIME), metric(&|o| o.millis), Some(Noise::Time)),
-        ]
-    };
-    let marks: Vec<Vec<Option<f64>>> = rows
-        .iter()
-        .map(|(_, vals, noise)| match noise {
-            Some(n) => winners(vals, *n),
-            None => vec![None; vals.len()],
-        })
-        .collect();
-    for (side, (variant, col)) in exp.variants.iter().zip(cols.iter()).enumerate() {
-        let mut lines: Vec<Line> = Vec::new();
-        for err in variant_report(report, variant.id.get_ref())
-            .map(variant_errors)
-            .unwrap_or_default()
-        {
-            lines.push(Line::from(Span::styled(format!("✗ {err}"), t.bad)));
+    .areas(inner);
+    frame.render_widget(table.widget, table_rect);
+    // The statements, one under another at full width (code is not cut
+    // into columns).
+    let mut lines: Vec<Line> = Vec::new();
+    for (side, variant) in exp.variants.iter().enumerate() {
+        let Some(r) = results.get(side).copied().flatten() else {
+            continue;
+        };
+        let stmt = op
+            .run
+            .get(variant.id.get_ref())
+            .map(|s| s.get_ref().clone())
+            .unwrap_or_else(|| r.statement.clone());
+        lines.push(Line::from(Span::styled(
+            format!("{}:", variant.id.get_ref()),
+            variant_style(t, side),
+        )));
+        for mut l in app.code(&stmt, "js") {
+            l.spans.insert(0, Span::raw("  "));
+            lines.push(l);
         }
-        match results.get(side).copied().flatten() {
-            None => lines.push(Line::from(Span::styled(s::t(s::NOT_MEASURED), t.dim))),
-            Some(r) => {
-                let stmt = op
-                    .run
-                    .get(variant.id.get_ref())
-                    .map(|s| s.get_ref().clone())
-                    .unwrap_or_else(|| r.statement.clone());
-                lines.extend(app.code(&stmt, "js"));
-                lines.push(Line::default());
-                if !is_write {
-                    let (chain, index) = plan_line(r).unwrap_or_default();
-                    lines.push(Line::from(vec![
-                        Span::styled(crate::locale::pad(s::t(s::STAGES), 8, true), t.dim),
-                        Span::styled(chain, t.accent),
-                    ]));
-                    let index = index.unwrap_or_default();
-                    let warn = index == s::t(s::NO_INDEX);
-                    lines.push(Line::from(vec![
-                        Span::styled(crate::locale::pad(s::t(s::INDEX), 8, true), t.dim),
-                        Span::styled(index, if warn { t.warn } else { t.base }),
-                    ]));
-                }
-                if let Some(err) = &r.error {
-                    let text = if err.code_name.is_empty() {
-                        err.message.clone()
-                    } else {
-                        err.code_name.clone()
-                    };
-                    lines.push(Line::from(vec![
-                        Span::styled(crate::locale::pad(s::t(s::WRITE_ERROR), 8, true), t.dim),
-                        Span::styled(text, t.bad),
-                    ]));
-                }
-                for ((label, vals, _), m) in rows.iter().zip(&marks) {
-                    let value = match vals.get(side).copied().flatten() {
-                        Some(v) => format_number(v),
-                        None if (*label == s::t(s::KEYS_INSERTED)
-                            || *label == s::t(s::KEYS_DELETED)
-                            || *label == s::t(s::KEYS_EXAMINED)
-                            || *label == s::t(s::DOCS_EXAMINED))
-                            && r.error.is_none() =>
-                        {
-                            s::t(s::NOT_REPORTED).into()
-                        }
-                        None => "–".into(),
-                    };
-                    lines.push(Line::from(vec![
-                        Span::styled(crate::locale::pad(label, 15, true), t.dim),
-                        Span::styled(format!("{value:>8}"), t.strong),
-                        mark_span(t, m.get(side).copied().flatten()),
-                    ]));
-                }
-                lines.push(Line::default());
-                lines.push(Line::from(Span::styled(s::t(s::TIME_CAVEAT), t.dim)));
-                lines.push(Line::from(Span::styled(
-                    crate::course::report::legend(s::lang()),
-                    t.dim,
-                )));
-            }
-        }
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(t.border)
-            .title(
-                Span::styled(
-                    format!(
-                        " {}{} ",
-                        if variant.recommended { "◆ " } else { "" },
-                        variant.id.get_ref()
-                    ),
-                    if side == 0 { t.bar_a } else { t.bar_b },
-                )
-                .patch_style(t.strong),
-            );
+    }
+    if stmt_rect.height > 0 {
         frame.render_widget(
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .block(block),
-            *col,
+            Paragraph::new(lines).wrap(Wrap { trim: false }),
+            stmt_rect.inner(ratatui::layout::Margin {
+                horizontal: 0,
+                vertical: u16::from(stmt_rect.height > 2),
+            }),
         );
     }
+    frame.render_widget(
+        Paragraph::new(legend).wrap(Wrap { trim: false }),
+        legend_rect,
+    );
 }
 
+/// Rows `lines` take at `width` columns, wrapped at words.
+fn wrapped_height(lines: &[Line], width: u16) -> u16 {
+    let w = usize::from(width.max(1));
+    lines
+        .iter()
+        .map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            textwrap::wrap(&text, w).len().max(1) as u16
+        })
+        .sum()
+}
+
+/// `s` cut to at most `cols` columns, never inside a double-width
+/// character (not padded).
+pub fn cut(s: &str, cols: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > cols {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
+}
+
+/// A variant's colour: the first and the others.
+pub fn variant_style(t: &Theme, side: usize) -> Style {
+    if side == 0 { t.bar_a } else { t.bar_b }.patch(t.strong)
+}
+
+/// A variant's name as column headings show it (`◆` on the recommended).
+pub fn variant_heading(v: &crate::course::Variant) -> String {
+    format!(
+        "{}{}",
+        if v.recommended { "◆ " } else { "" },
+        v.id.get_ref()
+    )
+}
+
+/// The comparison table and the rows it takes.
+pub struct FigureTable<'a> {
+    pub widget: Table<'a>,
+    pub height: u16,
+}
+
+/// One row per figure, one column per variant, so a figure reads across:
+/// the plan (stages, index) as words wrapped inside their column, each
+/// value right-aligned and never split (its winner mark goes to a second
+/// line of the row when both do not fit).
+pub fn figure_table<'a>(
+    app: &App,
+    exp: &Experiment,
+    report: &ExperimentReport,
+    op_index: usize,
+    width: u16,
+) -> FigureTable<'a> {
+    let t = &app.theme;
+    let figures = op_figures(exp, report, op_index);
+    let results = op_results(exp, report, op_index);
+    let is_write = exp
+        .operations
+        .get(op_index)
+        .is_some_and(|o| o.kind == OpKind::Write);
+    let n = exp.variants.len().max(1);
+    let mut labels: Vec<&str> = figures.iter().map(|f| f.label).collect();
+    labels.extend([s::t(s::STAGES), s::t(s::INDEX), s::t(s::WRITE_ERROR)]);
+    let label_w = labels
+        .iter()
+        .map(|l| crate::locale::width(l))
+        .max()
+        .unwrap_or(8)
+        .min(usize::from(width / 4).max(6)) as u16;
+    // Columns share what the labels leave, one space between columns.
+    let col_w = width.saturating_sub(label_w + n as u16) / n as u16;
+    let col = usize::from(col_w.max(1));
+    let wrap = |text: &str| -> Vec<String> {
+        textwrap::wrap(text, textwrap::Options::new(col).break_words(true))
+            .into_iter()
+            .map(|c| c.into_owned())
+            .collect()
+    };
+    // Each row with the lines it takes.
+    let mut rows: Vec<(Row, u16)> = Vec::new();
+    let label_cell = |l: &str| {
+        Cell::from(Span::styled(
+            crate::locale::fit(l, usize::from(label_w)),
+            t.dim,
+        ))
+    };
+    let text_row = |label: &str, texts: Vec<Option<(String, Style)>>| -> (Row<'a>, u16) {
+        let mut h = 1;
+        let mut cells = vec![label_cell(label)];
+        for cell in texts {
+            let (text, style) = cell.unwrap_or_else(|| ("–".into(), t.dim));
+            let lines: Vec<Line> = wrap(&text)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, style)))
+                .collect();
+            h = h.max(lines.len());
+            cells.push(Cell::from(Text::from(lines)));
+        }
+        let h = h as u16;
+        (Row::new(cells).height(h), h)
+    };
+    if !is_write {
+        let plans: Vec<Option<(String, Option<String>)>> =
+            results.iter().map(|r| r.and_then(plan_line)).collect();
+        rows.push(text_row(
+            s::t(s::STAGES),
+            plans
+                .iter()
+                .map(|p| p.as_ref().map(|(c, _)| (c.clone(), t.accent)))
+                .collect(),
+        ));
+        rows.push(text_row(
+            s::t(s::INDEX),
+            plans
+                .iter()
+                .map(|p| {
+                    p.as_ref().and_then(|(_, i)| i.clone()).map(|i| {
+                        let warn = i == s::t(s::NO_INDEX);
+                        (i, if warn { t.warn } else { t.base })
+                    })
+                })
+                .collect(),
+        ));
+    }
+    // Errors and failures, in the variant's column.
+    let errors: Vec<Option<(String, Style)>> = exp
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(side, v)| {
+            let mut all: Vec<String> = variant_report(report, v.id.get_ref())
+                .map(variant_errors)
+                .unwrap_or_default();
+            if let Some(err) = results
+                .get(side)
+                .copied()
+                .flatten()
+                .and_then(|r| r.error.as_ref())
+            {
+                all.push(if err.code_name.is_empty() {
+                    err.message.clone()
+                } else {
+                    err.code_name.clone()
+                });
+            }
+            if results.get(side).copied().flatten().is_none() && all.is_empty() {
+                all.push(s::t(s::NOT_MEASURED).to_string());
+            }
+            (!all.is_empty()).then(|| (format!("✗ {}", all.join("; ")), t.bad))
+        })
+        .collect();
+    if errors.iter().any(Option::is_some) {
+        rows.push(text_row(
+            s::t(s::WRITE_ERROR),
+            errors
+                .into_iter()
+                .map(|e| e.or_else(|| Some((String::new(), t.base))))
+                .collect(),
+        ));
+    }
+    for f in &figures {
+        let mut h = 1;
+        let mut cells = vec![label_cell(f.label)];
+        for side in 0..exp.variants.len() {
+            let value = f.text(side);
+            let mark = f.mark(side);
+            let style = if f.values.get(side).copied().flatten().is_some() {
+                t.strong
+            } else {
+                t.dim
+            };
+            let together = crate::locale::width(&value) + 1 + crate::locale::width(&mark);
+            let lines = if mark.is_empty() {
+                vec![Line::from(Span::styled(value, style))]
+            } else if together <= col {
+                vec![Line::from(vec![
+                    Span::styled(value, style),
+                    Span::styled(format!(" {mark}"), t.good),
+                ])]
+            } else {
+                h = 2;
+                vec![
+                    Line::from(Span::styled(value, style)),
+                    Line::from(Span::styled(mark, t.good)),
+                ]
+            };
+            let lines: Vec<Line> = lines.into_iter().map(|l| l.right_aligned()).collect();
+            cells.push(Cell::from(Text::from(lines)));
+        }
+        rows.push((Row::new(cells).height(h), h));
+    }
+    let header = Row::new(
+        std::iter::once(Cell::from(""))
+            .chain(exp.variants.iter().enumerate().map(|(side, v)| {
+                Cell::from(
+                    Line::from(Span::styled(
+                        cut(&variant_heading(v), col),
+                        variant_style(t, side),
+                    ))
+                    .right_aligned(),
+                )
+            }))
+            .collect::<Vec<_>>(),
+    );
+    let widths: Vec<Constraint> = std::iter::once(Constraint::Length(label_w))
+        .chain(std::iter::repeat_n(
+            Constraint::Length(col_w),
+            exp.variants.len(),
+        ))
+        .collect();
+    let height = 1 + rows.iter().map(|(_, h)| *h).sum::<u16>();
+    FigureTable {
+        widget: Table::new(rows.into_iter().map(|(r, _)| r), widths)
+            .header(header)
+            .column_spacing(1),
+        height,
+    }
+}
 fn bar(t: &Theme, value: u64, max: u64, width: usize, side: usize) -> Span<'static> {
     const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
     let units = if max == 0 {

@@ -735,17 +735,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let variants = exp.map_or(0, |e| e.variants.len());
     let together = side_by_side(area.width, variants) && !app.explain.raw;
     let compact = together && usize::from(area.width) / variants.max(1) < FULL_NODE_WIDTH + 2;
-    let rule = if compact {
+    let mut rule = if compact {
         format!("{} · {}", s::t(s::EXPLAIN_RULE), s::t(s::EXPLAIN_ABBREV))
     } else {
         s::t(s::EXPLAIN_RULE).to_string()
     };
+    let stale = app
+        .current_lesson()
+        .zip(exp)
+        .and_then(|(l, e)| app.stale(&l.id, e.id.get_ref()));
+    if stale.is_some() {
+        rule = format!("{rule} · {}", s::t(s::STALE_LEGEND));
+    }
     // The rule is stated whole: on two lines when one is too short.
-    let legend_h = if crate::locale::width(&rule) + 1 > usize::from(area.width) {
-        2
-    } else {
-        1
-    };
+    let legend_h = (crate::locale::width(&rule) + 1)
+        .div_ceil(usize::from(area.width.max(1)).saturating_sub(4).max(1))
+        .clamp(1, 3) as u16;
     let [head, body, legend] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
@@ -776,6 +781,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             },
         ));
         tabs.push(Span::raw(" "));
+    }
+    if stale.is_some() {
+        tabs.push(Span::styled(format!(" {}", s::t(s::STALE_MARK)), t.warn));
     }
     frame.render_widget(Paragraph::new(Line::from(tabs)), head);
     frame.render_widget(

@@ -14,7 +14,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(8).min(96);
     let inner_w = usize::from(width.saturating_sub(2));
     let mut lines = Vec::new();
-    for (section, hints) in keys::help() {
+    for (section, hints) in keys::help(app.present) {
         lines.push(Line::from(Span::styled(section, t.heading)));
         // Pack hints into lines by hand so the popup's height is exact.
         let mut row: Vec<Span> = Vec::new();

@@ -194,6 +194,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         )));
     }
     lines.push(Line::from(Span::styled(s::t(s::OUTLINE_HINT), t.dim)));
+    // What the marks beside the lessons mean.
+    lines.push(Line::from(Span::styled(s::t(s::OUTLINE_LEGEND), t.dim)));
     let detail = Paragraph::new(lines).wrap(Wrap { trim: false }).block(
         Block::default()
             .borders(Borders::ALL)

@@ -25,10 +25,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .current_lesson()
         .map(|l| format!(" {} ", l.title()))
         .unwrap_or_default();
-    let block = Block::default()
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border)
         .title(Span::styled(title, t.title));
+    // The prose's figures came from a run at another scale: said on the
+    // bottom border, in full (the mark and what it means).
+    if let Some(ran) = app.current_lesson().and_then(|l| app.lesson_stale(&l.id)) {
+        let text = crate::tui::screens::presenter::stale_text(app, ran);
+        let text =
+            crate::tui::screens::experiment::cut(&text, usize::from(area.width.saturating_sub(4)));
+        block = block.title_bottom(Line::from(Span::styled(format!(" {text} "), t.warn)));
+    }
     frame.render_widget(block, area);
     let text = text_area(area);
     let end = app.reader_visible_len();
