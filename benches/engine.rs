@@ -301,11 +301,101 @@ fn memory_after_load(_c: &mut Criterion) {
     }
 }
 
+/// Issue 15's memory targets on 1M documents of 49 bytes (`{_id, a, b}`):
+/// the server's resident growth after loading them, divided by their BSON
+/// bytes (target <= 2.0x); then what opening `find({})` and running a
+/// `$group` over them add (target: no more than 2x the data size each).
+fn memory_small(_c: &mut Criterion) {
+    if !wanted("memory_small") {
+        return;
+    }
+    use futures_util::TryStreamExt;
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+        .args(["serve", "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = ServeProcess(child);
+    let mut uri = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut uri).unwrap();
+    let pid = server.0.id();
+    let rt = Runtime::new().unwrap();
+    let client = rt.block_on(Client::with_uri_str(uri.trim())).unwrap();
+    let coll: Collection<RawDocumentBuf> = client.database("bench").collection("small");
+    rt.block_on(
+        client
+            .database("admin")
+            .run_command(doc! {"ping": 1})
+            .into_future(),
+    )
+    .unwrap();
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let Some(before) = resident_bytes(pid) else {
+        println!("memory_small: /proc/<pid>/statm unavailable");
+        return;
+    };
+    let mut bytes = 0u64;
+    for chunk in 0..SCAN / 10_000 {
+        let docs: Vec<RawDocumentBuf> = (chunk * 10_000..(chunk + 1) * 10_000)
+            .map(small_document)
+            .collect();
+        bytes += docs.iter().map(|d| d.as_bytes().len() as u64).sum::<u64>();
+        rt.block_on(coll.insert_many(docs).into_future()).unwrap();
+    }
+    let loaded = resident_bytes(pid).unwrap_or(0);
+    let grown = loaded.saturating_sub(before);
+    println!(
+        "memory_small: {SCAN} docs, BSON {:.1} MiB, server resident grew {:.1} MiB, ratio {:.2}x (target <= 2.0x)",
+        mib(bytes),
+        mib(grown),
+        grown as f64 / bytes as f64
+    );
+    let mut cursor = rt
+        .block_on(coll.find(doc! {}).batch_size(1).into_future())
+        .unwrap();
+    let first = rt.block_on(cursor.try_next()).unwrap();
+    assert!(first.is_some());
+    let open = resident_bytes(pid).unwrap_or(0);
+    println!(
+        "memory_small: find({{}}) open with its first batch adds {:.1} MiB ({:.2}x the data, target <= 2x)",
+        mib(open.saturating_sub(loaded)),
+        open.saturating_sub(loaded) as f64 / bytes as f64
+    );
+    drop(cursor);
+    let groups: Vec<Document> = rt
+        .block_on(async {
+            coll.clone_with_type::<Document>()
+                .aggregate([doc! {"$group": {"_id": "$a", "n": {"$sum": 1}}}])
+                .await?
+                .try_collect()
+                .await
+        })
+        .unwrap();
+    assert_eq!(groups.len(), 1000);
+    let peak = proc_peak(pid).unwrap_or(0);
+    println!(
+        "memory_small: $group over them: server peak {:.1} MiB, {:.2}x the data above the loaded size (target <= 2x)",
+        mib(peak),
+        peak.saturating_sub(loaded) as f64 / bytes as f64
+    );
+}
+
+/// The peak resident size (`VmHWM`) of process `pid`, in bytes.
+fn proc_peak(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 criterion_group!(
     benches,
     scan,
     insert_many,
     find_one_indexed,
-    memory_after_load
+    memory_after_load,
+    memory_small
 );
 criterion_main!(benches);

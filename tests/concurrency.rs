@@ -318,3 +318,43 @@ fn yielding_multi_document_writes_lose_no_update() {
         200
     );
 }
+
+/// `killOp` with an `opid` from `currentOp` ends a long operation with
+/// mongod's 11601 Interrupted; the server and the connection stay usable,
+/// and `killOp` is refused outside `admin` as mongod refuses it.
+#[test]
+fn kill_op_stops_a_long_operation() {
+    let mut setup = connect();
+    fill(&mut setup, "kill", "c", 256);
+    let mut slow = connect();
+    send(
+        &mut slow,
+        doc! {"aggregate": "c", "pipeline": [{"$project": {"x": heavy()}}],
+        "cursor": {}, "$db": "kill"},
+    );
+    let mut watch = connect();
+    until_running(&mut watch, "kill.c", "command", true);
+    let reply = call(
+        &mut watch,
+        doc! {"currentOp": 1, "ns": "kill.c", "op": "command", "$db": "admin"},
+    );
+    let opid = ok(&reply).get_array("inprog").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_i64("opid")
+        .unwrap();
+    let refused = call(&mut watch, doc! {"killOp": 1, "op": opid, "$db": "kill"});
+    assert_eq!(refused.get_i32("code"), Ok(13), "{refused}");
+    let reply = call(&mut watch, doc! {"killOp": 1, "op": opid, "$db": "admin"});
+    assert_eq!(
+        ok(&reply).get_str("info"),
+        Ok("attempting to kill op"),
+        "{reply}"
+    );
+    let ended = receive(&mut slow);
+    assert_eq!(ended.get_f64("ok"), Ok(0.0), "{ended}");
+    assert_eq!(ended.get_i32("code"), Ok(11601), "{ended}");
+    assert_eq!(ended.get_str("codeName"), Ok("Interrupted"), "{ended}");
+    ok(&call(&mut slow, doc! {"ping": 1, "$db": "admin"}));
+    until_running(&mut watch, "kill.c", "command", false);
+}

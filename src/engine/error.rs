@@ -54,6 +54,7 @@ impl ErrorCode {
     pub const MAX_TIME_MS_EXPIRED: Self = Self(50);
     pub const EXCEEDED_MEMORY_LIMIT: Self = Self(146);
     pub const CLIENT_DISCONNECT: Self = Self(279);
+    pub const INTERRUPTED: Self = Self(11601);
     pub const NO_QUERY_EXECUTION_PLANS: Self = Self(291);
     pub const QUERY_EXCEEDED_MEMORY_LIMIT: Self = Self(292);
     pub const UNSUPPORTED_OP_QUERY_COMMAND: Self = Self(352);
@@ -111,6 +112,7 @@ impl ErrorCode {
             50 => "MaxTimeMSExpired",
             146 => "ExceededMemoryLimit",
             279 => "ClientDisconnect",
+            11601 => "Interrupted",
             291 => "NoQueryExecutionPlans",
             292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
             352 => "UnsupportedOpQueryCommand",

@@ -287,6 +287,8 @@ pub struct Operation {
     pub client_gone: Option<Probe>,
     /// The command's `allowDiskUse`, if given.
     pub allow_disk_use: Option<bool>,
+    /// Set by `killOp`: the operation stops at its next checkpoint.
+    pub killed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A cheap question the running operation may ask (is the client gone?).
@@ -345,6 +347,17 @@ pub fn interrupted() -> EngineError {
     )
 }
 
+/// mongod's error for an operation ended by `killOp`.
+pub fn killed() -> EngineError {
+    EngineError::new(ErrorCode::INTERRUPTED, "operation was interrupted")
+}
+
+/// The running operation's `killOp` flag, for a nested operation (a
+/// `getMore`'s own time budget) to keep.
+pub fn kill_flag() -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    CURRENT.with(|c| c.borrow().as_ref().and_then(|cur| cur.op.killed.clone()))
+}
+
 /// Check the running operation's deadline and cancellation, cheaply: call
 /// it once per document or per step of any loop a client can make long.
 pub fn checkpoint() -> Result<()> {
@@ -373,6 +386,13 @@ pub fn check_now() -> Result<()> {
 fn check(op: &Operation) -> Result<()> {
     if op.client_gone.as_ref().is_some_and(|p| (p.0)()) {
         return Err(interrupted());
+    }
+    if op
+        .killed
+        .as_ref()
+        .is_some_and(|k| k.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        return Err(killed());
     }
     if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
         return Err(max_time_expired());

@@ -218,6 +218,7 @@ pub enum Command {
     BuildInfo,
     Ping,
     CurrentOp(admin::CurrentOp),
+    KillOp(admin::KillOp),
     GetParameter(admin::GetParameter),
     SetParameter(admin::SetParameter),
     GetLog(admin::GetLog),
@@ -273,6 +274,7 @@ impl Command {
             "buildInfo" | "buildinfo" => Command::BuildInfo,
             "ping" => Command::Ping,
             "currentOp" => Command::CurrentOp(admin::CurrentOp::parse(&cmd)?),
+            "killOp" => Command::KillOp(admin::KillOp::parse(&cmd)?),
             "getParameter" => Command::GetParameter(admin::GetParameter::parse(&cmd)),
             "setParameter" => Command::SetParameter(admin::SetParameter::parse(&cmd)?),
             "getLog" => Command::GetLog(admin::GetLog::parse(&cmd)?),
@@ -322,6 +324,7 @@ impl Command {
             Command::BuildInfo => raw(admin::build_info()),
             Command::Ping | Command::EndSessions => raw(Document::new()),
             Command::CurrentOp(c) => raw(c.apply(ctx)?),
+            Command::KillOp(c) => raw(c.apply(ctx)),
             Command::GetParameter(c) => raw(c.apply()),
             Command::SetParameter(c) => raw(c.apply()),
             Command::GetLog(c) => raw(c.apply()),
@@ -427,16 +430,19 @@ pub fn execute(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
 }
 
 fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocumentBuf {
-    let op = match &cmd {
-        Ok(c) => operation(c, session),
-        Err(_) => Ok(limits::Operation::default()),
-    };
-    // Listed by `currentOp` for as long as it runs.
-    let _running = cmd.as_ref().ok().map(|c| {
+    // Listed by `currentOp` (and open to `killOp`) for as long as it runs.
+    let running = cmd.as_ref().ok().map(|c| {
         session
             .ops
             .register(session.connection_id, session.peer, &c.db, &c.body)
     });
+    let op = match &cmd {
+        Ok(c) => operation(c, session).map(|op| limits::Operation {
+            killed: running.as_ref().map(|r| r.kill_flag()),
+            ..op
+        }),
+        Err(_) => Ok(limits::Operation::default()),
+    };
     let outcome = op.and_then(|op| limits::run_as(op, || guarded(|| run_command(cmd, session))));
     reply_of(outcome)
 }
@@ -479,6 +485,7 @@ fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
         deadline,
         client_gone: session.client_gone.clone(),
         allow_disk_use,
+        killed: None,
     })
 }
 

@@ -365,6 +365,7 @@ impl CursorTable {
             Some(budget) => {
                 let op = crate::engine::limits::Operation {
                     deadline: Some(started + budget),
+                    killed: crate::engine::limits::kill_flag(),
                     ..Default::default()
                 };
                 crate::engine::limits::run_as(op, || cursor.fill(batch_size))

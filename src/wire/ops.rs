@@ -1,4 +1,4 @@
-//! The operations the server is running, for `currentOp`.
+//! The operations the server is running, for `currentOp` and `killOp`.
 //!
 //! Every command registers itself for as long as it runs (a guard removes
 //! it, panics included), with its connection, namespace and command
@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
 use bson::{Bson, Document, doc};
@@ -37,6 +37,8 @@ struct Running {
     op: &'static str,
     command: Document,
     started: Instant,
+    /// Set by `killOp`; the operation checks it at its checkpoints.
+    killed: Arc<AtomicBool>,
 }
 
 /// Removes its operation from the table when dropped.
@@ -44,6 +46,14 @@ struct Running {
 pub struct Registered {
     table: Arc<OpTable>,
     opid: u32,
+    killed: Arc<AtomicBool>,
+}
+
+impl Registered {
+    /// The flag `killOp` sets, for the operation to check.
+    pub fn kill_flag(&self) -> Arc<AtomicBool> {
+        self.killed.clone()
+    }
 }
 
 impl Drop for Registered {
@@ -102,7 +112,9 @@ impl OpTable {
             _ => format!("{db}.$cmd"),
         };
         let opid = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let killed = Arc::new(AtomicBool::new(false));
         let running = Running {
+            killed: killed.clone(),
             connection_id,
             client,
             ns,
@@ -114,6 +126,19 @@ impl OpTable {
         Registered {
             table: self.clone(),
             opid,
+            killed,
+        }
+    }
+
+    /// `killOp`: mark operation `opid` killed, if it is running; it stops
+    /// at its next checkpoint with 11601 Interrupted.
+    pub fn kill(&self, opid: u32) -> bool {
+        match self.running.lock().get(&opid) {
+            Some(r) => {
+                r.killed.store(true, Ordering::Relaxed);
+                true
+            }
+            None => false,
         }
     }
 

@@ -1,5 +1,5 @@
 //! Handshake and diagnostic commands: `hello`/`isMaster`, `buildInfo`,
-//! `ping`, `currentOp`, `getParameter`, `setParameter`, `getLog`,
+//! `ping`, `currentOp`, `killOp`, `getParameter`, `setParameter`, `getLog`,
 //! `connectionStatus`, `whatsmyuri`.
 //!
 //! The hello reply describes a standalone 7.0 server (maxWireVersion 21)
@@ -97,6 +97,57 @@ impl CurrentOp {
             }
         }
         Ok(doc! {"inprog": inprog})
+    }
+}
+
+/// `killOp`: ask operation `op` (an `opid` from `currentOp`) to stop. As on
+/// mongod, the reply does not wait for it, nor say whether it was found;
+/// the operation ends at its next checkpoint with 11601 Interrupted.
+#[derive(Debug, Clone)]
+pub struct KillOp {
+    opid: u32,
+}
+
+impl KillOp {
+    /// Only on `admin`, with a numeric `op`, as mongod.
+    pub fn parse(cmd: &CommandDoc) -> Result<Self> {
+        if cmd.db != "admin" {
+            return Err(EngineError::new(
+                ErrorCode::UNAUTHORIZED,
+                "killOp may only be run against the admin database.",
+            ));
+        }
+        let opid = match cmd.body.get("op") {
+            Some(v @ (Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_))) => {
+                crate::engine::value::as_i64(v)
+            }
+            // mongod reads it with `bsonExtractIntegerField`.
+            Some(other) => {
+                return Err(EngineError::new(
+                    ErrorCode::TYPE_MISMATCH,
+                    format!(
+                        "\"op\" had the wrong type. Expected number, found {}",
+                        crate::engine::value::type_alias(other)
+                    ),
+                ));
+            }
+            None => {
+                return Err(EngineError::new(
+                    ErrorCode(4),
+                    "Missing expected field \"op\"",
+                ));
+            }
+        };
+        Ok(Self {
+            // An opid that cannot be one of ours matches nothing.
+            opid: opid.and_then(|o| u32::try_from(o).ok()).unwrap_or(0),
+        })
+    }
+
+    /// `{info: "attempting to kill op"}`.
+    pub fn apply(&self, ctx: &Context<'_>) -> Document {
+        ctx.ops.kill(self.opid);
+        doc! {"info": "attempting to kill op"}
     }
 }
 
