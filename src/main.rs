@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use schemalab::connect::Database;
 use schemalab::exercises::Workspace;
 use tokio::runtime::Runtime;
@@ -144,7 +144,9 @@ enum Command {
     },
     /// Re-check on every save (the given exercise, or whichever you edit).
     Watch {
+        /// The exercise to re-check (default: whichever solution you save).
         exercise: Option<String>,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
         #[command(flatten)]
@@ -152,22 +154,28 @@ enum Command {
     },
     /// Reveal the next hint of an exercise, one stage at a time.
     Hint {
+        /// The exercise id (see `schemalab exercises list`).
         exercise: String,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
     /// Restore an exercise's starter files (a .bak keeps yours).
     Reset {
+        /// The exercise id (see `schemalab exercises list`).
         exercise: String,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
     /// The reference solution and its explanation, once you have passed.
     Solution {
+        /// The exercise id (see `schemalab exercises list`).
         exercise: String,
         /// Show it without having passed.
         #[arg(long)]
         reveal: bool,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -184,6 +192,7 @@ enum ExercisesCommand {
     },
     /// Every exercise with its status, your score and what to do next.
     List {
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -309,13 +318,35 @@ fn print_progress(p: &schemalab::course::Progress) {
     );
 }
 
+/// The command line, with its help and parse errors in the language it
+/// asks for (`--lang` anywhere on it, else the environment).
+fn parse_cli() -> Cli {
+    use schemalab::locale::{Lang, cli};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let lang = cli::lang_from_args(&args, |k| std::env::var(k).ok());
+    let matches = cli::localize(Cli::command(), lang)
+        .try_get_matches_from(&args)
+        .unwrap_or_else(|e| {
+            use clap::error::ErrorKind as K;
+            let shown = matches!(
+                e.kind(),
+                K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+            );
+            if lang == Lang::ZhCn && !shown {
+                e.apply::<cli::ZhFormatter>().exit()
+            }
+            e.exit()
+        });
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 /// Whether the terminal cannot draw (TERM=dumb): plain output, no TUI.
 fn dumb_terminal() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
 }
 
 fn real_main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let lang = schemalab::locale::Lang::choose(cli.lang.as_deref()).context("--lang")?;
     let content = cli.content.clone();
     let content_root = || content_root(content.as_deref());
@@ -712,4 +743,21 @@ fn real_main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schemalab::locale::{Lang, cli};
+
+    #[test]
+    fn every_help_text_has_a_chinese_entry() {
+        let missing = cli::missing_translations(&Cli::command(), Lang::ZhCn);
+        assert!(
+            missing.is_empty(),
+            "{} without zh-CN:\n{}",
+            missing.len(),
+            missing.join("\n")
+        );
+    }
 }
