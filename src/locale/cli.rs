@@ -311,12 +311,12 @@ mod tests {
     #[test]
     fn a_command_is_rewritten_and_english_kept_where_missing() {
         let cmd = Command::new("t")
-            .about("The course outline.")
+            .about("The course outline")
             .arg(Arg::new("x").long("x").help("no entry for this"));
         let zh = localize(cmd.clone(), Lang::ZhCn);
         assert_ne!(
             zh.get_about().map(ToString::to_string).as_deref(),
-            Some("The course outline.")
+            Some("The course outline")
         );
         let x = zh.get_arguments().find(|a| a.get_id() == "x").expect("x");
         assert_eq!(
