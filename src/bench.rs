@@ -20,8 +20,24 @@ use crate::course::{self, CancelFlag, CatalogLoader, CourseError, RunOptions, Ru
 pub enum BenchError {
     #[error(transparent)]
     Course(#[from] CourseError),
-    #[error("server: {0}")]
+    #[error("{}", self.message())]
     Server(String),
+}
+
+impl BenchError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> crate::locale::Message {
+        match self {
+            BenchError::Course(e) => e.message(),
+            BenchError::Server(e) => crate::locale::Message::new("server: {e}").arg("e", e),
+        }
+    }
+}
+
+impl crate::locale::Localized for BenchError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
+    }
 }
 
 /// One lesson's figures.

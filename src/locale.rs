@@ -199,6 +199,12 @@ impl Message {
         self
     }
 
+    /// Text that comes from elsewhere (a parser's or the system's own
+    /// words), shown as it is in every language.
+    pub fn verbatim(text: impl fmt::Display) -> Message {
+        Message::new("{text}").arg("text", text)
+    }
+
     /// The English template this message renders from.
     pub fn msgid(&self) -> &'static str {
         self.msgid
@@ -234,6 +240,12 @@ impl Message {
             .map(|(n, v)| (*n, v as &dyn fmt::Display))
             .collect();
         fill(lang.t(self.msgid), &refs)
+    }
+}
+
+impl From<&'static str> for Message {
+    fn from(msgid: &'static str) -> Message {
+        Message::new(msgid)
     }
 }
 

@@ -300,21 +300,79 @@ fn main() -> std::process::ExitCode {
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            let lang = LANG
+                .get()
+                .copied()
+                .unwrap_or_else(schemalab::locale::Lang::from_env);
+            eprintln!("{}", error_line(&e, lang));
             std::process::ExitCode::FAILURE
         }
     }
 }
 
+/// The language chosen for this run, for `main` to write a final error in.
+static LANG: std::sync::OnceLock<schemalab::locale::Lang> = std::sync::OnceLock::new();
+
+/// An error and its causes on one line (`Error: outer: cause: …`, as
+/// anyhow's `{:#}` writes them), each of schemalab's own errors in `lang`;
+/// text from elsewhere (the operating system, the driver, the server)
+/// stays as it was written.
+fn error_line(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
+    let parts: Vec<String> = e.chain().map(|c| cause_in(c, lang)).collect();
+    let joined = schemalab::locale::Message::new("{outer}: {cause}");
+    let line = parts
+        .into_iter()
+        .reduce(|outer, cause| {
+            joined
+                .clone()
+                .arg("outer", outer)
+                .arg("cause", cause)
+                .render_in(lang)
+        })
+        .unwrap_or_default();
+    lang.f("Error: {e}", &[("e", &line)])
+}
+
+/// One cause in `lang` when it is one of schemalab's own errors.
+fn cause_in(c: &(dyn std::error::Error + 'static), lang: schemalab::locale::Lang) -> String {
+    use schemalab::locale::Localized;
+    macro_rules! try_as {
+        ($($t:ty),*) => {
+            $(if let Some(e) = c.downcast_ref::<$t>() {
+                return Localized::render_in(e, lang);
+            })*
+        };
+    }
+    try_as!(
+        schemalab::course::CourseError,
+        schemalab::exercises::ExerciseError,
+        schemalab::connect::ConnectError,
+        schemalab::bundle::BundleError,
+        schemalab::datasets::DatasetError,
+        schemalab::bench::BenchError,
+        schemalab::locale::LocaleError,
+        schemalab::dialect::DialectError
+    );
+    c.to_string()
+}
+
+/// A `--scale`/`--format` value that did not parse, named by its option.
+fn bad_option<E: std::error::Error + Send + Sync + 'static>(
+    option: &'static str,
+) -> impl Fn(E) -> anyhow::Error {
+    move |e| anyhow::Error::new(e).context(option)
+}
+
 /// One line on stderr per step of a lesson's run or preparation.
 fn print_progress(p: &schemalab::course::Progress) {
+    let lang = LANG.get().copied().unwrap_or_default();
     eprintln!(
         "[{}/{}] {} · {} · {}",
         p.done + 1,
         p.total,
         p.experiment,
         p.variant,
-        p.step
+        p.step_in(lang)
     );
 }
 
@@ -348,14 +406,15 @@ fn dumb_terminal() -> bool {
 fn real_main() -> anyhow::Result<()> {
     let cli = parse_cli();
     let lang = schemalab::locale::Lang::choose(cli.lang.as_deref()).context("--lang")?;
+    let _ = LANG.set(lang);
     let content = cli.content.clone();
     let content_root = || content_root(content.as_deref());
     match cli.command {
         Some(Command::Serve { port }) => {
-            let runtime = Runtime::new().context("starting the async runtime")?;
+            let runtime = Runtime::new().context(lang.t("starting the async runtime"))?;
             runtime
                 .block_on(schemalab::wire::run_serve(port))
-                .with_context(|| format!("serving on 127.0.0.1:{port}"))?;
+                .with_context(|| lang.f("serving on 127.0.0.1:{port}", &[("port", &port)]))?;
         }
         Some(Command::Lessons) => {
             for (n, l) in schemalab::course::list_lessons_in(content_root()?, lang)?
@@ -381,10 +440,10 @@ fn real_main() -> anyhow::Result<()> {
             // failed variant).
             let run = || -> anyhow::Result<(schemalab::course::LessonReport, schemalab::course::Format)> {
                 let root = content_root()?;
-                let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                let scale = scale.parse().map_err(bad_option("--scale"))?;
                 let format = format
                     .parse()
-                    .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+                    .map_err(bad_option("--format"))?;
                 let database = Database::open(server.uri.or(cli.server.uri.clone()))?;
                 let loader = schemalab::course::CatalogLoader::for_course(&root)?;
                 let opts = schemalab::course::RunOptions {
@@ -415,7 +474,7 @@ fn real_main() -> anyhow::Result<()> {
                     }
                 }
                 Err(e) => {
-                    eprintln!("Error: {e:#}");
+                    eprintln!("{}", error_line(&e, lang));
                     if schemalab::course::runner::is_environment_error(&format!("{e:#}")) {
                         eprintln!(
                             "{}",
@@ -433,7 +492,7 @@ fn real_main() -> anyhow::Result<()> {
         Some(Command::Lint) => {
             let errors = schemalab::course::lint(content_root()?);
             for e in &errors {
-                println!("{e}");
+                println!("{}", schemalab::locale::Localized::render_in(e, lang));
             }
             if !errors.is_empty() {
                 eprintln!("{}", lang.f("{n} problem(s)", &[("n", &errors.len())]));
@@ -447,7 +506,7 @@ fn real_main() -> anyhow::Result<()> {
             json,
         })) => {
             let root = content_root()?;
-            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let scale = scale.parse().map_err(bad_option("--scale"))?;
             let database = Database::open(None)?;
             if !json {
                 println!("{}", schemalab::bench::HEADER);
@@ -480,7 +539,7 @@ fn real_main() -> anyhow::Result<()> {
         })) => {
             use schemalab::datasets as d;
             let catalog = d::load_catalog(content_root()?.join("datasets/catalog.toml"))?;
-            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let scale = scale.parse().map_err(bad_option("--scale"))?;
             let files = d::export_extjson_with(
                 &catalog,
                 &name,
@@ -517,7 +576,7 @@ fn real_main() -> anyhow::Result<()> {
                     // dropped and written); progress and the listing go
                     // to stderr so a --file script's output stays its own.
                     let root = content_root()?;
-                    let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                    let scale = scale.parse().map_err(bad_option("--scale"))?;
                     let loader = schemalab::course::CatalogLoader::for_course(&root)?;
                     let opts = schemalab::course::RunOptions {
                         scale,
@@ -534,18 +593,21 @@ fn real_main() -> anyhow::Result<()> {
                             &opts,
                             lang,
                         ))
-                        .map_err(|e| anyhow::anyhow!("shell --lesson {query}: {e}"))?;
+                        .map_err(|e| {
+                            anyhow::Error::new(e).context(format!("shell --lesson {query}"))
+                        })?;
                     eprint!("{}", prepared.listing_in(lang));
                     prepared.current_db().to_string()
                 }
             };
             match file {
                 Some(path) => {
-                    let ok = database.block_on(schemalab::dialect::run_file(
+                    let ok = database.block_on(schemalab::dialect::run_file_in(
                         database.uri(),
                         &db,
                         &path,
                         policy,
+                        lang,
                     ));
                     if ok.is_err() {
                         // run_file has already printed the error, with its
@@ -553,13 +615,14 @@ fn real_main() -> anyhow::Result<()> {
                         std::process::exit(1);
                     }
                 }
-                None => schemalab::dialect::run_interactive_on(
+                None => schemalab::dialect::run_interactive_in(
                     database.handle(),
                     database.uri(),
                     &db,
                     policy,
+                    lang,
                 )
-                .map_err(|e| anyhow::anyhow!("shell: {}", e.line()))?,
+                .map_err(|e| anyhow::anyhow!("shell: {}", e.line_in(lang)))?,
             }
         }
         Some(Command::Exercises(ExercisesCommand::Init { dir })) => {
@@ -640,7 +703,7 @@ fn real_main() -> anyhow::Result<()> {
             let scale = scale
                 .map(|s| s.parse())
                 .transpose()
-                .map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                .map_err(bad_option("--scale"))?;
             let database = Database::open(server.uri.or(cli.server.uri))?;
             let root = content_root()?;
             let passed = check_once(&database, &ws, &exercise, seed, scale, json, lang, &root)?;
@@ -727,9 +790,10 @@ fn real_main() -> anyhow::Result<()> {
         None => {
             if dumb_terminal() {
                 anyhow::bail!(
-                    "TERM=dumb: this terminal cannot draw the workbench. \
-                     The same course runs as plain text: `schemalab lessons`, \
-                     `schemalab run <lesson>`, `schemalab shell`, `schemalab exercises list`."
+                    "{}",
+                    lang.t("TERM=dumb: this terminal cannot draw the workbench. \
+                         The same course runs as plain text: `schemalab lessons`, \
+                         `schemalab run <lesson>`, `schemalab shell`, `schemalab exercises list`.")
                 );
             }
             let root = content_root()?;

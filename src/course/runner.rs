@@ -69,6 +69,26 @@ pub struct Progress {
     pub total: usize,
 }
 
+impl Progress {
+    /// The step's name in `lang` (`step` itself is the stable id, the same
+    /// in every language).
+    pub fn step_in(&self, lang: crate::locale::Lang) -> String {
+        use crate::locale::Message;
+        let m = match self.step.as_str() {
+            "drop" => Message::new("drop"),
+            "load" => Message::new("load"),
+            "setup" => Message::new("setup"),
+            "measure" => Message::new("measure"),
+            "claims" => Message::new("claims"),
+            other => match other.strip_prefix("op ") {
+                Some(id) => Message::new("op {id}").arg("id", id),
+                None => return other.to_string(),
+            },
+        };
+        m.render_in(lang)
+    }
+}
+
 /// How to run.
 pub struct RunOptions<'a> {
     pub scale: Scale,
@@ -642,18 +662,19 @@ pub async fn prepare_lesson(
             .iter()
             .flat_map(|e| e.variants.iter().map(|v| v.id.get_ref().as_str()))
             .collect();
+        use crate::locale::Message;
         return Err(CourseError::Invalid(match only {
-            Some(o) => {
-                let hint = crate::dialect::suggest(o, known.iter().copied())
-                    .map(|s| format!("did you mean '{s}'? "))
-                    .unwrap_or_default();
-                format!(
-                    "lesson '{}' has no variant '{o}'; {hint}(variants: {})",
-                    lesson.id,
-                    known.join(", ")
+            Some(o) => match crate::dialect::suggest(o, known.iter().copied()) {
+                Some(s) => Message::new(
+                    "lesson '{lesson}' has no variant '{variant}'; did you mean '{suggestion}'? (variants: {known})",
                 )
+                .arg("suggestion", s),
+                None => Message::new("lesson '{lesson}' has no variant '{variant}' (variants: {known})"),
             }
-            None => format!("lesson '{}' has no variants to prepare", lesson.id),
+            .arg("lesson", &lesson.id)
+            .arg("variant", o)
+            .arg("known", known.join(", ")),
+            None => Message::new("lesson '{lesson}' has no variants to prepare").arg("lesson", &lesson.id),
         }));
     }
     let total = chosen.len() * 3;
@@ -1371,7 +1392,7 @@ impl CatalogLoader {
         } else {
             crate::datasets::Catalog::builtin()
         }
-        .map_err(|e| CourseError::Invalid(e.to_string()))?;
+        .map_err(|e| CourseError::Invalid(e.message()))?;
         Ok(CatalogLoader { catalog })
     }
 }

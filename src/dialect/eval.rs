@@ -17,6 +17,7 @@ use super::parser::MAX_DEPTH;
 use super::print::{format_number, inspect, iso_string, render_bson};
 use super::suggest::suggest;
 use super::{DialectError, Pos, parse_program};
+use crate::locale::Message;
 
 /// How many documents the shell shows per cursor batch (`it` shows more).
 pub const DISPLAY_BATCH: usize = 20;
@@ -506,9 +507,8 @@ impl Session {
     fn descend(&mut self, pos: Pos) -> R<()> {
         if self.depth >= MAX_EVAL_DEPTH {
             return Err(DialectError::Range {
-                message: format!(
-                    "statements and expressions nested deeper than {MAX_EVAL_DEPTH} levels"
-                ),
+                message: Message::new("statements and expressions nested deeper than {max} levels")
+                    .arg("max", MAX_EVAL_DEPTH),
                 pos,
             });
         }
@@ -1129,7 +1129,8 @@ fn to_bson(v: Value, pos: Pos) -> R<Bson> {
 fn nestable(b: Bson, pos: Pos) -> R<Bson> {
     if deeper_than(&b, MAX_VALUE_DEPTH - 1) {
         return Err(DialectError::Range {
-            message: format!("a value may nest at most {MAX_VALUE_DEPTH} levels deep"),
+            message: Message::new("a value may nest at most {max} levels deep")
+                .arg("max", MAX_VALUE_DEPTH),
             pos,
         });
     }

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::{DialectError, Output, Session, WritePolicy};
+use crate::locale::Lang;
 
 /// Read a script: UTF-8 (a leading byte-order mark is skipped, as Node
 /// does); anything else is an error naming the file and, for bytes that
@@ -53,17 +54,28 @@ pub async fn run_file(
     path: &Path,
     policy: WritePolicy,
 ) -> Result<(), DialectError> {
+    run_file_in(uri, db, path, policy, Lang::En).await
+}
+
+/// [`run_file`], writing schemalab's own words of an error in `lang`.
+pub async fn run_file_in(
+    uri: &str,
+    db: &str,
+    path: &Path,
+    policy: WritePolicy,
+    lang: Lang,
+) -> Result<(), DialectError> {
     let src = match read_script(path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", e.line_in(lang));
             return Err(e);
         }
     };
     let mut session = match Session::connect(uri, db).await {
         Ok(s) => s.with_policy(policy),
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", e.line_in(lang));
             return Err(e);
         }
     };
@@ -78,7 +90,7 @@ pub async fn run_file(
         .collect();
     print_outputs(&printed);
     if let Err(e) = &result {
-        eprintln!("{}: {}", path.display(), e.render(&src));
+        eprintln!("{}: {}", path.display(), e.render_src_in(&src, lang));
     }
     result
 }
@@ -128,6 +140,18 @@ pub fn run_interactive_on(
     db: &str,
     policy: WritePolicy,
 ) -> Result<(), DialectError> {
+    run_interactive_in(rt, uri, db, policy, Lang::En)
+}
+
+/// [`run_interactive_on`], writing its banner and schemalab's own words of
+/// errors in `lang`.
+pub fn run_interactive_in(
+    rt: &tokio::runtime::Handle,
+    uri: &str,
+    db: &str,
+    policy: WritePolicy,
+    lang: Lang,
+) -> Result<(), DialectError> {
     let mut session = rt.block_on(Session::connect(uri, db))?.with_policy(policy);
     let mut editor =
         rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(e.to_string()))?;
@@ -137,7 +161,10 @@ pub fn run_interactive_on(
         // A missing history file on first run is normal.
         let _ = editor.load_history(h);
     }
-    println!("schemalab shell (mongosh dialect). Type .exit or press Ctrl-D to leave.");
+    println!(
+        "{}",
+        lang.t("schemalab shell (mongosh dialect). Type .exit or press Ctrl-D to leave.")
+    );
     let mut buffer = String::new();
     loop {
         let prompt = if buffer.is_empty() {
@@ -168,7 +195,7 @@ pub fn run_interactive_on(
                 let (outputs, result) = rt.block_on(session.eval_partial(&src));
                 print_outputs(&outputs);
                 if let Err(e) = result {
-                    eprintln!("{}", e.render(&src));
+                    eprintln!("{}", e.render_src_in(&src, lang));
                 }
             }
             Err(rustyline::error::ReadlineError::Interrupted) => {
