@@ -336,7 +336,7 @@ fn lint_lesson(
                                     &spath,
                                     e.pos.line as usize,
                                     e.pos.col as usize,
-                                    Message::verbatim(e.message),
+                                    e.message,
                                 );
                             }
                         }
@@ -442,12 +442,12 @@ fn lint_statement(
         Ok(p) => {
             if let Err(e) = stays_in(&p, &db_name(lesson_id, vid)) {
                 let (line, col) = inner_pos(t, &span, e.pos.line as usize, e.pos.col as usize);
-                l.at_pos(path, line, col, Message::verbatim(e.message));
+                l.at_pos(path, line, col, e.message);
             }
             if kind == OpKind::Read
                 && let Err(e) = explain_form(&p)
             {
-                l.at(path, t, span.start, Message::verbatim(e));
+                l.at(path, t, span.start, e);
             }
         }
         Err(e) => {
@@ -482,7 +482,7 @@ fn lint_check(
                 path,
                 line,
                 col,
-                Message::new("check: {e}").arg("e", e.message),
+                Message::new("check: {e}").arg_msg("e", e.message),
             );
         }
     }
@@ -552,7 +552,7 @@ fn lint_prose(
             path,
             e.line,
             e.col,
-            Message::new("{{ }}: {e}").arg("e", e.message),
+            Message::new("{{ }}: {e}").arg_msg("e", e.message),
         );
     }
     for p in found {

@@ -276,7 +276,7 @@ fn lint_spec(
                             &fpath,
                             e.pos.line as usize,
                             e.pos.col as usize,
-                            Message::verbatim(&e.message),
+                            e.message.clone(),
                         );
                     }
                 }
@@ -371,7 +371,7 @@ fn lint_spec(
                     text,
                     chk,
                     Message::new("{e} (column {col} of the check)")
-                        .arg("e", &e.message)
+                        .arg_msg("e", e.message.clone())
                         .arg("col", e.col),
                 ),
             }
