@@ -69,7 +69,7 @@ pub enum DialectError {
     /// A value was used the wrong way (unknown method, wrong argument …).
     #[error("{}", self.message())]
     Type {
-        message: String,
+        message: Message,
         suggestion: Option<String>,
         pos: Option<Pos>,
     },
@@ -161,7 +161,10 @@ impl DialectError {
                 message,
                 suggestion,
                 ..
-            } => with_hint(Message::new("TypeError: {m}").arg("m", message), suggestion),
+            } => with_hint(
+                Message::new("TypeError: {m}").arg_msg("m", message.clone()),
+                suggestion,
+            ),
             DialectError::Reference {
                 name, suggestion, ..
             } => with_hint(
