@@ -65,7 +65,7 @@ pub enum DialectError {
     Syntax { message: Message, pos: Pos },
     /// Valid mongosh/JavaScript, but outside the documented subset.
     #[error("{}", self.message())]
-    Unsupported { what: String, pos: Pos },
+    Unsupported { what: Message, pos: Pos },
     /// A value was used the wrong way (unknown method, wrong argument …).
     #[error("{}", self.message())]
     Type {
@@ -154,7 +154,7 @@ impl DialectError {
                 .arg("pos", pos),
             DialectError::Unsupported { what, pos } => {
                 Message::new("not supported in schemalab's shell dialect: {what} ({pos})")
-                    .arg("what", what)
+                    .arg_msg("what", what.clone())
                     .arg("pos", pos)
             }
             DialectError::Type {
@@ -201,7 +201,7 @@ impl DialectError {
         }
     }
 
-    pub(crate) fn unsupported(what: impl Into<String>, pos: Pos) -> Self {
+    pub(crate) fn unsupported(what: impl Into<Message>, pos: Pos) -> Self {
         DialectError::Unsupported {
             what: what.into(),
             pos,

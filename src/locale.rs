@@ -425,6 +425,11 @@ mod tests {
                 .split('{')
                 .skip(1)
                 .filter_map(|p| p.split_once('}').map(|(n, _)| n.to_string()))
+                // `{name}` is a value; other braces (`{{ }}`, `{ filter }`)
+                // are text.
+                .filter(|n| {
+                    !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
                 .collect();
             v.sort();
             v
@@ -448,6 +453,40 @@ mod tests {
                 &[("dataset", &"sensors"), ("seed", &42)]
             ),
             "数据集 sensors（种子 42）"
+        );
+    }
+
+    #[test]
+    fn a_message_renders_in_each_language_with_nested_messages() {
+        let inner = Message::new("unknown scale '{scale}' (expected tiny, default or large)")
+            .arg("scale", "huge");
+        let outer = Message::new("{outer}: {cause}")
+            .arg("outer", "--scale")
+            .arg_msg("cause", inner.clone());
+        assert_eq!(
+            outer.to_string(),
+            "--scale: unknown scale 'huge' (expected tiny, default or large)"
+        );
+        assert_eq!(
+            outer.render_in(Lang::ZhCn),
+            "--scale：未知的规模 'huge'（应为 tiny、default 或 large）"
+        );
+        assert_eq!(outer.msgids(), vec!["{outer}: {cause}", inner.msgid()]);
+        // Text from elsewhere stays as written; a missing entry is English.
+        assert_eq!(
+            Message::verbatim("os error 2").render_in(Lang::ZhCn),
+            "os error 2"
+        );
+        assert_eq!(
+            Message::new("no entry {x}")
+                .arg("x", 1)
+                .render_in(Lang::ZhCn),
+            "no entry 1"
+        );
+        let e = LocaleError { tag: "fr".into() };
+        assert_eq!(e.render_in(Lang::En), e.to_string());
+        assert!(
+            e.render_in(Lang::ZhCn).contains("'fr'") && e.render_in(Lang::ZhCn).contains("未知")
         );
     }
 

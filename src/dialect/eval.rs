@@ -1181,7 +1181,7 @@ fn to_number(b: &Bson, pos: Pos) -> R<f64> {
         Bson::DateTime(d) => Ok(d.timestamp_millis() as f64),
         Bson::String(s) => Ok(s.trim().parse::<f64>().unwrap_or(f64::NAN)),
         other => Err(DialectError::unsupported(
-            format!("arithmetic on a {} value", bson_type_name(other)),
+            Message::new("arithmetic on a {type} value").arg("type", bson_type_name(other)),
             pos,
         )),
     }

@@ -173,7 +173,10 @@ impl Parser {
                             pos,
                             kind: StmtKind::Show("dbs".into()),
                         }),
-                        other => Err(DialectError::unsupported(format!("show {other}"), wpos)),
+                        other => Err(DialectError::unsupported(
+                            Message::new("show {other}").arg("other", other),
+                            wpos,
+                        )),
                     };
                 }
                 "use" if matches!(next.tok, Tok::Word(_)) => {
@@ -206,7 +209,10 @@ impl Parser {
                 "if" | "while" | "do" | "function" | "class" | "return" | "switch" | "try"
                 | "throw" | "async" | "await" | "import" | "export" | "delete" | "typeof"
                 | "yield" | "break" | "continue" => {
-                    return Err(DialectError::unsupported(format!("'{word}'"), pos));
+                    return Err(DialectError::unsupported(
+                        Message::new("'{word}'").arg("word", word),
+                        pos,
+                    ));
                 }
                 _ => {}
             }
@@ -346,7 +352,7 @@ impl Parser {
             )
         {
             return Err(DialectError::unsupported(
-                format!("the '{p}' operator"),
+                Message::new("the '{p}' operator").arg("p", p),
                 self.peek().pos,
             ));
         }
@@ -421,7 +427,7 @@ impl Parser {
         }
         if let Tok::Punct(p @ ("!" | "~" | "++" | "--" | "...")) = self.peek().tok {
             return Err(DialectError::unsupported(
-                format!("the '{p}' operator"),
+                Message::new("the '{p}' operator").arg("p", p),
                 pos,
             ));
         }
@@ -533,7 +539,10 @@ impl Parser {
                     }
                     "function" | "async" | "await" | "this" | "typeof" | "class" | "yield"
                     | "delete" | "void" => {
-                        return Err(DialectError::unsupported(format!("'{word}'"), pos));
+                        return Err(DialectError::unsupported(
+                            Message::new("'{word}'").arg("word", word),
+                            pos,
+                        ));
                     }
                     w if is_reserved(w) => {
                         return Err(DialectError::syntax(

@@ -807,7 +807,8 @@ impl Session {
                     }
                     _ => {
                         return Err(DialectError::unsupported(
-                            format!("{key}() on an aggregate cursor (add a ${key} stage)"),
+                            Message::new("{key}() on an aggregate cursor (add a ${key} stage)")
+                                .arg("key", key),
                             pos,
                         ));
                     }
@@ -862,17 +863,16 @@ impl Session {
             }
             "forEach" | "map" => {
                 return Err(DialectError::unsupported(
-                    format!(
-                        "cursor.{name}() (callbacks need functions); use for (const doc of cursor) {{ … }}"
-                    ),
+                    Message::new("cursor.{name}() (callbacks need functions); use for (const doc of cursor) { … }").arg("name", name),
                     pos,
                 ));
             }
             "next" | "hasNext" | "close" | "isExhausted" => {
                 return Err(DialectError::unsupported(
-                    format!(
-                        "cursor.{name}(); print the cursor, use `it`, toArray() or a for-of loop"
-                    ),
+                    Message::new(
+                        "cursor.{name}(); print the cursor, use `it`, toArray() or a for-of loop",
+                    )
+                    .arg("name", name),
                     pos,
                 ));
             }

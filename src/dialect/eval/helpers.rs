@@ -363,9 +363,10 @@ pub(super) fn bson_method(v: Bson, name: &str, args: Vec<(Value, Pos)>, pos: Pos
         (_, "toString") => Bson::String(js_string(&Value::Bson(v.clone()))),
         (Bson::Array(_), "forEach" | "map" | "filter" | "reduce" | "find" | "some" | "every") => {
             return Err(DialectError::unsupported(
-                format!(
-                    "array.{name}() (callbacks need functions); use for (const x of array) {{ … }}"
-                ),
+                Message::new(
+                    "array.{name}() (callbacks need functions); use for (const x of array) { … }",
+                )
+                .arg("name", name),
                 pos,
             ));
         }
