@@ -108,7 +108,7 @@ pub enum DialectError {
     /// The write gate refused a command: it would write outside the
     /// databases this session may write (see [`WritePolicy`]).
     #[error("Error: {message}")]
-    Refused { message: String, pos: Option<Pos> },
+    Refused { message: Message, pos: Option<Pos> },
     /// Reading a script file or the terminal failed.
     #[error("Error: {0}")]
     Io(String),
@@ -189,7 +189,9 @@ impl DialectError {
             DialectError::Driver { message, .. } => {
                 Message::new("MongoError: {m}").arg("m", message)
             }
-            DialectError::Refused { message, .. } => Message::new("Error: {m}").arg("m", message),
+            DialectError::Refused { message, .. } => {
+                Message::new("Error: {m}").arg_msg("m", message.clone())
+            }
             DialectError::Io(e) => Message::new("Error: {m}").arg("m", e),
         }
     }

@@ -509,7 +509,7 @@ fn real_main() -> anyhow::Result<()> {
             let scale = scale.parse().map_err(bad_option("--scale"))?;
             let database = Database::open(None)?;
             if !json {
-                println!("{}", schemalab::bench::HEADER);
+                println!("{}", schemalab::bench::header_in(lang));
             }
             let all = database.block_on(schemalab::bench::bench_course(
                 &root,
@@ -518,14 +518,14 @@ fn real_main() -> anyhow::Result<()> {
                 &lessons,
                 |b| {
                     if !json {
-                        println!("{}", schemalab::bench::row(b));
+                        println!("{}", schemalab::bench::row_in(b, lang));
                     }
                 },
             ))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&all)?);
             } else {
-                println!("{}", schemalab::bench::summary(&all));
+                println!("{}", schemalab::bench::summary_in(&all, lang));
             }
             if all.iter().any(|b| !b.held) {
                 std::process::exit(1);
