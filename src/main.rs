@@ -318,6 +318,12 @@ static LANG: std::sync::OnceLock<schemalab::locale::Lang> = std::sync::OnceLock:
 /// text from elsewhere (the operating system, the driver, the server)
 /// stays as it was written.
 fn error_line(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
+    lang.f("Error: {e}", &[("e", &causes_in(e, lang))])
+}
+
+/// An error and its causes joined as anyhow's `{:#}` joins them, each of
+/// schemalab's own in `lang`.
+fn causes_in(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
     let parts: Vec<String> = e.chain().map(|c| cause_in(c, lang)).collect();
     let joined = schemalab::locale::Message::new("{outer}: {cause}");
     let line = parts
@@ -330,7 +336,7 @@ fn error_line(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
                 .render_in(lang)
         })
         .unwrap_or_default();
-    lang.f("Error: {e}", &[("e", &line)])
+    line
 }
 
 /// One cause in `lang` when it is one of schemalab's own errors.
@@ -729,7 +735,7 @@ fn real_main() -> anyhow::Result<()> {
             let database = Database::open(server.uri.or(cli.server.uri))?;
             if let Some(id) = &first {
                 let _ = check_once(&database, &ws, id, None, None, false, lang, &root)
-                    .map_err(|e| eprintln!("{e:#}"));
+                    .map_err(|e| eprintln!("{}", causes_in(&e, lang)));
             }
             eprintln!(
                 "{}",
@@ -743,7 +749,7 @@ fn real_main() -> anyhow::Result<()> {
                     print!("\x1b[2J\x1b[H");
                 }
                 if let Err(e) = check_once(&database, &ws, id, None, None, false, lang, &root) {
-                    eprintln!("{e:#}");
+                    eprintln!("{}", causes_in(&e, lang));
                 }
                 true
             })?;
@@ -813,6 +819,24 @@ fn real_main() -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use schemalab::locale::{Lang, cli};
+
+    #[test]
+    fn an_error_line_is_anyhows_in_english_and_chinese_for_our_own_causes() {
+        let e = anyhow::Error::new(schemalab::course::CourseError::UnknownLesson {
+            id: "nosuch".into(),
+            known: "a, b".into(),
+            suggestion: None,
+        })
+        .context("shell --lesson nosuch");
+        assert_eq!(error_line(&e, Lang::En), format!("Error: {e:#}"));
+        assert_eq!(
+            error_line(&e, Lang::ZhCn),
+            "错误：shell --lesson nosuch：课程清单中没有 'nosuch' 这一课（现有的课：a, b）"
+        );
+        // A cause from elsewhere stays as written.
+        let io = anyhow::Error::new(std::io::Error::other("disk on fire")).context("--scale");
+        assert_eq!(error_line(&io, Lang::ZhCn), "错误：--scale：disk on fire");
+    }
 
     #[test]
     fn every_help_text_has_a_chinese_entry() {
