@@ -326,7 +326,7 @@ fn error_line(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
 fn causes_in(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
     let parts: Vec<String> = e.chain().map(|c| cause_in(c, lang)).collect();
     let joined = schemalab::locale::Message::new("{outer}: {cause}");
-    let line = parts
+    parts
         .into_iter()
         .reduce(|outer, cause| {
             joined
@@ -335,8 +335,7 @@ fn causes_in(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
                 .arg("cause", cause)
                 .render_in(lang)
         })
-        .unwrap_or_default();
-    line
+        .unwrap_or_default()
 }
 
 /// One cause in `lang` when it is one of schemalab's own errors.
