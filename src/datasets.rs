@@ -100,7 +100,7 @@ pub enum DatasetError {
         file: String,
         line: usize,
         col: usize,
-        message: String,
+        message: Message,
     },
     #[error("{}", self.message())]
     UnknownDataset(String),
@@ -112,7 +112,7 @@ pub enum DatasetError {
     BadParam {
         dataset: String,
         param: String,
-        message: String,
+        message: Message,
     },
     /// A safety rule: schemalab writes only databases named `schemalab_*`.
     #[error("{}", self.message())]
@@ -141,7 +141,7 @@ impl DatasetError {
                 .arg("file", file)
                 .arg("line", line)
                 .arg("col", col)
-                .arg("message", message),
+                .arg_msg("message", message.clone()),
             DatasetError::UnknownDataset(name) => {
                 Message::new("unknown dataset `{name}` (known: {known})")
                     .arg("name", name)
@@ -163,7 +163,7 @@ impl DatasetError {
             } => Message::new("dataset `{dataset}`: parameter `{param}`: {message}")
                 .arg("dataset", dataset)
                 .arg("param", param)
-                .arg("message", message),
+                .arg_msg("message", message.clone()),
             DatasetError::UnsafeDatabase(db) => Message::new(
                 "refusing to write database `{db}`: schemalab only writes databases whose name starts with `schemalab_`",
             )
@@ -232,10 +232,8 @@ impl Params {
             Some(ParamValue::Int(n)) if (0..=catalog::MAX_COUNT).contains(&n) => Ok(n as u64),
             Some(_) => Err(self.bad(
                 name,
-                &format!(
-                    "expected an integer from 0 to at most {}",
-                    catalog::MAX_COUNT
-                ),
+                Message::new("expected an integer from 0 to at most {max}")
+                    .arg("max", catalog::MAX_COUNT),
             )),
             None => Err(self.missing(name)),
         }
@@ -267,7 +265,7 @@ impl Params {
         if n >= min {
             Ok(n)
         } else {
-            Err(self.bad(name, &format!("must be at least {min}")))
+            Err(self.bad(name, Message::new("must be at least {min}").arg("min", min)))
         }
     }
 
@@ -278,11 +276,11 @@ impl Params {
         }
     }
 
-    fn bad(&self, name: &str, message: &str) -> DatasetError {
+    fn bad(&self, name: &str, message: impl Into<Message>) -> DatasetError {
         DatasetError::BadParam {
             dataset: self.dataset.clone(),
             param: name.to_string(),
-            message: message.to_string(),
+            message: message.into(),
         }
     }
 }

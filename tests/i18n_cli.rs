@@ -358,7 +358,7 @@ fn every_message_schemalab_writes_has_a_chinese_entry() {
     let catalogue: std::collections::HashMap<String, String> =
         toml::from_str(include_str!("../src/locale/zh-CN.toml")).unwrap();
     let calls = regex::Regex::new(
-        r#"(?s)(?:Message::new|lang\.t|lang\.f|syntax|unsupported|unexpected|ident|err_here|err)\(\s*"((?:[^"\\]|\\.)*)""#,
+        r#"(?s)(?:Message::new|lang\.t|lang\.f|syntax|unsupported|unexpected|ident|err_here|err|bad)\(\s*"((?:[^"\\]|\\.)*)""#,
     )
     .unwrap();
     let fixed = regex::Regex::new(

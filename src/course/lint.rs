@@ -237,7 +237,7 @@ fn catalog_names(l: &mut Linter, path: &Path) -> Option<BTreeSet<String>> {
             line, col, message, ..
         } = e
         {
-            l.at_pos(path, line, col, Message::verbatim(message));
+            l.at_pos(path, line, col, message);
         }
     }
     Some(
