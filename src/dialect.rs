@@ -111,7 +111,7 @@ pub enum DialectError {
     Refused { message: Message, pos: Option<Pos> },
     /// Reading a script file or the terminal failed.
     #[error("Error: {0}")]
-    Io(String),
+    Io(Message),
 }
 
 fn hint(s: &Option<String>) -> String {
@@ -192,7 +192,7 @@ impl DialectError {
             DialectError::Refused { message, .. } => {
                 Message::new("Error: {m}").arg_msg("m", message.clone())
             }
-            DialectError::Io(e) => Message::new("Error: {m}").arg("m", e),
+            DialectError::Io(e) => Message::new("Error: {m}").arg_msg("m", e.clone()),
         }
     }
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::{DialectError, Output, Session, WritePolicy};
-use crate::locale::Lang;
+use crate::locale::{Lang, Message};
 
 /// Read a script: UTF-8 (a leading byte-order mark is skipped, as Node
 /// does); anything else is an error naming the file and, for bytes that
@@ -15,17 +15,21 @@ use crate::locale::Lang;
 pub fn read_script(path: &Path) -> Result<String, DialectError> {
     let shown = path.display();
     if path.is_dir() {
-        return Err(DialectError::Io(format!(
-            "{shown}: is a directory, not a script file"
-        )));
+        return Err(DialectError::Io(
+            Message::new("{path}: is a directory, not a script file").arg("path", &shown),
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| {
         let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => e.to_string(),
+            std::io::ErrorKind::NotFound => Message::new("no such file"),
+            std::io::ErrorKind::PermissionDenied => Message::new("permission denied"),
+            _ => Message::verbatim(e),
         };
-        DialectError::Io(format!("{shown}: cannot read the script: {why}"))
+        DialectError::Io(
+            Message::new("{path}: cannot read the script: {why}")
+                .arg("path", &shown)
+                .arg_msg("why", why),
+        )
     })?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     match std::str::from_utf8(bytes) {
@@ -36,10 +40,13 @@ pub fn read_script(path: &Path) -> Result<String, DialectError> {
             let before = std::str::from_utf8(good).unwrap_or_default();
             let line = before.matches('\n').count() + 1;
             let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            Err(DialectError::Io(format!(
-                "{shown}:{line}:{col}: the script is not valid UTF-8 (byte 0x{:02X})",
-                bytes[e.valid_up_to()]
-            )))
+            Err(DialectError::Io(
+                Message::new("{path}:{line}:{col}: the script is not valid UTF-8 (byte {byte})")
+                    .arg("path", &shown)
+                    .arg("line", line)
+                    .arg("col", col)
+                    .arg("byte", format!("0x{:02X}", bytes[e.valid_up_to()])),
+            ))
         }
     }
 }
@@ -127,7 +134,7 @@ pub fn run_interactive(uri: &str, db: &str, policy: WritePolicy) -> Result<(), D
         .worker_threads(1)
         .enable_all()
         .build()
-        .map_err(|e| DialectError::Io(e.to_string()))?;
+        .map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     run_interactive_on(rt.handle(), uri, db, policy)
 }
 
@@ -154,7 +161,7 @@ pub fn run_interactive_in(
 ) -> Result<(), DialectError> {
     let mut session = rt.block_on(Session::connect(uri, db))?.with_policy(policy);
     let mut editor =
-        rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(e.to_string()))?;
+        rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     let history = directories::ProjectDirs::from("", "", "schemalab")
         .map(|d| d.data_dir().join("shell_history"));
     if let Some(h) = &history {
@@ -203,7 +210,7 @@ pub fn run_interactive_in(
                 buffer.clear();
             }
             Err(rustyline::error::ReadlineError::Eof) => break,
-            Err(e) => return Err(DialectError::Io(e.to_string())),
+            Err(e) => return Err(DialectError::Io(Message::verbatim(e))),
         }
     }
     if let Some(h) = &history {
