@@ -14,14 +14,31 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::course::{self, CancelFlag, CatalogLoader, CourseError, RunOptions, RunStatus, Scale};
+use crate::locale::{Lang, Message, pad};
 
 /// Why the bench could not run.
 #[derive(Debug, Error)]
 pub enum BenchError {
     #[error(transparent)]
     Course(#[from] CourseError),
-    #[error("server: {0}")]
+    #[error("{}", self.message())]
     Server(String),
+}
+
+impl BenchError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> crate::locale::Message {
+        match self {
+            BenchError::Course(e) => e.message(),
+            BenchError::Server(e) => crate::locale::Message::new("server: {e}").arg("e", e),
+        }
+    }
+}
+
+impl crate::locale::Localized for BenchError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
+    }
 }
 
 /// One lesson's figures.
@@ -130,26 +147,54 @@ fn mib(b: Option<u64>) -> String {
     b.map_or_else(|| "n/a".into(), |b| format!("{:.0}", b as f64 / 1048576.0))
 }
 
-/// One line of the printed table.
+/// One line of the printed table, in English.
 pub fn row(b: &LessonBench) -> String {
+    row_in(b, Lang::En)
+}
+
+/// One line of the printed table in `lang` (columns padded by display
+/// width; a failure's own text stays as the run wrote it).
+pub fn row_in(b: &LessonBench, lang: Lang) -> String {
+    let verdict = match &b.problem {
+        None => lang.t("held").to_string(),
+        Some(p) => Message::new("FAILED: {problem}")
+            .arg("problem", p)
+            .render_in(lang),
+    };
     format!(
-        "{:<24} {:>8.2} {:>10} {:>12}  {}",
-        b.lesson,
+        "{} {:>8.2} {:>10} {:>12}  {verdict}",
+        pad(&b.lesson, 24, true),
         b.seconds,
         mib(b.peak_rss),
         mib(b.rss_after_drop),
-        match &b.problem {
-            None => "held".to_string(),
-            Some(p) => format!("FAILED: {p}"),
-        }
     )
 }
 
-/// The table's header.
+/// The table's heading, in English.
 pub const HEADER: &str = "lesson                    seconds  peak MiB  after drop  claims";
 
-/// The closing line: totals and the worst lesson.
+/// The table's heading in `lang`, lined up with [`row_in`].
+pub fn header_in(lang: Lang) -> String {
+    if lang == Lang::En {
+        return HEADER.to_string();
+    }
+    format!(
+        "{} {} {} {}  {}",
+        pad(lang.t("lesson"), 24, true),
+        pad(lang.t("seconds"), 8, false),
+        pad(lang.t("peak MiB"), 10, false),
+        pad(lang.t("after drop"), 12, false),
+        lang.t("claims")
+    )
+}
+
+/// The closing line: totals and the worst lesson, in English.
 pub fn summary(all: &[LessonBench]) -> String {
+    summary_in(all, Lang::En)
+}
+
+/// [`summary`] in `lang`.
+pub fn summary_in(all: &[LessonBench], lang: Lang) -> String {
     let total: f64 = all.iter().map(|b| b.seconds).sum();
     let slowest = all
         .iter()
@@ -159,11 +204,15 @@ pub fn summary(all: &[LessonBench]) -> String {
         });
     let peak = all.iter().filter_map(|b| b.peak_rss).max();
     let failed = all.iter().filter(|b| !b.held).count();
-    format!(
-        "total {total:.2} s over {} lessons; slowest {slowest}; highest peak {} MiB; {failed} failed",
-        all.len(),
-        mib(peak)
+    Message::new(
+        "total {total} s over {n} lessons; slowest {slowest}; highest peak {peak} MiB; {failed} failed",
     )
+    .arg("total", format!("{total:.2}"))
+    .arg("n", all.len())
+    .arg("slowest", slowest)
+    .arg("peak", mib(peak))
+    .arg("failed", failed)
+    .render_in(lang)
 }
 
 #[cfg(test)]

@@ -18,11 +18,34 @@ static DATASETS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/datasets");
 #[derive(Debug, Error)]
 pub enum BundleError {
     /// `--content DIR` names a folder without `lessons/manifest.toml`.
-    #[error("--content {0}: no lessons/manifest.toml there")]
+    #[error("{}", self.message())]
     NotACourse(String),
     /// The embedded course could not be written to the cache folder.
-    #[error("unpacking the built-in course into {path}: {message}")]
+    #[error("{}", self.message())]
     Unpack { path: String, message: String },
+}
+
+impl BundleError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> crate::locale::Message {
+        use crate::locale::Message;
+        match self {
+            BundleError::NotACourse(dir) => {
+                Message::new("--content {dir}: no lessons/manifest.toml there").arg("dir", dir)
+            }
+            BundleError::Unpack { path, message } => {
+                Message::new("unpacking the built-in course into {path}: {message}")
+                    .arg("path", path)
+                    .arg("message", message)
+            }
+        }
+    }
+}
+
+impl crate::locale::Localized for BundleError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
+    }
 }
 
 /// Where the course comes from, in order: `explicit` (`--content DIR`),

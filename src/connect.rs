@@ -9,20 +9,46 @@ use std::future::Future;
 use tokio::runtime::{Handle, Runtime};
 
 use crate::engine::Engine;
+use crate::locale::Message;
 use crate::wire::BackgroundServer;
 
 /// Why the database could not be opened.
+/// Each variant's words are one [`Message`] ([`ConnectError::message`]);
+/// the operating system's and the driver's own text stays as written.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     /// The async runtime could not start.
-    #[error("starting the async runtime: {0}")]
+    #[error("{}", self.message())]
     Runtime(std::io::Error),
     /// The embedded engine's server could not start.
-    #[error("starting the embedded engine: {0}")]
+    #[error("{}", self.message())]
     Embedded(std::io::Error),
     /// The `--uri` is not a connection string the driver can parse.
-    #[error("--uri '{uri}': not a MongoDB connection string: {message}")]
+    #[error("{}", self.message())]
     BadUri { uri: String, message: String },
+}
+
+impl ConnectError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> Message {
+        match self {
+            ConnectError::Runtime(e) => Message::new("starting the async runtime: {e}").arg("e", e),
+            ConnectError::Embedded(e) => {
+                Message::new("starting the embedded engine: {e}").arg("e", e)
+            }
+            ConnectError::BadUri { uri, message } => {
+                Message::new("--uri '{uri}': not a MongoDB connection string: {message}")
+                    .arg("uri", uri)
+                    .arg("message", message)
+            }
+        }
+    }
+}
+
+impl crate::locale::Localized for ConnectError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
+    }
 }
 
 /// An open database: a runtime for the driver, the URI to connect to and,

@@ -23,6 +23,8 @@ pub mod runner;
 
 use serde::{Deserialize, Serialize};
 
+use crate::locale::{Lang, Localized, Message};
+
 pub use claims::{Check, ClaimError, Metric, MetricSource, Val};
 pub use lint::{LintError, lint};
 pub use manifest::{Course, Experiment, Lesson, LessonEntry, OpKind, Operation, Variant};
@@ -224,25 +226,28 @@ impl std::str::FromStr for Scale {
             "tiny" => Ok(Scale::Tiny),
             "default" => Ok(Scale::Default),
             "large" => Ok(Scale::Large),
-            other => Err(CourseError::Invalid(format!(
-                "unknown scale '{other}' (expected tiny, default or large)"
-            ))),
+            other => Err(CourseError::Invalid(
+                Message::new("unknown scale '{scale}' (expected tiny, default or large)")
+                    .arg("scale", other),
+            )),
         }
     }
 }
 
 /// Everything that can stop a course operation as a whole (per-operation
-/// failures are recorded in the report instead).
+/// failures are recorded in the report instead). Each variant's words are
+/// one [`Message`] ([`CourseError::message`]): `Display` is its English
+/// rendering, [`Localized::render_in`] any other language's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CourseError {
-    /// A file could not be read.
-    #[error("{path}: {message}")]
+    /// A file could not be read (`message` is the operating system's).
+    #[error("{}", self.message())]
     Io { path: String, message: String },
     /// A course file is malformed (run `schemalab lint` for every problem).
-    #[error("{0}")]
-    Invalid(String),
+    #[error("{}", self.message())]
+    Invalid(Message),
     /// No lesson with that id in the manifest.
-    #[error("no lesson '{id}' in the manifest{}(lessons: {known})", did_you_mean(.suggestion))]
+    #[error("{}", self.message())]
     UnknownLesson {
         id: String,
         known: String,
@@ -251,22 +256,53 @@ pub enum CourseError {
     },
     /// A database name outside `schemalab_<lesson>_<variant>` was about to be
     /// written to.
-    #[error(
-        "refusing to write to database '{0}': schemalab only writes databases named schemalab_<lesson>_<variant>"
-    )]
+    #[error("{}", self.message())]
     ForbiddenDatabase(String),
-    /// The server could not be reached or refused a command the run needs.
-    #[error("server: {0}")]
+    /// The server could not be reached or refused a command the run needs
+    /// (the text is the driver's or the server's, kept as written).
+    #[error("{}", self.message())]
     Server(String),
     /// The run was cancelled between two steps.
-    #[error("cancelled")]
+    #[error("{}", self.message())]
     Cancelled,
 }
 
-fn did_you_mean(s: &Option<String>) -> String {
-    match s {
-        Some(id) => format!("; did you mean '{id}'? "),
-        None => " ".to_string(),
+impl CourseError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> Message {
+        match self {
+            CourseError::Io { path, message } => Message::new("{path}: {message}")
+                .arg("path", path)
+                .arg("message", message),
+            CourseError::Invalid(m) => m.clone(),
+            CourseError::UnknownLesson {
+                id,
+                known,
+                suggestion: Some(s),
+            } => Message::new("no lesson '{id}' in the manifest; did you mean '{suggestion}'? (lessons: {known})")
+                .arg("id", id)
+                .arg("suggestion", s)
+                .arg("known", known),
+            CourseError::UnknownLesson {
+                id,
+                known,
+                suggestion: None,
+            } => Message::new("no lesson '{id}' in the manifest (lessons: {known})")
+                .arg("id", id)
+                .arg("known", known),
+            CourseError::ForbiddenDatabase(db) => Message::new(
+                "refusing to write to database '{db}': schemalab only writes databases named schemalab_<lesson>_<variant>",
+            )
+            .arg("db", db),
+            CourseError::Server(e) => Message::new("server: {e}").arg("e", e),
+            CourseError::Cancelled => Message::new("cancelled"),
+        }
+    }
+}
+
+impl Localized for CourseError {
+    fn render_in(&self, lang: Lang) -> String {
+        self.message().render_in(lang)
     }
 }
 

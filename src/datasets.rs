@@ -33,6 +33,8 @@ use std::str::FromStr;
 
 use bson::Document;
 
+use crate::locale::Message;
+
 pub use catalog::{
     BUILTIN_CATALOG, Catalog, DatasetSpec, MAX_COUNT, MAX_REAL, load_catalog, range_errors,
 };
@@ -81,46 +83,102 @@ impl FromStr for Scale {
     }
 }
 
-/// Everything that can go wrong in this module.
+/// Everything that can go wrong in this module. Each variant's words are
+/// one [`Message`] ([`DatasetError::message`]); the causes from outside
+/// (the operating system, the driver, the encoders) stay as they wrote them.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    #[error("{path}: {source}")]
+    #[error("{}", self.message())]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// The catalog is not valid TOML or has the wrong shape.
-    #[error("{file}:{line}:{col}: {message}")]
+    #[error("{}", self.message())]
     Catalog {
         file: String,
         line: usize,
         col: usize,
-        message: String,
+        message: Message,
     },
-    #[error("unknown dataset `{0}` (known: {known})", known = family_names().join(", "))]
+    #[error("{}", self.message())]
     UnknownDataset(String),
-    #[error("unknown scale `{0}` (expected tiny, default or large)")]
+    #[error("{}", self.message())]
     UnknownScale(String),
-    #[error("dataset `{dataset}`: missing parameter `{param}`")]
+    #[error("{}", self.message())]
     MissingParam { dataset: String, param: String },
-    #[error("dataset `{dataset}`: parameter `{param}`: {message}")]
+    #[error("{}", self.message())]
     BadParam {
         dataset: String,
         param: String,
-        message: String,
+        message: Message,
     },
     /// A safety rule: schemalab writes only databases named `schemalab_*`.
-    #[error(
-        "refusing to write database `{0}`: schemalab only writes databases whose name starts with `schemalab_`"
-    )]
+    #[error("{}", self.message())]
     UnsafeDatabase(String),
-    #[error("database: {0}")]
+    #[error("{}", self.message())]
     Driver(#[from] mongodb::error::Error),
-    #[error("BSON encoding: {0}")]
+    #[error("{}", self.message())]
     Bson(#[from] bson::ser::Error),
-    #[error("JSON encoding: {0}")]
+    #[error("{}", self.message())]
     Json(#[from] serde_json::Error),
+}
+
+impl DatasetError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> Message {
+        match self {
+            DatasetError::Io { path, source } => Message::new("{path}: {message}")
+                .arg("path", path.display())
+                .arg("message", source),
+            DatasetError::Catalog {
+                file,
+                line,
+                col,
+                message,
+            } => Message::new("{file}:{line}:{col}: {message}")
+                .arg("file", file)
+                .arg("line", line)
+                .arg("col", col)
+                .arg_msg("message", message.clone()),
+            DatasetError::UnknownDataset(name) => {
+                Message::new("unknown dataset `{name}` (known: {known})")
+                    .arg("name", name)
+                    .arg("known", family_names().join(", "))
+            }
+            DatasetError::UnknownScale(scale) => {
+                Message::new("unknown scale `{scale}` (expected tiny, default or large)")
+                    .arg("scale", scale)
+            }
+            DatasetError::MissingParam { dataset, param } => {
+                Message::new("dataset `{dataset}`: missing parameter `{param}`")
+                    .arg("dataset", dataset)
+                    .arg("param", param)
+            }
+            DatasetError::BadParam {
+                dataset,
+                param,
+                message,
+            } => Message::new("dataset `{dataset}`: parameter `{param}`: {message}")
+                .arg("dataset", dataset)
+                .arg("param", param)
+                .arg_msg("message", message.clone()),
+            DatasetError::UnsafeDatabase(db) => Message::new(
+                "refusing to write database `{db}`: schemalab only writes databases whose name starts with `schemalab_`",
+            )
+            .arg("db", db),
+            DatasetError::Driver(e) => Message::new("database: {e}").arg("e", e),
+            DatasetError::Bson(e) => Message::new("BSON encoding: {e}").arg("e", e),
+            DatasetError::Json(e) => Message::new("JSON encoding: {e}").arg("e", e),
+        }
+    }
+}
+
+impl crate::locale::Localized for DatasetError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
+    }
 }
 
 /// One parameter value from the catalog (or overridden by a caller).
@@ -174,10 +232,8 @@ impl Params {
             Some(ParamValue::Int(n)) if (0..=catalog::MAX_COUNT).contains(&n) => Ok(n as u64),
             Some(_) => Err(self.bad(
                 name,
-                &format!(
-                    "expected an integer from 0 to at most {}",
-                    catalog::MAX_COUNT
-                ),
+                Message::new("expected an integer from 0 to at most {max}")
+                    .arg("max", catalog::MAX_COUNT),
             )),
             None => Err(self.missing(name)),
         }
@@ -209,7 +265,7 @@ impl Params {
         if n >= min {
             Ok(n)
         } else {
-            Err(self.bad(name, &format!("must be at least {min}")))
+            Err(self.bad(name, Message::new("must be at least {min}").arg("min", min)))
         }
     }
 
@@ -220,11 +276,11 @@ impl Params {
         }
     }
 
-    fn bad(&self, name: &str, message: &str) -> DatasetError {
+    fn bad(&self, name: &str, message: impl Into<Message>) -> DatasetError {
         DatasetError::BadParam {
             dataset: self.dataset.clone(),
             param: name.to_string(),
-            message: message.to_string(),
+            message: message.into(),
         }
     }
 }

@@ -24,6 +24,8 @@ mod suggest;
 
 use std::fmt;
 
+use crate::locale::Message;
+
 pub use ast::Program;
 pub use eval::{CursorSpec, Output, Session, Value};
 pub use gate::WritePolicy;
@@ -31,7 +33,8 @@ pub use lexer::is_complete;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
 pub use parser::parse_program;
 pub use shell::{
-    CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_interactive, run_interactive_on,
+    CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_file_in, run_interactive,
+    run_interactive_in, run_interactive_on,
 };
 pub use suggest::{edit_distance, suggest};
 
@@ -48,24 +51,30 @@ impl fmt::Display for Pos {
     }
 }
 
-/// Everything that can go wrong parsing or evaluating dialect code.
+/// Everything that can go wrong parsing or evaluating dialect code. The
+/// words are one [`Message`] per error ([`DialectError::message`]): the
+/// class names mongosh prints (`SyntaxError`, `TypeError`,
+/// `ReferenceError`, `RangeError`, `MongoServerError`, …) and the place
+/// stay as they are in every language, the description after them is
+/// schemalab's and is translated, and what the server or the driver
+/// wrote stays as written.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DialectError {
     /// The text is not valid in the dialect's grammar.
-    #[error("SyntaxError: {message} ({pos})")]
-    Syntax { message: String, pos: Pos },
+    #[error("{}", self.message())]
+    Syntax { message: Message, pos: Pos },
     /// Valid mongosh/JavaScript, but outside the documented subset.
-    #[error("not supported in schemalab's shell dialect: {what} ({pos})")]
-    Unsupported { what: String, pos: Pos },
+    #[error("{}", self.message())]
+    Unsupported { what: Message, pos: Pos },
     /// A value was used the wrong way (unknown method, wrong argument …).
-    #[error("TypeError: {message}{}", hint(suggestion))]
+    #[error("{}", self.message())]
     Type {
-        message: String,
+        message: Message,
         suggestion: Option<String>,
         pos: Option<Pos>,
     },
     /// An unknown name.
-    #[error("ReferenceError: {name} is not defined{}", hint(suggestion))]
+    #[error("{}", self.message())]
     Reference {
         name: String,
         suggestion: Option<String>,
@@ -73,8 +82,8 @@ pub enum DialectError {
     },
     /// A limit of the dialect was crossed (nesting deeper than the stack
     /// may go), named as JavaScript names it.
-    #[error("RangeError: {message} ({pos})")]
-    Range { message: String, pos: Pos },
+    #[error("{}", self.message())]
+    Range { message: Message, pos: Pos },
     /// The server answered with an error, printed as mongosh does (plus a
     /// "did you mean" hint when it names an unknown `$` operator).
     #[error("{}{}", server_line(code_name, message), hint(suggestion))]
@@ -99,16 +108,32 @@ pub enum DialectError {
     /// The write gate refused a command: it would write outside the
     /// databases this session may write (see [`WritePolicy`]).
     #[error("Error: {message}")]
-    Refused { message: String, pos: Option<Pos> },
+    Refused { message: Message, pos: Option<Pos> },
     /// Reading a script file or the terminal failed.
     #[error("Error: {0}")]
-    Io(String),
+    Io(Message),
 }
 
 fn hint(s: &Option<String>) -> String {
     match s {
         Some(s) => format!(" (did you mean {s}?)"),
         None => String::new(),
+    }
+}
+
+/// `m` followed by the "did you mean" hint when there is a suggestion.
+fn with_hint(m: Message, s: &Option<String>) -> Message {
+    match s {
+        Some(s) => Message::new("{m} (did you mean {s}?)")
+            .arg_msg("m", m)
+            .arg("s", s),
+        None => m,
+    }
+}
+
+impl crate::locale::Localized for DialectError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
     }
 }
 
@@ -121,14 +146,64 @@ fn server_line(code_name: &str, message: &str) -> String {
 }
 
 impl DialectError {
-    pub(crate) fn syntax(message: impl Into<String>, pos: Pos) -> Self {
+    /// The error's words, for any language (its `Display` is the English).
+    pub fn message(&self) -> Message {
+        match self {
+            DialectError::Syntax { message, pos } => Message::new("SyntaxError: {m} ({pos})")
+                .arg_msg("m", message.clone())
+                .arg("pos", pos),
+            DialectError::Unsupported { what, pos } => {
+                Message::new("not supported in schemalab's shell dialect: {what} ({pos})")
+                    .arg_msg("what", what.clone())
+                    .arg("pos", pos)
+            }
+            DialectError::Type {
+                message,
+                suggestion,
+                ..
+            } => with_hint(
+                Message::new("TypeError: {m}").arg_msg("m", message.clone()),
+                suggestion,
+            ),
+            DialectError::Reference {
+                name, suggestion, ..
+            } => with_hint(
+                Message::new("ReferenceError: {name} is not defined").arg("name", name),
+                suggestion,
+            ),
+            DialectError::Range { message, pos } => Message::new("RangeError: {m} ({pos})")
+                .arg_msg("m", message.clone())
+                .arg("pos", pos),
+            DialectError::Server {
+                code_name,
+                message,
+                suggestion,
+                ..
+            } => with_hint(
+                Message::new("{line}").arg("line", server_line(code_name, message)),
+                suggestion,
+            ),
+            DialectError::BulkWrite { message, .. } => {
+                Message::new("MongoBulkWriteError: {m}").arg("m", message)
+            }
+            DialectError::Driver { message, .. } => {
+                Message::new("MongoError: {m}").arg("m", message)
+            }
+            DialectError::Refused { message, .. } => {
+                Message::new("Error: {m}").arg_msg("m", message.clone())
+            }
+            DialectError::Io(e) => Message::new("Error: {m}").arg_msg("m", e.clone()),
+        }
+    }
+
+    pub(crate) fn syntax(message: impl Into<Message>, pos: Pos) -> Self {
         DialectError::Syntax {
             message: message.into(),
             pos,
         }
     }
 
-    pub(crate) fn unsupported(what: impl Into<String>, pos: Pos) -> Self {
+    pub(crate) fn unsupported(what: impl Into<Message>, pos: Pos) -> Self {
         DialectError::Unsupported {
             what: what.into(),
             pos,
@@ -201,9 +276,17 @@ impl DialectError {
     /// The message on one line, ending with `(line:col)` whenever the
     /// error has a place (runtime errors included, unlike mongosh).
     pub fn line(&self) -> String {
+        self.line_in(crate::locale::Lang::En)
+    }
+
+    /// [`DialectError::line`] in `lang`.
+    pub fn line_in(&self, lang: crate::locale::Lang) -> String {
         match self.position() {
-            Some(pos) if !self.shows_position() => format!("{self} ({pos})"),
-            _ => self.to_string(),
+            Some(pos) if !self.shows_position() => Message::new("{m} ({pos})")
+                .arg_msg("m", self.message())
+                .arg("pos", pos)
+                .render_in(lang),
+            _ => self.message().render_in(lang),
         }
     }
 
@@ -211,7 +294,12 @@ impl DialectError {
     /// when the error has a position, by the source line and a caret under
     /// the spot.
     pub fn render(&self, src: &str) -> String {
-        let mut out = self.line();
+        self.render_src_in(src, crate::locale::Lang::En)
+    }
+
+    /// [`DialectError::render`] in `lang`.
+    pub fn render_src_in(&self, src: &str, lang: crate::locale::Lang) -> String {
+        let mut out = self.line_in(lang);
         if let Some(pos) = self.position()
             && let Some(line) = src.lines().nth(pos.line.saturating_sub(1) as usize)
         {

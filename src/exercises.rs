@@ -24,36 +24,68 @@ pub use checker::{CheckOptions, CheckReport, CheckResult, check_exercise};
 pub use manifest::{Exercise, ExerciseSpec, Solution, exercises};
 pub use workspace::{Progress, Workspace};
 
-/// Everything that can stop an exercise command.
+use crate::locale::Message;
+
+/// Everything that can stop an exercise command. Each variant's words are
+/// one [`Message`] ([`ExerciseError::message`]); causes from outside (the
+/// operating system, the server, the watcher) stay as they wrote them.
 #[derive(Debug, thiserror::Error)]
 pub enum ExerciseError {
     /// A file could not be read or written.
-    #[error("{path}: {message}")]
+    #[error("{}", self.message())]
     Io { path: String, message: String },
     /// An exercise file is malformed (run `schemalab lint` for every problem).
-    #[error("{0}")]
-    Invalid(String),
+    #[error("{}", self.message())]
+    Invalid(Message),
     /// No exercise with that id.
-    #[error("no exercise '{id}' (exercises: {known})")]
+    #[error("{}", self.message())]
     Unknown { id: String, known: String },
     /// The course could not be loaded.
     #[error(transparent)]
     Course(#[from] crate::course::CourseError),
     /// A database outside `schemalab_ex_<id>` / `schemalab_ex_<id>_ref`
     /// was about to be written.
-    #[error(
-        "refusing to write to database '{0}': exercises only write schemalab_ex_<exercise> databases"
-    )]
+    #[error("{}", self.message())]
     ForbiddenDatabase(String),
     /// The server could not be reached or refused a command the check needs.
-    #[error("server: {0}")]
+    #[error("{}", self.message())]
     Server(String),
     /// The solution is locked until the exercise passes.
-    #[error("{0}")]
-    Locked(String),
+    #[error("{}", self.message())]
+    Locked(Message),
     /// Watching the workspace failed.
-    #[error("watch: {0}")]
+    #[error("{}", self.message())]
     Watch(String),
+}
+
+impl ExerciseError {
+    /// The error's words, for any language.
+    pub fn message(&self) -> Message {
+        match self {
+            ExerciseError::Io { path, message } => Message::new("{path}: {message}")
+                .arg("path", path)
+                .arg("message", message),
+            ExerciseError::Invalid(m) | ExerciseError::Locked(m) => m.clone(),
+            ExerciseError::Unknown { id, known } => {
+                Message::new("no exercise '{id}' (exercises: {known})")
+                    .arg("id", id)
+                    .arg("known", known)
+            }
+            ExerciseError::Course(e) => e.message(),
+            ExerciseError::ForbiddenDatabase(db) => Message::new(
+                "refusing to write to database '{db}': exercises only write schemalab_ex_<exercise> databases",
+            )
+            .arg("db", db),
+            ExerciseError::Server(e) => Message::new("server: {e}").arg("e", e),
+            ExerciseError::Watch(e) => Message::new("watch: {e}").arg("e", e),
+        }
+    }
+}
+
+impl crate::locale::Localized for ExerciseError {
+    fn render_in(&self, lang: crate::locale::Lang) -> String {
+        self.message().render_in(lang)
+    }
 }
 
 pub(crate) fn io_err(path: &std::path::Path, e: impl std::fmt::Display) -> ExerciseError {

@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 use thiserror::Error;
 use unicode_width::UnicodeWidthStr;
 
+pub mod cli;
+
 /// A language schemalab has an edition in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Lang {
@@ -140,9 +142,137 @@ impl Lang {
         }
     }
 
+    /// The entry for `msgid` in this language's catalogue, `None` for
+    /// English and for a text without an entry (for texts known only at
+    /// run time, such as clap's help).
+    pub fn lookup(self, msgid: &str) -> Option<&'static str> {
+        match self {
+            Lang::En => None,
+            Lang::ZhCn => zh_cn().get(msgid).map(String::as_str),
+        }
+    }
+
     /// [`Lang::t`] with each `{name}` of the text replaced by its value.
     pub fn f(self, msgid: &'static str, args: &[(&str, &dyn fmt::Display)]) -> String {
         fill(self.t(msgid), args)
+    }
+}
+
+/// One message schemalab writes, kept as its English template (the msgid)
+/// and named values, so that English and every translation render from the
+/// same model: errors carry a `Message` where their text is composed, and
+/// [`Message::render_in`] writes it in the learner's language. A value may
+/// itself be a message (a cause inside a frame); values from outside
+/// (paths, ids, the server's or a parser's own words) stay as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    msgid: &'static str,
+    args: Vec<(&'static str, Arg)>,
+}
+
+/// A named value of a [`Message`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Arg {
+    Text(String),
+    Msg(Message),
+}
+
+impl Message {
+    /// The message `msgid` (its English text, `{name}` for each value).
+    pub fn new(msgid: &'static str) -> Message {
+        Message {
+            msgid,
+            args: Vec::new(),
+        }
+    }
+
+    /// Give `{name}` a value written the same in every language.
+    pub fn arg(mut self, name: &'static str, value: impl fmt::Display) -> Message {
+        self.args.push((name, Arg::Text(value.to_string())));
+        self
+    }
+
+    /// Give `{name}` a value that is itself a message, rendered in the
+    /// same language as the whole.
+    pub fn arg_msg(mut self, name: &'static str, value: Message) -> Message {
+        self.args.push((name, Arg::Msg(value)));
+        self
+    }
+
+    /// Text that comes from elsewhere (a parser's or the system's own
+    /// words), shown as it is in every language.
+    pub fn verbatim(text: impl fmt::Display) -> Message {
+        Message::new("{text}").arg("text", text)
+    }
+
+    /// The English template this message renders from.
+    pub fn msgid(&self) -> &'static str {
+        self.msgid
+    }
+
+    /// Every template this message uses (its own and its nested ones'),
+    /// for tests that check the catalogue covers them.
+    pub fn msgids(&self) -> Vec<&'static str> {
+        let mut out = vec![self.msgid];
+        for (_, a) in &self.args {
+            if let Arg::Msg(m) = a {
+                out.extend(m.msgids());
+            }
+        }
+        out
+    }
+
+    /// The message in `lang` (English wherever the catalogue lacks it).
+    pub fn render_in(&self, lang: Lang) -> String {
+        let values: Vec<(&str, String)> = self
+            .args
+            .iter()
+            .map(|(n, a)| {
+                let v = match a {
+                    Arg::Text(t) => t.clone(),
+                    Arg::Msg(m) => m.render_in(lang),
+                };
+                (*n, v)
+            })
+            .collect();
+        let refs: Vec<(&str, &dyn fmt::Display)> = values
+            .iter()
+            .map(|(n, v)| (*n, v as &dyn fmt::Display))
+            .collect();
+        fill(lang.t(self.msgid), &refs)
+    }
+}
+
+impl From<&'static str> for Message {
+    fn from(msgid: &'static str) -> Message {
+        Message::new(msgid)
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render_in(Lang::En))
+    }
+}
+
+/// Something schemalab writes that has a rendering in every language: its
+/// `Display` is the English one.
+pub trait Localized {
+    /// The text in `lang`.
+    fn render_in(&self, lang: Lang) -> String;
+}
+
+impl Localized for Message {
+    fn render_in(&self, lang: Lang) -> String {
+        Message::render_in(self, lang)
+    }
+}
+
+impl Localized for LocaleError {
+    fn render_in(&self, lang: Lang) -> String {
+        Message::new("unknown language '{tag}' (this build has: en, zh-CN)")
+            .arg("tag", &self.tag)
+            .render_in(lang)
     }
 }
 
@@ -295,6 +425,11 @@ mod tests {
                 .split('{')
                 .skip(1)
                 .filter_map(|p| p.split_once('}').map(|(n, _)| n.to_string()))
+                // `{name}` is a value; other braces (`{{ }}`, `{ filter }`)
+                // are text.
+                .filter(|n| {
+                    !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
                 .collect();
             v.sort();
             v
@@ -318,6 +453,40 @@ mod tests {
                 &[("dataset", &"sensors"), ("seed", &42)]
             ),
             "数据集 sensors（种子 42）"
+        );
+    }
+
+    #[test]
+    fn a_message_renders_in_each_language_with_nested_messages() {
+        let inner = Message::new("unknown scale '{scale}' (expected tiny, default or large)")
+            .arg("scale", "huge");
+        let outer = Message::new("{outer}: {cause}")
+            .arg("outer", "--scale")
+            .arg_msg("cause", inner.clone());
+        assert_eq!(
+            outer.to_string(),
+            "--scale: unknown scale 'huge' (expected tiny, default or large)"
+        );
+        assert_eq!(
+            outer.render_in(Lang::ZhCn),
+            "--scale：未知的规模 'huge'（应为 tiny、default 或 large）"
+        );
+        assert_eq!(outer.msgids(), vec!["{outer}: {cause}", inner.msgid()]);
+        // Text from elsewhere stays as written; a missing entry is English.
+        assert_eq!(
+            Message::verbatim("os error 2").render_in(Lang::ZhCn),
+            "os error 2"
+        );
+        assert_eq!(
+            Message::new("no entry {x}")
+                .arg("x", 1)
+                .render_in(Lang::ZhCn),
+            "no entry 1"
+        );
+        let e = LocaleError { tag: "fr".into() };
+        assert_eq!(e.render_in(Lang::En), e.to_string());
+        assert!(
+            e.render_in(Lang::ZhCn).contains("'fr'") && e.render_in(Lang::ZhCn).contains("未知")
         );
     }
 

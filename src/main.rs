@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use schemalab::connect::Database;
 use schemalab::exercises::Workspace;
 use tokio::runtime::Runtime;
@@ -150,7 +150,9 @@ enum Command {
     },
     /// Re-check on every save (the given exercise, or whichever you edit).
     Watch {
+        /// The exercise to re-check (default: whichever solution you save).
         exercise: Option<String>,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
         #[command(flatten)]
@@ -158,22 +160,28 @@ enum Command {
     },
     /// Reveal the next hint of an exercise, one stage at a time.
     Hint {
+        /// The exercise id (see `schemalab exercises list`).
         exercise: String,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
     /// Restore an exercise's starter files (a .bak keeps yours).
     Reset {
+        /// The exercise id (see `schemalab exercises list`).
         exercise: String,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
     /// The reference solution and its explanation, once you have passed.
     Solution {
+        /// The exercise id (see `schemalab exercises list`).
         exercise: String,
         /// Show it without having passed.
         #[arg(long)]
         reveal: bool,
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -190,6 +198,7 @@ enum ExercisesCommand {
     },
     /// Every exercise with its status, your score and what to do next.
     List {
+        /// The workspace folder.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -297,22 +306,107 @@ fn main() -> std::process::ExitCode {
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            let lang = LANG
+                .get()
+                .copied()
+                .unwrap_or_else(schemalab::locale::Lang::from_env);
+            eprintln!("{}", error_line(&e, lang));
             std::process::ExitCode::FAILURE
         }
     }
 }
 
+/// The language chosen for this run, for `main` to write a final error in.
+static LANG: std::sync::OnceLock<schemalab::locale::Lang> = std::sync::OnceLock::new();
+
+/// An error and its causes on one line (`Error: outer: cause: …`, as
+/// anyhow's `{:#}` writes them), each of schemalab's own errors in `lang`;
+/// text from elsewhere (the operating system, the driver, the server)
+/// stays as it was written.
+fn error_line(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
+    lang.f("Error: {e}", &[("e", &causes_in(e, lang))])
+}
+
+/// An error and its causes joined as anyhow's `{:#}` joins them, each of
+/// schemalab's own in `lang`.
+fn causes_in(e: &anyhow::Error, lang: schemalab::locale::Lang) -> String {
+    let parts: Vec<String> = e.chain().map(|c| cause_in(c, lang)).collect();
+    let joined = schemalab::locale::Message::new("{outer}: {cause}");
+    parts
+        .into_iter()
+        .reduce(|outer, cause| {
+            joined
+                .clone()
+                .arg("outer", outer)
+                .arg("cause", cause)
+                .render_in(lang)
+        })
+        .unwrap_or_default()
+}
+
+/// One cause in `lang` when it is one of schemalab's own errors.
+fn cause_in(c: &(dyn std::error::Error + 'static), lang: schemalab::locale::Lang) -> String {
+    use schemalab::locale::Localized;
+    macro_rules! try_as {
+        ($($t:ty),*) => {
+            $(if let Some(e) = c.downcast_ref::<$t>() {
+                return Localized::render_in(e, lang);
+            })*
+        };
+    }
+    try_as!(
+        schemalab::course::CourseError,
+        schemalab::exercises::ExerciseError,
+        schemalab::connect::ConnectError,
+        schemalab::bundle::BundleError,
+        schemalab::datasets::DatasetError,
+        schemalab::bench::BenchError,
+        schemalab::locale::LocaleError,
+        schemalab::dialect::DialectError
+    );
+    c.to_string()
+}
+
+/// A `--scale`/`--format` value that did not parse, named by its option.
+fn bad_option<E: std::error::Error + Send + Sync + 'static>(
+    option: &'static str,
+) -> impl Fn(E) -> anyhow::Error {
+    move |e| anyhow::Error::new(e).context(option)
+}
+
 /// One line on stderr per step of a lesson's run or preparation.
 fn print_progress(p: &schemalab::course::Progress) {
+    let lang = LANG.get().copied().unwrap_or_default();
     eprintln!(
         "[{}/{}] {} · {} · {}",
         p.done + 1,
         p.total,
         p.experiment,
         p.variant,
-        p.step
+        p.step_in(lang)
     );
+}
+
+/// The command line, with its help and parse errors in the language it
+/// asks for (`--lang` anywhere on it, else the environment).
+fn parse_cli() -> Cli {
+    use schemalab::locale::{Lang, cli};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let lang = cli::lang_from_args(&args, |k| std::env::var(k).ok());
+    let matches = cli::localize(Cli::command(), lang)
+        .try_get_matches_from(&args)
+        .unwrap_or_else(|e| {
+            use clap::error::ErrorKind as K;
+            let shown = matches!(
+                e.kind(),
+                K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+            );
+            if lang == Lang::ZhCn && !shown {
+                e.apply::<cli::ZhFormatter>().exit()
+            }
+            e.exit()
+        });
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// Whether the terminal cannot draw (TERM=dumb): plain output, no TUI.
@@ -321,16 +415,17 @@ fn dumb_terminal() -> bool {
 }
 
 fn real_main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let lang = schemalab::locale::Lang::choose(cli.lang.as_deref()).context("--lang")?;
+    let _ = LANG.set(lang);
     let content = cli.content.clone();
     let content_root = || content_root(content.as_deref());
     match cli.command {
         Some(Command::Serve { port }) => {
-            let runtime = Runtime::new().context("starting the async runtime")?;
+            let runtime = Runtime::new().context(lang.t("starting the async runtime"))?;
             runtime
                 .block_on(schemalab::wire::run_serve(port))
-                .with_context(|| format!("serving on 127.0.0.1:{port}"))?;
+                .with_context(|| lang.f("serving on 127.0.0.1:{port}", &[("port", &port)]))?;
         }
         Some(Command::Lessons) => {
             for (n, l) in schemalab::course::list_lessons_in(content_root()?, lang)?
@@ -356,10 +451,10 @@ fn real_main() -> anyhow::Result<()> {
             // failed variant).
             let run = || -> anyhow::Result<(schemalab::course::LessonReport, schemalab::course::Format)> {
                 let root = content_root()?;
-                let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                let scale = scale.parse().map_err(bad_option("--scale"))?;
                 let format = format
                     .parse()
-                    .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+                    .map_err(bad_option("--format"))?;
                 let database = Database::open(server.uri.or(cli.server.uri.clone()))?;
                 let loader = schemalab::course::CatalogLoader::for_course(&root)?;
                 let opts = schemalab::course::RunOptions {
@@ -390,7 +485,7 @@ fn real_main() -> anyhow::Result<()> {
                     }
                 }
                 Err(e) => {
-                    eprintln!("Error: {e:#}");
+                    eprintln!("{}", error_line(&e, lang));
                     if schemalab::course::runner::is_environment_error(&format!("{e:#}")) {
                         eprintln!(
                             "{}",
@@ -408,7 +503,7 @@ fn real_main() -> anyhow::Result<()> {
         Some(Command::Lint) => {
             let errors = schemalab::course::lint(content_root()?);
             for e in &errors {
-                println!("{e}");
+                println!("{}", schemalab::locale::Localized::render_in(e, lang));
             }
             if !errors.is_empty() {
                 eprintln!("{}", lang.f("{n} problem(s)", &[("n", &errors.len())]));
@@ -422,10 +517,10 @@ fn real_main() -> anyhow::Result<()> {
             json,
         })) => {
             let root = content_root()?;
-            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let scale = scale.parse().map_err(bad_option("--scale"))?;
             let database = Database::open(None)?;
             if !json {
-                println!("{}", schemalab::bench::HEADER);
+                println!("{}", schemalab::bench::header_in(lang));
             }
             let all = database.block_on(schemalab::bench::bench_course(
                 &root,
@@ -434,14 +529,14 @@ fn real_main() -> anyhow::Result<()> {
                 &lessons,
                 |b| {
                     if !json {
-                        println!("{}", schemalab::bench::row(b));
+                        println!("{}", schemalab::bench::row_in(b, lang));
                     }
                 },
             ))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&all)?);
             } else {
-                println!("{}", schemalab::bench::summary(&all));
+                println!("{}", schemalab::bench::summary_in(&all, lang));
             }
             if all.iter().any(|b| !b.held) {
                 std::process::exit(1);
@@ -455,7 +550,7 @@ fn real_main() -> anyhow::Result<()> {
         })) => {
             use schemalab::datasets as d;
             let catalog = d::load_catalog(content_root()?.join("datasets/catalog.toml"))?;
-            let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+            let scale = scale.parse().map_err(bad_option("--scale"))?;
             let files = d::export_extjson_with(
                 &catalog,
                 &name,
@@ -492,7 +587,7 @@ fn real_main() -> anyhow::Result<()> {
                     // dropped and written); progress and the listing go
                     // to stderr so a --file script's output stays its own.
                     let root = content_root()?;
-                    let scale = scale.parse().map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                    let scale = scale.parse().map_err(bad_option("--scale"))?;
                     let loader = schemalab::course::CatalogLoader::for_course(&root)?;
                     let opts = schemalab::course::RunOptions {
                         scale,
@@ -509,18 +604,21 @@ fn real_main() -> anyhow::Result<()> {
                             &opts,
                             lang,
                         ))
-                        .map_err(|e| anyhow::anyhow!("shell --lesson {query}: {e}"))?;
+                        .map_err(|e| {
+                            anyhow::Error::new(e).context(format!("shell --lesson {query}"))
+                        })?;
                     eprint!("{}", prepared.listing_in(lang));
                     prepared.current_db().to_string()
                 }
             };
             match file {
                 Some(path) => {
-                    let ok = database.block_on(schemalab::dialect::run_file(
+                    let ok = database.block_on(schemalab::dialect::run_file_in(
                         database.uri(),
                         &db,
                         &path,
                         policy,
+                        lang,
                     ));
                     if ok.is_err() {
                         // run_file has already printed the error, with its
@@ -528,13 +626,14 @@ fn real_main() -> anyhow::Result<()> {
                         std::process::exit(1);
                     }
                 }
-                None => schemalab::dialect::run_interactive_on(
+                None => schemalab::dialect::run_interactive_in(
                     database.handle(),
                     database.uri(),
                     &db,
                     policy,
+                    lang,
                 )
-                .map_err(|e| anyhow::anyhow!("shell: {}", e.line()))?,
+                .map_err(|e| anyhow::anyhow!("shell: {}", e.line_in(lang)))?,
             }
         }
         Some(Command::Exercises(ExercisesCommand::Init { dir })) => {
@@ -615,7 +714,7 @@ fn real_main() -> anyhow::Result<()> {
             let scale = scale
                 .map(|s| s.parse())
                 .transpose()
-                .map_err(|e| anyhow::anyhow!("--scale: {e}"))?;
+                .map_err(bad_option("--scale"))?;
             let database = Database::open(server.uri.or(cli.server.uri))?;
             let root = content_root()?;
             let passed = check_once(&database, &ws, &exercise, seed, scale, json, lang, &root)?;
@@ -641,7 +740,7 @@ fn real_main() -> anyhow::Result<()> {
             let database = Database::open(server.uri.or(cli.server.uri))?;
             if let Some(id) = &first {
                 let _ = check_once(&database, &ws, id, None, None, false, lang, &root)
-                    .map_err(|e| eprintln!("{e:#}"));
+                    .map_err(|e| eprintln!("{}", causes_in(&e, lang)));
             }
             eprintln!(
                 "{}",
@@ -655,7 +754,7 @@ fn real_main() -> anyhow::Result<()> {
                     print!("\x1b[2J\x1b[H");
                 }
                 if let Err(e) = check_once(&database, &ws, id, None, None, false, lang, &root) {
-                    eprintln!("{e:#}");
+                    eprintln!("{}", causes_in(&e, lang));
                 }
                 true
             })?;
@@ -702,9 +801,10 @@ fn real_main() -> anyhow::Result<()> {
         None => {
             if dumb_terminal() {
                 anyhow::bail!(
-                    "TERM=dumb: this terminal cannot draw the workbench. \
-                     The same course runs as plain text: `schemalab lessons`, \
-                     `schemalab run <lesson>`, `schemalab shell`, `schemalab exercises list`."
+                    "{}",
+                    lang.t("TERM=dumb: this terminal cannot draw the workbench. \
+                         The same course runs as plain text: `schemalab lessons`, \
+                         `schemalab run <lesson>`, `schemalab shell`, `schemalab exercises list`.")
                 );
             }
             let root = content_root()?;
@@ -718,4 +818,39 @@ fn real_main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schemalab::locale::{Lang, cli};
+
+    #[test]
+    fn an_error_line_is_anyhows_in_english_and_chinese_for_our_own_causes() {
+        let e = anyhow::Error::new(schemalab::course::CourseError::UnknownLesson {
+            id: "nosuch".into(),
+            known: "a, b".into(),
+            suggestion: None,
+        })
+        .context("shell --lesson nosuch");
+        assert_eq!(error_line(&e, Lang::En), format!("Error: {e:#}"));
+        assert_eq!(
+            error_line(&e, Lang::ZhCn),
+            "错误：shell --lesson nosuch：课程清单中没有 'nosuch' 这一课（现有的课：a, b）"
+        );
+        // A cause from elsewhere stays as written.
+        let io = anyhow::Error::new(std::io::Error::other("disk on fire")).context("--scale");
+        assert_eq!(error_line(&io, Lang::ZhCn), "错误：--scale：disk on fire");
+    }
+
+    #[test]
+    fn every_help_text_has_a_chinese_entry() {
+        let missing = cli::missing_translations(&Cli::command(), Lang::ZhCn);
+        assert!(
+            missing.is_empty(),
+            "{} without zh-CN:\n{}",
+            missing.len(),
+            missing.join("\n")
+        );
+    }
 }

@@ -1024,7 +1024,8 @@ fn empty_manifest_opens_an_error_screen() {
         })
         .unwrap_or_else(|| panic!("no error screen:\n{}", tmux.screen()));
     assert!(
-        screen.contains("lessons/manifest.toml:1:1: missing field `format_version`"),
+        screen.contains("lessons/manifest.toml:1:1: malformed TOML:")
+            && screen.contains("missing field `format_version`"),
         "{screen}"
     );
     tmux.cmd(&["send-keys", "-t", "t", "q"]);

@@ -11,11 +11,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::locale::Message;
+
 /// A parse error at a 1-based character column of the parsed text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} (column {col})")]
 pub struct ClaimError {
-    pub message: String,
+    pub message: Message,
     pub col: usize,
 }
 
@@ -394,7 +396,7 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ClaimError> {
     let chars: Vec<char> = src.chars().collect();
     let mut i = 0;
     let mut out = Vec::new();
-    let err = |message: String, i: usize| ClaimError {
+    let err = |message: Message, i: usize| ClaimError {
         message,
         col: i + 1,
     };
@@ -433,7 +435,12 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ClaimError> {
                     ('>', true) => CmpOp::Ge,
                     ('=', true) => CmpOp::Eq,
                     ('!', true) => CmpOp::Ne,
-                    _ => return Err(err(format!("unexpected '{c}' (did you mean {c}=?)"), start)),
+                    _ => {
+                        return Err(err(
+                            Message::new("unexpected '{c}' (did you mean {c}=?)").arg("c", c),
+                            start,
+                        ));
+                    }
                 })
             }
             '"' | '\'' => {
@@ -474,9 +481,12 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ClaimError> {
                     i += 1;
                 }
                 let text: String = chars[start..i].iter().filter(|c| **c != '_').collect();
-                let n = text
-                    .parse::<f64>()
-                    .map_err(|_| err(format!("'{text}' is not a number"), start))?;
+                let n = text.parse::<f64>().map_err(|_| {
+                    err(
+                        Message::new("'{text}' is not a number").arg("text", &text),
+                        start,
+                    )
+                })?;
                 Tok::Num(n)
             }
             c if is_ident_char(c) => {
@@ -506,7 +516,12 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ClaimError> {
                 }
                 Tok::Path(segs)
             }
-            other => return Err(err(format!("unexpected character '{other}'"), start)),
+            other => {
+                return Err(err(
+                    Message::new("unexpected character '{c}'").arg("c", other),
+                    start,
+                ));
+            }
         };
         out.push((tok, start + 1));
     }
@@ -543,14 +558,14 @@ impl Parser {
         self.toks.get(self.pos).map_or(self.end_col, |(_, c)| *c)
     }
 
-    fn err_here(&self, message: &str) -> ClaimError {
-        let found = if self.pos < self.toks.len() {
-            ""
-        } else {
-            " (at end)"
-        };
+    fn err_here(&self, message: &'static str) -> ClaimError {
+        let message = Message::new(message);
         ClaimError {
-            message: format!("{message}{found}"),
+            message: if self.pos < self.toks.len() {
+                message
+            } else {
+                Message::new("{m} (at end)").arg_msg("m", message)
+            },
             col: self.col(),
         }
     }
@@ -572,9 +587,8 @@ impl Parser {
     fn grow(&self, child: usize, col: usize) -> Result<usize, ClaimError> {
         if child + 1 > MAX_CHECK_DEPTH {
             return Err(ClaimError {
-                message: format!(
-                    "expression nested too deeply (a check allows {MAX_CHECK_DEPTH} levels)"
-                ),
+                message: Message::new("expression nested too deeply (a check allows {max} levels)")
+                    .arg("max", MAX_CHECK_DEPTH),
                 col,
             });
         }
@@ -619,9 +633,10 @@ impl Parser {
                 self.nesting += 1;
                 if self.nesting > MAX_CHECK_DEPTH {
                     return Err(ClaimError {
-                        message: format!(
-                            "expression nested too deeply (a check allows {MAX_CHECK_DEPTH} levels)"
-                        ),
+                        message: Message::new(
+                            "expression nested too deeply (a check allows {max} levels)",
+                        )
+                        .arg("max", MAX_CHECK_DEPTH),
                         col,
                     });
                 }
@@ -644,7 +659,7 @@ impl Parser {
 }
 
 fn metric(segs: &[String], col: usize) -> Result<Metric, ClaimError> {
-    let err = |message: String| ClaimError { message, col };
+    let err = |message: Message| ClaimError { message, col };
     let path = segs.join(".");
     match segs {
         [variant, kind, rest @ ..] if kind == "coll" => {
@@ -658,16 +673,21 @@ fn metric(segs: &[String], col: usize) -> Result<Metric, ClaimError> {
                     "totalIndexSize" => CollField::TotalIndexSize,
                     "nindexes" => CollField::NIndexes,
                     other => {
-                        return Err(err(format!(
-                            "unknown collection metric '{other}' in '{path}' (one of {COLL_FIELDS})"
-                        )));
+                        return Err(err(Message::new(
+                            "unknown collection metric '{field}' in '{path}' (one of {known})",
+                        )
+                        .arg("field", other)
+                        .arg("path", &path)
+                        .arg("known", COLL_FIELDS)));
                     }
                 },
                 [_, i, name] if i == "index" => CollField::Index(name.clone()),
                 _ => {
-                    return Err(err(format!(
-                        "'{path}' is not <variant>.coll.<collection>.<{COLL_FIELDS}>"
-                    )));
+                    return Err(err(Message::new(
+                        "'{path}' is not <variant>.coll.<collection>.<{known}>",
+                    )
+                    .arg("path", &path)
+                    .arg("known", COLL_FIELDS)));
                 }
             };
             Ok(Metric {
@@ -681,9 +701,12 @@ fn metric(segs: &[String], col: usize) -> Result<Metric, ClaimError> {
         }
         [variant, kind, id, f] if kind == "op" => {
             let field = OpField::parse(f).ok_or_else(|| {
-                err(format!(
-                    "unknown operation metric '{f}' in '{path}' (one of {OP_FIELDS})"
-                ))
+                err(
+                    Message::new("unknown operation metric '{field}' in '{path}' (one of {known})")
+                        .arg("field", f)
+                        .arg("path", &path)
+                        .arg("known", OP_FIELDS),
+                )
             })?;
             Ok(Metric {
                 variant: variant.clone(),
@@ -694,9 +717,10 @@ fn metric(segs: &[String], col: usize) -> Result<Metric, ClaimError> {
                 col,
             })
         }
-        _ => Err(err(format!(
-            "'{path}' is not a metric: write <variant>.coll.<collection>.<field> or <variant>.op.<operation>.<field>"
-        ))),
+        _ => Err(err(Message::new(
+            "'{path}' is not a metric: write <variant>.coll.<collection>.<field> or <variant>.op.<operation>.<field>",
+        )
+        .arg("path", &path))),
     }
 }
 
@@ -714,7 +738,7 @@ pub struct Placeholder {
 pub struct PlaceholderError {
     pub line: usize,
     pub col: usize,
-    pub message: String,
+    pub message: Message,
 }
 
 fn line_col(text: &str, byte: usize) -> (usize, usize) {

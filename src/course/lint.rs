@@ -19,26 +19,52 @@ use super::manifest::{FORMAT_VERSION, Lesson, Manifest};
 use super::runner::{explain_form, stays_in};
 use super::{OpKind, db_name, is_plain_name};
 use crate::dialect::{DialectError, parse_program};
+use crate::locale::{Lang, Localized, Message};
 
-/// One problem, at a 1-based line and column of a file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// One problem, at a 1-based line and column of a file. `Display` writes
+/// it in English, [`Localized::render_in`] in any language (the place
+/// stays as it is).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LintError {
     pub file: PathBuf,
     pub line: usize,
     pub col: usize,
-    pub message: String,
+    pub message: Message,
 }
 
-impl fmt::Display for LintError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
+impl LintError {
+    fn key(&self) -> (&PathBuf, usize, usize, String) {
+        (&self.file, self.line, self.col, self.message.to_string())
+    }
+}
+
+impl PartialOrd for LintError {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for LintError {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl Localized for LintError {
+    fn render_in(&self, lang: Lang) -> String {
+        format!(
             "{}:{}:{}: {}",
             self.file.display(),
             self.line,
             self.col,
-            self.message
+            self.message.render_in(lang)
         )
+    }
+}
+
+impl fmt::Display for LintError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render_in(Lang::En))
     }
 }
 
@@ -56,7 +82,7 @@ struct Linter {
 }
 
 impl Linter {
-    fn at(&mut self, file: &Path, text: &str, byte: usize, message: impl Into<String>) {
+    fn at(&mut self, file: &Path, text: &str, byte: usize, message: impl Into<Message>) {
         let (line, col) = line_col(text, byte);
         self.errors.push(LintError {
             file: file.to_path_buf(),
@@ -66,7 +92,7 @@ impl Linter {
         });
     }
 
-    fn at_pos(&mut self, file: &Path, line: usize, col: usize, message: impl Into<String>) {
+    fn at_pos(&mut self, file: &Path, line: usize, col: usize, message: impl Into<Message>) {
         self.errors.push(LintError {
             file: file.to_path_buf(),
             line,
@@ -79,7 +105,9 @@ impl Linter {
         match std::fs::read_to_string(path) {
             Ok(t) => Some(t),
             Err(e) => {
-                let message = format!("cannot read {}: {e}", path.display());
+                let message = Message::new("cannot read {path}: {e}")
+                    .arg("path", path.display())
+                    .arg("e", e);
                 match from {
                     Some((file, text, byte)) => self.at(file, text, byte, message),
                     None => self.at_pos(path, 1, 1, message),
@@ -94,7 +122,12 @@ impl Linter {
             Ok(v) => Some(v),
             Err(e) => {
                 let byte = e.span().map_or(0, |s| s.start);
-                self.at(path, text, byte, e.message().trim().to_string());
+                self.at(
+                    path,
+                    text,
+                    byte,
+                    Message::new("malformed TOML: {detail}").arg("detail", e.message().trim()),
+                );
                 None
             }
         }
@@ -141,10 +174,9 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
             &mpath,
             &mtext,
             manifest.format_version.span().start,
-            format!(
-                "format_version {} is not supported (this build reads {FORMAT_VERSION})",
-                manifest.format_version.get_ref()
-            ),
+            Message::new("format_version {found} is not supported (this build reads {supported})")
+                .arg("found", manifest.format_version.get_ref())
+                .arg("supported", FORMAT_VERSION),
         );
     }
     if manifest.lessons.is_empty() {
@@ -158,9 +190,10 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
                 &mpath,
                 &mtext,
                 entry.id.span().start,
-                format!(
-                    "lesson id '{id}' must be 1-40 letters, digits, '_' or '-' (it names databases)"
-                ),
+                Message::new(
+                    "lesson id '{id}' must be 1-40 letters, digits, '_' or '-' (it names databases)",
+                )
+                .arg("id", id),
             );
         }
         if !ids.insert(id.clone()) {
@@ -168,7 +201,7 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
                 &mpath,
                 &mtext,
                 entry.id.span().start,
-                format!("duplicate lesson id '{id}'"),
+                Message::new("duplicate lesson id '{id}'").arg("id", id),
             );
         }
         let dir = root.join("lessons").join(entry.dir.get_ref());
@@ -178,7 +211,7 @@ pub fn lint(root: impl AsRef<Path>) -> Vec<LintError> {
                 &mpath,
                 &mtext,
                 entry.dir.span().start,
-                format!("{} does not exist", lpath.display()),
+                Message::new("{path} does not exist").arg("path", lpath.display()),
             );
             continue;
         }
@@ -245,7 +278,7 @@ fn lint_lesson(
                 path,
                 t,
                 exp.id.span().start,
-                format!("duplicate experiment id '{}'", exp.id.get_ref()),
+                Message::new("duplicate experiment id '{id}'").arg("id", exp.id.get_ref()),
             );
         }
         if let Some(names) = datasets
@@ -255,11 +288,12 @@ fn lint_lesson(
                 path,
                 t,
                 exp.dataset.span().start,
-                format!(
-                    "unknown dataset '{}' (datasets/catalog.toml has: {})",
-                    exp.dataset.get_ref(),
-                    names.iter().cloned().collect::<Vec<_>>().join(", ")
-                ),
+                Message::new("unknown dataset '{name}' (datasets/catalog.toml has: {known})")
+                    .arg("name", exp.dataset.get_ref())
+                    .arg(
+                        "known",
+                        names.iter().cloned().collect::<Vec<_>>().join(", "),
+                    ),
             );
         }
         if exp.variants.is_empty() {
@@ -278,7 +312,8 @@ fn lint_lesson(
                     path,
                     t,
                     v.id.span().start,
-                    format!("variant id '{vid}' must be 1-40 letters, digits, '_' or '-'"),
+                    Message::new("variant id '{vid}' must be 1-40 letters, digits, '_' or '-'")
+                        .arg("vid", vid),
                 );
             }
             if !variants.insert(vid.clone()) {
@@ -286,7 +321,7 @@ fn lint_lesson(
                     path,
                     t,
                     v.id.span().start,
-                    format!("duplicate variant id '{vid}'"),
+                    Message::new("duplicate variant id '{vid}'").arg("vid", vid),
                 );
             }
             all_variants.insert(vid.clone());
@@ -307,7 +342,7 @@ fn lint_lesson(
                         }
                         Err(e) => {
                             let (line, col) = dialect_pos(&e);
-                            l.at_pos(&spath, line, col, e.to_string());
+                            l.at_pos(&spath, line, col, e.message());
                         }
                     }
                 }
@@ -321,7 +356,7 @@ fn lint_lesson(
                     path,
                     t,
                     op.id.span().start,
-                    format!("duplicate operation id '{oid}'"),
+                    Message::new("duplicate operation id '{oid}'").arg("oid", oid),
                 );
             }
             all_ops.insert(oid.clone());
@@ -331,7 +366,9 @@ fn lint_lesson(
                         path,
                         t,
                         op.id.span().start,
-                        format!("operation '{oid}' has no statement for variant '{vid}'"),
+                        Message::new("operation '{oid}' has no statement for variant '{vid}'")
+                            .arg("oid", oid)
+                            .arg("vid", vid),
                     );
                 }
             }
@@ -348,7 +385,10 @@ fn lint_lesson(
                         path,
                         t,
                         op.id.span().start,
-                        format!("expect_error names '{vid}', not a variant of this experiment"),
+                        Message::new(
+                            "expect_error names '{vid}', not a variant of this experiment",
+                        )
+                        .arg("vid", vid),
                     );
                 }
             }
@@ -362,7 +402,7 @@ fn lint_lesson(
                     path,
                     t,
                     id.span().start,
-                    format!("duplicate claim id '{}'", id.get_ref()),
+                    Message::new("duplicate claim id '{id}'").arg("id", id.get_ref()),
                 );
             }
             lint_check(l, path, t, &claim.check, &variants, &ops);
@@ -394,7 +434,7 @@ fn lint_statement(
             path,
             t,
             span.start,
-            format!("'{vid}' is not a variant of this experiment"),
+            Message::new("'{vid}' is not a variant of this experiment").arg("vid", vid),
         );
         return;
     }
@@ -413,7 +453,7 @@ fn lint_statement(
         Err(e) => {
             let (line, col) = dialect_pos(&e);
             let (line, col) = inner_pos(t, &span, line, col);
-            l.at_pos(path, line, col, e.to_string());
+            l.at_pos(path, line, col, e.message());
         }
     }
 }
@@ -438,7 +478,12 @@ fn lint_check(
         }
         Err(e) => {
             let (line, col) = inner_pos(t, &span, 1, e.col);
-            l.at_pos(path, line, col, format!("check: {}", e.message));
+            l.at_pos(
+                path,
+                line,
+                col,
+                Message::new("check: {e}").arg_msg("e", e.message),
+            );
         }
     }
 }
@@ -447,19 +492,23 @@ fn unknown_reference(
     m: &Metric,
     variants: &BTreeSet<String>,
     ops: &BTreeSet<String>,
-) -> Option<String> {
+) -> Option<Message> {
     if !variants.contains(&m.variant) {
-        return Some(format!(
-            "'{}' is not a declared variant (variants: {})",
-            m.variant,
-            variants.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
+        return Some(
+            Message::new("'{vid}' is not a declared variant (variants: {known})")
+                .arg("vid", &m.variant)
+                .arg(
+                    "known",
+                    variants.iter().cloned().collect::<Vec<_>>().join(", "),
+                ),
+        );
     }
     match &m.target {
-        Target::Op { id, .. } if !ops.contains(id) => Some(format!(
-            "'{id}' is not a declared operation (operations: {})",
-            ops.iter().cloned().collect::<Vec<_>>().join(", ")
-        )),
+        Target::Op { id, .. } if !ops.contains(id) => Some(
+            Message::new("'{oid}' is not a declared operation (operations: {known})")
+                .arg("oid", id)
+                .arg("known", ops.iter().cloned().collect::<Vec<_>>().join(", ")),
+        ),
         _ => None,
     }
 }
@@ -492,14 +541,19 @@ fn lint_prose(
                     path,
                     md,
                     range.start,
-                    format!("code block ({info}) is never closed"),
+                    Message::new("code block ({info}) is never closed").arg("info", info),
                 );
             }
         }
     }
     let (found, errs) = placeholders(md);
     for e in errs {
-        l.at_pos(path, e.line, e.col, format!("{{{{ }}}}: {}", e.message));
+        l.at_pos(
+            path,
+            e.line,
+            e.col,
+            Message::new("{{ }}: {e}").arg_msg("e", e.message),
+        );
     }
     for p in found {
         for m in p.expr.metrics() {

@@ -18,7 +18,7 @@ use super::manifest::{
     ExperimentStrings, Lesson, LessonStrings, Manifest, ManifestStrings, lookup,
 };
 use crate::exercises::manifest::{CheckStrings, ExerciseSpec, ExerciseStrings, exercise_dirs};
-use crate::locale::{Lang, is_cjk};
+use crate::locale::{Lang, Message, is_cjk};
 
 struct L {
     errors: Vec<LintError>,
@@ -33,7 +33,7 @@ fn line_col(text: &str, byte: usize) -> (usize, usize) {
 }
 
 impl L {
-    fn at(&mut self, file: &Path, line: usize, col: usize, message: impl Into<String>) {
+    fn at(&mut self, file: &Path, line: usize, col: usize, message: impl Into<Message>) {
         self.errors.push(LintError {
             file: file.to_path_buf(),
             line,
@@ -41,7 +41,7 @@ impl L {
             message: message.into(),
         });
     }
-    fn at_byte(&mut self, file: &Path, text: &str, byte: usize, message: impl Into<String>) {
+    fn at_byte(&mut self, file: &Path, text: &str, byte: usize, message: impl Into<Message>) {
         let (line, col) = line_col(text, byte);
         self.at(file, line, col, message);
     }
@@ -49,7 +49,14 @@ impl L {
         match std::fs::read_to_string(path) {
             Ok(t) => Some(t),
             Err(e) => {
-                self.at(path, 1, 1, format!("cannot read {}: {e}", path.display()));
+                self.at(
+                    path,
+                    1,
+                    1,
+                    Message::new("cannot read {path}: {e}")
+                        .arg("path", path.display())
+                        .arg("e", e),
+                );
                 None
             }
         }
@@ -59,7 +66,12 @@ impl L {
             Ok(v) => Some(v),
             Err(e) => {
                 let byte = e.span().map_or(0, |s| s.start);
-                self.at_byte(path, text, byte, e.message().trim().to_string());
+                self.at_byte(
+                    path,
+                    text,
+                    byte,
+                    Message::new("malformed TOML: {detail}").arg("detail", e.message().trim()),
+                );
                 None
             }
         }
@@ -85,7 +97,14 @@ pub fn lint(root: &Path) -> Vec<LintError> {
         {
             match &strings.title {
                 Some(t) => leftover(&mut l, &tpath, &text, t, lang),
-                None => l.at(&tpath, 1, 1, format!("missing {lang} strings: title")),
+                None => l.at(
+                    &tpath,
+                    1,
+                    1,
+                    Message::new("missing {lang} strings: {list}")
+                        .arg("lang", lang)
+                        .arg("list", "title"),
+                ),
             }
         }
         for entry in &manifest.lessons {
@@ -159,7 +178,9 @@ fn leftover(l: &mut L, path: &Path, text: &str, s: &Spanned<String>, lang: Lang)
             path,
             text,
             s.span().start,
-            format!("not translated into {lang}: \"{}\"", short(s.get_ref())),
+            Message::new("not translated into {lang}: \"{text}\"")
+                .arg("lang", lang)
+                .arg("text", short(s.get_ref())),
         );
     }
 }
@@ -179,7 +200,7 @@ fn unknown_keys<V>(
     text: &str,
     map: &BTreeMap<Spanned<String>, V>,
     known: &BTreeSet<String>,
-    what: &str,
+    what: &'static str,
 ) {
     for k in map.keys() {
         if !known.contains(k.get_ref()) {
@@ -187,11 +208,13 @@ fn unknown_keys<V>(
                 path,
                 text,
                 k.span().start,
-                format!(
-                    "'{}' is not {what} of the English file (it has: {})",
-                    k.get_ref(),
-                    known.iter().cloned().collect::<Vec<_>>().join(", ")
-                ),
+                Message::new("'{key}' is not {what} of the English file (it has: {known})")
+                    .arg("key", k.get_ref())
+                    .arg_msg("what", Message::new(what))
+                    .arg(
+                        "known",
+                        known.iter().cloned().collect::<Vec<_>>().join(", "),
+                    ),
             );
         }
     }
@@ -213,10 +236,9 @@ fn lint_lesson(l: &mut L, dir: &Path, lang: Lang) {
             &tpath,
             1,
             1,
-            format!(
-                "missing: the {lang} edition has no {} for this lesson",
-                file_name(&tpath)
-            ),
+            Message::new("missing: the {lang} edition has no {file} for this lesson")
+                .arg("lang", lang)
+                .arg("file", file_name(&tpath)),
         );
     } else if let Some(text) = l.read(&tpath)
         && let Some(strings) = l.toml::<LessonStrings>(&tpath, &text)
@@ -336,7 +358,8 @@ fn lint_lesson_strings(
                 epath,
                 etext,
                 c.check.span().start,
-                format!("this claim has no id, so the {lang} edition cannot translate it: add id = \"…\""),
+                Message::new("this claim has no id, so the {lang} edition cannot translate it: add id = \"…\"")
+                    .arg("lang", lang),
             );
         }
     }
@@ -345,7 +368,9 @@ fn lint_lesson_strings(
             tpath,
             1,
             1,
-            format!("missing {lang} strings: {}", missing.join(", ")),
+            Message::new("missing {lang} strings: {list}")
+                .arg("lang", lang)
+                .arg("list", missing.join(", ")),
         );
     }
 }
@@ -400,10 +425,9 @@ fn lint_prose(l: &mut L, english: &Path, translated: &Path, lang: Lang) {
             translated,
             1,
             1,
-            format!(
-                "missing: the {lang} edition has no {}",
-                file_name(translated)
-            ),
+            Message::new("missing: the {lang} edition has no {file}")
+                .arg("lang", lang)
+                .arg("file", file_name(translated)),
         );
         return;
     }
@@ -418,12 +442,10 @@ fn lint_prose(l: &mut L, english: &Path, translated: &Path, lang: Lang) {
             translated,
             &tr,
             at,
-            format!(
-                "{} '## ' sections where {} has {}",
-                th.len(),
-                file_name(english),
-                eh.len()
-            ),
+            Message::new("{n} '## ' sections where {file} has {m}")
+                .arg("n", th.len())
+                .arg("file", file_name(english))
+                .arg("m", eh.len()),
         );
     }
     if ef != tf {
@@ -431,7 +453,10 @@ fn lint_prose(l: &mut L, english: &Path, translated: &Path, lang: Lang) {
             translated,
             1,
             1,
-            format!("{tf} code blocks where {} has {ef}", file_name(english)),
+            Message::new("{n} code blocks where {file} has {m}")
+                .arg("n", tf)
+                .arg("file", file_name(english))
+                .arg("m", ef),
         );
     }
     let (ep, tp) = (placeholder_set(&en), placeholder_set(&tr));
@@ -453,12 +478,10 @@ fn lint_prose(l: &mut L, english: &Path, translated: &Path, lang: Lang) {
             translated,
             1,
             1,
-            format!(
-                "placeholders differ from {}: missing [{}], extra [{}]",
-                file_name(english),
-                only(&ep, &tp).join(" "),
-                only(&tp, &ep).join(" ")
-            ),
+            Message::new("placeholders differ from {file}: missing [{missing}], extra [{extra}]")
+                .arg("file", file_name(english))
+                .arg("missing", only(&ep, &tp).join(" "))
+                .arg("extra", only(&tp, &ep).join(" ")),
         );
     }
     // English-only leftovers: a prose line outside code with English
@@ -478,7 +501,9 @@ fn lint_prose(l: &mut L, english: &Path, translated: &Path, lang: Lang) {
                 translated,
                 n + 1,
                 1,
-                format!("not translated into {lang}: \"{}\"", short(line.trim())),
+                Message::new("not translated into {lang}: \"{text}\"")
+                    .arg("lang", lang)
+                    .arg("text", short(line.trim())),
             );
         }
     }
@@ -506,10 +531,9 @@ fn lint_exercise(l: &mut L, dir: &Path, lang: Lang) {
             &tpath,
             1,
             1,
-            format!(
-                "missing: the {lang} edition has no {} for this exercise",
-                file_name(&tpath)
-            ),
+            Message::new("missing: the {lang} edition has no {file} for this exercise")
+                .arg("lang", lang)
+                .arg("file", file_name(&tpath)),
         );
         return;
     }
@@ -547,11 +571,9 @@ fn lint_exercise_strings(
             tpath,
             text,
             h.span().start,
-            format!(
-                "{} hints where exercise.toml has {}",
-                h.get_ref().len(),
-                spec.hints.len()
-            ),
+            Message::new("{n} hints where exercise.toml has {m}")
+                .arg("n", h.get_ref().len())
+                .arg("m", spec.hints.len()),
         ),
         Some(h) => {
             for s in h.get_ref() {
@@ -560,7 +582,9 @@ fn lint_exercise_strings(
                         tpath,
                         text,
                         h.span().start,
-                        format!("not translated into {lang}: \"{}\"", short(s)),
+                        Message::new("not translated into {lang}: \"{text}\"")
+                            .arg("lang", lang)
+                            .arg("text", short(s)),
                     );
                 }
             }
@@ -613,7 +637,9 @@ fn lint_exercise_strings(
             tpath,
             1,
             1,
-            format!("missing {lang} strings: {}", missing.join(", ")),
+            Message::new("missing {lang} strings: {list}")
+                .arg("lang", lang)
+                .arg("list", missing.join(", ")),
         );
     }
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::CourseError;
-use crate::locale::Lang;
+use crate::locale::{Lang, Message};
 
 /// The only format this build reads.
 pub const FORMAT_VERSION: i64 = 1;
@@ -252,17 +252,27 @@ pub(crate) fn read_strings<T: serde::de::DeserializeOwned>(
         return Ok(None);
     }
     let text = read(path)?;
-    toml::from_str(&text).map(Some).map_err(|e| {
-        let at = e.span().map_or(0, |s| s.start).min(text.len());
-        let before = &text[..at];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        CourseError::Invalid(format!(
-            "{}:{line}:{col}: {}",
-            path.display(),
-            e.message().trim()
-        ))
-    })
+    toml::from_str(&text)
+        .map(Some)
+        .map_err(|e| malformed(path, &text, &e))
+}
+
+/// A course file that does not parse as the TOML it should be, named with
+/// the file and the line:col where the parser stopped. The parser's own
+/// description (from the `toml` crate) is kept as it wrote it, inside our
+/// sentence.
+pub(crate) fn malformed(path: &Path, text: &str, e: &toml::de::Error) -> CourseError {
+    let at = e.span().map_or(0, |s| s.start).min(text.len());
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    CourseError::Invalid(
+        Message::new("{file}:{line}:{col}: malformed course file: {detail}")
+            .arg("file", path.display())
+            .arg("line", line)
+            .arg("col", col)
+            .arg("detail", e.message().trim()),
+    )
 }
 
 pub(crate) fn read(path: &Path) -> Result<String, CourseError> {
@@ -283,14 +293,17 @@ impl Course {
     pub fn load_in(root: impl AsRef<Path>, lang: Lang) -> Result<Course, CourseError> {
         let root = root.as_ref().to_path_buf();
         let path = root.join("lessons").join("manifest.toml");
-        let manifest: Manifest = toml::from_str(&read(&path)?)
-            .map_err(|e| CourseError::Invalid(format!("{}: {}", path.display(), e.message())))?;
+        let text = read(&path)?;
+        let manifest: Manifest = toml::from_str(&text).map_err(|e| malformed(&path, &text, &e))?;
         if *manifest.format_version.get_ref() != FORMAT_VERSION {
-            return Err(CourseError::Invalid(format!(
-                "{}: format_version {} is not supported (this build reads {FORMAT_VERSION})",
-                path.display(),
-                manifest.format_version.get_ref()
-            )));
+            return Err(CourseError::Invalid(
+                Message::new(
+                    "{file}: format_version {found} is not supported (this build reads {supported})",
+                )
+                .arg("file", path.display())
+                .arg("found", manifest.format_version.get_ref())
+                .arg("supported", FORMAT_VERSION),
+            ));
         }
         let mut manifest = manifest;
         if let Some(tr) = lang.translated_path(&path)
@@ -365,8 +378,8 @@ impl Course {
             .ok_or_else(|| self.unknown(id))?;
         let dir = self.root.join("lessons").join(entry.dir.get_ref());
         let path = dir.join("lesson.toml");
-        let mut lesson: Lesson = toml::from_str(&read(&path)?)
-            .map_err(|e| CourseError::Invalid(format!("{}: {}", path.display(), e.message())))?;
+        let text = read(&path)?;
+        let mut lesson: Lesson = toml::from_str(&text).map_err(|e| malformed(&path, &text, &e))?;
         lesson.id = id.to_string();
         lesson.dir = dir;
         if let Some(tr) = self.lang.translated_path(&path) {

@@ -29,9 +29,12 @@ impl std::str::FromStr for Format {
             "table" => Ok(Format::Table),
             "json" => Ok(Format::Json),
             "markdown" | "md" => Ok(Format::Markdown),
-            other => Err(CourseError::Invalid(format!(
-                "unknown format '{other}' (expected table, json or markdown)"
-            ))),
+            other => Err(CourseError::Invalid(
+                crate::locale::Message::new(
+                    "unknown format '{format}' (expected table, json or markdown)",
+                )
+                .arg("format", other),
+            )),
         }
     }
 }

@@ -27,6 +27,7 @@ use super::measure::{
 use super::{CourseError, Scale, db_name, guard_db};
 use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
 use crate::dialect::{DialectError, Output, Session, Value, parse_program};
+use crate::locale::Message;
 
 /// A shared flag: set it and the run stops at the next step boundary.
 #[derive(Debug, Clone, Default)]
@@ -67,6 +68,25 @@ pub struct Progress {
     /// Steps finished so far and in all (for a progress bar).
     pub done: usize,
     pub total: usize,
+}
+
+impl Progress {
+    /// The step's name in `lang` (`step` itself is the stable id, the same
+    /// in every language).
+    pub fn step_in(&self, lang: crate::locale::Lang) -> String {
+        let m = match self.step.as_str() {
+            "drop" => Message::new("drop"),
+            "load" => Message::new("load"),
+            "setup" => Message::new("setup"),
+            "measure" => Message::new("measure"),
+            "claims" => Message::new("claims"),
+            other => match other.strip_prefix("op ") {
+                Some(id) => Message::new("op {id}").arg("id", id),
+                None => return other.to_string(),
+            },
+        };
+        m.render_in(lang)
+    }
 }
 
 /// How to run.
@@ -643,17 +663,17 @@ pub async fn prepare_lesson(
             .flat_map(|e| e.variants.iter().map(|v| v.id.get_ref().as_str()))
             .collect();
         return Err(CourseError::Invalid(match only {
-            Some(o) => {
-                let hint = crate::dialect::suggest(o, known.iter().copied())
-                    .map(|s| format!("did you mean '{s}'? "))
-                    .unwrap_or_default();
-                format!(
-                    "lesson '{}' has no variant '{o}'; {hint}(variants: {})",
-                    lesson.id,
-                    known.join(", ")
+            Some(o) => match crate::dialect::suggest(o, known.iter().copied()) {
+                Some(s) => Message::new(
+                    "lesson '{lesson}' has no variant '{variant}'; did you mean '{suggestion}'? (variants: {known})",
                 )
+                .arg("suggestion", s),
+                None => Message::new("lesson '{lesson}' has no variant '{variant}' (variants: {known})"),
             }
-            None => format!("lesson '{}' has no variants to prepare", lesson.id),
+            .arg("lesson", &lesson.id)
+            .arg("variant", o)
+            .arg("known", known.join(", ")),
+            None => Message::new("lesson '{lesson}' has no variants to prepare").arg("lesson", &lesson.id),
         }));
     }
     let total = chosen.len() * 3;
@@ -772,7 +792,7 @@ async fn run_op_inner(
     let program = parse_in(spec.stmt, db)?;
     match spec.kind {
         OpKind::Read => {
-            let explain = explain_form(&program).map_err(shell_fail)?;
+            let explain = explain_form(&program).map_err(|m| shell_fail(m.to_string()))?;
             let started = Instant::now();
             let (out, res) = session.eval_program(&explain).await;
             let wall = started.elapsed().as_secs_f64() * 1000.0;
@@ -788,7 +808,7 @@ async fn run_op_inner(
             // executionTimeMillis is whole milliseconds and leaves joins out).
             result.millis = Some(wall);
             // Untimed: fetch what the read sends to the client and weigh it.
-            let fetch = fetch_form(&program).map_err(shell_fail)?;
+            let fetch = fetch_form(&program).map_err(|m| shell_fail(m.to_string()))?;
             let (out, res) = session.eval_program(&fetch).await;
             m.bytes_returned = match res {
                 Ok(()) => out.iter().rev().find_map(|o| match o {
@@ -920,12 +940,16 @@ fn lit(pos: crate::dialect::Pos, kind: ExprKind) -> Expr {
 /// statement that explains it with `executionStats`. `findOne`,
 /// `countDocuments` and `distinct` are explained as the find or pipeline
 /// the shell would run for them.
-pub fn explain_form(program: &Program) -> Result<Program, String> {
+pub fn explain_form(program: &Program) -> Result<Program, Message> {
     let [stmt] = program.stmts.as_slice() else {
-        return Err("a read operation must be exactly one statement".into());
+        return Err(Message::new(
+            "a read operation must be exactly one statement",
+        ));
     };
     let StmtKind::Expr(expr) = &stmt.kind else {
-        return Err("a read operation must be an expression such as db.c.find(…)".into());
+        return Err(Message::new(
+            "a read operation must be an expression such as db.c.find(…)",
+        ));
     };
     // The innermost call is the collection method; outer calls are cursor
     // modifiers (sort, limit, projection …).
@@ -946,10 +970,14 @@ pub fn explain_form(program: &Program) -> Result<Program, String> {
         }
     }
     let ExprKind::Call { callee, args } = &inner.kind else {
-        return Err("a read operation must call a collection method".into());
+        return Err(Message::new(
+            "a read operation must call a collection method",
+        ));
     };
     let ExprKind::Member { object, name } = &callee.kind else {
-        return Err("a read operation must call a collection method".into());
+        return Err(Message::new(
+            "a read operation must call a collection method",
+        ));
     };
     let pos = expr.pos;
     let explain_arg = vec![lit(pos, ExprKind::Str("executionStats".into()))];
@@ -957,9 +985,10 @@ pub fn explain_form(program: &Program) -> Result<Program, String> {
     let rewritten = match name.as_str() {
         "find" | "aggregate" => call(expr.clone(), "explain", explain_arg),
         "findOne" | "countDocuments" | "distinct" if depth > 0 => {
-            return Err(format!(
-                "{name}() returns a value, not a cursor: nothing can follow it"
-            ));
+            return Err(Message::new(
+                "{name}() returns a value, not a cursor: nothing can follow it",
+            )
+            .arg("name", name));
         }
         "findOne" => {
             let find = call((**object).clone(), "find", args.clone());
@@ -1004,11 +1033,15 @@ pub fn explain_form(program: &Program) -> Result<Program, String> {
         }
         "distinct" => {
             let Some(key) = args.first() else {
-                return Err("distinct() needs a field name".into());
+                return Err(Message::new("distinct() needs a field name"));
             };
             let group_key = match &key.kind {
                 ExprKind::Str(k) => lit(key.pos, ExprKind::Str(format!("${k}"))),
-                _ => return Err("distinct() needs a field name as a string literal".into()),
+                _ => {
+                    return Err(Message::new(
+                        "distinct() needs a field name as a string literal",
+                    ));
+                }
             };
             let filter = args.get(1).cloned().unwrap_or_else(empty);
             let pipeline = lit(
@@ -1031,9 +1064,10 @@ pub fn explain_form(program: &Program) -> Result<Program, String> {
             )
         }
         other => {
-            return Err(format!(
-                "{other}() is not a read (find, findOne, aggregate, countDocuments, distinct); declare the operation kind = \"write\""
-            ));
+            return Err(Message::new(
+                "{name}() is not a read (find, findOne, aggregate, countDocuments, distinct); declare the operation kind = \"write\"",
+            )
+            .arg("name", other));
         }
     };
     Ok(Program {
@@ -1048,7 +1082,7 @@ pub fn explain_form(program: &Program) -> Result<Program, String> {
 /// to weigh the bytes sent to the client): the explain form with
 /// `.explain("executionStats")` replaced by `.toArray()`; `findOne` keeps
 /// its `limit(1)`.
-pub fn fetch_form(program: &Program) -> Result<Program, String> {
+pub fn fetch_form(program: &Program) -> Result<Program, Message> {
     let mut explained = explain_form(program)?;
     for stmt in &mut explained.stmts {
         if let StmtKind::Expr(Expr {
@@ -1075,7 +1109,7 @@ fn is_collection_call(e: &Expr) -> bool {
 #[error("{message} ({pos})")]
 pub struct Escape {
     pub pos: crate::dialect::Pos,
-    pub message: String,
+    pub message: Message,
 }
 
 /// Refuse a program that could reach a database other than `db`: `use`,
@@ -1100,7 +1134,9 @@ fn stmt_stays(s: &Stmt, db: &str) -> Result<(), Escape> {
         }
         StmtKind::Use(name) if name != db => Err(Escape {
             pos: s.pos,
-            message: format!("`use {name}` leaves this variant's database {db}"),
+            message: Message::new("`use {name}` leaves this variant's database {db}")
+                .arg("name", name)
+                .arg("db", db),
         }),
         StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => Ok(()),
     }
@@ -1130,7 +1166,9 @@ fn expr_stays(e: &Expr, db: &str) -> Result<(), Escape> {
     let leave = |what: &str| {
         Err(Escape {
             pos: e.pos,
-            message: format!("{what} leaves this variant's database {db}"),
+            message: Message::new("{what} leaves this variant's database {db}")
+                .arg("what", what)
+                .arg("db", db),
         })
     };
     match &e.kind {
@@ -1371,7 +1409,7 @@ impl CatalogLoader {
         } else {
             crate::datasets::Catalog::builtin()
         }
-        .map_err(|e| CourseError::Invalid(e.to_string()))?;
+        .map_err(|e| CourseError::Invalid(e.message()))?;
         Ok(CatalogLoader { catalog })
     }
 }

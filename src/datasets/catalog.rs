@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::locale::Message;
+
 use super::{
     DatasetError, DatasetStream, ExtJsonMode, ParamKind, ParamValue, Params, Scale, family,
     generate,
@@ -63,7 +65,7 @@ impl Catalog {
 
     /// Parses catalog text; `file` names it in error messages.
     pub fn parse(text: &str, file: &str) -> Result<Self, DatasetError> {
-        let at = |span: Option<std::ops::Range<usize>>, message: String| {
+        let at = |span: Option<std::ops::Range<usize>>, message: Message| {
             let (line, col) = line_col(text, span.map_or(0, |s| s.start));
             DatasetError::Catalog {
                 file: file.to_string(),
@@ -73,12 +75,12 @@ impl Catalog {
             }
         };
         let raw: BTreeMap<String, Spanned<RawDataset>> =
-            toml::from_str(text).map_err(|e| at(e.span(), e.message().to_string()))?;
+            toml::from_str(text).map_err(|e| at(e.span(), Message::verbatim(e.message())))?;
         let mut datasets = BTreeMap::new();
         for (name, spanned) in raw {
             let span = spanned.span();
             let raw = spanned.into_inner();
-            let fam = family(&name).map_err(|e| at(Some(span.clone()), e.to_string()))?;
+            let fam = family(&name).map_err(|e| at(Some(span.clone()), e.message()))?;
             let listed: Vec<&str> = raw
                 .collections
                 .get_ref()
@@ -88,10 +90,9 @@ impl Catalog {
             if listed != fam.collections {
                 return Err(at(
                     Some(raw.collections.span()),
-                    format!(
-                        "dataset `{name}` has collections {:?} (in this order)",
-                        fam.collections
-                    ),
+                    Message::new("dataset `{name}` has collections {collections} (in this order)")
+                        .arg("name", &name)
+                        .arg("collections", format!("{:?}", fam.collections)),
                 ));
             }
             let mut scales = Vec::new();
@@ -102,10 +103,10 @@ impl Catalog {
                         let known: Vec<&str> = fam.params.iter().map(|(p, _)| *p).collect();
                         return Err(at(
                             Some(value.span()),
-                            format!(
-                                "unknown parameter `{key}` for `{name}` (known: {})",
-                                known.join(", ")
-                            ),
+                            Message::new("unknown parameter `{key}` for `{name}` (known: {known})")
+                                .arg("key", key)
+                                .arg("name", &name)
+                                .arg("known", known.join(", ")),
                         ));
                     };
                     let v = match (kind, value.get_ref()) {
@@ -127,17 +128,21 @@ impl Catalog {
                         (ParamKind::Count, _) => {
                             return Err(at(
                                 Some(value.span()),
-                                format!(
-                                    "`{key}` must be a non-negative integer, at most {MAX_COUNT}"
-                                ),
+                                Message::new(
+                                    "`{key}` must be a non-negative integer, at most {max}",
+                                )
+                                .arg("key", key)
+                                .arg("max", MAX_COUNT),
                             ));
                         }
                         (ParamKind::Real, _) => {
                             return Err(at(
                                 Some(value.span()),
-                                format!(
-                                    "`{key}` must be a non-negative number, at most {MAX_REAL}"
-                                ),
+                                Message::new(
+                                    "`{key}` must be a non-negative number, at most {max}",
+                                )
+                                .arg("key", key)
+                                .arg("max", MAX_REAL),
                             ));
                         }
                     };
@@ -147,7 +152,9 @@ impl Catalog {
                     if params.get(p).is_none() {
                         return Err(at(
                             Some(table.span()),
-                            format!("missing parameter `{p}` for `{name}`"),
+                            Message::new("missing parameter `{p}` for `{name}`")
+                                .arg("p", p)
+                                .arg("name", &name),
                         ));
                     }
                 }
@@ -155,7 +162,7 @@ impl Catalog {
             }
             let [tiny, default, large]: [Params; 3] = scales
                 .try_into()
-                .map_err(|_| at(Some(span.clone()), "expected three scales".to_string()))?;
+                .map_err(|_| at(Some(span.clone()), Message::new("expected three scales")))?;
             datasets.insert(
                 name.clone(),
                 DatasetSpec {
@@ -229,10 +236,14 @@ pub fn range_errors(text: &str, file: &str) -> Vec<DatasetError> {
         for (key, value) in table.tiny.iter().chain(&table.default).chain(&table.large) {
             let message = match value.get_ref() {
                 toml::Value::Integer(n) if !(0..=MAX_COUNT).contains(n) => {
-                    format!("`{key}` must be a non-negative integer, at most {MAX_COUNT}")
+                    Message::new("`{key}` must be a non-negative integer, at most {max}")
+                        .arg("key", key)
+                        .arg("max", MAX_COUNT)
                 }
                 toml::Value::Float(x) if !(x.is_finite() && (0.0..=MAX_REAL).contains(x)) => {
-                    format!("`{key}` must be a non-negative number, at most {MAX_REAL}")
+                    Message::new("`{key}` must be a non-negative number, at most {max}")
+                        .arg("key", key)
+                        .arg("max", MAX_REAL)
                 }
                 _ => continue,
             };

@@ -17,6 +17,7 @@ use super::parser::MAX_DEPTH;
 use super::print::{format_number, inspect, iso_string, render_bson};
 use super::suggest::suggest;
 use super::{DialectError, Pos, parse_program};
+use crate::locale::Message;
 
 /// How many documents the shell shows per cursor batch (`it` shows more).
 pub const DISPLAY_BATCH: usize = 20;
@@ -333,7 +334,7 @@ fn driver_err(e: mongodb::error::Error) -> DialectError {
     }
 }
 
-fn type_err(message: impl Into<String>, pos: Pos) -> DialectError {
+fn type_err(message: impl Into<Message>, pos: Pos) -> DialectError {
     DialectError::Type {
         message: message.into(),
         suggestion: None,
@@ -506,9 +507,8 @@ impl Session {
     fn descend(&mut self, pos: Pos) -> R<()> {
         if self.depth >= MAX_EVAL_DEPTH {
             return Err(DialectError::Range {
-                message: format!(
-                    "statements and expressions nested deeper than {MAX_EVAL_DEPTH} levels"
-                ),
+                message: Message::new("statements and expressions nested deeper than {max} levels")
+                    .arg("max", MAX_EVAL_DEPTH),
                 pos,
             });
         }
@@ -540,7 +540,8 @@ impl Session {
                         };
                         if self.bindings.get(name).is_some_and(|b| b.constant) {
                             return Err(type_err(
-                                format!("Assignment to constant variable '{name}'"),
+                                Message::new("Assignment to constant variable '{name}'")
+                                    .arg("name", name),
                                 stmt.pos,
                             ));
                         }
@@ -558,7 +559,8 @@ impl Session {
                     match self.bindings.get_mut(name) {
                         Some(b) if b.constant => {
                             return Err(type_err(
-                                format!("Assignment to constant variable '{name}'"),
+                                Message::new("Assignment to constant variable '{name}'")
+                                    .arg("name", name),
                                 stmt.pos,
                             ));
                         }
@@ -597,7 +599,8 @@ impl Session {
                         }
                         other => {
                             return Err(type_err(
-                                format!("{} is not iterable", other.type_name()),
+                                Message::new("{type} is not iterable")
+                                    .arg("type", other.type_name()),
                                 iterable.pos,
                             ));
                         }
@@ -802,11 +805,9 @@ impl Session {
                         }
                         (obj, idx) => {
                             return Err(type_err(
-                                format!(
-                                    "cannot index {} with {}",
-                                    obj.type_name(),
-                                    idx.type_name()
-                                ),
+                                Message::new("cannot index {type} with {type2}")
+                                    .arg("type", obj.type_name())
+                                    .arg("type2", idx.type_name()),
                                 pos,
                             ));
                         }
@@ -819,7 +820,8 @@ impl Session {
                         Value::Bson(b) => Value::Bson(js_number(-to_number(&b, pos)?)),
                         other => {
                             return Err(type_err(
-                                format!("cannot negate a {}", other.type_name()),
+                                Message::new("cannot negate a {type}")
+                                    .arg("type", other.type_name()),
                                 pos,
                             ));
                         }
@@ -841,7 +843,8 @@ impl Session {
                         }
                         other => {
                             return Err(DialectError::Type {
-                                message: format!("{other} is not a constructor"),
+                                message: Message::new("{other} is not a constructor")
+                                    .arg("other", other),
                                 suggestion: suggest(other, GLOBALS.iter().copied()),
                                 pos: Some(pos),
                             });
@@ -919,7 +922,8 @@ impl Session {
                             )))
                         }
                         other => Err(DialectError::Type {
-                            message: format!("explain().{other} is not a function"),
+                            message: Message::new("explain().{other} is not a function")
+                                .arg("other", other),
                             suggestion: suggest(other, ["find", "aggregate"]),
                             pos: Some(mpos),
                         }),
@@ -934,7 +938,7 @@ impl Session {
                 match f {
                     Value::Builtin(name) => call_global(&name, args, pos, out),
                     other => Err(type_err(
-                        format!("{} is not a function", other.render()),
+                        Message::new("{value} is not a function").arg("value", other.render()),
                         callee.pos,
                     )),
                 }
@@ -1027,7 +1031,10 @@ impl Session {
                     Some((Value::Bson(Bson::String(s)), _)) => doc! { s: 1 },
                     Some((v, p)) => to_doc(v, p, "command")?,
                     None => {
-                        return Err(type_err(format!("db.{name} needs a command document"), pos));
+                        return Err(type_err(
+                            Message::new("db.{name} needs a command document").arg("name", name),
+                            pos,
+                        ));
                     }
                 };
                 Value::Bson(Bson::Document(
@@ -1047,7 +1054,7 @@ impl Session {
             }
             other => {
                 return Err(DialectError::Type {
-                    message: format!("db.{other} is not a function"),
+                    message: Message::new("db.{other} is not a function").arg("other", other),
                     suggestion: suggest(other, DB_METHODS.iter().copied()),
                     pos: Some(pos),
                 });
@@ -1107,7 +1114,7 @@ fn scale_arg(a: &mut Args) -> R<i64> {
         Some((Value::Bson(b), p)) => to_number(&b, p)? as i64,
         Some((v, p)) => {
             return Err(type_err(
-                format!("scale must be a number, not {}", v.type_name()),
+                Message::new("scale must be a number, not {type}").arg("type", v.type_name()),
                 p,
             ));
         }
@@ -1118,7 +1125,7 @@ fn to_bson(v: Value, pos: Pos) -> R<Bson> {
     match v {
         Value::Bson(b) => Ok(b),
         other => Err(type_err(
-            format!("a {} cannot be stored in a document", other.type_name()),
+            Message::new("a {type} cannot be stored in a document").arg("type", other.type_name()),
             pos,
         )),
     }
@@ -1129,7 +1136,8 @@ fn to_bson(v: Value, pos: Pos) -> R<Bson> {
 fn nestable(b: Bson, pos: Pos) -> R<Bson> {
     if deeper_than(&b, MAX_VALUE_DEPTH - 1) {
         return Err(DialectError::Range {
-            message: format!("a value may nest at most {MAX_VALUE_DEPTH} levels deep"),
+            message: Message::new("a value may nest at most {max} levels deep")
+                .arg("max", MAX_VALUE_DEPTH),
             pos,
         });
     }
@@ -1154,7 +1162,9 @@ fn to_doc(v: Value, pos: Pos, what: &str) -> R<Document> {
     match v {
         Value::Bson(Bson::Document(d)) => Ok(d),
         other => Err(type_err(
-            format!("{what} must be an object, not {}", other.type_name()),
+            Message::new("{what} must be an object, not {type}")
+                .arg("what", what)
+                .arg("type", other.type_name()),
             pos,
         )),
     }
@@ -1171,7 +1181,7 @@ fn to_number(b: &Bson, pos: Pos) -> R<f64> {
         Bson::DateTime(d) => Ok(d.timestamp_millis() as f64),
         Bson::String(s) => Ok(s.trim().parse::<f64>().unwrap_or(f64::NAN)),
         other => Err(DialectError::unsupported(
-            format!("arithmetic on a {} value", bson_type_name(other)),
+            Message::new("arithmetic on a {type} value").arg("type", bson_type_name(other)),
             pos,
         )),
     }
@@ -1211,12 +1221,10 @@ fn arith(op: BinOp, l: Value, r: Value, pos: Pos) -> R<Value> {
     }
     let (Value::Bson(lb), Value::Bson(rb)) = (&l, &r) else {
         return Err(type_err(
-            format!(
-                "cannot apply '{}' to {} and {}",
-                op.symbol(),
-                l.type_name(),
-                r.type_name()
-            ),
+            Message::new("cannot apply '{op}' to {type} and {type2}")
+                .arg("op", op.symbol())
+                .arg("type", l.type_name())
+                .arg("type2", r.type_name()),
             pos,
         ));
     };
@@ -1278,17 +1286,18 @@ fn member(obj: Value, name: &str, pos: Pos) -> R<Value> {
         }
         Value::Bson(Bson::Null | Bson::Undefined) => {
             return Err(type_err(
-                format!(
-                    "Cannot read properties of {} (reading '{name}')",
-                    obj.render()
-                ),
+                Message::new("Cannot read properties of {value} (reading '{name}')")
+                    .arg("name", name)
+                    .arg("value", obj.render()),
                 pos,
             ));
         }
         Value::Bson(_) => Value::Bson(Bson::Undefined),
         other => {
             return Err(type_err(
-                format!("{} has no property '{name}'", other.type_name()),
+                Message::new("{type} has no property '{name}'")
+                    .arg("name", name)
+                    .arg("type", other.type_name()),
                 pos,
             ));
         }
@@ -1322,15 +1331,23 @@ impl Args {
     }
 
     fn value(&mut self, name: &str) -> R<(Value, Pos)> {
-        self.next_value()
-            .ok_or_else(|| type_err(format!("{} needs a {name} argument", self.what), self.pos))
+        self.next_value().ok_or_else(|| {
+            type_err(
+                Message::new("{what} needs a {name} argument")
+                    .arg("name", name)
+                    .arg("what", &self.what),
+                self.pos,
+            )
+        })
     }
 
     fn string(&mut self, name: &str) -> R<String> {
         match self.value(name)? {
             (Value::Bson(Bson::String(s)), _) => Ok(s),
             (v, p) => Err(type_err(
-                format!("{} must be a string, not {}", name, v.type_name()),
+                Message::new("{name} must be a string, not {type}")
+                    .arg("name", name)
+                    .arg("type", v.type_name()),
                 p,
             )),
         }
@@ -1361,12 +1378,16 @@ impl Args {
             (Value::Bson(b), p) => match as_f64(&b) {
                 Some(n) => Ok(n),
                 None => Err(type_err(
-                    format!("{name} must be a number, not {}", bson_type_name(&b)),
+                    Message::new("{name} must be a number, not {type}")
+                        .arg("name", name)
+                        .arg("type", bson_type_name(&b)),
                     p,
                 )),
             },
             (v, p) => Err(type_err(
-                format!("{name} must be a number, not {}", v.type_name()),
+                Message::new("{name} must be a number, not {type}")
+                    .arg("name", name)
+                    .arg("type", v.type_name()),
                 p,
             )),
         }
@@ -1381,7 +1402,10 @@ impl Args {
     /// Error on extra arguments, rather than silently ignoring them.
     fn done(mut self) -> R<()> {
         match self.items.next() {
-            Some((_, p)) => Err(type_err(format!("too many arguments to {}", self.what), p)),
+            Some((_, p)) => Err(type_err(
+                Message::new("too many arguments to {what}").arg("what", &self.what),
+                p,
+            )),
             None => Ok(()),
         }
     }

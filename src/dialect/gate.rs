@@ -13,6 +13,8 @@
 
 use bson::{Bson, Document};
 
+use crate::locale::Message;
+
 /// Which databases a session may touch.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum WritePolicy {
@@ -84,16 +86,19 @@ const SERVER_READS: &[&str] = &[
 impl WritePolicy {
     /// Check `cmd`, about to be sent to database `db`. The error says
     /// which database it would have reached and why that is refused.
-    pub fn check(&self, db: &str, cmd: &Document) -> Result<(), String> {
+    pub fn check(&self, db: &str, cmd: &Document) -> Result<(), Message> {
         let name = cmd.keys().next().map_or("", String::as_str);
         match self {
             WritePolicy::Unrestricted => Ok(()),
             WritePolicy::Prefix(prefix) => {
                 for target in write_targets(db, cmd) {
                     if !target.starts_with(prefix.as_str()) {
-                        return Err(format!(
-                            "refusing to write to database '{target}' ({name}): this shell writes only databases whose names start with '{prefix}' (start it with --allow-writes to write anywhere)"
-                        ));
+                        return Err(Message::new(
+                            "refusing to write to database '{target}' ({name}): this shell writes only databases whose names start with '{prefix}' (start it with --allow-writes to write anywhere)",
+                        )
+                        .arg("target", &target)
+                        .arg("name", name)
+                        .arg("prefix", prefix));
                     }
                 }
                 Ok(())
@@ -101,15 +106,21 @@ impl WritePolicy {
             WritePolicy::Only(only) => {
                 for target in write_targets(db, cmd) {
                     if target != *only {
-                        return Err(format!(
-                            "refusing to write to database '{target}' ({name}): lesson content writes only its variant's database {only}"
-                        ));
+                        return Err(Message::new(
+                            "refusing to write to database '{target}' ({name}): lesson content writes only its variant's database {only}",
+                        )
+                        .arg("target", &target)
+                        .arg("name", name)
+                        .arg("only", only));
                     }
                 }
                 if db != only && !SERVER_READS.contains(&name) {
-                    return Err(format!(
-                        "refusing to read database '{db}' ({name}): lesson content reads only its variant's database {only}"
-                    ));
+                    return Err(Message::new(
+                        "refusing to read database '{db}' ({name}): lesson content reads only its variant's database {only}",
+                    )
+                    .arg("db", db)
+                    .arg("name", name)
+                    .arg("only", only));
                 }
                 Ok(())
             }
@@ -273,7 +284,7 @@ mod tests {
             { "$merge": { "into": { "db": "victim", "coll": "x" } } },
         ], "cursor": {} };
         let e = p.check("schemalab_a", &merge).unwrap_err();
-        assert!(e.contains("'victim'"), "{e}");
+        assert!(e.to_string().contains("'victim'"), "{e}");
         let out =
             doc! { "aggregate": "s", "pipeline": [{ "$out": { "db": "victim", "coll": "x" } }] };
         assert!(p.check("schemalab_a", &out).is_err());

@@ -9,6 +9,7 @@
 //! expressions and comments never count.
 
 use super::{DialectError, Pos};
+use crate::locale::Message;
 
 /// One lexical token.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,7 +176,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, DialectError> {
                     }
                     None => {
                         return Err(DialectError::syntax(
-                            format!("unexpected character '{c}'"),
+                            Message::new("unexpected character '{c}'").arg("c", c),
                             pos,
                         ));
                     }
@@ -225,7 +226,7 @@ pub fn is_complete(src: &str) -> bool {
             }
             open.is_empty()
         }
-        Err(DialectError::Syntax { message, .. }) => match message.as_str() {
+        Err(DialectError::Syntax { message, .. }) => match message.msgid() {
             UNTERMINATED_COMMENT | UNTERMINATED_TEMPLATE => false,
             UNTERMINATED_STRING => {
                 let trailing = src.chars().rev().take_while(|&c| c == '\\').count();
@@ -380,9 +381,9 @@ impl Lexer<'_> {
                 return Err(DialectError::syntax("invalid number exponent", pos));
             }
         }
-        let v: f64 = s
-            .parse()
-            .map_err(|_| DialectError::syntax(format!("invalid number '{s}'"), pos))?;
+        let v: f64 = s.parse().map_err(|_| {
+            DialectError::syntax(Message::new("invalid number '{s}'").arg("s", &s), pos)
+        })?;
         self.finish_number(v, pos)
     }
 
@@ -544,7 +545,7 @@ impl Lexer<'_> {
         while let Some(c) = self.peek(0).filter(|c| c.is_ascii_alphabetic()) {
             if !"gimsuyx".contains(c) || flags.contains(c) {
                 return Err(DialectError::syntax(
-                    format!("invalid regular expression flag '{c}'"),
+                    Message::new("invalid regular expression flag '{c}'").arg("c", c),
                     self.pos(),
                 ));
             }

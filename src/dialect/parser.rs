@@ -6,6 +6,7 @@ use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
 use super::lexer::{Tok, Token, tokenize};
 use super::names::check_db_name;
 use super::{DialectError, Pos};
+use crate::locale::Message;
 
 /// Parse a whole program. Pure: no I/O.
 pub fn parse_program(src: &str) -> Result<Program, DialectError> {
@@ -75,31 +76,38 @@ impl Parser {
         if self.is_punct(p) {
             Ok(self.bump().pos)
         } else {
-            Err(self.unexpected(&format!("expected '{p}'")))
+            Err(self.unexpected(Message::new("expected '{p}'").arg("p", p)))
         }
     }
 
-    fn unexpected(&self, wanted: &str) -> DialectError {
+    fn unexpected(&self, wanted: impl Into<Message>) -> DialectError {
         let t = self.peek();
         let what = match &t.tok {
-            Tok::Eof => "end of input".to_string(),
-            Tok::Ident(s) => format!("'{s}'"),
-            Tok::Num(n) => format!("number {n}"),
-            Tok::Str(_) => "string".to_string(),
-            Tok::Regex { .. } => "regular expression".to_string(),
-            Tok::Punct(p) => format!("'{p}'"),
-            Tok::Word(w) => format!("'{w}'"),
+            Tok::Eof => Message::new("end of input"),
+            Tok::Ident(s) => Message::new("'{s}'").arg("s", s),
+            Tok::Num(n) => Message::new("number {n}").arg("n", n),
+            Tok::Str(_) => Message::new("string"),
+            Tok::Regex { .. } => Message::new("regular expression"),
+            Tok::Punct(p) => Message::new("'{s}'").arg("s", p),
+            Tok::Word(w) => Message::new("'{s}'").arg("s", w),
         };
-        DialectError::syntax(format!("unexpected {what}, {wanted}"), t.pos)
+        DialectError::syntax(
+            Message::new("unexpected {what}, {wanted}")
+                .arg_msg("what", what)
+                .arg_msg("wanted", wanted.into()),
+            t.pos,
+        )
     }
 
-    fn ident(&mut self, what: &str) -> Result<(String, Pos), DialectError> {
+    /// An identifier, or a syntax error saying `what` was expected (an
+    /// English msgid, looked up in the learner's language).
+    fn ident(&mut self, what: &'static str) -> Result<(String, Pos), DialectError> {
         match &self.peek().tok {
             Tok::Ident(s) => {
                 let s = s.clone();
                 Ok((s, self.bump().pos))
             }
-            _ => Err(self.unexpected(&format!("expected {what}"))),
+            _ => Err(self.unexpected(Message::new("expected {what}").arg_msg("what", what.into()))),
         }
     }
 
@@ -165,7 +173,10 @@ impl Parser {
                             pos,
                             kind: StmtKind::Show("dbs".into()),
                         }),
-                        other => Err(DialectError::unsupported(format!("show {other}"), wpos)),
+                        other => Err(DialectError::unsupported(
+                            Message::new("show {other}").arg("other", other),
+                            wpos,
+                        )),
                     };
                 }
                 "use" if matches!(next.tok, Tok::Word(_)) => {
@@ -198,7 +209,10 @@ impl Parser {
                 "if" | "while" | "do" | "function" | "class" | "return" | "switch" | "try"
                 | "throw" | "async" | "await" | "import" | "export" | "delete" | "typeof"
                 | "yield" | "break" | "continue" => {
-                    return Err(DialectError::unsupported(format!("'{word}'"), pos));
+                    return Err(DialectError::unsupported(
+                        Message::new("'{word}'").arg("word", word),
+                        pos,
+                    ));
                 }
                 _ => {}
             }
@@ -240,7 +254,7 @@ impl Parser {
             let (name, npos) = self.ident("a variable name")?;
             if is_reserved(&name) {
                 return Err(DialectError::syntax(
-                    format!("'{name}' cannot be a variable name"),
+                    Message::new("'{name}' cannot be a variable name").arg("name", &name),
                     npos,
                 ));
             }
@@ -338,7 +352,7 @@ impl Parser {
             )
         {
             return Err(DialectError::unsupported(
-                format!("the '{p}' operator"),
+                Message::new("the '{p}' operator").arg("p", p),
                 self.peek().pos,
             ));
         }
@@ -413,7 +427,7 @@ impl Parser {
         }
         if let Tok::Punct(p @ ("!" | "~" | "++" | "--" | "...")) = self.peek().tok {
             return Err(DialectError::unsupported(
-                format!("the '{p}' operator"),
+                Message::new("the '{p}' operator").arg("p", p),
                 pos,
             ));
         }
@@ -525,11 +539,14 @@ impl Parser {
                     }
                     "function" | "async" | "await" | "this" | "typeof" | "class" | "yield"
                     | "delete" | "void" => {
-                        return Err(DialectError::unsupported(format!("'{word}'"), pos));
+                        return Err(DialectError::unsupported(
+                            Message::new("'{word}'").arg("word", word),
+                            pos,
+                        ));
                     }
                     w if is_reserved(w) => {
                         return Err(DialectError::syntax(
-                            format!("unexpected keyword '{w}'"),
+                            Message::new("unexpected keyword '{w}'").arg("w", w),
                             pos,
                         ));
                     }
@@ -638,7 +655,7 @@ impl Parser {
             // same single value.
             if !seen.insert(key.clone()) {
                 return Err(DialectError::syntax(
-                    format!("duplicate key '{key}' in an object literal"),
+                    Message::new("duplicate key '{key}' in an object literal").arg("key", &key),
                     t.pos,
                 ));
             }
@@ -672,7 +689,8 @@ impl Parser {
 
 fn too_deep(pos: Pos) -> DialectError {
     DialectError::syntax(
-        format!("expression nested too deeply (the shell dialect allows {MAX_DEPTH} levels)"),
+        Message::new("expression nested too deeply (the shell dialect allows {max} levels)")
+            .arg("max", MAX_DEPTH),
         pos,
     )
 }

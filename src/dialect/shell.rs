@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::{DialectError, Output, Session, WritePolicy};
+use crate::locale::{Lang, Message};
 
 /// Read a script: UTF-8 (a leading byte-order mark is skipped, as Node
 /// does); anything else is an error naming the file and, for bytes that
@@ -14,17 +15,21 @@ use super::{DialectError, Output, Session, WritePolicy};
 pub fn read_script(path: &Path) -> Result<String, DialectError> {
     let shown = path.display();
     if path.is_dir() {
-        return Err(DialectError::Io(format!(
-            "{shown}: is a directory, not a script file"
-        )));
+        return Err(DialectError::Io(
+            Message::new("{path}: is a directory, not a script file").arg("path", &shown),
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| {
         let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => e.to_string(),
+            std::io::ErrorKind::NotFound => Message::new("no such file"),
+            std::io::ErrorKind::PermissionDenied => Message::new("permission denied"),
+            _ => Message::verbatim(e),
         };
-        DialectError::Io(format!("{shown}: cannot read the script: {why}"))
+        DialectError::Io(
+            Message::new("{path}: cannot read the script: {why}")
+                .arg("path", &shown)
+                .arg_msg("why", why),
+        )
     })?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     match std::str::from_utf8(bytes) {
@@ -35,10 +40,13 @@ pub fn read_script(path: &Path) -> Result<String, DialectError> {
             let before = std::str::from_utf8(good).unwrap_or_default();
             let line = before.matches('\n').count() + 1;
             let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            Err(DialectError::Io(format!(
-                "{shown}:{line}:{col}: the script is not valid UTF-8 (byte 0x{:02X})",
-                bytes[e.valid_up_to()]
-            )))
+            Err(DialectError::Io(
+                Message::new("{path}:{line}:{col}: the script is not valid UTF-8 (byte {byte})")
+                    .arg("path", &shown)
+                    .arg("line", line)
+                    .arg("col", col)
+                    .arg("byte", format!("0x{:02X}", bytes[e.valid_up_to()])),
+            ))
         }
     }
 }
@@ -53,17 +61,28 @@ pub async fn run_file(
     path: &Path,
     policy: WritePolicy,
 ) -> Result<(), DialectError> {
+    run_file_in(uri, db, path, policy, Lang::En).await
+}
+
+/// [`run_file`], writing schemalab's own words of an error in `lang`.
+pub async fn run_file_in(
+    uri: &str,
+    db: &str,
+    path: &Path,
+    policy: WritePolicy,
+    lang: Lang,
+) -> Result<(), DialectError> {
     let src = match read_script(path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", e.line_in(lang));
             return Err(e);
         }
     };
     let mut session = match Session::connect(uri, db).await {
         Ok(s) => s.with_policy(policy),
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", e.line_in(lang));
             return Err(e);
         }
     };
@@ -78,7 +97,7 @@ pub async fn run_file(
         .collect();
     print_outputs(&printed);
     if let Err(e) = &result {
-        eprintln!("{}: {}", path.display(), e.render(&src));
+        eprintln!("{}: {}", path.display(), e.render_src_in(&src, lang));
     }
     result
 }
@@ -115,7 +134,7 @@ pub fn run_interactive(uri: &str, db: &str, policy: WritePolicy) -> Result<(), D
         .worker_threads(1)
         .enable_all()
         .build()
-        .map_err(|e| DialectError::Io(e.to_string()))?;
+        .map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     run_interactive_on(rt.handle(), uri, db, policy)
 }
 
@@ -128,16 +147,31 @@ pub fn run_interactive_on(
     db: &str,
     policy: WritePolicy,
 ) -> Result<(), DialectError> {
+    run_interactive_in(rt, uri, db, policy, Lang::En)
+}
+
+/// [`run_interactive_on`], writing its banner and schemalab's own words of
+/// errors in `lang`.
+pub fn run_interactive_in(
+    rt: &tokio::runtime::Handle,
+    uri: &str,
+    db: &str,
+    policy: WritePolicy,
+    lang: Lang,
+) -> Result<(), DialectError> {
     let mut session = rt.block_on(Session::connect(uri, db))?.with_policy(policy);
     let mut editor =
-        rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(e.to_string()))?;
+        rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     let history = directories::ProjectDirs::from("", "", "schemalab")
         .map(|d| d.data_dir().join("shell_history"));
     if let Some(h) = &history {
         // A missing history file on first run is normal.
         let _ = editor.load_history(h);
     }
-    println!("schemalab shell (mongosh dialect). Type .exit or press Ctrl-D to leave.");
+    println!(
+        "{}",
+        lang.t("schemalab shell (mongosh dialect). Type .exit or press Ctrl-D to leave.")
+    );
     let mut buffer = String::new();
     loop {
         let prompt = if buffer.is_empty() {
@@ -168,7 +202,7 @@ pub fn run_interactive_on(
                 let (outputs, result) = rt.block_on(session.eval_partial(&src));
                 print_outputs(&outputs);
                 if let Err(e) = result {
-                    eprintln!("{}", e.render(&src));
+                    eprintln!("{}", e.render_src_in(&src, lang));
                 }
             }
             Err(rustyline::error::ReadlineError::Interrupted) => {
@@ -176,7 +210,7 @@ pub fn run_interactive_on(
                 buffer.clear();
             }
             Err(rustyline::error::ReadlineError::Eof) => break,
-            Err(e) => return Err(DialectError::Io(e.to_string())),
+            Err(e) => return Err(DialectError::Io(Message::verbatim(e))),
         }
     }
     if let Some(h) = &history {

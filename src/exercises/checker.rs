@@ -7,7 +7,7 @@
 //! measurements; finally each check, printed as a checklist with the
 //! measured figure, the bound and, on failure, the check's hint.
 
-use crate::locale::Lang;
+use crate::locale::{Lang, Message};
 use std::time::Instant;
 
 use bson::{Bson, Document, doc};
@@ -184,7 +184,13 @@ pub async fn check_exercise(
             .spec
             .scale
             .parse()
-            .map_err(|e| ExerciseError::Invalid(format!("{}: {e}", ex.id)))?,
+            .map_err(|e: crate::course::CourseError| {
+                ExerciseError::Invalid(
+                    Message::new("{id}: {e}")
+                        .arg("id", &ex.id)
+                        .arg_msg("e", e.message()),
+                )
+            })?,
     };
     let reference = Solution::parse(&ex.read(ex.spec.reference.get_ref())?);
     let mine = Solution::parse(solution);
@@ -313,7 +319,11 @@ async fn draw_params(
             let value = if p.literal {
                 let src = v.as_str().unwrap_or_default();
                 literal(client, db, src).await.map_err(|e| {
-                    ExerciseError::Invalid(format!("parameter {name}: {}", e.render(src)))
+                    ExerciseError::Invalid(
+                        Message::new("parameter {name}: {e}")
+                            .arg("name", &name)
+                            .arg("e", e.render(src)),
+                    )
                 })?
             } else {
                 toml_to_bson(v)
@@ -326,9 +336,10 @@ async fn draw_params(
             continue;
         }
         let (Some(coll), Some(field)) = (&p.from, &p.field) else {
-            return Err(ExerciseError::Invalid(format!(
-                "parameter {name} needs from + field, seq or value"
-            )));
+            return Err(ExerciseError::Invalid(
+                Message::new("parameter {name} needs from + field, seq or value")
+                    .arg("name", &name),
+            ));
         };
         let sort = if p.pick == Pick::Most {
             doc! {"n": -1, "_id": 1}
@@ -350,9 +361,12 @@ async fn draw_params(
             .await
             .map_err(|e| ExerciseError::Server(format!("drawing {name}: {e}")))?;
         if values.is_empty() {
-            return Err(ExerciseError::Invalid(format!(
-                "parameter {name}: {coll}.{field} has no values in the dataset"
-            )));
+            return Err(ExerciseError::Invalid(
+                Message::new("parameter {name}: {coll}.{field} has no values in the dataset")
+                    .arg("name", &name)
+                    .arg("coll", coll)
+                    .arg("field", field),
+            ));
         }
         let i = match p.pick {
             Pick::Random => rng.random_range(0..values.len()),

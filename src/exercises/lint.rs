@@ -16,6 +16,7 @@ use crate::course::claims::{Check, Target, parse_expr};
 use crate::course::runner::stays_in;
 use crate::course::{LintError, OpKind, is_plain_name};
 use crate::dialect::parse_program;
+use crate::locale::Message;
 
 const VARIANTS: [&str; 4] = ["mine", "ref", "mine_start", "ref_start"];
 
@@ -32,7 +33,7 @@ struct L<'a> {
 }
 
 impl L<'_> {
-    fn at(&mut self, file: &Path, line: usize, col: usize, msg: impl Into<String>) {
+    fn at(&mut self, file: &Path, line: usize, col: usize, msg: impl Into<Message>) {
         self.errors.push(LintError {
             file: file.to_path_buf(),
             line,
@@ -40,7 +41,7 @@ impl L<'_> {
             message: msg.into(),
         });
     }
-    fn span(&mut self, file: &Path, text: &str, s: &Spanned<String>, msg: impl Into<String>) {
+    fn span(&mut self, file: &Path, text: &str, s: &Spanned<String>, msg: impl Into<Message>) {
         let (line, col) = line_col(text, s.span().start);
         self.at(file, line, col, msg);
     }
@@ -69,11 +70,16 @@ pub fn lint(root: &Path, datasets: Option<&BTreeSet<String>>) -> Vec<LintError> 
                 &path,
                 1,
                 1,
-                format!("exercise folder '{id}' must be 1-40 letters, digits, '_' or '-' (it names a database)"),
+                Message::new("exercise folder '{id}' must be 1-40 letters, digits, '_' or '-' (it names a database)").arg("id", &id),
             );
         }
         if !ids.insert(id.clone()) {
-            l.at(&path, 1, 1, format!("duplicate exercise id '{id}'"));
+            l.at(
+                &path,
+                1,
+                1,
+                Message::new("duplicate exercise id '{id}'").arg("id", &id),
+            );
         }
         let Ok(text) = std::fs::read_to_string(&path) else {
             l.at(&path, 1, 1, "cannot be read");
@@ -83,7 +89,12 @@ pub fn lint(root: &Path, datasets: Option<&BTreeSet<String>>) -> Vec<LintError> 
             Ok(s) => s,
             Err(e) => {
                 let (line, col) = e.span().map_or((1, 1), |s| line_col(&text, s.start));
-                l.at(&path, line, col, e.message().to_string());
+                l.at(
+                    &path,
+                    line,
+                    col,
+                    Message::new("malformed TOML: {detail}").arg("detail", e.message().trim()),
+                );
                 continue;
             }
         };
@@ -109,11 +120,16 @@ fn lint_spec(
             path,
             text,
             &spec.dataset,
-            format!("unknown dataset '{}'", spec.dataset.get_ref()),
+            Message::new("unknown dataset '{name}'").arg("name", spec.dataset.get_ref()),
         );
     }
     if spec.scale.parse::<crate::course::Scale>().is_err() {
-        l.at(path, 1, 1, format!("unknown scale '{}'", spec.scale));
+        l.at(
+            path,
+            1,
+            1,
+            Message::new("unknown scale '{scale}'").arg("scale", &spec.scale),
+        );
     }
     let ops: Vec<(&str, OpKind, bool)> = spec
         .operations
@@ -143,10 +159,8 @@ fn lint_spec(
                 path,
                 text,
                 u,
-                format!(
-                    "`uses` must name an operation the learner writes, not '{}'",
-                    u.get_ref()
-                ),
+                Message::new("`uses` must name an operation the learner writes, not '{op}'")
+                    .arg("op", u.get_ref()),
             );
         }
         for (name, param) in &o.with {
@@ -155,7 +169,9 @@ fn lint_spec(
                     path,
                     text,
                     &o.id,
-                    format!("`with` binds {name} to '{param}', which is no parameter"),
+                    Message::new("`with` binds {name} to '{param}', which is no parameter")
+                        .arg("name", name)
+                        .arg("param", param),
                 );
             }
         }
@@ -164,7 +180,12 @@ fn lint_spec(
         if let Some(p) = &o.probe
             && let Err(e) = parse_program(p.get_ref())
         {
-            l.span(path, text, p, format!("probe does not parse: {e}"));
+            l.span(
+                path,
+                text,
+                p,
+                Message::new("probe does not parse: {e}").arg_msg("e", e.message()),
+            );
         }
     }
     let mut seen = BTreeSet::new();
@@ -174,7 +195,7 @@ fn lint_spec(
                 path,
                 text,
                 &o.id,
-                format!("duplicate operation '{}'", o.id.get_ref()),
+                Message::new("duplicate operation '{op}'").arg("op", o.id.get_ref()),
             );
         }
         if o.result.is_some() && o.kind == OpKind::Write {
@@ -213,14 +234,24 @@ fn lint_spec(
                 && let Err(e) = t.parse::<toml::Table>()
             {
                 let (line, col) = e.span().map_or((1, 1), |s| line_col(&t, s.start));
-                l.at(&dir.join(f.get_ref()), line, col, e.message().to_string());
+                l.at(
+                    &dir.join(f.get_ref()),
+                    line,
+                    col,
+                    Message::new("malformed TOML: {detail}").arg("detail", e.message().trim()),
+                );
             }
         }
     }
     for (f, is_solution) in files {
         let fpath = dir.join(f.get_ref());
         let Ok(ftext) = std::fs::read_to_string(&fpath) else {
-            l.span(path, text, f, format!("{} does not exist", fpath.display()));
+            l.span(
+                path,
+                text,
+                f,
+                Message::new("{path} does not exist").arg("path", fpath.display()),
+            );
             continue;
         };
         if !is_solution {
@@ -228,7 +259,12 @@ fn lint_spec(
         }
         let sol = Solution::parse(&ftext);
         for (op, line) in &sol.duplicates {
-            l.at(&fpath, *line, 1, format!("a second `// @op {op}` section"));
+            l.at(
+                &fpath,
+                *line,
+                1,
+                Message::new("a second `// @op {op}` section").arg("op", op),
+            );
         }
         let mut sections = vec![(String::new(), sol.setup.clone())];
         sections.extend(sol.ops.iter().map(|(k, s)| (k.clone(), s.text.clone())));
@@ -248,7 +284,7 @@ fn lint_spec(
                     let (line, col) = e
                         .position()
                         .map_or((1, 1), |p| (p.line as usize, p.col as usize));
-                    l.at(&fpath, line, col, e.to_string());
+                    l.at(&fpath, line, col, e.message());
                 }
             }
             if !op.is_empty()
@@ -259,15 +295,21 @@ fn lint_spec(
                     &fpath,
                     line,
                     1,
-                    format!(
-                        "no operation '{op}' to write in exercise.toml (probes are the checker's)"
-                    ),
+                    Message::new(
+                        "no operation '{op}' to write in exercise.toml (probes are the checker's)",
+                    )
+                    .arg("op", op),
                 );
             }
         }
         for (op, _, _) in &ops {
             if !probes.contains(op) && !sol.ops.contains_key(*op) {
-                l.at(&fpath, 1, 1, format!("no `// @op {op}` section"));
+                l.at(
+                    &fpath,
+                    1,
+                    1,
+                    Message::new("no `// @op {op}` section").arg("op", op),
+                );
             }
         }
     }
@@ -277,7 +319,12 @@ fn lint_spec(
     for c in &spec.checks {
         let cid = c.id.get_ref();
         if !check_ids.insert(cid.clone()) {
-            l.span(path, text, &c.id, format!("duplicate check '{cid}'"));
+            l.span(
+                path,
+                text,
+                &c.id,
+                Message::new("duplicate check '{cid}'").arg("cid", cid),
+            );
         }
         let kinds = usize::from(c.check.is_some())
             + usize::from(c.same.is_some())
@@ -301,16 +348,21 @@ fn lint_spec(
                                 path,
                                 text,
                                 chk,
-                                format!(
-                                    "'{}' is not one of mine, ref, mine_start, ref_start",
-                                    m.variant
-                                ),
+                                Message::new(
+                                    "'{vid}' is not one of mine, ref, mine_start, ref_start",
+                                )
+                                .arg("vid", &m.variant),
                             );
                         }
                         if let Target::Op { id, .. } = &m.target
                             && op_exists(id).is_none()
                         {
-                            l.span(path, text, chk, format!("no operation '{id}'"));
+                            l.span(
+                                path,
+                                text,
+                                chk,
+                                Message::new("no operation '{op}'").arg("op", id),
+                            );
                         }
                     }
                 }
@@ -318,14 +370,21 @@ fn lint_spec(
                     path,
                     text,
                     chk,
-                    format!("{} (column {} of the check)", e.message, e.col),
+                    Message::new("{e} (column {col} of the check)")
+                        .arg_msg("e", e.message.clone())
+                        .arg("col", e.col),
                 ),
             }
         }
         for (name, need_result) in [(&c.same, true), (&c.no_collscan, false)] {
             if let Some(op) = name {
                 match op_exists(op.get_ref()) {
-                    None => l.span(path, text, op, format!("no operation '{}'", op.get_ref())),
+                    None => l.span(
+                        path,
+                        text,
+                        op,
+                        Message::new("no operation '{op}'").arg("op", op.get_ref()),
+                    ),
                     Some((_, OpKind::Write, _)) => {
                         l.span(path, text, op, "this check needs a read operation");
                     }
@@ -347,7 +406,7 @@ fn lint_spec(
         if let Some(e) = &c.expect
             && let Err(err) = parse_expr(e.get_ref())
         {
-            l.span(path, text, e, err.to_string());
+            l.span(path, text, e, Message::verbatim(err));
         }
         if (c.answer.is_some() || c.classify.is_some()) && spec.answers.is_none() {
             l.span(
@@ -374,7 +433,12 @@ fn lint_spec(
     }
     for w in &spec.wrong_fails {
         if !check_ids.contains(w.get_ref()) {
-            l.span(path, text, w, format!("no check '{}'", w.get_ref()));
+            l.span(
+                path,
+                text,
+                w,
+                Message::new("no check '{cid}'").arg("cid", w.get_ref()),
+            );
         }
     }
     if spec.hints.is_empty() {

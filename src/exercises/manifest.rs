@@ -350,8 +350,9 @@ pub fn load_exercise(lesson: &str, dir: &Path) -> Result<Exercise, ExerciseError
 pub fn load_exercise_in(lesson: &str, dir: &Path, lang: Lang) -> Result<Exercise, ExerciseError> {
     let path = dir.join("exercise.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
-    let mut spec: ExerciseSpec = toml::from_str(&text)
-        .map_err(|e| ExerciseError::Invalid(format!("{}: {}", path.display(), e.message())))?;
+    let mut spec: ExerciseSpec = toml::from_str(&text).map_err(|e| {
+        ExerciseError::Invalid(crate::course::manifest::malformed(&path, &text, &e).message())
+    })?;
     if let Some(tr) = lang.translated_path(&path) {
         if let Some(strings) = crate::course::manifest::read_strings::<ExerciseStrings>(&tr)? {
             strings.apply(&mut spec);

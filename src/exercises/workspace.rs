@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::Exercise;
 use super::{ExerciseError, io_err};
+use crate::locale::Message;
 
 /// The default workspace folder name.
 pub const DEFAULT_DIR: &str = "schemalab-exercises";
@@ -75,10 +76,12 @@ impl Workspace {
         if self.exists() {
             Ok(())
         } else {
-            Err(ExerciseError::Invalid(format!(
-                "{} is not an exercises workspace: run `schemalab exercises init` (or pass --dir)",
-                self.dir.display()
-            )))
+            Err(ExerciseError::Invalid(
+                Message::new(
+                    "{dir} is not an exercises workspace: run `schemalab exercises init` (or pass --dir)",
+                )
+                .arg("dir", self.dir.display()),
+            ))
         }
     }
 
@@ -173,8 +176,13 @@ impl Workspace {
     pub fn progress(&self) -> Result<Progress, ExerciseError> {
         let p = self.dir.join(PROGRESS);
         match std::fs::read_to_string(&p) {
-            Ok(t) => toml::from_str(&t)
-                .map_err(|e| ExerciseError::Invalid(format!("{}: {}", p.display(), e.message()))),
+            Ok(t) => toml::from_str(&t).map_err(|e| {
+                ExerciseError::Invalid(
+                    Message::new("{path}: {message}")
+                        .arg("path", p.display())
+                        .arg("message", e.message()),
+                )
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Progress::default()),
             Err(e) => Err(io_err(&p, e)),
         }
@@ -182,7 +190,8 @@ impl Workspace {
 
     fn save(&self, progress: &Progress) -> Result<(), ExerciseError> {
         let p = self.dir.join(PROGRESS);
-        let text = toml::to_string(progress).map_err(|e| ExerciseError::Invalid(e.to_string()))?;
+        let text = toml::to_string(progress)
+            .map_err(|e| ExerciseError::Invalid(Message::new("{e}").arg("e", e)))?;
         // Write then rename, so an interrupted save never corrupts it.
         let tmp = self.dir.join(".progress.toml.tmp");
         std::fs::write(&tmp, text).map_err(|e| io_err(&tmp, e))?;
@@ -223,10 +232,12 @@ impl Workspace {
             .get(&ex.id)
             .is_some_and(|e| e.passed);
         if !passed && !reveal {
-            return Err(ExerciseError::Locked(format!(
-                "{} has not passed yet: `schemalab check {}` first, or `schemalab solution {} --reveal` to give up on it",
-                ex.id, ex.id, ex.id
-            )));
+            return Err(ExerciseError::Locked(
+                Message::new(
+                    "{id} has not passed yet: `schemalab check {id}` first, or `schemalab solution {id} --reveal` to give up on it",
+                )
+                .arg("id", &ex.id),
+            ));
         }
         let mut s = format!("# Reference solution: {}\n\n", ex.spec.title);
         s.push_str(&ex.read(ex.spec.explanation.get_ref())?);

@@ -11,6 +11,7 @@ use super::{
     Value, as_f64, driver_err, js_number, sanitize, sanitize_doc, scale_arg, to_doc, type_err,
 };
 use crate::dialect::suggest::suggest;
+use crate::locale::Message;
 
 /// Options mongosh passes straight through to the `find` command.
 const FIND_OPTIONS: &[&str] = &[
@@ -109,7 +110,8 @@ fn verbosity(v: Option<(Value, Pos)>) -> R<String> {
             "queryPlanner" | "executionStats" | "allPlansExecution" => s,
             other => {
                 return Err(DialectError::Type {
-                    message: format!("unknown explain verbosity '{other}'"),
+                    message: Message::new("unknown explain verbosity '{other}'")
+                        .arg("other", other),
                     suggestion: suggest(
                         other,
                         ["queryPlanner", "executionStats", "allPlansExecution"],
@@ -120,7 +122,8 @@ fn verbosity(v: Option<(Value, Pos)>) -> R<String> {
         },
         Some((v, p)) => {
             return Err(type_err(
-                format!("explain verbosity must be a string, not {}", v.type_name()),
+                Message::new("explain verbosity must be a string, not {type}")
+                    .arg("type", v.type_name()),
                 p,
             ));
         }
@@ -375,7 +378,8 @@ impl Session {
                     }
                     other => {
                         return Err(type_err(
-                            format!("update must be an object, not {}", other.type_name()),
+                            Message::new("update must be an object, not {type}")
+                                .arg("type", other.type_name()),
                             up,
                         ));
                     }
@@ -438,7 +442,8 @@ impl Session {
                         }
                         other => {
                             return Err(type_err(
-                                format!("update must be an object, not {}", other.type_name()),
+                                Message::new("update must be an object, not {type}")
+                                    .arg("type", other.type_name()),
                                 up,
                             ));
                         }
@@ -557,10 +562,8 @@ impl Session {
                     )) => b,
                     Some((v, p)) => {
                         return Err(type_err(
-                            format!(
-                                "index must be a name or key document, not {}",
-                                v.type_name()
-                            ),
+                            Message::new("index must be a name or key document, not {type}")
+                                .arg("type", v.type_name()),
                             p,
                         ));
                     }
@@ -609,7 +612,9 @@ impl Session {
             },
             other => {
                 return Err(DialectError::Type {
-                    message: format!("db.{coll}.{other} is not a function"),
+                    message: Message::new("db.{coll}.{other} is not a function")
+                        .arg("coll", coll)
+                        .arg("other", other),
                     suggestion: suggest(other, COLL_METHODS.iter().copied()),
                     pos: Some(pos),
                 });
@@ -639,7 +644,10 @@ impl Session {
                 return Err(type_err("empty bulkWrite operation", p));
             };
             let Bson::Document(body) = sanitize(body) else {
-                return Err(type_err(format!("bulkWrite {kind} must be an object"), p));
+                return Err(type_err(
+                    Message::new("bulkWrite {kind} must be an object").arg("kind", kind),
+                    p,
+                ));
             };
             let filter = body.get_document("filter").cloned().unwrap_or_default();
             let result: R<()> = async {
@@ -661,7 +669,11 @@ impl Session {
                             )?)
                         } else {
                             body.get("update").cloned().ok_or_else(|| {
-                                type_err(format!("{kind} needs {{ filter, update }}"), p)
+                                type_err(
+                                    Message::new("{kind} needs { filter, update }")
+                                        .arg("kind", &kind),
+                                    p,
+                                )
                             })?
                         };
                         let mut stmt = doc! { "q": filter, "u": u, "multi": kind == "updateMany" };
@@ -704,7 +716,8 @@ impl Session {
                     }
                     other => {
                         return Err(DialectError::Type {
-                            message: format!("unknown bulkWrite operation '{other}'"),
+                            message: Message::new("unknown bulkWrite operation '{other}'")
+                                .arg("other", other),
                             suggestion: suggest(
                                 other,
                                 [
@@ -764,16 +777,24 @@ impl Session {
             let (v, p) = a.value(key)?;
             let Value::Bson(b) = v else {
                 return Err(type_err(
-                    format!("{key} cannot take a {}", v.type_name()),
+                    Message::new("{key} cannot take a {type}")
+                        .arg("key", key)
+                        .arg("type", v.type_name()),
                     p,
                 ));
             };
             if matches!(key, "sort" | "projection" | "collation") && !matches!(b, Bson::Document(_))
             {
-                return Err(type_err(format!("{key}() needs an object"), p));
+                return Err(type_err(
+                    Message::new("{key}() needs an object").arg("key", key),
+                    p,
+                ));
             }
             if matches!(key, "limit" | "skip" | "batchSize" | "maxTimeMS") && as_f64(&b).is_none() {
-                return Err(type_err(format!("{key}() needs a number"), p));
+                return Err(type_err(
+                    Message::new("{key}() needs a number").arg("key", key),
+                    p,
+                ));
             }
             a.done()?;
             match &mut spec.kind {
@@ -786,7 +807,8 @@ impl Session {
                     }
                     _ => {
                         return Err(DialectError::unsupported(
-                            format!("{key}() on an aggregate cursor (add a ${key} stage)"),
+                            Message::new("{key}() on an aggregate cursor (add a ${key} stage)")
+                                .arg("key", key),
                             pos,
                         ));
                     }
@@ -841,23 +863,22 @@ impl Session {
             }
             "forEach" | "map" => {
                 return Err(DialectError::unsupported(
-                    format!(
-                        "cursor.{name}() (callbacks need functions); use for (const doc of cursor) {{ … }}"
-                    ),
+                    Message::new("cursor.{name}() (callbacks need functions); use for (const doc of cursor) { … }").arg("name", name),
                     pos,
                 ));
             }
             "next" | "hasNext" | "close" | "isExhausted" => {
                 return Err(DialectError::unsupported(
-                    format!(
-                        "cursor.{name}(); print the cursor, use `it`, toArray() or a for-of loop"
-                    ),
+                    Message::new(
+                        "cursor.{name}(); print the cursor, use `it`, toArray() or a for-of loop",
+                    )
+                    .arg("name", name),
                     pos,
                 ));
             }
             other => {
                 return Err(DialectError::Type {
-                    message: format!("cursor.{other} is not a function"),
+                    message: Message::new("cursor.{other} is not a function").arg("other", other),
                     suggestion: suggest(other, CURSOR_METHODS.iter().copied()),
                     pos: Some(pos),
                 });

@@ -7,6 +7,7 @@ use super::{Args, Output, R, Value, as_f64, bson_type_name, js_number, js_string
 use crate::dialect::print::{inspect, iso_string};
 use crate::dialect::suggest::suggest;
 use crate::dialect::{DialectError, Pos};
+use crate::locale::Message;
 
 const HELPERS: &[&str] = &[
     "print",
@@ -81,7 +82,7 @@ pub(super) fn call_global(
             Some((Bson::ObjectId(o), _)) => Value::Bson(Bson::ObjectId(o)),
             Some((b, p)) => {
                 return Err(type_err(
-                    format!("ObjectId() cannot take a {}", bson_type_name(&b)),
+                    Message::new("ObjectId() cannot take a {type}").arg("type", bson_type_name(&b)),
                     p,
                 ));
             }
@@ -106,20 +107,29 @@ pub(super) fn call_global(
         "NumberLong" | "Long" => match a.value("value")? {
             (Value::Bson(Bson::String(s)), p) => match s.trim().parse::<i64>() {
                 Ok(i) => Value::Bson(Bson::Int64(i)),
-                Err(_) => return Err(type_err(format!("invalid Long string '{s}'"), p)),
+                Err(_) => {
+                    return Err(type_err(
+                        Message::new("invalid Long string '{s}'").arg("s", s),
+                        p,
+                    ));
+                }
             },
             (Value::Bson(b), p) => match as_f64(&b) {
                 Some(n) => Value::Bson(Bson::Int64(n.trunc() as i64)),
                 None => {
                     return Err(type_err(
-                        format!("{name}() cannot take a {}", bson_type_name(&b)),
+                        Message::new("{name}() cannot take a {type}")
+                            .arg("name", name)
+                            .arg("type", bson_type_name(&b)),
                         p,
                     ));
                 }
             },
             (v, p) => {
                 return Err(type_err(
-                    format!("{name}() cannot take a {}", v.type_name()),
+                    Message::new("{name}() cannot take a {type}")
+                        .arg("name", name)
+                        .arg("type", v.type_name()),
                     p,
                 ));
             }
@@ -131,25 +141,37 @@ pub(super) fn call_global(
                 Value::Bson(b) if as_f64(&b).is_some() => js_string(&Value::Bson(b)),
                 other => {
                     return Err(type_err(
-                        format!("{name}() cannot take a {}", other.type_name()),
+                        Message::new("{name}() cannot take a {type}")
+                            .arg("name", name)
+                            .arg("type", other.type_name()),
                         p,
                     ));
                 }
             };
             match s.trim().parse::<Decimal128>() {
                 Ok(d) => Value::Bson(Bson::Decimal128(d)),
-                Err(_) => return Err(type_err(format!("invalid Decimal128 string '{s}'"), p)),
+                Err(_) => {
+                    return Err(type_err(
+                        Message::new("invalid Decimal128 string '{s}'").arg("s", s),
+                        p,
+                    ));
+                }
             }
         }
         "UUID" => match a.opt_bson() {
             None => Value::Bson(uuid_bson(bson::Uuid::new())),
             Some((Bson::String(s), p)) => match bson::Uuid::parse_str(&s) {
                 Ok(u) => Value::Bson(uuid_bson(u)),
-                Err(_) => return Err(type_err(format!("invalid UUID string '{s}'"), p)),
+                Err(_) => {
+                    return Err(type_err(
+                        Message::new("invalid UUID string '{s}'").arg("s", s),
+                        p,
+                    ));
+                }
             },
             Some((b, p)) => {
                 return Err(type_err(
-                    format!("UUID() cannot take a {}", bson_type_name(&b)),
+                    Message::new("UUID() cannot take a {type}").arg("type", bson_type_name(&b)),
                     p,
                 ));
             }
@@ -176,8 +198,8 @@ pub(super) fn call_global(
         "MaxKey" => Value::Bson(Bson::MaxKey),
         "bsonsize" | "Object.bsonsize" => {
             let d = a.doc("document")?;
-            let bytes =
-                bson::to_vec(&d).map_err(|e| type_err(format!("cannot encode: {e}"), pos))?;
+            let bytes = bson::to_vec(&d)
+                .map_err(|e| type_err(Message::new("cannot encode: {e}").arg("e", e), pos))?;
             Value::Bson(js_number(bytes.len() as f64))
         }
         "Object.keys" => {
@@ -199,7 +221,7 @@ pub(super) fn call_global(
         }
         other => {
             return Err(DialectError::Type {
-                message: format!("{other} is not a function"),
+                message: Message::new("{other} is not a function").arg("other", other),
                 suggestion: suggest(other, HELPERS.iter().copied()),
                 pos: Some(pos),
             });
@@ -221,11 +243,15 @@ fn number_or_string(a: &mut Args, name: &str) -> R<f64> {
         (Value::Bson(Bson::String(s)), p) => s
             .trim()
             .parse::<f64>()
-            .map_err(|_| type_err(format!("invalid number string '{s}'"), p)),
-        (Value::Bson(b), p) => as_f64(&b)
-            .ok_or_else(|| type_err(format!("expected a number, not {}", bson_type_name(&b)), p)),
+            .map_err(|_| type_err(Message::new("invalid number string '{s}'").arg("s", s), p)),
+        (Value::Bson(b), p) => as_f64(&b).ok_or_else(|| {
+            type_err(
+                Message::new("expected a number, not {type}").arg("type", bson_type_name(&b)),
+                p,
+            )
+        }),
         (v, p) => Err(type_err(
-            format!("expected a number, not {}", v.type_name()),
+            Message::new("expected a number, not {type}").arg("type", v.type_name()),
             p,
         )),
     }
@@ -238,7 +264,7 @@ fn date_from_bson(b: &Bson, p: Pos) -> R<bson::DateTime> {
         other => match as_f64(other) {
             Some(ms) if ms.is_finite() => Ok(bson::DateTime::from_millis(ms as i64)),
             _ => Err(type_err(
-                format!("cannot make a date from a {}", bson_type_name(other)),
+                Message::new("cannot make a date from a {type}").arg("type", bson_type_name(other)),
                 p,
             )),
         },
@@ -310,7 +336,10 @@ pub(super) fn parse_date(s: &str, p: Pos) -> R<bson::DateTime> {
     {
         return Ok(bson::DateTime::from_millis(dt.and_utc().timestamp_millis()));
     }
-    Err(type_err(format!("invalid ISO date: {s}"), p))
+    Err(type_err(
+        Message::new("invalid ISO date: {s}").arg("s", s),
+        p,
+    ))
 }
 
 /// Methods on plain values.
@@ -334,15 +363,18 @@ pub(super) fn bson_method(v: Bson, name: &str, args: Vec<(Value, Pos)>, pos: Pos
         (_, "toString") => Bson::String(js_string(&Value::Bson(v.clone()))),
         (Bson::Array(_), "forEach" | "map" | "filter" | "reduce" | "find" | "some" | "every") => {
             return Err(DialectError::unsupported(
-                format!(
-                    "array.{name}() (callbacks need functions); use for (const x of array) {{ … }}"
-                ),
+                Message::new(
+                    "array.{name}() (callbacks need functions); use for (const x of array) { … }",
+                )
+                .arg("name", name),
                 pos,
             ));
         }
         _ => {
             return Err(DialectError::Type {
-                message: format!("{name} is not a function on a {}", bson_type_name(&v)),
+                message: Message::new("{name} is not a function on a {type}")
+                    .arg("name", name)
+                    .arg("type", bson_type_name(&v)),
                 suggestion: suggest(name, methods.iter().copied()),
                 pos: Some(pos),
             });
