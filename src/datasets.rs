@@ -119,6 +119,9 @@ pub enum DatasetError {
     Driver(#[from] mongodb::error::Error),
     #[error("BSON encoding: {0}")]
     Bson(#[from] bson::ser::Error),
+    /// A generated document could not be encoded as raw BSON for loading.
+    #[error("BSON encoding: {0}")]
+    RawBson(#[from] bson::raw::Error),
     #[error("JSON encoding: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -303,6 +306,12 @@ impl DatasetStream {
     /// The total number of documents the stream will yield.
     pub fn total(&self) -> u64 {
         self.counts.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The collections not yet begun, each with its lazy document stream
+    /// (for the loader, which batches per collection on another thread).
+    fn into_phases(self) -> impl Iterator<Item = (&'static str, DocIter)> + Send {
+        self.pending.map(|p| (p.collection, (p.make)()))
     }
 }
 
