@@ -1,6 +1,7 @@
 //! Seeded datasets for the course: deterministic generators that stream
 //! documents, a catalog of their sizes that instructors edit without
-//! recompiling, Extended JSON export, and loading through the driver.
+//! recompiling, Extended JSON export, loading through the driver, and
+//! copying a loaded dataset into another database on the server.
 //!
 //! Every dataset is a *family* (one file under `datasets/`) that turns
 //! `(name, scale, seed)` and the scale's parameters from
@@ -14,6 +15,7 @@
 mod catalog;
 mod categories;
 mod community;
+mod copy;
 mod export;
 mod films;
 mod hosts_logs;
@@ -36,6 +38,7 @@ use bson::Document;
 pub use catalog::{
     BUILTIN_CATALOG, Catalog, DatasetSpec, MAX_COUNT, MAX_REAL, load_catalog, range_errors,
 };
+pub use copy::copy_database;
 pub use export::{ExtJsonMode, export_extjson, export_extjson_with};
 pub use load::{LoadReport, Progress, SAFE_DB_PREFIX, check_db_name, load, load_with};
 
@@ -115,6 +118,14 @@ pub enum DatasetError {
         "refusing to write database `{0}`: schemalab only writes databases whose name starts with `schemalab_`"
     )]
     UnsafeDatabase(String),
+    /// A database holds something a load does not make, so copying it
+    /// would not give what loading gives.
+    #[error("cannot copy database `{src}` to `{dst}`: {reason}")]
+    NotCopyable {
+        src: String,
+        dst: String,
+        reason: String,
+    },
     #[error("database: {0}")]
     Driver(#[from] mongodb::error::Error),
     #[error("BSON encoding: {0}")]

@@ -867,3 +867,35 @@ async fn a_generation_error_fails_the_load_before_any_drop() {
     assert_eq!(count(&db, "readings").await, 1);
     server.shutdown();
 }
+
+/// Loading community against copying the loaded database on the server
+/// (`copy_database`, one `$out` per collection), at the tiny and default
+/// scales, on the embedded engine; run on demand:
+/// `cargo test --test datasets copy_speed -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore = "a measurement (load against server-side copy), run on demand with --ignored"]
+async fn copy_speed_community() {
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    for scale in [Scale::Tiny, Scale::Default] {
+        let mut loads = Vec::new();
+        let mut copies = Vec::new();
+        for round in 0..3 {
+            let src = format!("schemalab_speed_src_{scale}_{round}");
+            let dst = format!("schemalab_speed_dst_{scale}_{round}");
+            let started = std::time::Instant::now();
+            load(&client, &src, "community", scale, 1, |_| {})
+                .await
+                .unwrap();
+            loads.push(started.elapsed().as_secs_f64());
+            let started = std::time::Instant::now();
+            datasets::copy_database(&client, &src, &dst).await.unwrap();
+            copies.push(started.elapsed().as_secs_f64());
+            for db in [src, dst] {
+                client.database(&db).drop().await.unwrap();
+            }
+        }
+        println!("community {scale}: load {loads:.3?} s, copy {copies:.3?} s");
+    }
+    server.shutdown();
+}
