@@ -1050,3 +1050,32 @@ async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
         assert_eq!(state[0].2.len(), 2, "{}: the loader's index", p.database);
     }
 }
+
+/// At the large scale each variant loads its own dataset (the engine's
+/// `$out` holds a whole collection in memory); below it, one load per
+/// experiment.
+#[tokio::test]
+async fn large_scale_loads_every_variant() {
+    let (_server, client) = server().await;
+    let course = Course::load(fixture("")).unwrap();
+    let lesson = course.lesson("embed").unwrap();
+    for (scale, want) in [
+        (Scale::Tiny, &["schemalab_embed_refs"][..]),
+        (Scale::Default, &["schemalab_embed_refs"][..]),
+        (
+            Scale::Large,
+            &["schemalab_embed_refs", "schemalab_embed_embed"][..],
+        ),
+    ] {
+        let loader = Recording::new(&Shop);
+        let opts = RunOptions {
+            scale,
+            loader: &loader,
+            cancel: CancelFlag::new(),
+            progress: None,
+        };
+        let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
+        assert_eq!(loader.loads(), want, "{scale:?}");
+        assert!(prepared.variants.iter().all(|v| v.load_error.is_none()));
+    }
+}

@@ -354,7 +354,7 @@ async fn run_experiment(
         })
         .collect();
     let mut variants = Vec::new();
-    let mut seeding = Seeding::new(&lesson.id, exp.variants.iter());
+    let mut seeding = Seeding::new(&lesson.id, opts.scale, exp.variants.iter());
     for v in &exp.variants {
         let vid = v.id.get_ref().as_str();
         let db = db_name(&lesson.id, vid);
@@ -564,8 +564,13 @@ impl PreparedLesson {
 /// ([`crate::datasets::copy_database`]: `$out` per collection, the same
 /// documents in the same order, empty collections too, `_id` index only),
 /// which the generators would have filled with the same bytes. Those
-/// variants then skip their drop and load. A variant whose copy failed, or
-/// all of them when the first load failed, loads on its own as before.
+/// variants then skip their drop and load. A variant whose copy failed or
+/// was cancelled, or all of them when the first load failed, loads on its
+/// own as before.
+///
+/// At the large scale every variant loads: the embedded engine's `$out`
+/// holds the whole collection in memory (decoded, re-encoded, inserted
+/// twice) where a load streams, and large scale must fit in 2 GB.
 struct Seeding {
     /// The database loaded first: the copies' source.
     source: Option<String>,
@@ -578,11 +583,11 @@ struct Seeding {
 
 impl Seeding {
     /// The plan for `variants` (in run order) of one experiment of
-    /// `lesson`; a database named twice is filled once.
-    fn new<'a>(lesson: &str, variants: impl Iterator<Item = &'a Variant>) -> Self {
+    /// `lesson` at `scale`; a database named twice is filled once.
+    fn new<'a>(lesson: &str, scale: Scale, variants: impl Iterator<Item = &'a Variant>) -> Self {
         let mut source = None;
         let mut targets: Vec<(String, String)> = Vec::new();
-        for v in variants {
+        for v in variants.filter(|_| scale != Scale::Large) {
             let vid = v.id.get_ref();
             let db = db_name(lesson, vid);
             if source.is_none() {
@@ -600,12 +605,15 @@ impl Seeding {
 
     /// Copy the freshly loaded `db` into every target, when `db` is the
     /// source. Each target passes [`guard_db`] first; one that fails to
-    /// copy is left to load on its own.
-    async fn copy_from(&mut self, client: &Client, lesson: &str, db: &str) {
+    /// copy, or comes after `cancel` is set, is left to load on its own.
+    async fn copy_from(&mut self, client: &Client, lesson: &str, db: &str, cancel: &CancelFlag) {
         if self.source.as_deref() != Some(db) {
             return;
         }
         for (vid, target) in std::mem::take(&mut self.targets) {
+            if cancel.is_cancelled() {
+                break;
+            }
             if guard_db(&target, lesson, &vid).is_err() {
                 continue;
             }
@@ -675,7 +683,11 @@ async fn prepare_variant(
             .load(client, &db, exp.dataset.get_ref(), opts.scale, exp.seed)
             .await
         {
-            Ok(()) => seeding.copy_from(client, &lesson.id, &db).await,
+            Ok(()) => {
+                seeding
+                    .copy_from(client, &lesson.id, &db, &opts.cancel)
+                    .await
+            }
             Err(e) => prepared.load_error = Some(e),
         }
     }
@@ -754,7 +766,7 @@ pub async fn prepare_lesson(
                 .iter()
                 .take_while(|(e, _)| e.id.get_ref() == exp.id.get_ref())
                 .map(|(_, v)| *v);
-            seeding = Some((exp_key, Seeding::new(&lesson.id, same)));
+            seeding = Some((exp_key, Seeding::new(&lesson.id, opts.scale, same)));
         }
         let Some((_, seeding)) = seeding.as_mut() else {
             continue;
