@@ -1,6 +1,7 @@
 //! Seeded datasets for the course: deterministic generators that stream
 //! documents, a catalog of their sizes that instructors edit without
-//! recompiling, Extended JSON export, and loading through the driver.
+//! recompiling, Extended JSON export, loading through the driver, and
+//! copying a loaded dataset into another database on the server.
 //!
 //! Every dataset is a *family* (one file under `datasets/`) that turns
 //! `(name, scale, seed)` and the scale's parameters from
@@ -14,6 +15,7 @@
 mod catalog;
 mod categories;
 mod community;
+mod copy;
 mod export;
 mod films;
 mod hosts_logs;
@@ -38,6 +40,7 @@ use crate::locale::Message;
 pub use catalog::{
     BUILTIN_CATALOG, Catalog, DatasetSpec, MAX_COUNT, MAX_REAL, load_catalog, range_errors,
 };
+pub use copy::copy_database;
 pub use export::{ExtJsonMode, export_extjson, export_extjson_with};
 pub use load::{LoadReport, Progress, SAFE_DB_PREFIX, check_db_name, load, load_with};
 
@@ -117,10 +120,21 @@ pub enum DatasetError {
     /// A safety rule: schemalab writes only databases named `schemalab_*`.
     #[error("{}", self.message())]
     UnsafeDatabase(String),
+    /// A database holds something a load does not make, so copying it
+    /// would not give what loading gives.
+    #[error("{}", self.message())]
+    NotCopyable {
+        src: String,
+        dst: String,
+        reason: String,
+    },
     #[error("{}", self.message())]
     Driver(#[from] mongodb::error::Error),
     #[error("{}", self.message())]
     Bson(#[from] bson::ser::Error),
+    /// A generated document could not be encoded as raw BSON for loading.
+    #[error("{}", self.message())]
+    RawBson(#[from] bson::raw::Error),
     #[error("{}", self.message())]
     Json(#[from] serde_json::Error),
 }
@@ -170,6 +184,13 @@ impl DatasetError {
             .arg("db", db),
             DatasetError::Driver(e) => Message::new("database: {e}").arg("e", e),
             DatasetError::Bson(e) => Message::new("BSON encoding: {e}").arg("e", e),
+            DatasetError::RawBson(e) => Message::new("BSON encoding: {e}").arg("e", e),
+            DatasetError::NotCopyable { src, dst, reason } => {
+                Message::new("cannot copy database `{src}` to `{dst}`: {reason}")
+                    .arg("src", src)
+                    .arg("dst", dst)
+                    .arg("reason", reason)
+            }
             DatasetError::Json(e) => Message::new("JSON encoding: {e}").arg("e", e),
         }
     }
@@ -359,6 +380,12 @@ impl DatasetStream {
     /// The total number of documents the stream will yield.
     pub fn total(&self) -> u64 {
         self.counts.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The collections not yet begun, each with its lazy document stream
+    /// (for the loader, which batches per collection on another thread).
+    fn into_phases(self) -> impl Iterator<Item = (&'static str, DocIter)> + Send {
+        self.pending.map(|p| (p.collection, (p.make)()))
     }
 }
 

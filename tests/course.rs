@@ -17,7 +17,7 @@ use schemalab::course::claims::{
 use schemalab::course::runner::{ClaimResult, LessonMetrics};
 use schemalab::course::{
     CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, OpKind,
-    Progress, RunOptions, RunStatus, Scale, lint, render, run_lesson,
+    Progress, RunOptions, RunStatus, Scale, lint, prepare_lesson, render, run_lesson,
 };
 use schemalab::engine::Engine;
 use schemalab::wire::{BackgroundServer, spawn_background};
@@ -781,5 +781,301 @@ impl ExplainDoc for Engine {
         verbosity: &str,
     ) -> schemalab::engine::Result<Document> {
         schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    }
+}
+
+// ----- one load per experiment, copied to the other variants -----
+
+/// A loader that records every load it is asked for, then does what
+/// `inner` does (and, with `index`, adds an index a copy must not drop).
+struct Recording<'a> {
+    inner: &'a (dyn DatasetLoader + 'a),
+    loads: std::sync::Mutex<Vec<String>>,
+    index: bool,
+}
+
+impl<'a> Recording<'a> {
+    fn new(inner: &'a (dyn DatasetLoader + 'a)) -> Self {
+        Recording {
+            inner,
+            loads: std::sync::Mutex::new(Vec::new()),
+            index: false,
+        }
+    }
+
+    fn loads(&self) -> Vec<String> {
+        std::mem::take(&mut *self.loads.lock().unwrap())
+    }
+}
+
+impl DatasetLoader for Recording<'_> {
+    fn load<'b>(
+        &'b self,
+        client: &'b Client,
+        db: &'b str,
+        dataset: &'b str,
+        scale: Scale,
+        seed: u64,
+    ) -> BoxFuture<'b, Result<(), String>> {
+        self.loads.lock().unwrap().push(db.to_string());
+        Box::pin(async move {
+            self.inner.load(client, db, dataset, scale, seed).await?;
+            if self.index {
+                let d = client.database(db);
+                let mut names = d.list_collection_names().await.unwrap();
+                names.sort();
+                let first = names.remove(0);
+                d.collection::<Document>(&first)
+                    .create_index(mongodb::IndexModel::builder().keys(doc! {"x": 1}).build())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A course of one lesson with two experiments and no setup scripts, so
+/// each variant's database is exactly what preparing it loaded: community
+/// (three variants) and sensors with no readings (an empty collection, two
+/// variants), from the built-in catalog with that one edit.
+fn copy_course() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let lessons = dir.path().join("lessons");
+    std::fs::create_dir_all(lessons.join("10-copies")).unwrap();
+    std::fs::create_dir_all(dir.path().join("datasets")).unwrap();
+    std::fs::write(
+        lessons.join("manifest.toml"),
+        "format_version = 1\ntitle = \"Copies\"\n\n[[lessons]]\nid = \"copies\"\ndir = \"10-copies\"\n",
+    )
+    .unwrap();
+    let mut lesson = String::from("title = \"Copies\"\n");
+    for (exp, dataset, coll, variants) in [
+        ("talk", "community", "users", &["one", "two", "three"][..]),
+        ("meters", "sensors", "sensors", &["four", "five"][..]),
+    ] {
+        lesson +=
+            &format!("\n[[experiments]]\nid = \"{exp}\"\ndataset = \"{dataset}\"\nseed = 5\n");
+        for v in variants {
+            lesson += &format!("\n  [[experiments.variants]]\n  id = \"{v}\"\n");
+        }
+        lesson += "\n  [[experiments.operations]]\n  id = \"all\"\n  kind = \"read\"\n  [experiments.operations.run]\n";
+        for v in variants {
+            lesson += &format!("  {v} = \"db.{coll}.find({{}})\"\n");
+        }
+    }
+    std::fs::write(lessons.join("10-copies/lesson.toml"), lesson).unwrap();
+    let catalog = schemalab::datasets::BUILTIN_CATALOG.replacen("minutes = 240", "minutes = 0", 1);
+    assert_ne!(catalog, schemalab::datasets::BUILTIN_CATALOG);
+    std::fs::write(dir.path().join("datasets/catalog.toml"), catalog).unwrap();
+    dir
+}
+
+/// Everything a reader can see of a database, as bytes where the server
+/// gives bytes: each collection's listCollections entry (its uuid aside),
+/// its documents in natural order, its index specs, and its measured
+/// figures.
+type DbState = Vec<(Document, Vec<Vec<u8>>, Vec<Document>)>;
+
+async fn db_state(client: &Client, db: &str) -> (DbState, Vec<schemalab::course::CollStats>) {
+    let d = client.database(db);
+    let mut specs: Vec<Document> = d
+        .run_cursor_command(doc! {"listCollections": 1})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    specs.sort_by_key(|s| s.get_str("name").unwrap().to_string());
+    let mut out = Vec::new();
+    for mut spec in specs {
+        spec.remove("info");
+        let name = spec.get_str("name").unwrap().to_string();
+        let docs: Vec<bson::RawDocumentBuf> = d
+            .collection::<bson::RawDocumentBuf>(&name)
+            .find(doc! {})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        let indexes: Vec<Document> = d
+            .run_cursor_command(doc! {"listIndexes": &name})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        out.push((
+            spec,
+            docs.iter().map(|r| r.as_bytes().to_vec()).collect(),
+            indexes,
+        ));
+    }
+    let stats = schemalab::course::measure::measure_db(client, db)
+        .await
+        .unwrap();
+    (out, stats)
+}
+
+/// Preparing a lesson loads each experiment's dataset once; every other
+/// variant's database, copied on the server, is indistinguishable from a
+/// fresh load: the same collections (the empty one too) with the same
+/// options, every document byte for byte in the same natural order, only
+/// the `_id` index, the same measured sizes.
+#[tokio::test]
+async fn copied_variant_databases_are_identical_to_fresh_loads() {
+    let (_server, client) = server().await;
+    let dir = copy_course();
+    let catalog = CatalogLoader::for_course(dir.path()).unwrap();
+    let loader = Recording::new(&catalog);
+    let course = Course::load(dir.path()).unwrap();
+    let lesson = course.lesson("copies").unwrap();
+    let opts = RunOptions {
+        scale: Scale::Tiny,
+        loader: &loader,
+        cancel: CancelFlag::new(),
+        progress: None,
+    };
+    let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
+    assert_eq!(
+        loader.loads(),
+        ["schemalab_copies_one", "schemalab_copies_four"]
+    );
+    for (dataset, fresh, variants) in [
+        (
+            "community",
+            "schemalab_fresh_talk",
+            &["one", "two", "three"][..],
+        ),
+        ("sensors", "schemalab_fresh_meters", &["four", "five"][..]),
+    ] {
+        schemalab::datasets::load_with(
+            &catalog.catalog,
+            &client,
+            fresh,
+            dataset,
+            schemalab::datasets::Scale::Tiny,
+            5,
+            |_| {},
+        )
+        .await
+        .unwrap();
+        let want = db_state(&client, fresh).await;
+        assert!(want.0.iter().all(|(_, _, idx)| idx.len() == 1));
+        assert!(want.0.iter().any(|(_, docs, _)| !docs.is_empty()));
+        if dataset == "sensors" {
+            let readings = want
+                .0
+                .iter()
+                .find(|(s, _, _)| s.get_str("name") == Ok("readings"));
+            assert!(readings.unwrap().1.is_empty(), "readings is there, empty");
+        }
+        for v in variants {
+            let db = format!("schemalab_copies_{v}");
+            assert!(
+                prepared
+                    .variants
+                    .iter()
+                    .any(|p| p.database == db && p.load_error.is_none())
+            );
+            assert_eq!(db_state(&client, &db).await, want, "{db}");
+        }
+    }
+
+    // A whole run does the same, and its variants measure alike.
+    let report = run_lesson(&client, &lesson, &opts).await.unwrap();
+    assert_eq!(
+        loader.loads(),
+        ["schemalab_copies_one", "schemalab_copies_four"]
+    );
+    for exp in &report.experiments {
+        let first = &exp.variants[0];
+        assert!(first.failure.is_none(), "{:?}", first.failure);
+        for v in &exp.variants[1..] {
+            assert_eq!(v.failure, None);
+            assert_eq!(v.collections, first.collections, "{}", v.id);
+            assert_eq!(v.samples, first.samples, "{}", v.id);
+            assert_eq!(
+                v.operations[0].read.as_ref().map(|r| r.n_returned),
+                first.operations[0].read.as_ref().map(|r| r.n_returned)
+            );
+        }
+    }
+}
+
+/// When the first load fails every variant tries its own load and reports
+/// the failure; when the loaded database holds what a copy would not
+/// reproduce (an index), every variant loads its own.
+#[tokio::test]
+async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
+    let (_server, client) = server().await;
+    let dir = copy_course();
+    let course = Course::load(dir.path()).unwrap();
+    let lesson = course.lesson("copies").unwrap();
+    let all = [
+        "schemalab_copies_one",
+        "schemalab_copies_two",
+        "schemalab_copies_three",
+        "schemalab_copies_four",
+        "schemalab_copies_five",
+    ];
+
+    let failing = Recording::new(&Shop);
+    let opts = RunOptions {
+        scale: Scale::Tiny,
+        loader: &failing,
+        cancel: CancelFlag::new(),
+        progress: None,
+    };
+    let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
+    assert_eq!(failing.loads(), all);
+    for p in &prepared.variants {
+        let e = p.load_error.as_deref().unwrap_or_default();
+        assert!(e.contains("unknown dataset"), "{}: {e}", p.database);
+    }
+
+    let catalog = CatalogLoader::for_course(dir.path()).unwrap();
+    let mut indexing = Recording::new(&catalog);
+    indexing.index = true;
+    let opts = RunOptions {
+        loader: &indexing,
+        ..opts
+    };
+    let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
+    assert_eq!(indexing.loads(), all);
+    for p in &prepared.variants {
+        assert_eq!(p.load_error, None);
+        let (state, _) = db_state(&client, &p.database).await;
+        assert_eq!(state[0].2.len(), 2, "{}: the loader's index", p.database);
+    }
+}
+
+/// At the large scale each variant loads its own dataset (the engine's
+/// `$out` holds a whole collection in memory); below it, one load per
+/// experiment.
+#[tokio::test]
+async fn large_scale_loads_every_variant() {
+    let (_server, client) = server().await;
+    let course = Course::load(fixture("")).unwrap();
+    let lesson = course.lesson("embed").unwrap();
+    for (scale, want) in [
+        (Scale::Tiny, &["schemalab_embed_refs"][..]),
+        (Scale::Default, &["schemalab_embed_refs"][..]),
+        (
+            Scale::Large,
+            &["schemalab_embed_refs", "schemalab_embed_embed"][..],
+        ),
+    ] {
+        let loader = Recording::new(&Shop);
+        let opts = RunOptions {
+            scale,
+            loader: &loader,
+            cancel: CancelFlag::new(),
+            progress: None,
+        };
+        let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
+        assert_eq!(loader.loads(), want, "{scale:?}");
+        assert!(prepared.variants.iter().all(|v| v.load_error.is_none()));
     }
 }

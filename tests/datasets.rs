@@ -696,3 +696,206 @@ async fn load_speed_community_default() {
     );
     server.shutdown();
 }
+
+// ----- loading: generation overlapped with inserting, raw BSON -----
+
+/// Every document of `db.coll` as stored, in natural order.
+async fn stored_raw(db: &mongodb::Database, coll: &str) -> Vec<Vec<u8>> {
+    use futures_util::TryStreamExt;
+    let docs: Vec<bson::RawDocumentBuf> = db
+        .collection::<bson::RawDocumentBuf>(coll)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    docs.iter().map(|d| d.as_bytes().to_vec()).collect()
+}
+
+/// The names of the indexes on `db.coll`.
+async fn index_names(db: &mongodb::Database, coll: &str) -> Vec<String> {
+    db.collection::<Document>(coll)
+        .list_index_names()
+        .await
+        .unwrap()
+}
+
+/// What the driver sent before loading went raw: each generated document
+/// serialised by serde as `insert_many` of `Document`s does it.
+fn serde_bytes(d: &Document) -> Vec<u8> {
+    bson::to_raw_document_buf(d).unwrap().into_bytes()
+}
+
+/// Every dataset at the tiny scale, loaded, is stored as the generator's
+/// documents encoded the way the driver encoded them before: the same
+/// bytes (field order, types), in the same order, every collection there
+/// (empty ones too) with only the `_id` index.
+#[tokio::test]
+async fn loads_store_the_generated_documents_byte_for_byte_in_order() {
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    let cat = catalog();
+    for spec in cat.datasets() {
+        let name = spec.name.clone();
+        let db_name = format!("schemalab_bytes_{name}");
+        let report = datasets::load_with(&cat, &client, &db_name, &name, Scale::Tiny, 3, |_| {})
+            .await
+            .unwrap();
+        let mut want: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
+        let stream = cat.generate(&name, Scale::Tiny, 3).unwrap();
+        for (c, _) in stream.counts() {
+            want.push((c.clone(), Vec::new()));
+        }
+        for (c, d) in stream {
+            let raw = bson::RawDocumentBuf::from_document(&d).unwrap();
+            assert_eq!(raw.as_bytes(), serde_bytes(&d), "{name}.{c}");
+            want.iter_mut()
+                .find(|(w, _)| *w == c)
+                .unwrap()
+                .1
+                .push(raw.into_bytes());
+        }
+        let db = client.database(&db_name);
+        let mut listed = db.list_collection_names().await.unwrap();
+        listed.sort();
+        let mut expected: Vec<String> = want.iter().map(|(c, _)| c.clone()).collect();
+        expected.sort();
+        assert_eq!(listed, expected, "{name}");
+        for (c, docs) in &want {
+            assert_eq!(stored_raw(&db, c).await, *docs, "{name}.{c}");
+            assert_eq!(index_names(&db, c).await, ["_id_"], "{name}.{c}");
+        }
+        let reported: u64 = report.collections.iter().map(|(_, n)| n).sum();
+        assert_eq!(
+            reported,
+            want.iter().map(|(_, d)| d.len() as u64).sum::<u64>()
+        );
+    }
+    server.shutdown();
+}
+
+/// Progress still comes once per inserted batch of 10,000, split at
+/// collection boundaries, with the running totals.
+#[tokio::test]
+async fn load_progress_is_reported_batch_by_batch() {
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    let text = catalog_text();
+    let edited = text.replacen("minutes = 240", "minutes = 6000", 1);
+    assert_ne!(edited, text, "the fixture line is in the catalog");
+    let cat = Catalog::parse(&edited, "catalog.toml").unwrap();
+    let mut events = Vec::new();
+    let report = datasets::load_with(
+        &cat,
+        &client,
+        "schemalab_progress",
+        "sensors",
+        Scale::Tiny,
+        1,
+        |p| {
+            events.push((
+                p.collection,
+                p.inserted,
+                p.collection_total,
+                p.done,
+                p.total,
+            ))
+        },
+    )
+    .await
+    .unwrap();
+    let total = 4 + 24_000;
+    assert_eq!(
+        events,
+        [
+            ("sensors".to_string(), 4, 4, 4, total),
+            ("readings".to_string(), 10_000, 24_000, 10_004, total),
+            ("readings".to_string(), 20_000, 24_000, 20_004, total),
+            ("readings".to_string(), 24_000, 24_000, 24_004, total),
+        ]
+    );
+    assert_eq!(
+        report.collections,
+        [("sensors".to_string(), 4), ("readings".to_string(), 24_000)]
+    );
+    server.shutdown();
+}
+
+/// A dataset that cannot be generated fails as before: with the
+/// generator's error, before anything in the database is dropped.
+#[tokio::test]
+async fn a_generation_error_fails_the_load_before_any_drop() {
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    let db = client.database("schemalab_broken");
+    db.collection::<Document>("readings")
+        .insert_one(doc! { "_id": 1, "kept": true })
+        .await
+        .unwrap();
+    let text = catalog_text();
+    let edited = text.replacen("sensors = 4", "sensors = 0", 1);
+    assert_ne!(edited, text, "the fixture line is in the catalog");
+    let cat = Catalog::parse(&edited, "catalog.toml").unwrap();
+    let err = datasets::load_with(
+        &cat,
+        &client,
+        "schemalab_broken",
+        "sensors",
+        Scale::Tiny,
+        1,
+        |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, DatasetError::BadParam { ref param, .. } if param == "sensors"),
+        "{err}"
+    );
+    let err = datasets::load_with(
+        &cat,
+        &client,
+        "schemalab_broken",
+        "nosuch",
+        Scale::Tiny,
+        1,
+        |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, DatasetError::UnknownDataset(_)), "{err}");
+    assert_eq!(count(&db, "readings").await, 1);
+    server.shutdown();
+}
+
+/// Loading community against copying the loaded database on the server
+/// (`copy_database`, one `$out` per collection), at the tiny and default
+/// scales, on the embedded engine; run on demand:
+/// `cargo test --test datasets copy_speed -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore = "a measurement (load against server-side copy), run on demand with --ignored"]
+async fn copy_speed_community() {
+    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    for scale in [Scale::Tiny, Scale::Default] {
+        let mut loads = Vec::new();
+        let mut copies = Vec::new();
+        for round in 0..3 {
+            let src = format!("schemalab_speed_src_{scale}_{round}");
+            let dst = format!("schemalab_speed_dst_{scale}_{round}");
+            let started = std::time::Instant::now();
+            load(&client, &src, "community", scale, 1, |_| {})
+                .await
+                .unwrap();
+            loads.push(started.elapsed().as_secs_f64());
+            let started = std::time::Instant::now();
+            datasets::copy_database(&client, &src, &dst).await.unwrap();
+            copies.push(started.elapsed().as_secs_f64());
+            for db in [src, dst] {
+                client.database(&db).drop().await.unwrap();
+            }
+        }
+        println!("community {scale}: load {loads:.3?} s, copy {copies:.3?} s");
+    }
+    server.shutdown();
+}

@@ -3,7 +3,9 @@
 //! script (one function, `prepare_variant`, which [`prepare_lesson`] also
 //! uses to open `schemalab shell --lesson` on those databases), every
 //! operation (reads explained, writes executed), then the measurements;
-//! finally the claims. Failures of a step are recorded in the
+//! finally the claims. The dataset is generated once per experiment: the
+//! first variant's database is loaded and, before its setup, copied on the
+//! server into the others (`Seeding`). Failures of a step are recorded in the
 //! report (with the server's codeName) rather than aborting the run, so a
 //! learner sees everything that did run. Progress goes to a callback and
 //! a cancel flag is checked between steps.
@@ -46,7 +48,10 @@ impl CancelFlag {
 }
 
 /// Loads a dataset into a database (the seeded generators in
-/// `crate::datasets`; tests supply small fixtures).
+/// `crate::datasets`; tests supply small fixtures). The same `(dataset,
+/// scale, seed)` must give the same data whatever the database: a run
+/// loads an experiment's first variant and copies what it loaded into the
+/// other variants' databases on the server (see `Seeding`).
 pub trait DatasetLoader: Send + Sync {
     fn load<'a>(
         &'a self,
@@ -369,6 +374,7 @@ async fn run_experiment(
         })
         .collect();
     let mut variants = Vec::new();
+    let mut seeding = Seeding::new(&lesson.id, opts.scale, exp.variants.iter());
     for v in &exp.variants {
         let vid = v.id.get_ref().as_str();
         let db = db_name(&lesson.id, vid);
@@ -387,10 +393,11 @@ async fn run_experiment(
             samples: Vec::new(),
         };
 
-        let (mut session, prepared) = prepare_variant(client, lesson, exp, v, opts, &mut |s| {
-            step(vid, s.into(), done)
-        })
-        .await?;
+        let (mut session, prepared) =
+            prepare_variant(client, lesson, exp, v, opts, &mut seeding, &mut |s| {
+                step(vid, s.into(), done)
+            })
+            .await?;
         report.load_error = prepared.load_error;
         report.setup_error = prepared.setup_error;
         let mut profile_seen = 0usize;
@@ -571,19 +578,98 @@ impl PreparedLesson {
     }
 }
 
+/// How the variant databases of one experiment get its dataset: the first
+/// variant's database is loaded, and right after its load (before its
+/// setup runs) the server copies it into every other variant's database
+/// ([`crate::datasets::copy_database`]: `$out` per collection, the same
+/// documents in the same order, empty collections too, `_id` index only),
+/// which the generators would have filled with the same bytes. Those
+/// variants then skip their drop and load. A variant whose copy failed or
+/// was cancelled, or all of them when the first load failed, loads on its
+/// own as before.
+///
+/// At the large scale every variant loads: the embedded engine's `$out`
+/// holds the whole collection in memory (decoded, re-encoded, inserted
+/// twice) where a load streams, and large scale must fit in 2 GB.
+struct Seeding {
+    /// The database loaded first: the copies' source.
+    source: Option<String>,
+    /// The other variants (id, database), to copy into once `source` is
+    /// loaded.
+    targets: Vec<(String, String)>,
+    /// Databases holding their fresh copy, not yet prepared.
+    filled: Vec<String>,
+}
+
+impl Seeding {
+    /// The plan for `variants` (in run order) of one experiment of
+    /// `lesson` at `scale`; a database named twice is filled once.
+    fn new<'a>(lesson: &str, scale: Scale, variants: impl Iterator<Item = &'a Variant>) -> Self {
+        let mut source = None;
+        let mut targets: Vec<(String, String)> = Vec::new();
+        for v in variants.filter(|_| scale != Scale::Large) {
+            let vid = v.id.get_ref();
+            let db = db_name(lesson, vid);
+            if source.is_none() {
+                source = Some(db);
+            } else if source.as_ref() != Some(&db) && !targets.iter().any(|(_, d)| *d == db) {
+                targets.push((vid.clone(), db));
+            }
+        }
+        Seeding {
+            source,
+            targets,
+            filled: Vec::new(),
+        }
+    }
+
+    /// Copy the freshly loaded `db` into every target, when `db` is the
+    /// source. Each target passes [`guard_db`] first; one that fails to
+    /// copy, or comes after `cancel` is set, is left to load on its own.
+    async fn copy_from(&mut self, client: &Client, lesson: &str, db: &str, cancel: &CancelFlag) {
+        if self.source.as_deref() != Some(db) {
+            return;
+        }
+        for (vid, target) in std::mem::take(&mut self.targets) {
+            if cancel.is_cancelled() {
+                break;
+            }
+            if guard_db(&target, lesson, &vid).is_err() {
+                continue;
+            }
+            if crate::datasets::copy_database(client, db, &target)
+                .await
+                .is_ok()
+            {
+                self.filled.push(target);
+            }
+        }
+    }
+
+    /// Whether `db` already holds its copy (taken: asked once).
+    fn take_filled(&mut self, db: &str) -> bool {
+        let before = self.filled.len();
+        self.filled.retain(|d| d != db);
+        self.filled.len() != before
+    }
+}
+
 /// The first steps of every variant's run, in order, each announced to
 /// `step` first (which may stop the run): `drop` (a fresh database),
-/// `load` (the experiment's seeded dataset at the run's scale), `setup`
-/// (the variant's setup script, through a write gate that admits only
-/// this database). Returns the variant's session, ready for its
-/// operations, and what went wrong loading or setting up (recorded, not
-/// raised, as for every step of a run).
+/// `load` (the experiment's seeded dataset at the run's scale, or nothing
+/// more when `seeding` already copied it here), `setup` (the variant's
+/// setup script, through a write gate that admits only this database).
+/// Returns the variant's session, ready for its operations, and what went
+/// wrong loading or setting up (recorded, not raised, as for every step of
+/// a run).
+#[allow(clippy::too_many_arguments)]
 async fn prepare_variant(
     client: &Client,
     lesson: &Lesson,
     exp: &Experiment,
     v: &Variant,
     opts: &RunOptions<'_>,
+    seeding: &mut Seeding,
     step: &mut (dyn FnMut(&str) -> Result<(), CourseError> + Send),
 ) -> Result<(Session, PreparedVariant), CourseError> {
     let vid = v.id.get_ref().as_str();
@@ -598,20 +684,32 @@ async fn prepare_variant(
         setup_error: None,
     };
 
+    // Copied from the experiment's first variant, fresh: nothing to drop
+    // or load.
+    let copied = seeding.take_filled(&db);
     step("drop")?;
-    client
-        .database(&db)
-        .drop()
-        .await
-        .map_err(|e| CourseError::Server(format!("dropping {db}: {e}")))?;
+    if !copied {
+        client
+            .database(&db)
+            .drop()
+            .await
+            .map_err(|e| CourseError::Server(format!("dropping {db}: {e}")))?;
+    }
 
     step("load")?;
-    if let Err(e) = opts
-        .loader
-        .load(client, &db, exp.dataset.get_ref(), opts.scale, exp.seed)
-        .await
-    {
-        prepared.load_error = Some(e);
+    if !copied {
+        match opts
+            .loader
+            .load(client, &db, exp.dataset.get_ref(), opts.scale, exp.seed)
+            .await
+        {
+            Ok(()) => {
+                seeding
+                    .copy_from(client, &lesson.id, &db, &opts.cancel)
+                    .await
+            }
+            Err(e) => prepared.load_error = Some(e),
+        }
     }
 
     step("setup")?;
@@ -679,7 +777,20 @@ pub async fn prepare_lesson(
     let total = chosen.len() * 3;
     let mut done = 0;
     let mut variants = Vec::new();
-    for (exp, v) in chosen {
+    let mut seeding: Option<(&str, Seeding)> = None;
+    for (i, &(exp, v)) in chosen.iter().enumerate() {
+        let exp_key = exp.id.get_ref().as_str();
+        if seeding.as_ref().is_none_or(|(e, _)| *e != exp_key) {
+            // The chosen variants of this experiment, which follow in a row.
+            let same = chosen[i..]
+                .iter()
+                .take_while(|(e, _)| e.id.get_ref() == exp.id.get_ref())
+                .map(|(_, v)| *v);
+            seeding = Some((exp_key, Seeding::new(&lesson.id, opts.scale, same)));
+        }
+        let Some((_, seeding)) = seeding.as_mut() else {
+            continue;
+        };
         let exp_id = exp.id.get_ref();
         let vid = v.id.get_ref();
         let mut step = |s: &str| -> Result<(), CourseError> {
@@ -698,7 +809,8 @@ pub async fn prepare_lesson(
             done += 1;
             Ok(())
         };
-        let (_, prepared) = prepare_variant(client, lesson, exp, v, opts, &mut step).await?;
+        let (_, prepared) =
+            prepare_variant(client, lesson, exp, v, opts, seeding, &mut step).await?;
         variants.push(prepared);
     }
     Ok(PreparedLesson {
