@@ -439,6 +439,11 @@ impl Engine {
         opts: &AggregateOptions,
     ) -> Result<Vec<Document>> {
         let now = self.now();
+        if let Some(coll) = coll
+            && let Some(copied) = ops::copy_out(&self.store, db, coll, pipeline)
+        {
+            return copied.map(|()| Vec::new());
+        }
         if ops::pipeline_writes(pipeline) {
             // Read on a snapshot; hold the target's lock only to write.
             let docs = ops::aggregate_write_input(

@@ -374,7 +374,7 @@ async fn run_experiment(
         })
         .collect();
     let mut variants = Vec::new();
-    let mut seeding = Seeding::new(&lesson.id, opts.scale, exp.variants.iter());
+    let mut seeding = Seeding::new(&lesson.id, exp.variants.iter());
     for v in &exp.variants {
         let vid = v.id.get_ref().as_str();
         let db = db_name(&lesson.id, vid);
@@ -588,9 +588,9 @@ impl PreparedLesson {
 /// was cancelled, or all of them when the first load failed, loads on its
 /// own as before.
 ///
-/// At the large scale every variant loads: the embedded engine's `$out`
-/// holds the whole collection in memory (decoded, re-encoded, inserted
-/// twice) where a load streams, and large scale must fit in 2 GB.
+/// A copy costs no more memory than the load it replaces: the embedded
+/// engine copies a lone `$out`'s stored records as they are, straight into
+/// the target's new contents.
 struct Seeding {
     /// The database loaded first: the copies' source.
     source: Option<String>,
@@ -603,11 +603,11 @@ struct Seeding {
 
 impl Seeding {
     /// The plan for `variants` (in run order) of one experiment of
-    /// `lesson` at `scale`; a database named twice is filled once.
-    fn new<'a>(lesson: &str, scale: Scale, variants: impl Iterator<Item = &'a Variant>) -> Self {
+    /// `lesson`; a database named twice is filled once.
+    fn new<'a>(lesson: &str, variants: impl Iterator<Item = &'a Variant>) -> Self {
         let mut source = None;
         let mut targets: Vec<(String, String)> = Vec::new();
-        for v in variants.filter(|_| scale != Scale::Large) {
+        for v in variants {
             let vid = v.id.get_ref();
             let db = db_name(lesson, vid);
             if source.is_none() {
@@ -786,7 +786,7 @@ pub async fn prepare_lesson(
                 .iter()
                 .take_while(|(e, _)| e.id.get_ref() == exp.id.get_ref())
                 .map(|(_, v)| *v);
-            seeding = Some((exp_key, Seeding::new(&lesson.id, opts.scale, same)));
+            seeding = Some((exp_key, Seeding::new(&lesson.id, same)));
         }
         let Some((_, seeding)) = seeding.as_mut() else {
             continue;

@@ -1196,6 +1196,60 @@ pub(super) fn aggregate_write_output(
     write_last_stage(store, db, last, docs, now)
 }
 
+/// The database and collection a `$out` writes to.
+fn out_target(db: &str, target: &Bson) -> Result<(String, String)> {
+    match target {
+        Bson::String(s) => Ok((db.to_string(), s.clone())),
+        Bson::Document(d) => Ok((
+            d.get_str("db").unwrap_or(db).to_string(),
+            d.get_str("coll")
+                .map_err(|_| EngineError::failed_to_parse("$out requires 'coll'"))?
+                .to_string(),
+        )),
+        _ => Err(EngineError::failed_to_parse(
+            "$out only supports a string or object argument",
+        )),
+    }
+}
+
+/// A pipeline that is only `[{$out: …}]` over `coll`: the stored records
+/// copied as they are (a collection scan that examines every document, as
+/// mongod's), never decoded; `None` for any other pipeline.
+pub(super) fn copy_out(
+    store: &Store,
+    db: &str,
+    coll: &str,
+    pipeline: &[Document],
+) -> Option<Result<()>> {
+    let [only] = pipeline else {
+        return None;
+    };
+    if only.len() != 1 {
+        return None;
+    }
+    let target = only.get("$out")?;
+    Some((|| {
+        // Checked as every pipeline is, before anything runs.
+        super::pipeline::Pipeline::parse(pipeline)?;
+        let (tdb, tcoll) = out_target(db, target)?;
+        super::catalog::check_coll_name(db, coll)?;
+        let source = store.collection(db, coll);
+        let ns = format!("{tdb}.{tcoll}");
+        super::metrics::plan_summary(|| "COLLSCAN".to_string());
+        store.replace_or_create(&tdb, &tcoll, |c| {
+            let mut fresh = c.emptied();
+            let mut examined = 0u64;
+            for (_, raw) in source.iter().flat_map(|s| s.records()) {
+                super::limits::checkpoint()?;
+                examined += 1;
+                fresh.insert(&ns, raw.clone())?;
+            }
+            super::metrics::examined(0, examined);
+            Ok(fresh)
+        })
+    })())
+}
+
 fn write_last_stage(
     store: &Store,
     db: &str,
@@ -1204,20 +1258,7 @@ fn write_last_stage(
     now: bson::DateTime,
 ) -> Result<Vec<Document>> {
     if let Some(target) = last.get("$out") {
-        let (tdb, tcoll) = match target {
-            Bson::String(s) => (db.to_string(), s.clone()),
-            Bson::Document(d) => (
-                d.get_str("db").unwrap_or(db).to_string(),
-                d.get_str("coll")
-                    .map_err(|_| EngineError::failed_to_parse("$out requires 'coll'"))?
-                    .to_string(),
-            ),
-            _ => {
-                return Err(EngineError::failed_to_parse(
-                    "$out only supports a string or object argument",
-                ));
-            }
-        };
+        let (tdb, tcoll) = out_target(db, target)?;
         write_out(store, &tdb, &tcoll, docs)?;
     } else if let Some(spec) = last.get("$merge") {
         merge(store, db, spec, docs, now)?;

@@ -353,6 +353,25 @@ impl Pipeline {
         self.parsed.len()
     }
 
+    /// Run the stages over the few documents one input document became
+    /// (a pipeline that [`Pipeline::streams`], fed per document): the
+    /// running operation is checked by the cheap counted checkpoint, not
+    /// the clock-and-socket check [`Pipeline::run`] makes before each stage.
+    pub(crate) fn run_streaming(
+        &self,
+        input: Vec<Document>,
+        source: &dyn Source,
+        vars: &Vars,
+    ) -> Result<Vec<Document>> {
+        let ctx = Ctx { source, vars };
+        let mut docs = input;
+        for stage in &self.parsed {
+            super::limits::checkpoint()?;
+            docs = run_stage(stage, docs, &ctx)?;
+        }
+        Ok(docs)
+    }
+
     /// Whether every stage passes documents on one at a time and reads no
     /// other collection (`$match`, `$project`, `$addFields`, `$unset`,
     /// `$replaceRoot`, `$unwind`), so that it can run per document.

@@ -234,7 +234,9 @@ impl AggStream {
                 }
                 crate::engine::limits::checkpoint()?;
                 match stage {
-                    StreamStage::Run(p) => docs = p.run(docs, &NoSource, self.find.vars())?,
+                    StreamStage::Run(p) => {
+                        docs = p.run_streaming(docs, &NoSource, self.find.vars())?
+                    }
                     StreamStage::Skip(n) => {
                         let k = usize::try_from(*n).unwrap_or(usize::MAX).min(docs.len());
                         docs.drain(..k);

@@ -426,14 +426,14 @@ fn stream_cursor(
         &mut |hit| {
             let mut docs = vec![hit.doc];
             if let Some(p) = &projection {
-                docs = projection_clock.time(|| p.run(docs, &source, vars))?;
+                docs = projection_clock.time(|| p.run_streaming(docs, &source, vars))?;
             }
             n_cursor += 1;
             for ((p, n), clock) in prefix.iter().zip(&mut returned).zip(&mut clocks) {
                 if docs.is_empty() {
                     break;
                 }
-                docs = clock.time(|| p.run(docs, &source, vars))?;
+                docs = clock.time(|| p.run_streaming(docs, &source, vars))?;
                 *n += docs.len() as i64;
             }
             match &mut sink {
