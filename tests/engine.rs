@@ -682,3 +682,47 @@ impl ExplainDoc for Engine {
         schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
     }
 }
+
+/// A lone `$out` (copied as stored, never decoded) gives the target exactly
+/// the source's documents in the same order, keeps the target's indexes
+/// (checking the new contents against them, all or nothing), and can write
+/// to another database.
+#[test]
+fn lone_out_copies_the_stored_documents() {
+    let e = Engine::new();
+    insert(
+        &e,
+        "src",
+        (0..50)
+            .map(|i| doc! {"_id": 50 - i, "k": i % 7, "s": format!("v{i}")})
+            .collect(),
+    );
+    let opts = schemalab::engine::AggregateOptions::default();
+    let out = e
+        .aggregate(
+            "t",
+            Some("src"),
+            &[doc! {"$out": {"db": "other", "coll": "copy"}}],
+            &opts,
+        )
+        .unwrap();
+    assert!(out.is_empty());
+    let source = find(&e, "src", doc! {});
+    let copied = e.find("other", "copy", &FindRequest::default()).unwrap();
+    assert_eq!(copied, source);
+    assert_eq!(copied.len(), 50);
+    // The target's unique index refuses the duplicates, and the target is
+    // left as it was.
+    insert(&e, "dst", vec![doc! {"_id": 1, "k": 100}]);
+    index(
+        &e,
+        "dst",
+        doc! {"key": {"k": 1}, "name": "k_1", "unique": true},
+    )
+    .unwrap();
+    let err = e
+        .aggregate("t", Some("src"), &[doc! {"$out": "dst"}], &opts)
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::DUPLICATE_KEY);
+    assert_eq!(find(&e, "dst", doc! {}), vec![doc! {"_id": 1, "k": 100}]);
+}

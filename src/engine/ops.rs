@@ -1229,8 +1229,6 @@ pub(super) fn copy_out(
     }
     let target = only.get("$out")?;
     Some((|| {
-        // Checked as every pipeline is, before anything runs.
-        super::pipeline::Pipeline::parse(pipeline)?;
         let (tdb, tcoll) = out_target(db, target)?;
         super::catalog::check_coll_name(db, coll)?;
         let source = store.collection(db, coll);
