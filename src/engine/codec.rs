@@ -31,7 +31,7 @@
 
 use bson::spec::BinarySubtype;
 use bson::{
-    Binary, Bson, DateTime, Decimal128, Document, JavaScriptCodeWithScope, RawDocument,
+    Binary, Bson, DateTime, Decimal128, Document, JavaScriptCodeWithScope, RawArray, RawDocument,
     RawDocumentBuf, Regex, Timestamp, oid::ObjectId,
 };
 
@@ -334,6 +334,11 @@ fn measure(v: &Bson, check: bool) -> Result<usize> {
 /// Decode a document, failing exactly when `Document::try_from(raw)` fails.
 pub fn decode(raw: &RawDocument) -> Result<Document> {
     read_document(raw.as_bytes())
+}
+
+/// Decode an array's items, failing exactly when `bson`'s conversion fails.
+pub fn decode_array(raw: &RawArray) -> Result<Vec<Bson>> {
+    read_array(raw.as_bytes())
 }
 
 /// Decode only the top-level fields `wanted` accepts, in document order.

@@ -347,6 +347,15 @@ fn decode_fields_skips_without_converting() {
 }
 
 #[test]
+fn decode_array_matches_bson() {
+    let d = doc! {"a": [1, "two", {"three": [3.0]}, [Bson::Null], Bson::MaxKey]};
+    let raw = encode(&d).unwrap();
+    let array = raw.get_array("a").unwrap();
+    let theirs: Vec<Bson> = array.try_into().unwrap();
+    assert_eq!(decode_array(array).unwrap(), theirs);
+}
+
+#[test]
 fn dbpointer_round_trips() {
     let d = doc! {"p": dbpointer_value("db.coll", [1; 12])};
     let raw = encode(&d).unwrap();
