@@ -16,6 +16,14 @@
 //!   Rust loop reading field `a` from the same raw BSON; the ratio of their
 //!   docs/s is printed (target >= 0.5), both measured in the same run.
 //!
+//! - `codec`: the engine's BSON codec (`schemalab::engine::codec`) against
+//!   the `bson` crate's own conversions, on a community `post` (a
+//!   1,500-character body, an author sub-document, tags, a comment array;
+//!   about 2 KB) and on the small `{_id, a, b}` of `scan`: `decode` against
+//!   `Document::try_from(&RawDocument)`, `encode` against
+//!   `RawDocumentBuf::from_document`, `size` against `to_writer` into a
+//!   buffer (what `$bsonSize` and the sort's memory accounting did).
+//!
 //! Benchmarks whose name no command-line filter selects skip their set-up
 //! too (`cargo bench --bench engine -- scan` loads nothing else).
 //!
@@ -390,8 +398,77 @@ fn proc_peak(pid: u32) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// A community post, about 2 KB of BSON.
+fn post() -> Document {
+    let body: String = "Schema design is a question of access patterns. "
+        .chars()
+        .cycle()
+        .take(1500)
+        .collect();
+    doc! {
+        "_id": ObjectId::new(),
+        "title": "Embedding or referencing comments?",
+        "body": body,
+        "author": {"_id": ObjectId::new(), "name": "Ada Lovelace", "karma": 4210_i64},
+        "tags": ["schema", "embedding", "one-to-many"],
+        "score": 17.5,
+        "published": bson::DateTime::from_millis(1_764_000_000_000),
+        "comments": (0..3).map(|i| doc! {
+            "by": format!("reader-{i}"),
+            "text": "Measured it: embedding wins for this read pattern.",
+            "votes": i,
+        }).collect::<Vec<_>>(),
+    }
+}
+
+fn codec(c: &mut Criterion) {
+    use schemalab::engine::codec;
+    let cases = [
+        ("post", post()),
+        ("small", doc! {"_id": 1, "a": 7, "b": format!("{:020}", 1)}),
+    ];
+    if !cases.iter().any(|(name, _)| {
+        ["decode", "encode", "size"]
+            .iter()
+            .any(|op| wanted(&format!("codec/{op}_{name}")))
+    }) {
+        return;
+    }
+    let mut group = c.benchmark_group("codec");
+    for (name, doc) in &cases {
+        let raw = RawDocumentBuf::from_document(doc).unwrap();
+        assert_eq!(codec::encode(doc).unwrap(), raw);
+        assert_eq!(codec::size(doc), raw.as_bytes().len());
+        println!("codec: {name} is {} bytes", raw.as_bytes().len());
+        group.bench_function(format!("decode_{name}/ours"), |b| {
+            b.iter(|| codec::decode(std::hint::black_box(&raw)).unwrap())
+        });
+        group.bench_function(format!("decode_{name}/bson"), |b| {
+            b.iter(|| Document::try_from(std::hint::black_box(raw.as_ref())).unwrap())
+        });
+        group.bench_function(format!("encode_{name}/ours"), |b| {
+            b.iter(|| codec::encode(std::hint::black_box(doc)).unwrap())
+        });
+        group.bench_function(format!("encode_{name}/bson"), |b| {
+            b.iter(|| RawDocumentBuf::from_document(std::hint::black_box(doc)).unwrap())
+        });
+        group.bench_function(format!("size_{name}/ours"), |b| {
+            b.iter(|| codec::try_size(std::hint::black_box(doc)).unwrap())
+        });
+        group.bench_function(format!("size_{name}/bson"), |b| {
+            b.iter(|| {
+                let mut buf = Vec::new();
+                std::hint::black_box(doc).to_writer(&mut buf).unwrap();
+                buf.len()
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
+    codec,
     scan,
     insert_many,
     find_one_indexed,

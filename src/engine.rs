@@ -27,6 +27,7 @@
 //! commands take no lock at all.
 
 pub mod catalog;
+pub mod codec;
 pub mod collation;
 pub mod error;
 pub mod exec;

@@ -33,7 +33,7 @@ use super::expr::Vars;
 use super::filter::Filter;
 use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::update::display;
-use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, keystring, limits, size_model};
+use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, codec, keystring, limits, size_model};
 
 /// What a reader sees of every database: the names as they were when it
 /// was taken, each collection as it was when the reader first touched it.
@@ -437,7 +437,7 @@ impl Collection {
     /// Replace record `rid` with `new_doc`, keeping its record id.
     pub fn replace(&mut self, ns: &str, rid: RecordId, new_doc: &Document) -> Result<()> {
         limits::check_update_depth(new_doc)?;
-        let raw = RawDocumentBuf::from_document(new_doc)
+        let raw = codec::encode(new_doc)
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
         check_size(
             raw.as_bytes().len(),
@@ -598,7 +598,7 @@ fn check_no_dollar_fields(d: &Document) -> Result<()> {
 
 /// Decode a stored document.
 pub fn to_document(raw: &RawDocumentBuf) -> Result<Document> {
-    raw.to_document()
+    codec::decode(raw)
         .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}")))
 }
 

@@ -224,8 +224,7 @@ fn ensure_id(doc: Document) -> Document {
 }
 
 fn to_raw(doc: &Document) -> Result<RawDocumentBuf> {
-    RawDocumentBuf::from_document(doc)
-        .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))
+    super::codec::encode(doc).map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))
 }
 
 pub(super) fn find(

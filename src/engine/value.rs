@@ -243,12 +243,9 @@ pub fn type_number_of_alias(alias: &str) -> Option<i32> {
 }
 
 /// The exact BSON size in bytes of a document.
+/// (0 for a document BSON cannot encode, as before.)
 pub fn bson_size(doc: &Document) -> usize {
-    let mut buf = Vec::new();
-    match doc.to_writer(&mut buf) {
-        Ok(()) => buf.len(),
-        Err(_) => 0,
-    }
+    super::codec::try_size(doc).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 
 use super::cursor::CursorTable;
 use super::frame::OpMsg;
-use crate::engine::{Engine, EngineError, ErrorCode, Result, limits};
+use crate::engine::{Engine, EngineError, ErrorCode, Result, codec, limits};
 
 /// What a connection brings to every command it runs.
 #[derive(Debug, Clone)]
@@ -71,7 +71,16 @@ pub struct CommandDoc {
 }
 
 fn to_bson(value: RawBsonRef<'_>) -> Result<Bson> {
-    Bson::try_from(value.to_raw_bson()).map_err(|e| EngineError::bad_value(e.to_string()))
+    let converted = match value {
+        RawBsonRef::Document(d) => codec::decode(d)
+            .map(Bson::Document)
+            .map_err(|e| e.to_string()),
+        RawBsonRef::Array(a) => codec::decode_array(a)
+            .map(Bson::Array)
+            .map_err(|e| e.to_string()),
+        v => Bson::try_from(v.to_raw_bson()).map_err(|e| e.to_string()),
+    };
+    converted.map_err(EngineError::bad_value)
 }
 
 /// A kind-1 identifier or body field that appears twice.
@@ -132,7 +141,7 @@ impl CommandDoc {
                 let docs = seq
                     .documents
                     .iter()
-                    .map(|d| d.to_document().map(Bson::Document))
+                    .map(|d| codec::decode(d).map(Bson::Document))
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(|e| EngineError::bad_value(e.to_string()))?;
                 body.insert(seq.identifier, docs);
@@ -365,8 +374,7 @@ impl Command {
 
 /// Serialise a reply document.
 pub fn raw(doc: Document) -> Result<RawDocumentBuf> {
-    RawDocumentBuf::from_document(&doc)
-        .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+    codec::encode(&doc).map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
 }
 
 /// mongod's command-error reply for an engine error, `info` fields included.

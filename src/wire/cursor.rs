@@ -88,7 +88,7 @@ impl Source for Materialised {
             return Ok(None);
         };
         self.bytes = self.bytes.saturating_sub(approx_doc_size(&doc));
-        RawDocumentBuf::from_document(&doc)
+        crate::engine::codec::encode(&doc)
             .map(Some)
             .map_err(internal)
     }

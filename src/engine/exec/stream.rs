@@ -170,7 +170,7 @@ impl FindStream {
 }
 
 fn to_raw(doc: &bson::Document) -> Result<RawDocumentBuf> {
-    RawDocumentBuf::from_document(doc)
+    crate::engine::codec::encode(doc)
         .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
 }
 
