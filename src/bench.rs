@@ -215,6 +215,44 @@ pub fn summary_in(all: &[LessonBench], lang: Lang) -> String {
     .render_in(lang)
 }
 
+/// The targets a bench run is held to (`--max-peak-mib`, `--max-seconds`):
+/// one line per lesson that missed one, empty when every lesson met them.
+/// A lesson whose peak could not be measured misses a peak target.
+pub fn missed_targets_in(
+    all: &[LessonBench],
+    max_peak_mib: Option<u64>,
+    max_seconds: Option<f64>,
+    lang: Lang,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in all {
+        if let Some(limit) = max_peak_mib {
+            let over = b.peak_rss.is_none_or(|p| p > limit * 1024 * 1024);
+            if over {
+                out.push(
+                    Message::new("{lesson}: peak {peak} MiB, over the target of {limit} MiB")
+                        .arg("lesson", &b.lesson)
+                        .arg("peak", mib(b.peak_rss))
+                        .arg("limit", limit)
+                        .render_in(lang),
+                );
+            }
+        }
+        if let Some(limit) = max_seconds
+            && b.seconds > limit
+        {
+            out.push(
+                Message::new("{lesson}: {seconds} s, over the target of {limit} s")
+                    .arg("lesson", &b.lesson)
+                    .arg("seconds", format!("{:.2}", b.seconds))
+                    .arg("limit", limit)
+                    .render_in(lang),
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +266,33 @@ mod tests {
         let peak = proc_status_bytes("VmHWM:").expect("VmHWM");
         assert!(rss > 1024 * 1024 && peak >= rss, "rss {rss} peak {peak}");
         assert_eq!(proc_status_bytes("NoSuchField:"), None);
+    }
+
+    #[test]
+    fn targets_name_each_lesson_that_missed() {
+        let lesson = |name: &str, seconds: f64, peak: Option<u64>| LessonBench {
+            lesson: name.into(),
+            seconds,
+            peak_rss: peak,
+            rss_after_drop: None,
+            held: true,
+            problem: None,
+        };
+        let all = [
+            lesson("fast", 1.0, Some(100 << 20)),
+            lesson("big", 2.0, Some(3000 << 20)),
+            lesson("slow", 90.0, Some(100 << 20)),
+            lesson("unmeasured", 1.0, None),
+        ];
+        let missed = missed_targets_in(&all, Some(2048), Some(60.0), Lang::En);
+        assert_eq!(
+            missed,
+            [
+                "big: peak 3000 MiB, over the target of 2048 MiB",
+                "slow: 90.00 s, over the target of 60 s",
+                "unmeasured: peak n/a MiB, over the target of 2048 MiB",
+            ]
+        );
+        assert!(missed_targets_in(&all[..1], Some(2048), Some(60.0), Lang::En).is_empty());
     }
 }

@@ -219,6 +219,13 @@ enum BenchCommand {
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
+        /// Fail (exit 1) when a lesson's peak resident memory exceeds this
+        /// many MiB.
+        #[arg(long, value_name = "MIB")]
+        max_peak_mib: Option<u64>,
+        /// Fail (exit 1) when a lesson takes longer than this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        max_seconds: Option<f64>,
     },
 }
 
@@ -515,6 +522,8 @@ fn real_main() -> anyhow::Result<()> {
             lessons,
             scale,
             json,
+            max_peak_mib,
+            max_seconds,
         })) => {
             let root = content_root()?;
             let scale = scale.parse().map_err(bad_option("--scale"))?;
@@ -538,7 +547,11 @@ fn real_main() -> anyhow::Result<()> {
             } else {
                 println!("{}", schemalab::bench::summary_in(&all, lang));
             }
-            if all.iter().any(|b| !b.held) {
+            let missed = schemalab::bench::missed_targets_in(&all, max_peak_mib, max_seconds, lang);
+            for line in &missed {
+                eprintln!("{line}");
+            }
+            if all.iter().any(|b| !b.held) || !missed.is_empty() {
                 std::process::exit(1);
             }
         }
