@@ -51,7 +51,7 @@ use std::time::Duration;
 
 use crate::connect::{ConnectError, Database};
 use crate::course::{CancelFlag, LessonReport, Scale};
-use crate::locale::Lang;
+use crate::locale::{Lang, Localized};
 use action::{Action, Effect, TaskMsg};
 use app::{App, ConnState, EngineStatus};
 use event::Event;
@@ -356,11 +356,11 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
 /// The course under `root`: its manifest must load, pass lint and list a
 /// lesson; a lesson that does not load is kept with its error.
 pub fn load_course(root: &Path, lang: Lang) -> Result<CourseState, TuiError> {
-    let course = CourseState::load(root, lang).map_err(|e| TuiError::Content(e.to_string()))?;
+    let course = CourseState::load(root, lang).map_err(|e| TuiError::Content(e.render_in(lang)))?;
     // A manifest lint rejects (an empty file, a missing version) or one
     // listing no lesson opens no course: say so instead of showing an
     // empty outline.
-    let manifest = manifest_problems(root);
+    let manifest = manifest_problems(root, lang);
     if !manifest.is_empty() {
         Err(TuiError::Content(manifest.join("\n")))
     } else if course.lessons.is_empty() {
@@ -374,21 +374,22 @@ pub fn load_course(root: &Path, lang: Lang) -> Result<CourseState, TuiError> {
 }
 
 /// `lint`'s problems with `lessons/manifest.toml` itself.
-fn manifest_problems(root: &Path) -> Vec<String> {
+fn manifest_problems(root: &Path, lang: Lang) -> Vec<String> {
     let manifest = root.join("lessons").join("manifest.toml");
     crate::course::lint(root)
         .iter()
         .filter(|e| e.file == manifest)
-        .map(ToString::to_string)
+        .map(|e| e.render_in(lang))
         .collect()
 }
 
 /// What is wrong with a course that cannot be opened: `lint`'s lines for
 /// the course root, or the loading error itself when lint finds nothing.
 pub fn startup_problems(root: &Path, error: &TuiError) -> Vec<String> {
+    let lang = strings::lang();
     let mut lines: Vec<String> = crate::course::lint(root)
         .iter()
-        .map(ToString::to_string)
+        .map(|e| e.render_in(lang))
         .collect();
     if lines.is_empty() {
         lines.push(error.to_string());

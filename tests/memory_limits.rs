@@ -14,7 +14,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use bson::{Document, RawDocumentBuf, doc};
+use bson::{Bson, Document, RawDocumentBuf, doc};
 use schemalab::engine::Engine;
 use schemalab::wire::frame;
 use schemalab::wire::{BackgroundServer, spawn_background};
@@ -72,11 +72,19 @@ fn code(reply: &Document) -> i32 {
 /// Set a server parameter for the life of the guard.
 struct Param {
     name: &'static str,
-    was: i64,
+    was: Bson,
 }
 
 impl Param {
     fn set(name: &'static str, value: i64) -> Param {
+        Self::set_value(name, Bson::Int64(value))
+    }
+
+    fn set_bool(name: &'static str, value: bool) -> Param {
+        Self::set_value(name, Bson::Boolean(value))
+    }
+
+    fn set_value(name: &'static str, value: Bson) -> Param {
         let reply = call(
             &mut connect(),
             doc! {"setParameter": 1, name: value, "$db": "admin"},
@@ -84,7 +92,7 @@ impl Param {
         ok(&reply);
         Param {
             name,
-            was: reply.get_i64("was").unwrap(),
+            was: reply.get("was").unwrap().clone(),
         }
     }
 }
@@ -93,7 +101,7 @@ impl Drop for Param {
     fn drop(&mut self) {
         let reply = call(
             &mut connect(),
-            doc! {"setParameter": 1, self.name: self.was, "$db": "admin"},
+            doc! {"setParameter": 1, self.name: self.was.clone(), "$db": "admin"},
         );
         ok(&reply);
     }
@@ -137,13 +145,16 @@ fn set_parameter_follows_mongod() {
 }
 
 #[test]
-fn blocking_sort_stops_at_its_memory_limit_without_allow_disk_use() {
+fn blocking_sort_stops_at_its_memory_limit_with_allow_disk_use_false() {
     let _guard = params_lock();
     let mut s = connect();
     fill(&mut s, "mem", "sort", 100);
     let _p = Param::set("internalQueryMaxBlockingSortMemoryUsageBytes", 10_000);
     let sort = || vec![doc! {"$sort": {"pad": 1, "_id": -1}}];
-    let reply = call(&mut s, aggregate("sort", sort(), doc! {}));
+    let reply = call(
+        &mut s,
+        aggregate("sort", sort(), doc! {"allowDiskUse": false}),
+    );
     assert_eq!(code(&reply), 292);
     assert_eq!(
         reply.get_str("codeName"),
@@ -152,17 +163,28 @@ fn blocking_sort_stops_at_its_memory_limit_without_allow_disk_use() {
     // The same limit bounds a find's SORT stage.
     let reply = call(
         &mut s,
-        doc! {"find": "sort", "sort": {"pad": 1, "_id": -1}, "$db": "mem"},
+        doc! {"find": "sort", "sort": {"pad": 1, "_id": -1}, "allowDiskUse": false, "$db": "mem"},
     );
     assert_eq!(code(&reply), 292);
-    // Opting in lifts it; a following $limit makes it a bounded top-k.
+    // Opting in lifts it, and so does saying nothing: mongod 7.0's
+    // `allowDiskUseByDefault` is true. With that parameter false, saying
+    // nothing stops at the limit again.
     ok(&call(
         &mut s,
         aggregate("sort", sort(), doc! {"allowDiskUse": true}),
     ));
+    ok(&call(&mut s, aggregate("sort", sort(), doc! {})));
+    {
+        let _d = Param::set_bool("allowDiskUseByDefault", false);
+        assert_eq!(code(&call(&mut s, aggregate("sort", sort(), doc! {}))), 292);
+    }
+    // A following $limit makes it a bounded top-k.
     let mut limited = sort();
     limited.push(doc! {"$limit": 3});
-    ok(&call(&mut s, aggregate("sort", limited, doc! {})));
+    ok(&call(
+        &mut s,
+        aggregate("sort", limited, doc! {"allowDiskUse": false}),
+    ));
 }
 
 #[test]
@@ -174,7 +196,10 @@ fn group_push_and_add_to_set_are_bounded() {
         let _p = Param::set("internalDocumentSourceGroupMaxMemoryBytes", 1_000);
         let group = vec![doc! {"$group": {"_id": "$_id", "p": {"$push": "$pad"}}}];
         assert_eq!(
-            code(&call(&mut s, aggregate("group", group.clone(), doc! {}))),
+            code(&call(
+                &mut s,
+                aggregate("group", group.clone(), doc! {"allowDiskUse": false})
+            )),
             292
         );
         ok(&call(

@@ -406,15 +406,17 @@ pub fn deadline() -> Option<std::time::Instant> {
 }
 
 /// Whether the running operation may exceed the blocking-stage memory
-/// limits. The engine cannot spill to disk, so it keeps the data in memory
-/// when the client opted in with `allowDiskUse: true`; without that opt-in it
-/// stops at the limit, as mongod does with `allowDiskUse: false`.
+/// limits: its `allowDiskUse`, else `allowDiskUseByDefault` (true, as on
+/// mongod 6.0 and later). The engine cannot spill to disk, so where mongod
+/// would write temporary files it keeps the data in memory; with
+/// `allowDiskUse: false` (or the parameter false) it stops at the limit
+/// with mongod's error.
 pub fn allow_disk_use() -> bool {
     CURRENT.with(|c| {
         c.borrow()
             .as_ref()
             .and_then(|cur| cur.op.allow_disk_use)
-            .unwrap_or(false)
+            .unwrap_or(ALLOW_DISK_USE_BY_DEFAULT.get() != 0)
     })
 }
 
@@ -422,13 +424,15 @@ pub fn allow_disk_use() -> bool {
 // Server parameters (process-wide, as mongod's `setParameter` ones are).
 // ---------------------------------------------------------------------------
 
-/// A memory limit that `setParameter` can change.
+/// A limit or switch that `setParameter` can change.
 #[derive(Debug)]
 pub struct Param {
     /// mongod's name for it.
     pub name: &'static str,
     value: std::sync::atomic::AtomicU64,
     default: u64,
+    /// A boolean parameter (`true`/`false` on the wire, 1/0 here).
+    pub boolean: bool,
 }
 
 impl Param {
@@ -437,6 +441,16 @@ impl Param {
             name,
             value: std::sync::atomic::AtomicU64::new(default),
             default,
+            boolean: false,
+        }
+    }
+
+    const fn flag(name: &'static str, default: bool) -> Self {
+        Self {
+            name,
+            value: std::sync::atomic::AtomicU64::new(default as u64),
+            default: default as u64,
+            boolean: true,
         }
     }
 
@@ -477,10 +491,14 @@ pub static GRAPH_LOOKUP_MEMORY: Param = Param::new(
 pub static RANGE_BYTES: Param = Param::new("internalQueryMaxRangeBytes", HUNDRED_MB);
 /// Idle cursors are killed after this long (milliseconds).
 pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new("cursorTimeoutMillis", 10 * 60 * 1000);
+/// Whether an operation that does not say `allowDiskUse` may go past the
+/// blocking-stage limits (mongod 6.0 and later: true).
+pub static ALLOW_DISK_USE_BY_DEFAULT: Param = Param::flag("allowDiskUseByDefault", true);
 
 /// Every parameter `setParameter`/`getParameter` know.
-pub fn params() -> [&'static Param; 7] {
+pub fn params() -> [&'static Param; 8] {
     [
+        &ALLOW_DISK_USE_BY_DEFAULT,
         &RANGE_BYTES,
         &SORT_MEMORY,
         &GROUP_MEMORY,

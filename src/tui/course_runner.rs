@@ -7,6 +7,7 @@
 //! again after the workload, so the plan tree and the counters beside it
 //! describe the same database state.
 
+use crate::locale::Localized;
 use std::path::{Path, PathBuf};
 
 use super::{ExperimentRunner, RunContext};
@@ -42,8 +43,10 @@ impl ExperimentRunner for CourseRunner {
 impl CourseRunner {
     async fn run_async(&self, ctx: RunContext<'_>) -> Result<LessonReport, String> {
         // The lesson as it is on disk now: an edit applies on the next run.
-        let course = Course::load_in(&self.root, self.lang).map_err(|e| e.to_string())?;
-        let mut lesson = course.lesson(ctx.lesson).map_err(|e| e.to_string())?;
+        let course = Course::load_in(&self.root, self.lang).map_err(|e| e.render_in(self.lang))?;
+        let mut lesson = course
+            .lesson(ctx.lesson)
+            .map_err(|e| e.render_in(self.lang))?;
         lesson
             .experiments
             .retain(|e| e.id.get_ref() == ctx.experiment);
@@ -53,7 +56,7 @@ impl CourseRunner {
                 ctx.lesson, ctx.experiment
             ));
         }
-        let loader = CatalogLoader::for_course(&self.root).map_err(|e| e.to_string())?;
+        let loader = CatalogLoader::for_course(&self.root).map_err(|e| e.render_in(self.lang))?;
         let client = mongodb::Client::with_uri_str(ctx.uri)
             .await
             .map_err(|e| e.to_string())?;
@@ -66,7 +69,7 @@ impl CourseRunner {
         };
         let report = run_lesson(&client, &lesson, &opts)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.render_in(self.lang))?;
         if ctx.cancel.is_cancelled() {
             return Err("cancelled".into());
         }

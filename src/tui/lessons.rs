@@ -6,6 +6,7 @@
 //! render `course` types. Loading is the only I/O here; the event loop does
 //! it before the TUI starts (tests call it too).
 
+use crate::locale::Localized;
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -83,7 +84,7 @@ impl LessonSlot {
     pub fn summary(&self) -> Cow<'_, str> {
         match &self.loaded {
             Ok(l) => Cow::Borrowed(l.lesson.summary.as_str()),
-            Err(e) => Cow::Owned(e.to_string()),
+            Err(e) => Cow::Owned(e.render_in(crate::tui::strings::lang())),
         }
     }
 

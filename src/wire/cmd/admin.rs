@@ -202,7 +202,11 @@ impl GetParameter {
         }
         for p in limits::params() {
             if self.all || self.names.iter().any(|n| n == p.name) {
-                reply.insert(p.name, p.get() as i64);
+                if p.boolean {
+                    reply.insert(p.name, p.get() != 0);
+                } else {
+                    reply.insert(p.name, p.get() as i64);
+                }
             }
         }
         reply
@@ -239,6 +243,12 @@ impl SetParameter {
                 ));
             };
             let v = match value {
+                Bson::Boolean(b) if param.boolean => i64::from(*b),
+                _ if param.boolean => {
+                    return Err(EngineError::bad_value(format!(
+                        "Invalid value for {name}: {value}"
+                    )));
+                }
                 Bson::Int32(i) => i64::from(*i),
                 Bson::Int64(i) => *i,
                 Bson::Double(d) if d.fract() == 0.0 => *d as i64,
@@ -270,7 +280,11 @@ impl SetParameter {
         for (param, v) in &self.settings {
             let was = param.set(*v);
             if !reply.contains_key("was") {
-                reply.insert("was", was as i64);
+                if param.boolean {
+                    reply.insert("was", was != 0);
+                } else {
+                    reply.insert("was", was as i64);
+                }
             }
         }
         reply
