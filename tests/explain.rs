@@ -349,7 +349,7 @@ fn verbosity_controls_sections() {
 }
 
 #[test]
-fn sort_over_memory_limit_fails_with_292() {
+fn sort_over_memory_limit_fails_with_292_when_disk_use_is_refused() {
     // 110 documents of ~1 MiB each: more than the 100 MB sort budget.
     let e = Engine::new();
     let big = "x".repeat(1024 * 1024);
@@ -361,8 +361,16 @@ fn sort_over_memory_limit_fails_with_292() {
         sort: Some(doc! {"i": -1}),
         ..Default::default()
     };
-    let err = e.find("t", "big", &req).unwrap_err();
+    // With `allowDiskUse: false` the sort stops at its budget…
+    let refused = schemalab::engine::limits::Operation {
+        allow_disk_use: Some(false),
+        ..Default::default()
+    };
+    let err = schemalab::engine::limits::run_as(refused, || e.find("t", "big", &req)).unwrap_err();
     assert_eq!(err.code.code(), 292);
+    // …and saying nothing lets it through, as mongod 7.0 spills to disk
+    // (`allowDiskUseByDefault`).
+    assert_eq!(e.find("t", "big", &req).unwrap().len(), 110);
     // With a limit only the best few are kept, which fits.
     let req = FindRequest {
         sort: Some(doc! {"i": -1}),

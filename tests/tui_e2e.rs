@@ -53,7 +53,9 @@ impl Tmux {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if want(&screen) {
+            // A capture can catch the terminal mid-redraw: take a screen
+            // only once it holds and the next capture shows it unchanged.
+            if want(&screen) && self.screen() == screen {
                 return Some(screen);
             }
             if start.elapsed() > limit || !self.alive() {

@@ -252,9 +252,15 @@ mod tests {
             ..Operation::default()
         };
         run_as(outer, || {
-            run_as(Operation::default(), || assert!(!allow_disk_use()));
+            let refused = Operation {
+                allow_disk_use: Some(false),
+                ..Operation::default()
+            };
+            run_as(refused, || assert!(!allow_disk_use()));
             assert!(allow_disk_use());
         });
+        // Saying nothing follows `allowDiskUseByDefault`, true as on mongod.
+        run_as(Operation::default(), || assert!(allow_disk_use()));
     }
 
     #[test]
