@@ -260,12 +260,9 @@ impl Drop for ServeProcess {
     }
 }
 
-/// The server's own memory: `schemalab serve` runs as its own process, so
-/// the driver's copies of the documents and its batches are not counted.
-fn memory_after_load(_c: &mut Criterion) {
-    if !wanted("memory_after_load") {
-        return;
-    }
+/// `schemalab serve` in its own process (so that its memory is its own),
+/// and a client that has pinged it.
+fn serve() -> (ServeProcess, Runtime, Client) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
         .args(["serve", "--port", "0"])
@@ -276,10 +273,8 @@ fn memory_after_load(_c: &mut Criterion) {
     let server = ServeProcess(child);
     let mut uri = String::new();
     std::io::BufReader::new(stdout).read_line(&mut uri).unwrap();
-    let pid = server.0.id();
     let rt = Runtime::new().unwrap();
     let client = rt.block_on(Client::with_uri_str(uri.trim())).unwrap();
-    let coll: Collection<Document> = client.database("bench").collection("memory");
     rt.block_on(
         client
             .database("admin")
@@ -287,6 +282,18 @@ fn memory_after_load(_c: &mut Criterion) {
             .into_future(),
     )
     .unwrap();
+    (server, rt, client)
+}
+
+/// The server's own memory: `schemalab serve` runs as its own process, so
+/// the driver's copies of the documents and its batches are not counted.
+fn memory_after_load(_c: &mut Criterion) {
+    if !wanted("memory_after_load") {
+        return;
+    }
+    let (server, rt, client) = serve();
+    let pid = server.0.id();
+    let coll: Collection<Document> = client.database("bench").collection("memory");
     let docs = documents(LOAD);
     let raw_bytes: usize = docs.iter().map(|d| bson::to_vec(d).unwrap().len()).sum();
     let before = resident_bytes(pid);
@@ -318,27 +325,9 @@ fn memory_small(_c: &mut Criterion) {
         return;
     }
     use futures_util::TryStreamExt;
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
-        .args(["serve", "--port", "0"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let server = ServeProcess(child);
-    let mut uri = String::new();
-    std::io::BufReader::new(stdout).read_line(&mut uri).unwrap();
+    let (server, rt, client) = serve();
     let pid = server.0.id();
-    let rt = Runtime::new().unwrap();
-    let client = rt.block_on(Client::with_uri_str(uri.trim())).unwrap();
     let coll: Collection<RawDocumentBuf> = client.database("bench").collection("small");
-    rt.block_on(
-        client
-            .database("admin")
-            .run_command(doc! {"ping": 1})
-            .into_future(),
-    )
-    .unwrap();
     let mib = |b: u64| b as f64 / 1048576.0;
     let Some(before) = resident_bytes(pid) else {
         println!("memory_small: /proc/<pid>/statm unavailable");

@@ -78,7 +78,22 @@ const TIME_EVERY: u64 = 64;
 pub struct Timer(Option<(Instant, u32)>);
 
 impl Timer {
-    fn elapsed_nanos(self) -> u128 {
+    /// The timer of call number `n` (from 0) of something run many times:
+    /// timed if it is one of the first [`TIME_EVERY`] or the first of each
+    /// later run of `TIME_EVERY`, which it then stands for.
+    pub(crate) fn sampled(n: u64) -> Timer {
+        if n < TIME_EVERY {
+            Timer(Some((Instant::now(), 1)))
+        } else if n.is_multiple_of(TIME_EVERY) {
+            Timer(Some((Instant::now(), TIME_EVERY as u32)))
+        } else {
+            Timer(None)
+        }
+    }
+
+    /// The time since it started, times the calls it stands for (0 when
+    /// this call was not timed).
+    pub(crate) fn elapsed_nanos(self) -> u128 {
         match self.0 {
             Some((started, weight)) => started.elapsed().as_nanos() * u128::from(weight),
             None => 0,
@@ -90,13 +105,7 @@ impl Counters {
     /// Start a work: timed if it is one of the first [`TIME_EVERY`] or the
     /// first of each later run of `TIME_EVERY`, which it then stands for.
     fn start(&self) -> Timer {
-        if self.works < TIME_EVERY {
-            Timer(Some((Instant::now(), 1)))
-        } else if self.works.is_multiple_of(TIME_EVERY) {
-            Timer(Some((Instant::now(), TIME_EVERY as u32)))
-        } else {
-            Timer(None)
-        }
+        Timer::sampled(self.works)
     }
 
     fn record(&mut self, started: Timer, state: &Result<State>) {

@@ -271,17 +271,7 @@ pub(super) fn find_run(
     let sort = parse_sort(req.sort.as_ref())?;
     let projection = req.projection.as_ref().map(Projection::parse).transpose()?;
     let vars = vars_for(now, req.let_vars.as_ref(), collation.as_ref())?;
-    let q = Query {
-        sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
-        projection: req.projection.as_ref(),
-        skip: req.skip,
-        limit: req.limit.filter(|l| *l > 0),
-        hint: req.hint.as_ref(),
-        collation: collation.as_ref(),
-        min: req.min.as_ref(),
-        max: req.max.as_ref(),
-        ..Query::new(&filter)
-    };
+    let q = find_query(req, &filter, sort.as_ref(), collation.as_ref());
     let (hits, explained) = select(c, &format!("{db}.{coll}"), &q, &vars, Mode::All, explain)?;
     if explained.is_some() {
         return Ok((Vec::new(), explained));
@@ -294,6 +284,27 @@ pub(super) fn find_run(
         })
         .collect::<Result<_>>()?;
     Ok((docs, None))
+}
+
+/// The read a `find` plans: its filter, sort, projection, skip, limit,
+/// hint, collation and bounds, as [`find_run`] and [`find_open`] both plan it.
+fn find_query<'a>(
+    req: &'a FindRequest,
+    filter: &'a Filter,
+    sort: Option<&'a SortSpec>,
+    collation: Option<&'a Collation>,
+) -> Query<'a> {
+    Query {
+        sort: sort.filter(|s| !s.keys.is_empty()),
+        projection: req.projection.as_ref(),
+        skip: req.skip,
+        limit: req.limit.filter(|l| *l > 0),
+        hint: req.hint.as_ref(),
+        collation,
+        min: req.min.as_ref(),
+        max: req.max.as_ref(),
+        ..Query::new(filter)
+    }
 }
 
 /// `find` as a stream: planned over the snapshot `cat`, the winner built
@@ -319,17 +330,7 @@ pub(super) fn find_open(
     let root = match c {
         None => None,
         Some(c) => {
-            let q = Query {
-                sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
-                projection: req.projection.as_ref(),
-                skip: req.skip,
-                limit: req.limit.filter(|l| *l > 0),
-                hint: req.hint.as_ref(),
-                collation: collation.as_ref(),
-                min: req.min.as_ref(),
-                max: req.max.as_ref(),
-                ..Query::new(&filter)
-            };
+            let q = find_query(req, &filter, sort.as_ref(), collation.as_ref());
             let ctx = super::exec::Ctx {
                 coll: c,
                 filter: &filter,

@@ -155,6 +155,33 @@ struct Pushed {
     rest: usize,
 }
 
+impl Pushed {
+    /// The `$cursor`'s read: the pushed-down filter, sort, skip, limit and
+    /// projection, as [`run_aggregate`] and [`open_stream`] both plan it.
+    fn query<'a>(
+        &'a self,
+        filter: &'a Filter,
+        sort: Option<&'a SortSpec>,
+        hint: Option<&'a Bson>,
+        collation: Option<&'a Collation>,
+        count: bool,
+    ) -> Query<'a> {
+        Query {
+            filter,
+            sort: sort.filter(|s| !s.keys.is_empty()),
+            projection: self.projection.as_ref(),
+            skip: self.skip,
+            limit: self.limit.filter(|l| *l > 0),
+            hint,
+            collation,
+            count,
+            distinct: None,
+            min: None,
+            max: None,
+        }
+    }
+}
+
 fn count_of(v: &Bson) -> Option<u64> {
     match v {
         Bson::Int32(n) if *n >= 0 => Some(*n as u64),
@@ -334,9 +361,8 @@ struct Streamed {
     entries: Vec<Bson>,
 }
 
-/// Time spent in a stage run once per document, read from the clock for
-/// the first 64 calls and then one call in 64 (each sample standing for
-/// the calls it skipped), as the plan stages sample theirs.
+/// Time spent in a stage run once per document, sampled as the plan
+/// stages sample theirs ([`exec::Timer::sampled`]).
 #[derive(Default)]
 struct Sampled {
     calls: u64,
@@ -345,15 +371,10 @@ struct Sampled {
 
 impl Sampled {
     fn time<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let timer = exec::Timer::sampled(self.calls);
         self.calls += 1;
-        let weight = match self.calls {
-            0..=64 => 1,
-            n if n % 64 == 0 => 64,
-            _ => return f(),
-        };
-        let started = Instant::now();
         let out = f();
-        self.nanos += started.elapsed().as_nanos() as u64 * weight;
+        self.nanos += timer.elapsed_nanos() as u64;
         out
     }
 
@@ -506,19 +527,13 @@ pub(crate) fn run_aggregate(
     let collation = vars.collation().cloned();
     let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
     let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
-    let q = Query {
-        filter: &filter,
-        sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
-        projection: pushed.projection.as_ref(),
-        skip: pushed.skip,
-        limit: pushed.limit.filter(|l| *l > 0),
+    let q = pushed.query(
+        &filter,
+        sort.as_ref(),
         hint,
-        collation: collation.as_ref(),
-        count: needs_no_fields(&opts[pushed.rest..]),
-        distinct: None,
-        min: None,
-        max: None,
-    };
+        collation.as_ref(),
+        needs_no_fields(&opts[pushed.rest..]),
+    );
     let plan_only = verbosity == Some(Verbosity::QueryPlanner);
     let rest = &opts[pushed.rest..];
     let (docs, cursor, n_cursor, cursor_millis, mut entries) = if plan_only {
@@ -639,19 +654,7 @@ pub(crate) fn open_stream(
     let root = match shared.as_deref() {
         None => None,
         Some(c) => {
-            let q = Query {
-                filter: &filter,
-                sort: sort.as_ref().filter(|s| !s.keys.is_empty()),
-                projection: pushed.projection.as_ref(),
-                skip: pushed.skip,
-                limit: pushed.limit.filter(|l| *l > 0),
-                hint,
-                collation: collation.as_ref(),
-                count: false,
-                distinct: None,
-                min: None,
-                max: None,
-            };
+            let q = pushed.query(&filter, sort.as_ref(), hint, collation.as_ref(), false);
             let ctx = crate::engine::exec::Ctx {
                 coll: c,
                 filter: &filter,
