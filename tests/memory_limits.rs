@@ -484,3 +484,93 @@ fn a_command_stops_when_its_client_goes() {
     );
     assert!(reply.get_i32("n").unwrap() < 40, "{reply}");
 }
+
+/// The explain of a find with `values` in its `$in` on `_id`.
+fn explain_in(values: Vec<i32>) -> Document {
+    doc! {
+        "explain": {"find": "huge_in", "filter": {"_id": {"$in": values}}},
+        "verbosity": "executionStats",
+        "$db": "mem",
+    }
+}
+
+#[test]
+fn explain_leaves_out_plan_stages_past_its_size_threshold() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "huge_in", 50);
+    let values: Vec<i32> = (0..200).collect();
+    // Under the default 10 MiB, the whole tree is there.
+    let whole = call(&mut s, explain_in(values.clone()));
+    ok(&whole);
+    let stats = whole.get_document("executionStats").unwrap();
+    assert_eq!(stats.get_i32("totalKeysExamined"), Ok(50), "{whole}");
+    let stages = stats.get_document("executionStages").unwrap();
+    assert_eq!(stages.get_str("stage"), Ok("FETCH"), "{whole}");
+    // A threshold just past what comes before the winning plan (the
+    // parsed query's 200 values): the winning plan is written whole, as
+    // mongod checks before each stage and its index scan's 200 bounds come
+    // after the check, but every stage after them is a warning.
+    let mut head = whole.get_document("queryPlanner").unwrap().clone();
+    head.remove("winningPlan");
+    head.remove("rejectedPlans");
+    let before = bson::to_vec(&head).unwrap().len() as i64;
+    let _small = Param::set("internalQueryExplainSizeThresholdBytes", before + 100);
+    let cut = call(&mut s, explain_in(values));
+    ok(&cut);
+    let warning = "stats tree exceeded BSON size limit for explain";
+    let stats = cut.get_document("executionStats").unwrap();
+    assert_eq!(
+        stats
+            .get_document("executionStages")
+            .unwrap()
+            .get_str("warning"),
+        Ok(warning),
+        "{cut}"
+    );
+    // The figures outside the trees stay whole.
+    assert_eq!(stats.get_i32("totalKeysExamined"), Ok(50), "{cut}");
+    assert_eq!(stats.get_i32("nReturned"), Ok(50), "{cut}");
+    let winning = cut
+        .get_document("queryPlanner")
+        .unwrap()
+        .get_document("winningPlan")
+        .unwrap();
+    assert_eq!(winning.get_str("stage"), Ok("FETCH"), "{cut}");
+    // The bounds took the reply past the threshold only once written.
+    assert_eq!(
+        winning.get_document("inputStage").unwrap().get_str("stage"),
+        Ok("IXSCAN"),
+        "{cut}"
+    );
+}
+
+#[test]
+fn a_reply_over_the_bson_limit_is_mongods_error_10334() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "huge_in", 50);
+    // 700,000 values: the command is 8 MB and its echo, parsed query and
+    // index bounds take the explain past 16 MiB, even with no threshold.
+    let _large = Param::set(
+        "internalQueryExplainSizeThresholdBytes",
+        i64::from(i32::MAX),
+    );
+    let reply = call(&mut s, explain_in((0..700_000).collect()));
+    assert_eq!(
+        code(&reply),
+        10334,
+        "{}",
+        reply.get_str("errmsg").unwrap_or("")
+    );
+    assert!(
+        reply
+            .get_str("errmsg")
+            .unwrap()
+            .starts_with("BSONObj size: "),
+        "{}",
+        reply.get_str("errmsg").unwrap()
+    );
+    // The connection goes on.
+    ok(&call(&mut s, doc! {"ping": 1, "$db": "admin"}));
+}

@@ -486,6 +486,49 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), S
     ))
 }
 
+/// The figures of a read from the database profiler's entries for it (its
+/// `find` or `aggregate` and every `getMore`), for a read whose explain
+/// mongod cannot send (a reply over 16 MiB, error 10334): the counts
+/// summed over the entries, the plan as the first entry's `planSummary`
+/// (`IXSCAN { _id: 1 }`), no per-stage tree. `None` when no entry is a
+/// read.
+pub fn read_from_profile(entries: &[Document]) -> Option<ReadMetrics> {
+    let reads: Vec<&Document> = entries
+        .iter()
+        .filter(|e| matches!(e.get_str("op"), Ok("query" | "getmore" | "command")))
+        .filter(|e| e.contains_key("docsExamined") || e.contains_key("keysExamined"))
+        .collect();
+    let first = reads.first()?;
+    let sum = |k: &str| reads.iter().filter_map(|e| opt_int(e, k)).sum::<i64>();
+    let (keys_examined, docs_examined, n_returned) =
+        (sum("keysExamined"), sum("docsExamined"), sum("nreturned"));
+    let plan = first.get_str("planSummary").unwrap_or("?").to_string();
+    let index = plan
+        .split(", ")
+        .filter_map(|p| p.strip_prefix("IXSCAN "))
+        .collect::<Vec<_>>()
+        .join(",");
+    Some(ReadMetrics {
+        stages: plan.clone(),
+        index,
+        n_returned,
+        keys_examined,
+        docs_examined,
+        ratio: keys_examined.max(docs_examined) as f64 / n_returned.max(1) as f64,
+        bytes_returned: None,
+        pipeline: vec![StageFigures {
+            stage: "find".into(),
+            plan: Some(plan),
+            n_returned: Some(n_returned),
+            keys_examined: Some(keys_examined),
+            docs_examined: Some(docs_examined),
+            millis: first.get("millis").and_then(|m| num(Some(m))),
+        }],
+        not_reported: Vec::new(),
+        explain: None,
+    })
+}
+
 fn stage_chain(plan: &Document, indexes: &mut Vec<String>) -> String {
     let stage = plan.get_str("stage").unwrap_or("?").to_string();
     if let Ok(name) = plan.get_str("indexName")
@@ -574,6 +617,29 @@ pub fn parse_write_result(r: &Document) -> WriteMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_from_its_profiler_entries() {
+        // A find and its getMore, then the profiler's own unrelated write.
+        let entries = vec![
+            doc! {"op": "query", "ns": "d.logs", "keysExamined": 300, "docsExamined": 120,
+            "nreturned": 101, "planSummary": "IXSCAN { _id: 1 }", "millis": 4},
+            doc! {"op": "getmore", "ns": "d.logs", "keysExamined": 0, "docsExamined": 0,
+            "nreturned": 19, "millis": 0},
+            doc! {"op": "insert", "ns": "d.other", "keysInserted": 1, "millis": 0},
+        ];
+        let m = read_from_profile(&entries).unwrap();
+        assert_eq!(m.n_returned, 120);
+        assert_eq!(m.keys_examined, 300);
+        assert_eq!(m.docs_examined, 120);
+        assert_eq!(m.ratio, 2.5);
+        assert_eq!(m.stages, "IXSCAN { _id: 1 }");
+        assert_eq!(m.index, "{ _id: 1 }");
+        assert_eq!(m.pipeline.len(), 1);
+        assert!(m.explain.is_none());
+        // No read among the entries: nothing to report.
+        assert!(read_from_profile(&entries[2..]).is_none());
+    }
 
     #[test]
     fn classic_find_explain() {

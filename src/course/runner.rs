@@ -908,6 +908,13 @@ async fn run_op_inner(
             let started = Instant::now();
             let (out, res) = session.eval_program(&explain).await;
             let wall = started.elapsed().as_secs_f64() * 1000.0;
+            if let Err(DialectError::Server { code: 10334, .. }) = &res {
+                // The explain reply would pass 16 MiB (a huge `$in`
+                // echoed three times), as on mongod: measure the read
+                // itself through the profiler instead.
+                return read_through_profiler(client, session, &program, db, profile_seen, result)
+                    .await;
+            }
             res.map_err(|e| op_error(&e))?;
             let doc = last_document(&out)
                 .ok_or_else(|| shell_fail("the statement produced no result document".into()))?;
@@ -995,25 +1002,28 @@ fn bson_bytes(b: &Bson) -> i64 {
 /// entries written since the last call; then drop `system.profile` (mongod
 /// allows it once profiling is off) so the next operation starts afresh.
 async fn read_profile(client: &Client, db: &str, seen: &mut usize) -> (Option<i64>, Option<i64>) {
+    match take_profile(client, db, seen).await {
+        Some(fresh) => super::measure::profile_keys(&fresh),
+        None => (None, None),
+    }
+}
+
+/// Stop profiling `db` and take the entries recorded since the last take
+/// (`seen` of them were there before); `None` when the profiler cannot be
+/// read.
+async fn take_profile(client: &Client, db: &str, seen: &mut usize) -> Option<Vec<bson::Document>> {
     use futures_util::TryStreamExt;
     let database = client.database(db);
-    if database
-        .run_command(bson::doc! {"profile": 0})
-        .await
-        .is_err()
-    {
-        return (None, None);
-    }
-    let entries: Vec<bson::Document> = match database
+    database.run_command(bson::doc! {"profile": 0}).await.ok()?;
+    let entries: Vec<bson::Document> = database
         .collection::<bson::Document>("system.profile")
         .find(bson::doc! {})
         .await
-    {
-        Ok(c) => c.try_collect().await.unwrap_or_default(),
-        Err(_) => return (None, None),
-    };
-    let fresh = entries.get(*seen..).unwrap_or(&[]);
-    let keys = super::measure::profile_keys(fresh);
+        .ok()?
+        .try_collect()
+        .await
+        .unwrap_or_default();
+    let fresh = entries.get(*seen..).unwrap_or(&[]).to_vec();
     if database
         .run_command(bson::doc! {"drop": "system.profile"})
         .await
@@ -1023,7 +1033,42 @@ async fn read_profile(client: &Client, db: &str, seen: &mut usize) -> (Option<i6
     } else {
         *seen = entries.len();
     }
-    keys
+    Some(fresh)
+}
+
+/// Measure a read whose explain the server cannot send: run it with the
+/// profiler on (timed, as the explain would have been), and take its
+/// figures from the profiler's entries ([`super::measure::read_from_profile`]).
+async fn read_through_profiler(
+    client: &Client,
+    session: &mut Session,
+    program: &Program,
+    db: &str,
+    profile_seen: &mut usize,
+    result: &mut OpResult,
+) -> Result<(), OpError> {
+    client
+        .database(db)
+        .run_command(bson::doc! {"profile": 2})
+        .await
+        .map_err(|e| shell_fail(format!("profiling the read: {e}")))?;
+    let fetch = fetch_form(program).map_err(|m| shell_fail(m.to_string()))?;
+    let started = Instant::now();
+    let (out, res) = session.eval_program(&fetch).await;
+    let wall = started.elapsed().as_secs_f64() * 1000.0;
+    let entries = take_profile(client, db, profile_seen).await;
+    res.map_err(|e| op_error(&e))?;
+    let mut m = entries
+        .as_deref()
+        .and_then(super::measure::read_from_profile)
+        .ok_or_else(|| shell_fail("the profiler recorded no read for the statement".into()))?;
+    m.bytes_returned = out.iter().rev().find_map(|o| match o {
+        Output::Value(Value::Bson(b)) => Some(bson_bytes(b)),
+        _ => None,
+    });
+    result.millis = Some(wall);
+    result.read = Some(m);
+    Ok(())
 }
 
 fn call(object: Expr, name: &str, args: Vec<Expr>) -> Expr {

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use bson::{Bson, Document, RawDocumentBuf, doc};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
 use parking_lot::RwLock;
 
 use super::collation::Collation;
@@ -120,6 +120,57 @@ pub struct Store {
     names: RwLock<Names>,
 }
 
+/// One stored record: its BSON bytes in one allocation, shared by every
+/// copy of the collection that holds it (a reader's snapshot, a copy made
+/// by `$out`) until a write replaces it.
+#[derive(Clone)]
+pub struct Record(Arc<[u8]>);
+
+impl Record {
+    /// Store a document's bytes.
+    pub fn new(raw: RawDocumentBuf) -> Record {
+        Record(Arc::from(raw.into_bytes()))
+    }
+
+    /// The record as a raw document.
+    pub fn as_raw(&self) -> &RawDocument {
+        // The bytes were a document when stored; the check reads only the
+        // length and the terminator.
+        match RawDocument::from_bytes(&self.0) {
+            Ok(d) => d,
+            Err(_) => empty_document(),
+        }
+    }
+
+    /// Its BSON size.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Never: a document has at least 5 bytes.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Deref for Record {
+    type Target = RawDocument;
+    fn deref(&self) -> &RawDocument {
+        self.as_raw()
+    }
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_raw(), f)
+    }
+}
+
+fn empty_document() -> &'static RawDocument {
+    static EMPTY: OnceLock<RawDocumentBuf> = OnceLock::new();
+    EMPTY.get_or_init(RawDocumentBuf::new)
+}
+
 /// A collection: records in insertion order plus their indexes.
 #[derive(Debug, Clone)]
 pub struct Collection {
@@ -131,7 +182,7 @@ pub struct Collection {
     /// Records by id: slot `i` holds record `first_record + i`, `None` once
     /// deleted. Ids only grow, so a vector keeps them in order without the
     /// half-empty nodes a B-tree fills with ascending keys.
-    records: Vec<Option<RawDocumentBuf>>,
+    records: Vec<Option<Record>>,
     first_record: RecordId,
     live: usize,
     indexes: Vec<Index>,
@@ -297,12 +348,17 @@ impl Collection {
     }
 
     /// Records in insertion order.
-    pub fn records(&self) -> impl DoubleEndedIterator<Item = (RecordId, &RawDocumentBuf)> {
+    pub fn records(&self) -> impl DoubleEndedIterator<Item = (RecordId, &RawDocument)> {
+        self.shared_records().map(|(rid, r)| (rid, r.as_raw()))
+    }
+
+    /// Records in insertion order, to share with another collection.
+    pub fn shared_records(&self) -> impl DoubleEndedIterator<Item = (RecordId, &Record)> {
         let first = self.first_record;
         self.records
             .iter()
             .enumerate()
-            .filter_map(move |(i, slot)| slot.as_ref().map(|raw| (first + i as u64, raw)))
+            .filter_map(move |(i, slot)| slot.as_ref().map(|r| (first + i as u64, r)))
     }
 
     /// The first live record at or after `rid`, in insertion order: a
@@ -318,16 +374,16 @@ impl Collection {
     }
 
     /// One record's raw document.
-    pub fn raw(&self, rid: RecordId) -> Option<&RawDocumentBuf> {
-        self.slot(rid)?.as_ref()
+    pub fn raw(&self, rid: RecordId) -> Option<&RawDocument> {
+        self.slot(rid)?.as_ref().map(Record::as_raw)
     }
 
-    fn slot(&self, rid: RecordId) -> Option<&Option<RawDocumentBuf>> {
+    fn slot(&self, rid: RecordId) -> Option<&Option<Record>> {
         let i = usize::try_from(rid.checked_sub(self.first_record)?).ok()?;
         self.records.get(i)
     }
 
-    fn slot_mut(&mut self, rid: RecordId) -> Option<&mut Option<RawDocumentBuf>> {
+    fn slot_mut(&mut self, rid: RecordId) -> Option<&mut Option<Record>> {
         let i = usize::try_from(rid.checked_sub(self.first_record)?).ok()?;
         self.records.get_mut(i)
     }
@@ -395,6 +451,12 @@ impl Collection {
 
     /// Insert a document that already has its `_id` first.
     pub fn insert(&mut self, ns: &str, raw: RawDocumentBuf) -> Result<RecordId> {
+        self.insert_record(ns, Record::new(raw))
+    }
+
+    /// [`Collection::insert`] of a stored record, shared with the
+    /// collection it comes from.
+    pub fn insert_record(&mut self, ns: &str, raw: Record) -> Result<RecordId> {
         check_size(raw.as_bytes().len(), "object to insert too large")?;
         limits::check_insert_depth(&raw)?;
         let rid = self.next_record();
@@ -469,7 +531,7 @@ impl Collection {
         }
         self.data_size = self.data_size + raw.as_bytes().len() as u64 - old_len;
         if let Some(slot) = self.slot_mut(rid) {
-            *slot = Some(raw);
+            *slot = Some(Record::new(raw));
         }
         self.version += 1;
         Ok(())
@@ -597,7 +659,7 @@ fn check_no_dollar_fields(d: &Document) -> Result<()> {
 }
 
 /// Decode a stored document.
-pub fn to_document(raw: &RawDocumentBuf) -> Result<Document> {
+pub fn to_document(raw: &RawDocument) -> Result<Document> {
     codec::decode(raw)
         .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}")))
 }
@@ -1480,7 +1542,7 @@ fn ttl_paths(c: &Collection) -> Vec<(String, i64)> {
 }
 
 /// Whether a document has passed one of its TTL indexes' expiry.
-fn is_expired(ttl: &[(String, i64)], raw: &RawDocumentBuf, now: bson::DateTime) -> bool {
+fn is_expired(ttl: &[(String, i64)], raw: &RawDocument, now: bson::DateTime) -> bool {
     let Ok(doc) = to_document(raw) else {
         return false;
     };

@@ -318,17 +318,6 @@ pub fn drain(
     result
 }
 
-/// Load a member's document if a covered stage left it out; not counted as
-/// examined, since mongod would have read the values from the index key.
-fn ensure_doc(m: &mut Member, ctx: &Ctx<'_>) -> Result<()> {
-    if m.doc.is_none()
-        && let Some(doc) = ctx.coll.doc(m.rid)?
-    {
-        m.doc = Some(doc);
-    }
-    Ok(())
-}
-
 /// The explain document of a leaf or inner stage: name, its own fields,
 /// then counters, then children.
 fn stage_doc(
@@ -462,7 +451,13 @@ pub fn read_matching_any(
     let mut q = super::planner::Query::new(&filter);
     q.collation = collation;
     let run = execute(&q, &ctx, Mode::All)?;
-    let out = run.members.into_iter().filter_map(|m| m.doc).collect();
+    let mut out = Vec::with_capacity(run.members.len());
+    for m in run.members {
+        match m.doc {
+            Some(doc) => out.push(doc),
+            None => out.extend(c.doc(m.rid)?),
+        }
+    }
     let (keys_examined, docs_examined) = run.root.totals();
     Ok((
         out,

@@ -373,10 +373,66 @@ pub fn explain(
         }
     }
     int32_counters(&mut out);
+    truncate_stats_trees(
+        &mut out,
+        crate::engine::limits::EXPLAIN_SIZE_THRESHOLD.get(),
+    );
     out.insert("command", echoed);
     out.insert("serverInfo", server_info());
     out.insert("serverParameters", server_parameters());
     Ok(out)
+}
+
+/// What mongod writes in place of a plan stage once the explain it is
+/// building has grown past `internalQueryExplainSizeThresholdBytes`.
+pub const STATS_TREE_WARNING: &str = "stats tree exceeded BSON size limit for explain";
+
+/// mongod's explain size threshold: it writes the reply in order and, before
+/// each plan stage, checks how large the reply has grown; past `limit`
+/// bytes the stage (with everything under it) becomes
+/// `{warning: STATS_TREE_WARNING}`. Here the finished reply is walked in
+/// the same order, counting each field's BSON bytes as mongod's builder
+/// would have written them.
+fn truncate_stats_trees(out: &mut Document, limit: u64) {
+    /// Fields whose value (or each element of whose array) is a plan
+    /// stage; a user's filter may well hold a field called `stage`.
+    const PLAN_SLOTS: [&str; 6] = [
+        "winningPlan",
+        "rejectedPlans",
+        "executionStages",
+        "inputStage",
+        "inputStages",
+        "queryPlan",
+    ];
+    fn walk(doc: &mut Document, written: &mut u64, limit: u64) {
+        *written += 5;
+        for (key, value) in doc.iter_mut() {
+            *written += key.len() as u64 + 2;
+            walk_value(value, PLAN_SLOTS.contains(&key.as_str()), written, limit);
+        }
+    }
+    fn walk_value(value: &mut Bson, stage: bool, written: &mut u64, limit: u64) {
+        match value {
+            Bson::Document(d) if stage && *written > limit => {
+                *d = doc! {"warning": STATS_TREE_WARNING};
+                *written += crate::engine::codec::size_of_value(value) as u64;
+            }
+            Bson::Document(d) => walk(d, written, limit),
+            Bson::Array(items) => {
+                *written += 5;
+                for (i, item) in items.iter_mut().enumerate() {
+                    *written += decimal_len(i) + 2;
+                    walk_value(item, stage, written, limit);
+                }
+            }
+            leaf => *written += crate::engine::codec::size_of_value(leaf) as u64,
+        }
+    }
+    fn decimal_len(i: usize) -> u64 {
+        i.checked_ilog10().map_or(1, |d| u64::from(d) + 1)
+    }
+    let mut written = 0;
+    walk(out, &mut written, limit);
 }
 
 /// mongod appends explain counters with `appendNumber`, which writes an

@@ -162,6 +162,9 @@ pub(crate) enum Pred {
     In {
         values: Vec<Bson>,
         patterns: Vec<Pattern>,
+        /// The values in mongod's order, for a binary search, when there
+        /// are enough of them to be worth it (`$in` of thousands of ids).
+        sorted: Option<Box<[Bson]>>,
     },
     Regex(Pattern),
     Exists,
@@ -495,7 +498,51 @@ fn parse_in(arg: &Bson, op: &str) -> Result<Pred> {
             other => values.push(other.clone()),
         }
     }
-    Ok(Pred::In { values, patterns })
+    let sorted = (values.len() >= SORTED_IN_FROM).then(|| {
+        let mut sorted = values.clone();
+        sorted.sort_by(|a, b| value::compare(a, b, None));
+        sorted.into_boxed_slice()
+    });
+    Ok(Pred::In {
+        values,
+        patterns,
+        sorted,
+    })
+}
+
+/// From how many values an `$in` is searched rather than scanned.
+const SORTED_IN_FROM: usize = 16;
+
+/// Whether `v` equals one of an `$in`'s values, by a binary search of the
+/// sorted values where that gives the same answer as `compare_match`'s
+/// equality: always without a collation (equality is `compare` being
+/// `Equal`, NaN equal to NaN, never across type brackets), and with one
+/// only when no value holds a string.
+fn in_values_match(
+    values: &[Bson],
+    sorted: Option<&[Bson]>,
+    v: &Bson,
+    coll: Option<&Collation>,
+) -> bool {
+    match sorted {
+        Some(sorted) if coll.is_none() || !has_text(v) => sorted
+            .binary_search_by(|probe| value::compare(probe, v, None))
+            .is_ok(),
+        _ => values
+            .iter()
+            .any(|rhs| compare_match(CmpOp::Eq, rhs, Some(v), coll)),
+    }
+}
+
+/// Whether a value holds a string anywhere (where a collation matters).
+fn has_text(v: &Bson) -> bool {
+    match v {
+        Bson::String(_) | Bson::Symbol(_) => true,
+        Bson::Array(items) => items.iter().any(has_text),
+        Bson::Document(d) => d.values().any(has_text),
+        Bson::JavaScriptCodeWithScope(c) => c.scope.values().any(has_text),
+        _ => false,
+    }
 }
 
 fn parse_type(arg: &Bson) -> Result<Vec<TypeSel>> {
@@ -733,12 +780,19 @@ impl Pred {
         let plain = |b: bool| (b, None);
         match self {
             Pred::Cmp(op, rhs) => plain(compare_match(*op, rhs, v, coll)),
-            Pred::In { values, patterns } => plain(
-                values
+            Pred::In {
+                values,
+                patterns,
+                sorted,
+            } => plain(match v {
+                None => values
                     .iter()
-                    .any(|rhs| compare_match(CmpOp::Eq, rhs, v, coll))
-                    || v.is_some_and(|v| patterns.iter().any(|p| p.matches_value(v))),
-            ),
+                    .any(|rhs| compare_match(CmpOp::Eq, rhs, None, coll)),
+                Some(v) => {
+                    in_values_match(values, sorted.as_deref(), v, coll)
+                        || patterns.iter().any(|p| p.matches_value(v))
+                }
+            }),
             Pred::Regex(p) => plain(v.is_some_and(|v| p.matches_value(v))),
             Pred::Exists => plain(v.is_some()),
             Pred::Type(sels) => plain(v.is_some_and(|v| sels.iter().any(|s| s.matches(v)))),

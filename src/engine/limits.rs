@@ -501,9 +501,15 @@ pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new("cursorTimeoutMillis", 10 *
 /// blocking-stage limits (mongod 6.0 and later: true).
 pub static ALLOW_DISK_USE_BY_DEFAULT: Param = Param::flag("allowDiskUseByDefault", true);
 
+/// How large an explain may grow before the rest of its plan trees are
+/// left out, each stage replaced by a warning (mongod: 10 MiB).
+pub static EXPLAIN_SIZE_THRESHOLD: Param =
+    Param::new("internalQueryExplainSizeThresholdBytes", 10 * 1024 * 1024);
+
 /// Every parameter `setParameter`/`getParameter` know.
-pub fn params() -> [&'static Param; 8] {
+pub fn params() -> [&'static Param; 9] {
     [
+        &EXPLAIN_SIZE_THRESHOLD,
         &ALLOW_DISK_USE_BY_DEFAULT,
         &RANGE_BYTES,
         &SORT_MEMORY,

@@ -1159,6 +1159,10 @@ fn coll_stats_stage(
 
 /// The read part of a pipeline ending in `$out`/`$merge`: every stage but
 /// the last, which may run on a snapshot without the write lock.
+///
+/// The results are handed over encoded, each encoded as it is produced
+/// where the stages before the write stream, so that the writer's input is
+/// held at its BSON size rather than decoded.
 pub(super) fn aggregate_write_input(
     cat: &Catalog,
     db: &str,
@@ -1166,7 +1170,7 @@ pub(super) fn aggregate_write_input(
     pipeline: &[Document],
     opts: &AggregateOptions,
     now: bson::DateTime,
-) -> Result<Vec<Document>> {
+) -> Result<Vec<RawDocumentBuf>> {
     let Some((_, body)) = pipeline.split_last() else {
         return Ok(Vec::new());
     };
@@ -1179,7 +1183,35 @@ pub(super) fn aggregate_write_input(
             ));
         }
     }
-    aggregate(cat, db, coll, body, opts, now)
+    let streamable = body.first().is_none_or(|s| !s.contains_key("$collStats"));
+    let mut out = Vec::new();
+    match coll {
+        Some(name) if streamable => {
+            super::catalog::check_db_name(db)?;
+            let c = cat.collection(db, name);
+            let collation = effective_collation(c, opts.collation.as_ref())?;
+            let vars = vars_for(now, opts.let_vars.as_ref(), collation.as_ref())?;
+            super::explain::aggregate::run_aggregate_into(
+                cat,
+                db,
+                name,
+                body,
+                opts.hint.as_ref(),
+                &vars,
+                now,
+                &mut |d| {
+                    out.push(to_raw(&d)?);
+                    Ok(())
+                },
+            )?;
+        }
+        _ => {
+            for d in aggregate(cat, db, coll, body, opts, now)? {
+                out.push(to_raw(&d)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The write part: apply the last stage (`$out`/`$merge`) to `docs`.
@@ -1187,7 +1219,7 @@ pub(super) fn aggregate_write_output(
     store: &Store,
     db: &str,
     pipeline: &[Document],
-    docs: Vec<Document>,
+    docs: Vec<RawDocumentBuf>,
     now: bson::DateTime,
 ) -> Result<Vec<Document>> {
     let Some(last) = pipeline.last() else {
@@ -1237,10 +1269,11 @@ pub(super) fn copy_out(
         store.replace_or_create(&tdb, &tcoll, |c| {
             let mut fresh = c.emptied();
             let mut examined = 0u64;
-            for (_, raw) in source.iter().flat_map(|s| s.records()) {
+            // The records are shared, not copied: a copy costs its index.
+            for (_, record) in source.iter().flat_map(|s| s.shared_records()) {
                 super::limits::checkpoint()?;
                 examined += 1;
-                fresh.insert(&ns, raw.clone())?;
+                fresh.insert_record(&ns, record.clone())?;
             }
             super::metrics::examined(0, examined);
             Ok(fresh)
@@ -1252,7 +1285,7 @@ fn write_last_stage(
     store: &Store,
     db: &str,
     last: &Document,
-    docs: Vec<Document>,
+    docs: Vec<RawDocumentBuf>,
     now: bson::DateTime,
 ) -> Result<Vec<Document>> {
     if let Some(target) = last.get("$out") {
@@ -1268,12 +1301,12 @@ fn write_last_stage(
 /// results, all or nothing, under the target's lock only. The new contents
 /// are built beside the old ones, each result converted as it is inserted,
 /// and put in their place once every one went in.
-fn write_out(store: &Store, db: &str, coll: &str, docs: Vec<Document>) -> Result<()> {
+fn write_out(store: &Store, db: &str, coll: &str, docs: Vec<RawDocumentBuf>) -> Result<()> {
     let ns = format!("{db}.{coll}");
     store.replace_or_create(db, coll, |c| {
         let mut fresh = c.emptied();
-        for d in docs {
-            fresh.insert(&ns, to_raw(&ensure_id(d))?)?;
+        for raw in docs {
+            fresh.insert(&ns, ensure_id_raw(raw)?)?;
         }
         Ok(fresh)
     })
@@ -1283,7 +1316,7 @@ fn merge(
     store: &Store,
     db: &str,
     spec: &Bson,
-    docs: Vec<Document>,
+    docs: Vec<RawDocumentBuf>,
     now: bson::DateTime,
 ) -> Result<()> {
     let spec = match spec {
@@ -1352,12 +1385,15 @@ fn merge_into(
     on: &[String],
     when_matched: &Bson,
     when_not_matched: &str,
-    docs: Vec<Document>,
+    docs: Vec<RawDocumentBuf>,
     vars: &Vars,
     now: bson::DateTime,
 ) -> Result<()> {
     let ns = ns.to_string();
-    for d in docs {
+    for raw in docs {
+        // Decoded one at a time: the input stays at its BSON size.
+        let d = to_document(&raw)?;
+        drop(raw);
         let mut key = Document::new();
         for field in on {
             match d.get(field) {

@@ -713,9 +713,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
             out
         }
+        // Each input is let go once projected.
         Stage::Project(p) => docs
-            .iter()
-            .map(|d| super::limits::checkpoint().and_then(|()| p.apply(d, ctx.vars)))
+            .into_iter()
+            .map(|d| super::limits::checkpoint().and_then(|()| p.apply(&d, ctx.vars)))
             .collect::<Result<_>>()?,
         // Changed in place: the stage owns its input.
         Stage::AddFields(a) => docs
@@ -755,10 +756,14 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
         }
         Stage::Group(g) => depth_checked(g.run(docs, ctx)?)?,
         Stage::Sort(spec) => {
-            let mut docs = docs;
+            // The sort values once per document, not once per comparison.
             let coll = ctx.collation();
-            docs.sort_by(|a, b| spec.compare(a, b, coll));
-            docs
+            let mut keyed: Vec<(Box<[Bson]>, Document)> = docs
+                .into_iter()
+                .map(|d| (spec.keys_of(&d, coll), d))
+                .collect();
+            keyed.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
+            keyed.into_iter().map(|(_, d)| d).collect()
         }
         Stage::Skip(n) => docs.into_iter().skip(*n as usize).collect(),
         Stage::Limit(n) => docs.into_iter().take(*n as usize).collect(),

@@ -75,6 +75,49 @@ impl SortSpec {
         }
         Ordering::Equal
     }
+
+    /// The values `doc` sorts by, one per key, for [`SortSpec::compare_keys`]:
+    /// a sort that buffers computes them once per document, not once per
+    /// comparison.
+    pub fn keys_of(&self, doc: &Document, collation: Option<&Collation>) -> Box<[Bson]> {
+        self.keys
+            .iter()
+            .map(|(path, ascending)| {
+                let parts: Vec<&str> = path.split('.').collect();
+                sort_key(doc, &parts, *ascending, collation)
+            })
+            .collect()
+    }
+
+    /// [`SortSpec::keys_of`] for a stored record, decoding only the fields
+    /// the sort reads.
+    pub fn keys_of_raw(
+        &self,
+        raw: &bson::RawDocument,
+        collation: Option<&Collation>,
+    ) -> Result<Box<[Bson]>> {
+        let wanted = |name: &str| {
+            self.keys
+                .iter()
+                .any(|(path, _)| path.split('.').next() == Some(name))
+        };
+        let fields = super::codec::decode_fields(raw, &wanted)
+            .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))?;
+        Ok(self.keys_of(&fields, collation))
+    }
+
+    /// Compare the sort values of two documents ([`SortSpec::keys_of`]), as
+    /// [`SortSpec::compare`] compares the documents.
+    pub fn compare_keys(&self, a: &[Bson], b: &[Bson], collation: Option<&Collation>) -> Ordering {
+        for (((_, ascending), ka), kb) in self.keys.iter().zip(a).zip(b) {
+            let ord = value::compare(ka, kb, collation);
+            let ord = if *ascending { ord } else { ord.reverse() };
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        }
+        Ordering::Equal
+    }
 }
 
 /// The value `doc` sorts by on `path`: the smallest (ascending) or largest

@@ -550,6 +550,10 @@ fn run_command(cmd: Result<CommandDoc>, session: &Session) -> Result<RawDocument
 
 fn reply_of(outcome: Result<RawDocumentBuf>) -> RawDocumentBuf {
     match outcome {
+        // mongod refuses to send a reply over its internal BSON limit.
+        Ok(reply) if reply.as_bytes().len() > limits::MAX_INTERNAL_OBJECT_SIZE => {
+            reply_of(Err(limits::object_too_large(reply.as_bytes().len())))
+        }
         Ok(mut reply) => {
             reply.append("ok", 1.0);
             reply

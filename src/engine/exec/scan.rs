@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use bson::{Bson, Document, RawDocumentBuf, doc};
+use bson::{Bson, Document, RawDocument, doc};
 
 use super::{Counters, Ctx, Member, Stage, State, counted, stage_doc};
 use crate::engine::catalog::to_document;
@@ -28,13 +28,16 @@ fn check(ctx: &Ctx<'_>, rid: RecordId, doc: Document) -> Result<State> {
 }
 
 /// Match a stored record against the query filter, on its raw BSON when
-/// the filter allows: only a record that matches is decoded.
-pub(super) fn check_raw(ctx: &Ctx<'_>, rid: RecordId, raw: &RawDocumentBuf) -> Result<State> {
+/// the filter allows: a record is decoded only when the raw matcher cannot
+/// answer, and a match that was not decoded is left to its consumer.
+pub(super) fn check_raw(ctx: &Ctx<'_>, rid: RecordId, raw: &RawDocument) -> Result<State> {
     match ctx.filter.match_raw(raw)? {
         Some(details) if !details.matched => Ok(State::NeedTime),
+        // Decoded only where it is consumed (a sort reads only its keys,
+        // a count or a skip nothing).
         Some(details) => Ok(State::Advanced(Member {
             rid,
-            doc: Some(to_document(raw)?),
+            doc: None,
             position: details.array_position,
         })),
         None => check(ctx, rid, to_document(raw)?),
@@ -44,7 +47,7 @@ pub(super) fn check_raw(ctx: &Ctx<'_>, rid: RecordId, raw: &RawDocumentBuf) -> R
 /// Whether a stored record matches `filter`, on its raw BSON if it can.
 fn record_matches(
     filter: &crate::engine::filter::Filter,
-    raw: &RawDocumentBuf,
+    raw: &RawDocument,
     ctx: &Ctx<'_>,
 ) -> Result<bool> {
     match filter.match_raw(raw)? {

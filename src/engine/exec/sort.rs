@@ -2,23 +2,38 @@
 //! best `limitAmount` when the query has a limit), within mongod's 100 MB
 //! `memLimit`; going over fails with code 292 as mongod does without
 //! `allowDiskUse`.
+//!
+//! What it buffers is each input's sort values (computed once, from the
+//! raw record where the document was not decoded yet) and its record id,
+//! never the document: the collection cannot change under a running plan,
+//! so the record is read again when the sorted member is consumed. The
+//! memory it accounts (and `totalDataSizeSorted`) is still the documents'
+//! BSON size, as mongod's.
 
-use bson::{Document, doc};
+use bson::{Bson, Document, doc};
 
-use super::{BoxStage, Counters, Ctx, Member, Stage, State, ensure_doc, stage_doc};
+use super::{BoxStage, Counters, Ctx, Member, Stage, State, stage_doc};
 use crate::engine::error::{EngineError, ErrorCode, Result};
 use crate::engine::sort::SortSpec;
 use crate::engine::value::bson_size;
+
+/// One buffered input: its sort values, the member without its document,
+/// and the document's size.
+struct Entry {
+    keys: Box<[Bson]>,
+    member: Member,
+    size: u64,
+}
 
 pub struct Sort {
     child: BoxStage,
     spec: SortSpec,
     pattern: Document,
     limit: Option<u64>,
-    buffer: Vec<(Member, u64)>,
+    buffer: Vec<Entry>,
     bytes: u64,
     total_sorted: u64,
-    output: Option<std::vec::IntoIter<Member>>,
+    output: Option<std::vec::IntoIter<Entry>>,
     c: Counters,
 }
 
@@ -40,38 +55,53 @@ impl Sort {
     fn order(&mut self, ctx: &Ctx<'_>) {
         let spec = &self.spec;
         let collation = ctx.collation;
-        let empty = Document::new();
         // Stable: ties keep their input order.
-        self.buffer.sort_by(|(a, _), (b, _)| {
-            spec.compare(
-                a.doc.as_ref().unwrap_or(&empty),
-                b.doc.as_ref().unwrap_or(&empty),
-                collation,
-            )
-        });
+        self.buffer
+            .sort_by(|a, b| spec.compare_keys(&a.keys, &b.keys, collation));
         if let Some(l) = self.limit
             && self.buffer.len() as u64 > l
         {
-            for (_, size) in self.buffer.drain(l as usize..) {
-                self.bytes -= size;
+            for e in self.buffer.drain(l as usize..) {
+                self.bytes -= e.size;
             }
         }
+    }
+
+    /// The member's sort values and document size, from its document or
+    /// its stored record; `None` when the record is gone.
+    fn entry(&self, m: Member, ctx: &Ctx<'_>) -> Result<Option<Entry>> {
+        let (keys, size) = match &m.doc {
+            Some(d) => (self.spec.keys_of(d, ctx.collation), bson_size(d) as u64),
+            None => match ctx.coll.raw(m.rid) {
+                Some(raw) => (
+                    self.spec.keys_of_raw(raw, ctx.collation)?,
+                    raw.as_bytes().len() as u64,
+                ),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(Entry {
+            keys,
+            member: Member { doc: None, ..m },
+            size,
+        }))
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         if let Some(out) = &mut self.output {
             return Ok(match out.next() {
-                Some(m) => State::Advanced(m),
+                Some(e) => State::Advanced(e.member),
                 None => State::Eof,
             });
         }
         match self.child.work(ctx)? {
-            State::Advanced(mut m) => {
-                ensure_doc(&mut m, ctx)?;
-                let size = m.doc.as_ref().map_or(0, |d| bson_size(d) as u64);
-                self.bytes += size;
-                self.total_sorted += size;
-                self.buffer.push((m, size));
+            State::Advanced(m) => {
+                let Some(entry) = self.entry(m, ctx)? else {
+                    return Ok(State::NeedTime);
+                };
+                self.bytes += entry.size;
+                self.total_sorted += entry.size;
+                self.buffer.push(entry);
                 if let Some(l) = self.limit
                     && self.buffer.len() as u64 > 2 * l.max(1)
                 {
@@ -91,11 +121,7 @@ impl Sort {
             State::NeedTime => Ok(State::NeedTime),
             State::Eof => {
                 self.order(ctx);
-                let members: Vec<Member> = std::mem::take(&mut self.buffer)
-                    .into_iter()
-                    .map(|(m, _)| m)
-                    .collect();
-                self.output = Some(members.into_iter());
+                self.output = Some(std::mem::take(&mut self.buffer).into_iter());
                 Ok(State::NeedTime)
             }
         }

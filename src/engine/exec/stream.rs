@@ -125,7 +125,7 @@ impl FindStream {
                 // Unprojected and not loaded by the plan (a covered or
                 // index-only path): the stored bytes as they are.
                 (None, None) => match coll.raw(member.rid) {
-                    Some(raw) => raw.clone(),
+                    Some(raw) => raw.to_raw_document_buf(),
                     None => continue,
                 },
                 (None, Some(doc)) => to_raw(&doc)?,

@@ -403,6 +403,7 @@ fn stream_cursor(
     vars: &Vars,
     verbosity: Option<Verbosity>,
     now: bson::DateTime,
+    mut emit: Option<&mut dyn FnMut(Document) -> Result<()>>,
 ) -> Result<Streamed> {
     let projection = pushed
         .projection
@@ -430,6 +431,11 @@ fn stream_cursor(
         vars,
     };
     let mut sink = group.as_ref().and_then(Pipeline::group_sink);
+    // Nothing runs after the streaming stages: their output goes straight
+    // to `emit`, when there is one, instead of being held.
+    if group.is_some() || prefix.len() < rest.len() {
+        emit = None;
+    }
     let mut returned = vec![0i64; prefix.len()];
     let mut clocks: Vec<Sampled> = prefix.iter().map(|_| Sampled::default()).collect();
     let mut group_clock = Sampled::default();
@@ -457,13 +463,18 @@ fn stream_cursor(
                 docs = clock.time(|| p.run_streaming(docs, &source, vars))?;
                 *n += docs.len() as i64;
             }
-            match &mut sink {
-                Some(sink) => {
+            match (&mut sink, &mut emit) {
+                (Some(sink), _) => {
                     for d in &docs {
                         group_clock.time(|| sink.add(d, &ctx))?;
                     }
                 }
-                None => held.extend(docs),
+                (None, Some(emit)) => {
+                    for d in docs {
+                        emit(d)?;
+                    }
+                }
+                (None, None) => held.extend(docs),
             }
             Ok(())
         },
@@ -541,7 +552,9 @@ pub(crate) fn run_aggregate(
         let entries = rest.iter().map(|o| Bson::Document(shown(o))).collect();
         (Vec::new(), cursor, 0, 0, entries)
     } else {
-        let streamed = stream_cursor(cat, db, coll, c, &q, &pushed, rest, vars, verbosity, now)?;
+        let streamed = stream_cursor(
+            cat, db, coll, c, &q, &pushed, rest, vars, verbosity, now, None,
+        )?;
         let (docs, later) = run_stages(
             cat,
             db,
@@ -598,6 +611,64 @@ pub(crate) fn run_aggregate(
         explain,
         stages: entries,
     })
+}
+
+/// Run an aggregation over `coll` (planned as [`run_aggregate`] plans it,
+/// without explaining), handing each result to `emit` in order: where the
+/// last stages stream, a result is handed over as it is produced and none
+/// is held (a `$out` or `$merge` writer stores each one as it comes).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_aggregate_into(
+    cat: &Catalog,
+    db: &str,
+    coll: &str,
+    pipeline: &[Document],
+    hint: Option<&Bson>,
+    vars: &Vars,
+    now: bson::DateTime,
+    emit: &mut dyn FnMut(Document) -> Result<()>,
+) -> Result<()> {
+    Pipeline::parse(pipeline)?;
+    let opts = optimize(pipeline);
+    let pushed = push_down(&opts);
+    let c = cat.collection(db, coll);
+    let collation = vars.collation().cloned();
+    let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
+    let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
+    let q = pushed.query(
+        &filter,
+        sort.as_ref(),
+        hint,
+        collation.as_ref(),
+        needs_no_fields(&opts[pushed.rest..]),
+    );
+    let rest = &opts[pushed.rest..];
+    let streamed = stream_cursor(
+        cat,
+        db,
+        coll,
+        c,
+        &q,
+        &pushed,
+        rest,
+        vars,
+        None,
+        now,
+        Some(&mut *emit),
+    )?;
+    let (docs, _) = run_stages(
+        cat,
+        db,
+        &rest[streamed.consumed..],
+        streamed.docs,
+        vars,
+        None,
+        now,
+    )?;
+    for d in docs {
+        emit(d)?;
+    }
+    Ok(())
 }
 
 /// `aggregate` over `coll` as a stream, when every stage left after the
@@ -861,6 +932,7 @@ mod tests {
             &vars,
             Some(Verbosity::ExecutionStats),
             now,
+            None,
         )
         .unwrap();
         assert_eq!(s.n_cursor, 200);

@@ -127,26 +127,41 @@ impl Pred {
         let plain = |b: bool| (b, None);
         match self {
             Pred::Cmp(op, rhs) => plain(compare_match_raw(*op, rhs, v, coll)),
-            Pred::In { values, patterns } if patterns.is_empty() => match v {
-                // A string is compared in place against each operand.
-                None | Some(RawBsonRef::String(_) | RawBsonRef::Symbol(_)) => plain(
-                    values
-                        .iter()
-                        .any(|rhs| compare_match_raw(CmpOp::Eq, rhs, v, coll)),
-                ),
+            Pred::In {
+                values,
+                patterns,
+                sorted,
+            } if patterns.is_empty() => match v {
+                // A short list compares a string in place against each
+                // operand.
+                None | Some(RawBsonRef::String(_) | RawBsonRef::Symbol(_)) if sorted.is_none() => {
+                    plain(
+                        values
+                            .iter()
+                            .any(|rhs| compare_match_raw(CmpOp::Eq, rhs, v, coll)),
+                    )
+                }
+                None => self.matches_value(None, coll),
                 // Anything else is decoded once, not once per operand (an
                 // `$in` of thousands of ids), and only when some operand
                 // shares its type bracket: equality never crosses brackets.
                 Some(raw) => {
                     let rank = value::rank_of_type(raw.element_type());
-                    if !values.iter().any(|rhs| value::canonical_rank(rhs) == rank) {
+                    let bracket = |rhs: &Bson| value::canonical_rank(rhs) == rank;
+                    let shared = match sorted {
+                        // Sorted by type bracket first: a binary search.
+                        Some(sorted) => sorted
+                            .binary_search_by(|rhs| value::canonical_rank(rhs).cmp(&rank))
+                            .is_ok(),
+                        None => values.iter().any(bracket),
+                    };
+                    if !shared {
                         return plain(false);
                     }
-                    plain(decode(raw).is_some_and(|b| {
-                        values
-                            .iter()
-                            .any(|rhs| compare_match(CmpOp::Eq, rhs, Some(&b), coll))
-                    }))
+                    match decode(raw) {
+                        Some(b) => self.matches_value(Some(&b), coll),
+                        None => plain(false),
+                    }
                 }
             },
             Pred::Regex(p) => match v {

@@ -346,3 +346,37 @@ fn raw_matcher_with_collation_compares_strings_in_place() {
     let raw = bson::RawDocumentBuf::from_document(&doc! {"s": "abc"}).unwrap();
     assert_eq!(f.match_raw(&raw).unwrap().map(|d| d.matched), Some(true));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// A long `$in`, searched in its sorted values, answers as the `$or` of
+    /// its equalities, decoded and raw, with and without a collation.
+    #[test]
+    fn long_in_agrees_with_its_equalities(
+        values in prop::collection::vec(stored_value(), super::SORTED_IN_FROM..40),
+        d in stored_doc(),
+        with_collation in any::<bool>(),
+    ) {
+        let values: Vec<Bson> = values
+            .into_iter()
+            .filter(|v| !matches!(v, Bson::RegularExpression(_)))
+            .collect();
+        let coll = with_collation
+            .then(|| crate::engine::collation::Collation::parse(&doc! {"locale": "en", "strength": 2}).unwrap())
+            .flatten();
+        let f_in = Filter::parse(&doc! {"a": {"$in": values.clone()}}, coll.as_ref()).unwrap();
+        let ors: Vec<Bson> = values.iter().map(|v| Bson::Document(doc! {"a": {"$eq": v.clone()}})).collect();
+        let f_or = if ors.is_empty() {
+            Filter::parse(&doc! {"a": {"$in": []}}, coll.as_ref()).unwrap()
+        } else {
+            Filter::parse(&doc! {"$or": ors}, coll.as_ref()).unwrap()
+        };
+        let expected = f_or.matches(&d, &Vars::default()).unwrap();
+        prop_assert_eq!(f_in.matches(&d, &Vars::default()).unwrap(), expected, "{:?} on {}", values, d);
+        let raw = bson::RawDocumentBuf::from_document(&d).unwrap();
+        if let Some(got) = f_in.match_raw(&raw).unwrap() {
+            prop_assert_eq!(got.matched, expected, "raw: {:?} on {}", values, d);
+        }
+    }
+}

@@ -532,9 +532,11 @@ impl Group {
     }
 
     pub(super) fn run(&self, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
+        // Each input is let go once added: the groups grow as the input
+        // shrinks.
         let mut sink = self.sink();
-        for d in &docs {
-            sink.add(d, ctx)?;
+        for d in docs {
+            sink.add(&d, ctx)?;
         }
         sink.finish(ctx)
     }

@@ -372,12 +372,16 @@ impl PathPredicates {
                 Some(iv) => self.push(path, vec![iv], has_strings(v), group),
                 None => self.inexact(path),
             },
-            (Op::In, Pred::In { values, patterns })
-                if patterns.is_empty()
-                    && !values.is_empty()
-                    && values
-                        .iter()
-                        .all(|i| index_friendly(i) || matches!(i, Bson::Null)) =>
+            (
+                Op::In,
+                Pred::In {
+                    values, patterns, ..
+                },
+            ) if patterns.is_empty()
+                && !values.is_empty()
+                && values
+                    .iter()
+                    .all(|i| index_friendly(i) || matches!(i, Bson::Null)) =>
             {
                 let mut points: Vec<Interval> = values
                     .iter()
