@@ -160,7 +160,7 @@ fn phases(root: u64, p: &Params) -> Result<Vec<Phase>, DatasetError> {
     let users_phase = Phase::new("users", users, move || {
         let mut g = Gen::new(root, "users.content");
         Box::new((0..users).map(move |u| {
-            let handle = format!("{}{}", g.word(), base36(u));
+            let handle = handle(&g.word(), u);
             let name = g.person_name();
             let bio = g.sentence(4, 18);
             let city = super::random::capitalise(&g.word());
@@ -276,4 +276,32 @@ fn phases(root: u64, p: &Params) -> Result<Vec<Phase>, DatasetError> {
         comments_phase,
         follows_phase,
     ])
+}
+
+/// A user's handle: a word, then the user's number in base 36 after an
+/// underscore, which neither contains, so no two users share one (a word
+/// running into the number, `sel`+`eg` and `sele`+`g`, once collided at
+/// the large scale and broke the unique index on handles).
+fn handle(word: &str, u: u64) -> String {
+    format!("{word}_{}", base36(u))
+}
+
+#[cfg(test)]
+mod handle_tests {
+    #![allow(clippy::unwrap_used)]
+
+    #[test]
+    fn handles_are_unique_whatever_the_words() {
+        // "a" + base36(397) = "a"+"b1", and "ab" + base36(1): the same
+        // text without a separator.
+        assert_ne!(super::handle("a", 11 * 36 + 1), super::handle("ab", 1));
+        let words = ["a", "ab", "abc", "b", "ba", "bab"];
+        let mut seen = std::collections::HashSet::new();
+        for u in 0..20_000u64 {
+            for w in words {
+                let h = super::handle(w, u);
+                assert!(seen.insert(h.clone()), "{h} twice");
+            }
+        }
+    }
 }
