@@ -94,7 +94,7 @@ pub async fn run_by_id_in(
     let lesson = course.lesson(&id)?;
     let client = mongodb::Client::with_uri_str(uri)
         .await
-        .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
+        .map_err(|e| CourseError::Server(Message::verbatim(format!("{uri}: {e}"))))?;
     run_lesson(&client, &lesson, opts).await
 }
 
@@ -116,7 +116,7 @@ pub async fn prepare_by_id_in(
     let lesson = course.lesson(&id)?;
     let client = mongodb::Client::with_uri_str(uri)
         .await
-        .map_err(|e| CourseError::Server(format!("{uri}: {e}")))?;
+        .map_err(|e| CourseError::Server(Message::verbatim(format!("{uri}: {e}"))))?;
     prepare_lesson(&client, &lesson, variant, opts).await
 }
 
@@ -126,11 +126,12 @@ pub async fn prepare_by_id_in(
 pub enum RunStatus {
     /// Every variant ran and every claim holds.
     Ok { claims: usize },
-    /// Every variant ran, but these claims fail.
-    ClaimsFail(Vec<String>),
+    /// Every variant ran, but these claims fail (`experiment: claim`).
+    ClaimsFail(Vec<Message>),
     /// These variants failed (their load, setup, measurement or an
-    /// operation); failing claims are counted in the message.
-    Errors(Vec<String>),
+    /// operation), each `experiment/variant: why`; failing claims are
+    /// counted in the message.
+    Errors(Vec<Message>),
 }
 
 impl RunStatus {
@@ -142,13 +143,21 @@ impl RunStatus {
         for exp in &report.experiments {
             for v in &exp.variants {
                 if let Some(f) = &v.failure {
-                    errors.push(format!("{}/{}: {f}", exp.id, v.id));
+                    errors.push(
+                        Message::new("{outer}: {cause}")
+                            .arg("outer", format!("{}/{}", exp.id, v.id))
+                            .arg_msg("cause", f.clone()),
+                    );
                 }
             }
             for c in &exp.claims {
                 claims += 1;
                 if !c.verdict.passed {
-                    failing.push(format!("{}: {}", exp.id, c.text));
+                    failing.push(
+                        Message::new("{outer}: {cause}")
+                            .arg("outer", &exp.id)
+                            .arg("cause", &c.text),
+                    );
                 }
             }
         }
@@ -177,6 +186,13 @@ impl RunStatus {
 
     /// [`RunStatus::message`] in `lang`.
     pub fn message_in(&self, lang: crate::locale::Lang) -> String {
+        let list = |items: &[Message]| {
+            items
+                .iter()
+                .map(|m| m.render_in(lang))
+                .collect::<Vec<_>>()
+                .join(lang.t("; "))
+        };
         match self {
             RunStatus::Ok { claims } => lang.f(
                 "run: every variant ran and all {claims} claim(s) hold (exit 0)",
@@ -184,11 +200,11 @@ impl RunStatus {
             ),
             RunStatus::ClaimsFail(c) => lang.f(
                 "run: every variant ran, but {n} claim(s) fail (exit 1): {list}",
-                &[("n", &c.len()), ("list", &c.join("; "))],
+                &[("n", &c.len()), ("list", &list(c))],
             ),
             RunStatus::Errors(e) => lang.f(
                 "run: {n} variant(s) failed, so their figures and the claims reading them are void (exit 2): {list}",
-                &[("n", &e.len()), ("list", &e.join("; "))],
+                &[("n", &e.len()), ("list", &list(e))],
             ),
         }
     }
@@ -259,9 +275,10 @@ pub enum CourseError {
     #[error("{}", self.message())]
     ForbiddenDatabase(String),
     /// The server could not be reached or refused a command the run needs
-    /// (the text is the driver's or the server's, kept as written).
+    /// (the driver's or the server's text kept as written, inside what
+    /// schemalab was doing).
     #[error("{}", self.message())]
-    Server(String),
+    Server(Message),
     /// The run was cancelled between two steps.
     #[error("{}", self.message())]
     Cancelled,
@@ -294,7 +311,7 @@ impl CourseError {
                 "refusing to write to database '{db}': schemalab only writes databases named schemalab_<lesson>_<variant>",
             )
             .arg("db", db),
-            CourseError::Server(e) => Message::new("server: {e}").arg("e", e),
+            CourseError::Server(e) => Message::new("server: {e}").arg_msg("e", e.clone()),
             CourseError::Cancelled => Message::new("cancelled"),
         }
     }

@@ -281,13 +281,41 @@ impl DialectError {
 
     /// [`DialectError::line`] in `lang`.
     pub fn line_in(&self, lang: crate::locale::Lang) -> String {
+        self.line_message().render_in(lang)
+    }
+
+    /// [`DialectError::line`] as a message, for any language.
+    pub fn line_message(&self) -> Message {
         match self.position() {
             Some(pos) if !self.shows_position() => Message::new("{m} ({pos})")
                 .arg_msg("m", self.message())
-                .arg("pos", pos)
-                .render_in(lang),
-            _ => self.message().render_in(lang),
+                .arg("pos", pos),
+            _ => self.message(),
         }
+    }
+
+    /// [`DialectError::render`] as a message: the one line in the language
+    /// it is rendered in, the source line and caret under it as they are.
+    /// What a report keeps, to be shown later in its reader's language.
+    pub fn with_source(&self, src: &str) -> Message {
+        match self.excerpt(src) {
+            Some(excerpt) => Message::new("{m}\n{excerpt}")
+                .arg_msg("m", self.line_message())
+                .arg("excerpt", excerpt),
+            None => self.line_message(),
+        }
+    }
+
+    /// The source line the error points into and a caret under the spot.
+    fn excerpt(&self, src: &str) -> Option<String> {
+        let pos = self.position()?;
+        let line = src.lines().nth(pos.line.saturating_sub(1) as usize)?;
+        let caret_pad: String = line
+            .chars()
+            .take(pos.col.saturating_sub(1) as usize)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        Some(format!("{line}\n{caret_pad}^"))
     }
 
     /// The message (with its place, see [`DialectError::line`]) followed,
@@ -299,18 +327,7 @@ impl DialectError {
 
     /// [`DialectError::render`] in `lang`.
     pub fn render_src_in(&self, src: &str, lang: crate::locale::Lang) -> String {
-        let mut out = self.line_in(lang);
-        if let Some(pos) = self.position()
-            && let Some(line) = src.lines().nth(pos.line.saturating_sub(1) as usize)
-        {
-            let caret_pad: String = line
-                .chars()
-                .take(pos.col.saturating_sub(1) as usize)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
-            out.push_str(&format!("\n{line}\n{caret_pad}^"));
-        }
-        out
+        self.with_source(src).render_in(lang)
     }
 }
 

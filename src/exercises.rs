@@ -47,9 +47,11 @@ pub enum ExerciseError {
     /// was about to be written.
     #[error("{}", self.message())]
     ForbiddenDatabase(String),
-    /// The server could not be reached or refused a command the check needs.
+    /// The server could not be reached or refused a command the check
+    /// needs (the driver's or the server's text kept as written, inside
+    /// what schemalab was doing).
     #[error("{}", self.message())]
-    Server(String),
+    Server(Message),
     /// The solution is locked until the exercise passes.
     #[error("{}", self.message())]
     Locked(Message),
@@ -76,7 +78,7 @@ impl ExerciseError {
                 "refusing to write to database '{db}': exercises only write schemalab_ex_<exercise> databases",
             )
             .arg("db", db),
-            ExerciseError::Server(e) => Message::new("server: {e}").arg("e", e),
+            ExerciseError::Server(e) => Message::new("server: {e}").arg_msg("e", e.clone()),
             ExerciseError::Watch(e) => Message::new("watch: {e}").arg("e", e),
         }
     }
@@ -144,7 +146,7 @@ pub async fn check_in_workspace_in(
     let loader = crate::course::CatalogLoader::for_course(root)?;
     let client = mongodb::Client::with_uri_str(uri)
         .await
-        .map_err(|e| ExerciseError::Server(format!("{uri}: {e}")))?;
+        .map_err(|e| ExerciseError::Server(Message::verbatim(format!("{uri}: {e}"))))?;
     let opts = CheckOptions {
         scale,
         seed,

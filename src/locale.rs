@@ -9,7 +9,9 @@
 //! The program's own words (labels, headings, messages schemalab itself
 //! writes) are looked up with [`Lang::t`] by their English text, as gettext
 //! does; each translation is one TOML file compiled in (`locale/zh-CN.toml`),
-//! and a missing entry shows the English text.
+//! and a missing entry shows the English text. Values that carry words are
+//! [`Message`]s, rendered when shown; a report that keeps them serialises
+//! them in the language [`serialize_in`] chooses.
 //!
 //! Display width lives here too: CJK characters take two terminal columns,
 //! so every padding and wrapping of text that may be translated goes through
@@ -164,7 +166,10 @@ impl Lang {
 /// [`Message::render_in`] writes it in the learner's language. A value may
 /// itself be a message (a cause inside a frame); values from outside
 /// (paths, ids, the server's or a parser's own words) stay as given.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The default message is empty text. Serialised (a report's JSON) a
+/// message is a string: its text in the language [`serialize_in`] chose.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Message {
     msgid: &'static str,
     args: Vec<(&'static str, Arg)>,
@@ -175,6 +180,8 @@ pub struct Message {
 enum Arg {
     Text(String),
     Msg(Message),
+    /// A message of which only the first line is shown.
+    FirstLine(Message),
 }
 
 impl Message {
@@ -205,6 +212,16 @@ impl Message {
         Message::new("{text}").arg("text", text)
     }
 
+    /// This message cut to its first line (in whatever language it is
+    /// rendered): a one-line summary of a text that may carry a source
+    /// excerpt under it.
+    pub fn first_line(self) -> Message {
+        Message {
+            msgid: "{text}",
+            args: vec![("text", Arg::FirstLine(self))],
+        }
+    }
+
     /// The English template this message renders from.
     pub fn msgid(&self) -> &'static str {
         self.msgid
@@ -215,7 +232,7 @@ impl Message {
     pub fn msgids(&self) -> Vec<&'static str> {
         let mut out = vec![self.msgid];
         for (_, a) in &self.args {
-            if let Arg::Msg(m) = a {
+            if let Arg::Msg(m) | Arg::FirstLine(m) = a {
                 out.extend(m.msgids());
             }
         }
@@ -231,6 +248,12 @@ impl Message {
                 let v = match a {
                     Arg::Text(t) => t.clone(),
                     Arg::Msg(m) => m.render_in(lang),
+                    Arg::FirstLine(m) => m
+                        .render_in(lang)
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
                 };
                 (*n, v)
             })
@@ -252,6 +275,45 @@ impl From<&'static str> for Message {
 impl fmt::Display for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.render_in(Lang::En))
+    }
+}
+
+thread_local! {
+    /// The language a [`Message`] serialises in on this thread (see
+    /// [`serialize_in`]).
+    static SERIALIZE_LANG: std::cell::Cell<Lang> = const { std::cell::Cell::new(Lang::En) };
+}
+
+/// Run `f` (a serialisation: `serde_json::to_string(&report)`, …) with
+/// every [`Message`] it meets written in `lang`; outside it, messages
+/// serialise in English. Reports keep their words as messages, so one
+/// report renders in any language: its Markdown and table through
+/// `render_in`, its JSON through this. The field names and types of the
+/// JSON never change (a message is a string).
+pub fn serialize_in<T>(lang: Lang, f: impl FnOnce() -> T) -> T {
+    struct Restore(Lang);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SERIALIZE_LANG.with(|l| l.set(self.0));
+        }
+    }
+    let _restore = Restore(SERIALIZE_LANG.with(|l| l.replace(lang)));
+    f()
+}
+
+/// A message serialises as its text (a JSON string), in the language
+/// [`serialize_in`] chose, English otherwise.
+impl serde::Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.render_in(SERIALIZE_LANG.with(std::cell::Cell::get)))
+    }
+}
+
+/// A message read back from a serialised report is the text it was
+/// written as, shown as it is in every language ([`Message::verbatim`]).
+impl<'de> serde::Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Message, D::Error> {
+        String::deserialize(d).map(Message::verbatim)
     }
 }
 
@@ -487,6 +549,34 @@ mod tests {
         assert_eq!(e.render_in(Lang::En), e.to_string());
         assert!(
             e.render_in(Lang::ZhCn).contains("'fr'") && e.render_in(Lang::ZhCn).contains("未知")
+        );
+    }
+
+    #[test]
+    fn a_message_serialises_as_its_text_in_the_chosen_language() {
+        let m = Message::new("{outer}: {cause}")
+            .arg("outer", "x")
+            .arg_msg("cause", Message::new("cancelled"));
+        let en = serde_json::to_string(&m).expect("serialises");
+        assert_eq!(en, "\"x: cancelled\"");
+        let zh = serialize_in(Lang::ZhCn, || serde_json::to_string(&m)).expect("serialises");
+        assert_eq!(zh, "\"x：已取消\"");
+        // The language is restored afterwards, and text read back stays.
+        assert_eq!(serde_json::to_string(&m).expect("serialises"), en);
+        let back: Message = serde_json::from_str(&zh).expect("deserialises");
+        assert_eq!(back.render_in(Lang::En), "x：已取消");
+    }
+
+    #[test]
+    fn first_line_cuts_the_rendering_in_every_language() {
+        let m = Message::new("{m}\n{excerpt}")
+            .arg_msg("m", Message::new("cancelled"))
+            .arg("excerpt", "db.x.find(\n  ^");
+        assert_eq!(m.clone().first_line().render_in(Lang::En), "cancelled");
+        assert_eq!(m.clone().first_line().render_in(Lang::ZhCn), "已取消");
+        assert_eq!(
+            m.first_line().msgids(),
+            vec!["{text}", "{m}\n{excerpt}", "cancelled"]
         );
     }
 

@@ -278,7 +278,9 @@ fn check_once(
         lang,
     ))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        // The checker's own words in the chosen language; keys unchanged.
+        let json = schemalab::locale::serialize_in(lang, || serde_json::to_string_pretty(&report))?;
+        println!("{json}");
         return Ok(report.passed());
     }
     print!("{}", report.render_in(lang));
@@ -809,7 +811,7 @@ fn real_main() -> anyhow::Result<()> {
         }) => {
             let ws = Workspace::locate(dir.as_deref());
             let ex = schemalab::exercises::manifest::find_in(content_root()?, &exercise, lang)?;
-            print!("{}", ws.solution(&ex, reveal)?);
+            print!("{}", ws.solution_in(&ex, reveal, lang)?);
         }
         None => {
             if dumb_terminal() {

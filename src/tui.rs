@@ -158,7 +158,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     let uri = database.uri().to_string();
     let embedded = database.is_embedded();
     let label = if embedded {
-        strings::EMBEDDED_ENGINE.to_string()
+        strings::t(strings::EMBEDDED_ENGINE).to_string()
     } else {
         uri.clone()
     };
@@ -199,7 +199,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     }
     database
         .handle()
-        .spawn(probe(uri.clone(), embedded, tx.clone()));
+        .spawn(probe(uri.clone(), embedded, opts.lang, tx.clone()));
     // The shell pane writes anywhere on the embedded engine; against a real
     // server only into `schemalab_` databases, as the `--uri` help promises.
     let shell_policy = if embedded {
@@ -287,14 +287,16 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                         course_root.clone(),
                         workspace.clone(),
                     );
+                    let lang = opts.lang;
                     database.handle().spawn(async move {
                         let seed = crate::exercises::fresh_seed();
-                        let res =
-                            crate::exercises::check_in_workspace(&root, &ws, &uri, &id, seed, None)
-                                .await;
+                        let res = crate::exercises::check_in_workspace_in(
+                            &root, &ws, &uri, &id, seed, None, lang,
+                        )
+                        .await;
                         let (text, passed) = match res {
-                            Ok(r) => (r.render(), r.passed()),
-                            Err(e) => (format!("! {e}"), false),
+                            Ok(r) => (r.render_in(lang), r.passed()),
+                            Err(e) => (format!("! {}", e.render_in(lang)), false),
                         };
                         let _ = tx.send(Event::Task(TaskMsg::CheckFinished { id, text, passed }));
                     });
@@ -459,18 +461,22 @@ impl RunJob {
     }
 }
 
-/// Asks the server who it is, for the status bar.
-async fn probe(uri: String, embedded: bool, tx: Sender<Event>) {
+/// Asks the server who it is, for the status bar (in `lang`: this runs on
+/// a worker thread, not the one that draws).
+async fn probe(uri: String, embedded: bool, lang: Lang, tx: Sender<Event>) {
     let msg = match tokio::time::timeout(Duration::from_secs(10), build_info(&uri)).await {
         Ok(Ok((version, host))) => TaskMsg::Connected {
             label: if embedded {
-                strings::EMBEDDED_ENGINE.to_string()
+                lang.t(strings::EMBEDDED_ENGINE).to_string()
             } else {
-                format!("MongoDB {version} at {host}")
+                lang.f(
+                    strings::SERVER_LABEL,
+                    &[("version", &version), ("host", &host)],
+                )
             },
         },
         Ok(Err(e)) => TaskMsg::ConnectionFailed(e),
-        Err(_) => TaskMsg::ConnectionFailed("timed out".into()),
+        Err(_) => TaskMsg::ConnectionFailed(lang.t(strings::CONNECT_TIMED_OUT).to_string()),
     };
     let _ = tx.send(Event::Task(msg));
 }

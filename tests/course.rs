@@ -20,6 +20,7 @@ use schemalab::course::{
     Progress, RunOptions, RunStatus, Scale, lint, prepare_lesson, render, run_lesson,
 };
 use schemalab::engine::Engine;
+use schemalab::locale::Message;
 use schemalab::wire::{BackgroundServer, spawn_background};
 
 fn fixture(rel: &str) -> PathBuf {
@@ -39,10 +40,10 @@ impl DatasetLoader for Shop {
         dataset: &'a str,
         _scale: Scale,
         seed: u64,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), Message>> {
         Box::pin(async move {
             if dataset != "shop" {
-                return Err(format!("unknown dataset {dataset}"));
+                return Err(Message::verbatim(format!("unknown dataset {dataset}")));
             }
             let d = client.database(db);
             let customers: Vec<Document> = (0..10)
@@ -54,11 +55,11 @@ impl DatasetLoader for Shop {
             d.collection("customers")
                 .insert_many(customers)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(Message::verbatim)?;
             d.collection("orders")
                 .insert_many(orders)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(Message::verbatim)?;
             Ok(())
         })
     }
@@ -141,7 +142,11 @@ async fn mini_course_runs_and_claims_evaluate() {
     let missing = claim(&report, "refs.coll.nosuch.count > 0");
     assert!(!missing.verdict.passed);
     assert!(
-        missing.verdict.reason.contains("no collection 'nosuch'"),
+        missing
+            .verdict
+            .reason
+            .to_string()
+            .contains("no collection 'nosuch'"),
         "{}",
         missing.verdict.reason
     );
@@ -163,7 +168,7 @@ async fn mini_course_runs_and_claims_evaluate() {
             assert!(op.error.is_some());
             assert!(!read.verdict.passed);
             assert!(
-                read.verdict.reason.contains("unavailable"),
+                read.verdict.reason.to_string().contains("unavailable"),
                 "{}",
                 read.verdict.reason
             );
@@ -311,7 +316,8 @@ async fn other_databases_are_left_untouched() {
     let err = escape.experiments[0].variants[0]
         .setup_error
         .clone()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(
         err.contains("getSiblingDB(…) leaves this variant's database"),
         "{err}"
@@ -410,13 +416,20 @@ async fn a_failed_variant_is_loud_and_wins_nothing() {
     let report = run(&client, "", "broken").await;
     let exp = &report.experiments[0];
     let bad = &exp.variants[1];
-    let failure = bad.failure.as_ref().expect("the broken setup fails");
+    let failure = bad
+        .failure
+        .as_ref()
+        .expect("the broken setup fails")
+        .to_string();
     assert!(failure.starts_with("setup failed"), "{failure}");
     // The claim reading its figures fails with the reason; the other holds.
     let c = &exp.claims[0];
     assert!(!c.verdict.passed);
     assert!(
-        c.verdict.reason.contains("variant 'bad' failed"),
+        c.verdict
+            .reason
+            .to_string()
+            .contains("variant 'bad' failed"),
         "{}",
         c.verdict.reason
     );
@@ -467,7 +480,7 @@ async fn shell_side_errors_have_a_code_name() {
     op.error = Some(schemalab::course::runner::OpError {
         code: None,
         code_name: schemalab::course::runner::SHELL_ERROR.into(),
-        message: "TypeError: x is undefined".into(),
+        message: Message::verbatim("TypeError: x is undefined"),
     });
     op.expected_error = true;
     let check = Check::parse("embed.op.add_order.error == \"\"").unwrap();
@@ -537,12 +550,12 @@ fn lint_finds_each_mistake_where_it_is() {
 struct Fixed;
 
 impl MetricSource for Fixed {
-    fn metric(&self, m: &Metric) -> Result<Val, String> {
+    fn metric(&self, m: &Metric) -> Result<Val, Message> {
         match m.to_string().as_str() {
             "a.coll.r.count" => Ok(Val::Num(12000.0)),
             "b.coll.k.count" => Ok(Val::Num(60.0)),
             "a.op.q.stages" => Ok(Val::Str("FETCH<-IXSCAN".into())),
-            other => Err(format!("{other} was not measured")),
+            other => Err(Message::verbatim(format!("{other} was not measured"))),
         }
     }
 }
@@ -553,12 +566,12 @@ fn claims_evaluate() {
         .unwrap()
         .evaluate(&Fixed);
     assert!(pass.passed);
-    assert_eq!(pass.reason, "12000 >= 6000");
+    assert_eq!(pass.reason.to_string(), "12000 >= 6000");
     let fail = Check::parse("a.coll.r.count / b.coll.k.count < 200")
         .unwrap()
         .evaluate(&Fixed);
     assert!(!fail.passed);
-    assert_eq!(fail.reason, "not 200 < 200");
+    assert_eq!(fail.reason.to_string(), "not 200 < 200");
     let s = Check::parse("a.op.q.stages == \"FETCH<-IXSCAN\"")
         .unwrap()
         .evaluate(&Fixed);
@@ -566,17 +579,17 @@ fn claims_evaluate() {
     let ord = Check::parse("a.op.q.stages < 'x'")
         .unwrap()
         .evaluate(&Fixed);
-    assert!(!ord.passed && ord.reason.contains("only with == and !="));
+    assert!(!ord.passed && ord.reason.to_string().contains("only with == and !="));
     let missing = Check::parse("a.op.zz.millis > 1").unwrap().evaluate(&Fixed);
     assert!(!missing.passed);
     assert_eq!(
-        missing.reason,
+        missing.reason.to_string(),
         "a.op.zz.millis: a.op.zz.millis was not measured"
     );
     let div = Check::parse("a.coll.r.count / (b.coll.k.count - 60) > 1")
         .unwrap()
         .evaluate(&Fixed);
-    assert!(!div.passed && div.reason.contains("division by zero"));
+    assert!(!div.passed && div.reason.to_string().contains("division by zero"));
 }
 
 #[test]
@@ -631,7 +644,7 @@ async fn catalog_loader_loads_the_seeded_generators() {
         .load(&client, "schemalab_t_v", "nosuch", Scale::Tiny, 42)
         .await
         .unwrap_err();
-    assert!(err.contains("nosuch"), "{err}");
+    assert!(err.to_string().contains("nosuch"), "{err}");
 }
 
 /// The explain parser reads the engine's own explain replies (asked of the
@@ -816,7 +829,7 @@ impl DatasetLoader for Recording<'_> {
         dataset: &'b str,
         scale: Scale,
         seed: u64,
-    ) -> BoxFuture<'b, Result<(), String>> {
+    ) -> BoxFuture<'b, Result<(), Message>> {
         self.loads.lock().unwrap().push(db.to_string());
         Box::pin(async move {
             self.inner.load(client, db, dataset, scale, seed).await?;
@@ -828,7 +841,7 @@ impl DatasetLoader for Recording<'_> {
                 d.collection::<Document>(&first)
                     .create_index(mongodb::IndexModel::builder().keys(doc! {"x": 1}).build())
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(Message::verbatim)?;
             }
             Ok(())
         })
@@ -1031,7 +1044,11 @@ async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
     let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
     assert_eq!(failing.loads(), all);
     for p in &prepared.variants {
-        let e = p.load_error.as_deref().unwrap_or_default();
+        let e = p
+            .load_error
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         assert!(e.contains("unknown dataset"), "{}: {e}", p.database);
     }
 

@@ -184,6 +184,7 @@ fn the_million_follower_stress_run_fails_as_predicted() {
     let note = r
         .notes
         .iter()
+        .map(ToString::to_string)
         .find(|n| n.contains("million"))
         .unwrap_or_else(|| panic!("no stress note:\n{}", r.render()));
     assert!(

@@ -179,6 +179,69 @@ fn a_mistyped_subcommand_is_reported_in_chinese_with_the_suggestion() {
     );
 }
 
+#[test]
+fn clap_tips_and_repeated_options_are_reported_in_chinese() {
+    // An option clap does not know: its tip says how to pass it as a value.
+    let out = schemalab(&[], &["--lang", "zh-CN", "run", "--foo"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("\n\n  提示：要把 '--foo' 作为值传入，请写成 '-- --foo'"),
+        "{}",
+        out.stderr
+    );
+    // A subcommand after `--`: the tip names it.
+    let out = schemalab(&[], &["--lang", "zh-CN", "--", "run"]);
+    assert!(
+        out.stderr.contains("提示：有子命令 'run'") && out.stderr.contains("'--'"),
+        "{}",
+        out.stderr
+    );
+    // An option given twice.
+    let out = schemalab(
+        &[],
+        &[
+            "--lang", "zh-CN", "run", "x", "--scale", "tiny", "--scale", "tiny",
+        ],
+    );
+    assert!(
+        out.stderr.contains("参数 '--scale <SCALE>' 只能使用一次"),
+        "{}",
+        out.stderr
+    );
+    // A value the option's parser refuses keeps the parser's own reason.
+    let out = schemalab(&[], &["--lang", "zh-CN", "serve", "--port", "http"]);
+    assert!(
+        out.stderr
+            .contains("'--port <PORT>' 的值 'http' 无效：invalid digit"),
+        "{}",
+        out.stderr
+    );
+    for out in [
+        schemalab(&[], &["--lang", "zh-CN", "run", "--foo"]),
+        schemalab(&[], &["--lang", "zh-CN", "--", "run"]),
+    ] {
+        assert!(
+            !out.stderr.contains("to pass") && !out.stderr.contains("exists"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            !english_sentence(&without_code(&out.stderr)),
+            "{}",
+            out.stderr
+        );
+    }
+    // English is clap's own.
+    let en = schemalab(&[], &["--lang", "en", "run", "--foo"]);
+    assert!(
+        en.stderr
+            .contains("tip: to pass '--foo' as a value, use '-- --foo'"),
+        "{}",
+        en.stderr
+    );
+}
+
 /// A copy of the test fixture course with `lessons/10-embed/lesson.toml`
 /// broken on its third line.
 fn broken_copy() -> tempfile::TempDir {
@@ -434,4 +497,36 @@ fn every_message_schemalab_writes_has_a_chinese_entry() {
         missing.len(),
         missing.into_iter().collect::<Vec<_>>().join("\n")
     );
+}
+
+/// Every text of the workbench (`src/tui/strings.rs`, which the scan above
+/// leaves to its own module) has a zh-CN entry too.
+#[test]
+fn every_workbench_string_has_a_chinese_entry() {
+    let catalogue: std::collections::HashMap<String, String> =
+        toml::from_str(include_str!("../src/locale/zh-CN.toml")).unwrap();
+    let constant =
+        regex::Regex::new(r#"(?s)pub const ([A-Z0-9_]+): &str =\s*"((?:[^"\\]|\\.)*)";"#).unwrap();
+    let placeholder = regex::Regex::new(r"\{[a-z_]+\}").unwrap();
+    let src = std::fs::read_to_string(root().join("src/tui/strings.rs")).unwrap();
+    let mut seen = 0;
+    let mut missing = Vec::new();
+    for m in constant.captures_iter(&src) {
+        let text = m[2].replace("\\\"", "\"").replace("\\n", "\n");
+        // The program's name, keys and marks are the same in every language.
+        if &m[1] == "APP"
+            || !placeholder
+                .replace_all(&text, "")
+                .chars()
+                .any(|c| c.is_ascii_alphabetic())
+        {
+            continue;
+        }
+        seen += 1;
+        if !catalogue.contains_key(&text) {
+            missing.push(format!("{}: {text:?}", &m[1]));
+        }
+    }
+    assert!(seen > 80, "the scan finds the workbench's texts ({seen})");
+    assert!(missing.is_empty(), "without zh-CN:\n{}", missing.join("\n"));
 }

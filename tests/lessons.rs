@@ -236,14 +236,16 @@ fn assert_claims_can_fail(reports: &[LessonReport]) {
             let empty = emptied(&exp.variants);
             let mut failed = exp.variants.clone();
             for v in &mut failed {
-                v.failure = Some("setup failed: deliberately broken".into());
+                v.failure = Some(schemalab::locale::Message::verbatim(
+                    "setup failed: deliberately broken",
+                ));
             }
             for claim in &exp.claims {
                 total += 1;
                 let check = Check::parse(&claim.check).unwrap();
                 let verdict = check.evaluate(&ExperimentMetrics { variants: &failed });
                 assert!(
-                    !verdict.passed && verdict.reason.contains("failed"),
+                    !verdict.passed && verdict.reason.to_string().contains("failed"),
                     "{}/{}: a claim passed against failed variants: {}",
                     report.lesson,
                     exp.id,

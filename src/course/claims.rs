@@ -5,7 +5,9 @@
 //! Parsing is pure and reports 1-based character columns, so lint can point
 //! inside a TOML string or a Markdown line. Evaluation asks a
 //! [`MetricSource`] for each metric; a missing metric is an error value that
-//! makes the claim fail with the reason, never a panic.
+//! makes the claim fail with the reason, never a panic. Reasons and errors
+//! are [`Message`]s, so a report renders them in its reader's language;
+//! the figures, metric names and operators inside them stay as written.
 
 use std::fmt;
 
@@ -19,6 +21,16 @@ use crate::locale::Message;
 pub struct ClaimError {
     pub message: Message,
     pub col: usize,
+}
+
+impl ClaimError {
+    /// The error with its column, for any language (its `Display` is the
+    /// English).
+    pub fn to_message(&self) -> Message {
+        Message::new("{m} (column {col})")
+            .arg_msg("m", self.message.clone())
+            .arg("col", self.col)
+    }
 }
 
 /// A value: checks compare numbers, or strings for equality.
@@ -175,7 +187,7 @@ impl fmt::Display for Metric {
 /// Where metric values come from (the run's measurements).
 pub trait MetricSource {
     /// The metric's value, or why there is none.
-    fn metric(&self, m: &Metric) -> Result<Val, String>;
+    fn metric(&self, m: &Metric) -> Result<Val, Message>;
 }
 
 /// Arithmetic operators.
@@ -240,21 +252,31 @@ impl Expr {
     }
 
     /// The expression's value.
-    pub fn eval(&self, src: &dyn MetricSource) -> Result<Val, String> {
+    pub fn eval(&self, src: &dyn MetricSource) -> Result<Val, Message> {
         match self {
             Expr::Num(n) => Ok(Val::Num(*n)),
             Expr::Str(s) => Ok(Val::Str(s.clone())),
-            Expr::Metric(m) => src.metric(m).map_err(|why| format!("{m}: {why}")),
+            Expr::Metric(m) => src.metric(m).map_err(|why| {
+                Message::new("{outer}: {cause}")
+                    .arg("outer", m)
+                    .arg_msg("cause", why)
+            }),
             Expr::Bin(op, a, b) => {
                 let (a, b) = (a.eval(src)?, b.eval(src)?);
                 let (Val::Num(x), Val::Num(y)) = (&a, &b) else {
-                    return Err(format!("cannot do arithmetic on text ({a} and {b})"));
+                    return Err(Message::new("cannot do arithmetic on text ({a} and {b})")
+                        .arg("a", &a)
+                        .arg("b", &b));
                 };
                 Ok(Val::Num(match op {
                     ArithOp::Add => x + y,
                     ArithOp::Sub => x - y,
                     ArithOp::Mul => x * y,
-                    ArithOp::Div if *y == 0.0 => return Err(format!("division by zero ({x} / 0)")),
+                    ArithOp::Div if *y == 0.0 => {
+                        return Err(
+                            Message::new("division by zero ({x} / 0)").arg("x", format_number(*x))
+                        );
+                    }
                     ArithOp::Div => x / y,
                 }))
             }
@@ -277,8 +299,9 @@ pub struct Verdict {
     /// The left and right values when both could be computed.
     pub left: Option<Val>,
     pub right: Option<Val>,
-    /// Why it passed or failed, e.g. `12000 >= 6000` or a missing metric.
-    pub reason: String,
+    /// Why it passed or failed, e.g. `12000 >= 6000` or a missing metric
+    /// (a string in JSON, in the report's language).
+    pub reason: Message,
 }
 
 impl Check {
@@ -334,7 +357,12 @@ impl Check {
                 _ => {
                     return Verdict {
                         passed: false,
-                        reason: format!("text compares only with == and != ({l} {sym} {r})"),
+                        reason: Message::new(
+                            "text compares only with == and != ({left} {op} {right})",
+                        )
+                        .arg("left", &l)
+                        .arg("op", sym)
+                        .arg("right", &r),
                         left: Some(l),
                         right: Some(r),
                     };
@@ -343,17 +371,23 @@ impl Check {
             _ => {
                 return Verdict {
                     passed: false,
-                    reason: format!("cannot compare a number with text ({l} {sym} {r})"),
+                    reason: Message::new("cannot compare a number with text ({left} {op} {right})")
+                        .arg("left", &l)
+                        .arg("op", sym)
+                        .arg("right", &r),
                     left: Some(l),
                     right: Some(r),
                 };
             }
         };
-        let reason = if passed {
-            format!("{l} {sym} {r}")
+        let reason = Message::new(if passed {
+            "{left} {op} {right}"
         } else {
-            format!("not {l} {sym} {r}")
-        };
+            "not {left} {op} {right}"
+        })
+        .arg("left", &l)
+        .arg("op", sym)
+        .arg("right", &r);
         Verdict {
             passed,
             left: Some(l),
@@ -843,8 +877,8 @@ mod tests {
     fn precedence() {
         struct Z;
         impl MetricSource for Z {
-            fn metric(&self, _: &Metric) -> Result<Val, String> {
-                Err("none".into())
+            fn metric(&self, _: &Metric) -> Result<Val, Message> {
+                Err(Message::verbatim("none"))
             }
         }
         let e = parse_expr("1 + 2 * (3 - 1) / 4").unwrap();

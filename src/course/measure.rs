@@ -3,12 +3,15 @@
 //! whether the sizes are modelled) and what an `explain("executionStats")`
 //! reply says about a read (stage chain, index, examined counts, time).
 //! Explain parsing accepts the classic and the SBE shapes, and aggregate
-//! explains with a `$cursor` first stage.
+//! explains with a `$cursor` first stage. What a reply lacks is said in a
+//! [`Message`]; the driver's and the server's own errors stay as written.
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
 use mongodb::Client;
 use serde::{Deserialize, Serialize};
+
+use crate::locale::Message;
 
 /// Which server the figures come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -19,6 +22,17 @@ pub struct EngineInfo {
     pub modelled: bool,
 }
 
+impl EngineInfo {
+    /// The name in `lang`: the embedded engine's is schemalab's own words,
+    /// a server's version string stays as it is.
+    pub fn name_in(&self, lang: crate::locale::Lang) -> String {
+        lang.lookup(&self.name).unwrap_or(&self.name).to_string()
+    }
+}
+
+/// The embedded engine's name in a report.
+const EMBEDDED_ENGINE: &str = "schemalab embedded engine (sizes modelled)";
+
 /// Ask `buildInfo` which server this is.
 pub async fn engine_info(client: &Client) -> Result<EngineInfo, String> {
     let info = client
@@ -28,7 +42,7 @@ pub async fn engine_info(client: &Client) -> Result<EngineInfo, String> {
         .map_err(|e| e.to_string())?;
     if info.contains_key("schemalab") {
         Ok(EngineInfo {
-            name: "schemalab embedded engine (sizes modelled)".into(),
+            name: EMBEDDED_ENGINE.into(),
             modelled: true,
         })
     } else {
@@ -261,20 +275,20 @@ fn opt_int(d: &Document, k: &str) -> Option<i64> {
 }
 
 /// The explain of one query (a find, or a pipeline's `$cursor` stage).
-fn query_figures(stage: String, query: &Document) -> Result<(StageFigures, Vec<String>), String> {
+fn query_figures(stage: String, query: &Document) -> Result<(StageFigures, Vec<String>), Message> {
     let planner = query
         .get_document("queryPlanner")
-        .map_err(|_| "explain reply without queryPlanner".to_string())?;
+        .map_err(|_| Message::new("explain reply without queryPlanner"))?;
     let winning = planner
         .get_document("winningPlan")
-        .map_err(|_| "explain reply without queryPlanner.winningPlan".to_string())?;
+        .map_err(|_| Message::new("explain reply without queryPlanner.winningPlan"))?;
     // SBE nests the classic-looking tree under queryPlan.
     let plan = winning.get_document("queryPlan").unwrap_or(winning);
     let mut indexes = Vec::new();
     let chain = stage_chain(plan, &mut indexes);
     let exec = query
         .get_document("executionStats")
-        .map_err(|_| "explain reply without executionStats (verbosity too low?)".to_string())?;
+        .map_err(|_| Message::new("explain reply without executionStats (verbosity too low?)"))?;
     Ok((
         StageFigures {
             stage,
@@ -301,9 +315,9 @@ fn walk_stages(
     not_reported: &mut Vec<String>,
     indexes: &mut Vec<String>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     if depth > 32 {
-        return Err("explain nests sub-pipelines too deeply".into());
+        return Err(Message::new("explain nests sub-pipelines too deeply"));
     }
     for s in stages.iter().filter_map(Bson::as_document) {
         let Some(name) = s.keys().find(|k| k.starts_with('$')).cloned() else {
@@ -313,7 +327,7 @@ fn walk_stages(
         if name == "$cursor" {
             let query = s
                 .get_document("$cursor")
-                .map_err(|_| "$cursor stage is not a document".to_string())?;
+                .map_err(|_| Message::new("$cursor stage is not a document"))?;
             let (mut f, ix) = query_figures(label, query)?;
             // Some servers put nReturned/time beside $cursor rather than in it.
             f.n_returned = f.n_returned.or_else(|| opt_int(s, "nReturned"));
@@ -414,7 +428,7 @@ fn branch_reads(b: &Bson) -> bool {
 /// Read the metrics out of an `explain("executionStats")` reply, plus the
 /// server's execution time in milliseconds when it reports one for the
 /// whole read (a find; a pipeline's time is the caller's wall clock).
-pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), String> {
+pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), Message> {
     let mut pipeline = Vec::new();
     let mut not_reported = Vec::new();
     let mut indexes = Vec::new();
@@ -425,7 +439,7 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), S
                 .and_then(Bson::as_document)
                 .is_some_and(|s| s.contains_key("$cursor"));
             if !first_is_cursor {
-                return Err("aggregate explain without a $cursor stage".into());
+                return Err(Message::new("aggregate explain without a $cursor stage"));
             }
             walk_stages(
                 stages,
@@ -454,7 +468,9 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), S
                         opt_int(s, "nReturned")
                     }
                 })
-                .ok_or("the last stage of the explained pipeline reports no nReturned")?;
+                .ok_or_else(|| {
+                    Message::new("the last stage of the explained pipeline reports no nReturned")
+                })?;
             (chain, last, None)
         }
         Err(_) => {

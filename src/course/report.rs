@@ -5,13 +5,14 @@
 //! difference is under the noise floor ([`star_marks`], shared with the
 //! TUI); failed variants are shown as failed and win nothing; modelled
 //! sizes say so; a recommended variant gets a trade-off summary. Headings
-//! and labels come in the report's language ([`render_in`]); columns are
-//! padded by display width, so CJK text lines up.
+//! and labels come in the report's language ([`render_in`]), and so do the
+//! report's own messages (failures, errors, claim reasons), in the JSON
+//! too; columns are padded by display width, so CJK text lines up.
 
 use super::claims::format_number;
 use super::runner::{ExperimentReport, LessonReport, OpResult, is_environment_error};
 use super::{CourseError, OpKind};
-use crate::locale::{self, Lang};
+use crate::locale::{self, Lang, Message};
 
 /// Output format of `schemalab run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,10 +49,13 @@ pub fn render(report: &LessonReport, format: Format) -> String {
 /// own strings come translated in the report; JSON keys never change).
 pub fn render_in(report: &LessonReport, format: Format, lang: Lang) -> String {
     match format {
-        Format::Json => serde_json::to_string_pretty(report).unwrap_or_else(|e| {
-            // Serialising plain data cannot fail; say so rather than panic.
-            format!("{{\"error\": \"{e}\"}}")
-        }),
+        // Every message of the report (a failure, an error, a claim's
+        // reason) is written in `lang`; the keys and types stay.
+        Format::Json => locale::serialize_in(lang, || serde_json::to_string_pretty(report))
+            .unwrap_or_else(|e| {
+                // Serialising plain data cannot fail; say so rather than panic.
+                format!("{{\"error\": \"{e}\"}}")
+            }),
         Format::Table => render_text(report, false, lang),
         Format::Markdown => render_text(report, true, lang),
     }
@@ -245,7 +249,12 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
         lang.t("status"),
         vs.iter()
             .map(|v| match &v.failure {
-                Some(f) => format!("✗ {}: {f}", lang.t("FAILED")),
+                Some(f) => format!(
+                    "✗ {}",
+                    Message::new("FAILED: {problem}")
+                        .arg_msg("problem", f.clone())
+                        .render_in(lang)
+                ),
                 None => lang.t("ran").into(),
             })
             .collect(),
@@ -391,14 +400,15 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
                 .iter()
                 .map(|r| match r.map(|r| (r, r.error.as_ref())) {
                     Some((r, Some(e))) => format!(
-                        "{} {}: {}",
+                        "{} {}{}{}",
                         if r.expected_error {
                             lang.t("expected error").to_string()
                         } else {
                             format!("✗ {}", lang.t("error"))
                         },
                         e.code_name,
-                        first_line(&e.message)
+                        lang.t(": "),
+                        first_line(&e.message.render_in(lang))
                     ),
                     _ => String::new(),
                 })
@@ -579,7 +589,7 @@ fn trade_off(exp: &ExperimentReport, rows: &[Row], lang: Lang) -> Option<String>
     if let Some(f) = &v.failure {
         return Some(lang.f(
             "Recommended: {id} — it failed ({f}), so nothing can be said about its costs.",
-            &[("id", &v.id), ("f", f)],
+            &[("id", &v.id), ("f", &f.render_in(lang))],
         ));
     }
     let mut wins = Vec::new();
@@ -665,7 +675,7 @@ fn render_text(report: &LessonReport, markdown: bool, lang: Lang) -> String {
             "scale {scale} · engine: {engine}",
             &[
                 ("scale", &report.scale.as_str()),
-                ("engine", &report.engine.name)
+                ("engine", &report.engine.name_in(lang))
             ],
         )
     ));
@@ -683,13 +693,21 @@ fn render_text(report: &LessonReport, markdown: bool, lang: Lang) -> String {
         let mut environment = false;
         for v in &exp.variants {
             if let Some(f) = &v.failure {
-                let line = format!("✗ {} {}: {f}", lang.t("FAILED"), v.id);
+                let line = format!(
+                    "✗ {}",
+                    Message::new("FAILED {id}: {f}")
+                        .arg("id", &v.id)
+                        .arg_msg("f", f.clone())
+                        .render_in(lang)
+                );
                 out.push_str(&if markdown {
                     format!("**{line}**\n\n")
                 } else {
                     format!("{line}\n")
                 });
-                environment |= is_environment_error(f);
+                // The server's and the driver's words are the same in
+                // every rendering: read them in the English one.
+                environment |= is_environment_error(&f.to_string());
             }
         }
         if environment {
@@ -746,12 +764,16 @@ fn render_text(report: &LessonReport, markdown: bool, lang: Lang) -> String {
                 if markdown {
                     out.push_str(&format!(
                         "- {mark} {} — `{}` ({})\n",
-                        c.text, c.check, c.verdict.reason
+                        c.text,
+                        c.check,
+                        c.verdict.reason.render_in(lang)
                     ));
                 } else {
                     out.push_str(&format!(
                         "  {mark} {}\n      {}  →  {}\n",
-                        c.text, c.check, c.verdict.reason
+                        c.text,
+                        c.check,
+                        c.verdict.reason.render_in(lang)
                     ));
                 }
             }

@@ -9,6 +9,11 @@
 //! report (with the server's codeName) rather than aborting the run, so a
 //! learner sees everything that did run. Progress goes to a callback and
 //! a cancel flag is checked between steps.
+//!
+//! Everything the report says in words (step errors, a variant's failure,
+//! an operation's error, a claim's reason) is a [`Message`], rendered in
+//! the reader's language by `report`, the TUI and the JSON writer; what
+//! the server or the driver wrote stays inside it as written.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,7 +65,7 @@ pub trait DatasetLoader: Send + Sync {
         dataset: &'a str,
         scale: Scale,
         seed: u64,
-    ) -> BoxFuture<'a, Result<(), String>>;
+    ) -> BoxFuture<'a, Result<(), Message>>;
 }
 
 /// One step of a run, for a progress display.
@@ -141,13 +146,13 @@ pub struct VariantReport {
     pub title: String,
     pub database: String,
     /// Loading the dataset failed.
-    pub load_error: Option<String>,
+    pub load_error: Option<Message>,
     /// The setup script failed (the rest still ran).
-    pub setup_error: Option<String>,
+    pub setup_error: Option<Message>,
     pub operations: Vec<OpResult>,
     pub collections: Vec<CollStats>,
     /// Measuring failed.
-    pub measure_error: Option<String>,
+    pub measure_error: Option<Message>,
     /// The lesson recommends this design.
     #[serde(default)]
     pub recommended: bool,
@@ -156,7 +161,7 @@ pub struct VariantReport {
     /// does not expect. `null` when everything ran. A failed variant wins
     /// nothing and every claim reading its figures fails with this reason.
     #[serde(default)]
-    pub failure: Option<String>,
+    pub failure: Option<Message>,
     /// The first documents of each collection, read when the collections
     /// were measured (after the workload), for a learner to look at.
     #[serde(default)]
@@ -175,14 +180,14 @@ pub const SAMPLES_PER_COLLECTION: i64 = 2;
 
 impl VariantReport {
     /// Work out [`VariantReport::failure`] from the recorded errors.
-    pub fn compute_failure(&self) -> Option<String> {
+    pub fn compute_failure(&self) -> Option<Message> {
         for (what, e) in [
-            ("loading the dataset", &self.load_error),
-            ("setup", &self.setup_error),
-            ("measuring", &self.measure_error),
+            ("loading the dataset failed: {e}", &self.load_error),
+            ("setup failed: {e}", &self.setup_error),
+            ("measuring failed: {e}", &self.measure_error),
         ] {
             if let Some(e) = e {
-                return Some(format!("{what} failed: {}", first_line(e)));
+                return Some(Message::new(what).arg_msg("e", e.clone().first_line()));
             }
         }
         self.operations.iter().find_map(|o| {
@@ -190,21 +195,23 @@ impl VariantReport {
             if o.expected_error {
                 return None;
             }
-            Some(format!(
-                "operation '{}' failed: {}",
-                o.id,
-                if e.code_name.is_empty() || e.code.is_none() {
-                    first_line(&e.message).to_string()
-                } else {
-                    format!("{} {}", e.code_name, first_line(&e.message))
-                }
-            ))
+            let why = e.message.clone().first_line();
+            Some(
+                Message::new("operation '{id}' failed: {e}")
+                    .arg("id", &o.id)
+                    .arg_msg(
+                        "e",
+                        if e.code_name.is_empty() || e.code.is_none() {
+                            why
+                        } else {
+                            Message::new("{code_name} {message}")
+                                .arg("code_name", &e.code_name)
+                                .arg_msg("message", why)
+                        },
+                    ),
+            )
         })
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
 }
 
 /// One operation's outcome in one variant.
@@ -231,7 +238,10 @@ pub struct OpResult {
 pub struct OpError {
     pub code: Option<i32>,
     pub code_name: String,
-    pub message: String,
+    /// The server's or the driver's errmsg as written, or the shell's
+    /// error (in the reader's language, the place and class name kept),
+    /// inside whatever schemalab says around it.
+    pub message: Message,
 }
 
 /// A claim with its verdict.
@@ -263,22 +273,22 @@ fn op_error(e: &DialectError) -> OpError {
         } => OpError {
             code: Some(*code),
             code_name: self::code_name(*code, code_name),
-            message: message.clone(),
+            message: Message::verbatim(message),
         },
         DialectError::BulkWrite { code, message, .. } => OpError {
             code: Some(*code),
             code_name: code_name(*code, ""),
-            message: message.clone(),
+            message: Message::verbatim(message),
         },
         DialectError::Driver { message, .. } => OpError {
             code: None,
             code_name: DRIVER_ERROR.into(),
-            message: message.clone(),
+            message: Message::verbatim(message),
         },
         other => OpError {
             code: None,
             code_name: SHELL_ERROR.into(),
-            message: other.to_string(),
+            message: other.message(),
         },
     }
 }
@@ -313,7 +323,9 @@ pub async fn run_lesson(
     lesson: &Lesson,
     opts: &RunOptions<'_>,
 ) -> Result<LessonReport, CourseError> {
-    let engine = engine_info(client).await.map_err(CourseError::Server)?;
+    let engine = engine_info(client)
+        .await
+        .map_err(|e| CourseError::Server(Message::verbatim(e)))?;
     let total: usize = lesson
         .experiments
         .iter()
@@ -417,7 +429,7 @@ async fn run_experiment(
                     error: Some(OpError {
                         code: None,
                         code_name: SHELL_ERROR.into(),
-                        message: format!("no statement for variant '{vid}'"),
+                        message: Message::new("no statement for variant '{vid}'").arg("vid", vid),
                     }),
                     expected_error: false,
                 });
@@ -438,7 +450,7 @@ async fn run_experiment(
         step(vid, "measure".into(), done)?;
         match measure_db(client, &db).await {
             Ok(c) => report.collections = c,
-            Err(e) => report.measure_error = Some(e),
+            Err(e) => report.measure_error = Some(Message::verbatim(e)),
         }
         for c in &report.collections {
             // A sample that cannot be read is only a missing illustration.
@@ -470,7 +482,7 @@ async fn run_experiment(
                     passed: false,
                     left: None,
                     right: None,
-                    reason: format!("check does not parse: {e}"),
+                    reason: Message::new("check does not parse: {e}").arg_msg("e", e.to_message()),
                 },
             },
         })
@@ -497,9 +509,9 @@ pub struct PreparedVariant {
     /// `schemalab_<lesson>_<variant>`.
     pub database: String,
     /// Why the dataset did not load, if it did not.
-    pub load_error: Option<String>,
+    pub load_error: Option<Message>,
     /// Why the setup script failed, if it did (with its file and place).
-    pub setup_error: Option<String>,
+    pub setup_error: Option<Message>,
 }
 
 /// The databases [`prepare_lesson`] prepared, and the one to start in.
@@ -553,19 +565,26 @@ impl PreparedLesson {
                 ' '
             };
             out.push_str(&format!(
-                "{mark} {:<width$}  {} · {}: {}\n",
-                v.database, v.experiment, v.variant, v.title
+                "{mark} {:<width$}  {} · {}{}{}\n",
+                v.database,
+                v.experiment,
+                v.variant,
+                lang.t(": "),
+                v.title
             ));
             if let Some(e) = &v.load_error {
                 out.push_str(&format!(
                     "    {}\n",
-                    lang.f("the dataset did not load: {e}", &[("e", e)])
+                    lang.f(
+                        "the dataset did not load: {e}",
+                        &[("e", &e.render_in(lang))]
+                    )
                 ));
             }
             if let Some(e) = &v.setup_error {
                 out.push_str(&format!(
                     "    {}\n",
-                    lang.f("the setup failed: {e}", &[("e", e)])
+                    lang.f("the setup failed: {e}", &[("e", &e.render_in(lang))])
                 ));
             }
         }
@@ -689,11 +708,13 @@ async fn prepare_variant(
     let copied = seeding.take_filled(&db);
     step("drop")?;
     if !copied {
-        client
-            .database(&db)
-            .drop()
-            .await
-            .map_err(|e| CourseError::Server(format!("dropping {db}: {e}")))?;
+        client.database(&db).drop().await.map_err(|e| {
+            CourseError::Server(
+                Message::new("dropping {db}: {e}")
+                    .arg("db", &db)
+                    .arg("e", e),
+            )
+        })?;
     }
 
     step("load")?;
@@ -721,11 +742,15 @@ async fn prepare_variant(
         Ok(Some(src)) => {
             if let Err(e) = run_guarded(&mut session, &src, &db).await {
                 let file = v.setup.as_ref().map_or("", |s| s.get_ref().as_str());
-                prepared.setup_error = Some(format!("{file}: {e}"));
+                prepared.setup_error = Some(
+                    Message::new("{outer}: {cause}")
+                        .arg("outer", file)
+                        .arg_msg("cause", e),
+                );
             }
         }
         Ok(None) => {}
-        Err(e) => prepared.setup_error = Some(e.to_string()),
+        Err(e) => prepared.setup_error = Some(e.message()),
     }
     Ok((session, prepared))
 }
@@ -821,12 +846,13 @@ pub async fn prepare_lesson(
     })
 }
 
-/// Parse, check that it stays inside `db`, evaluate.
-async fn run_guarded(session: &mut Session, src: &str, db: &str) -> Result<Vec<Output>, String> {
-    let program = parse_program(src).map_err(|e| e.render(src))?;
-    stays_in(&program, db).map_err(|e| e.to_string())?;
+/// Parse, check that it stays inside `db`, evaluate; an error comes with
+/// its place and the source line under it.
+async fn run_guarded(session: &mut Session, src: &str, db: &str) -> Result<Vec<Output>, Message> {
+    let program = parse_program(src).map_err(|e| e.with_source(src))?;
+    stays_in(&program, db).map_err(|e| e.to_message())?;
     let (out, res) = session.eval_program(&program).await;
-    res.map_err(|e| e.render(src))?;
+    res.map_err(|e| e.with_source(src))?;
     Ok(out)
 }
 
@@ -839,7 +865,7 @@ struct OpSpec<'a> {
     expect: &'a [String],
 }
 
-fn shell_fail(message: String) -> OpError {
+fn shell_fail(message: Message) -> OpError {
     OpError {
         code: None,
         code_name: SHELL_ERROR.into(),
@@ -848,8 +874,8 @@ fn shell_fail(message: String) -> OpError {
 }
 
 fn parse_in(src: &str, db: &str) -> Result<Program, OpError> {
-    let program = parse_program(src).map_err(|e| shell_fail(e.render(src)))?;
-    stays_in(&program, db).map_err(|e| shell_fail(e.to_string()))?;
+    let program = parse_program(src).map_err(|e| shell_fail(e.with_source(src)))?;
+    stays_in(&program, db).map_err(|e| shell_fail(e.to_message()))?;
     Ok(program)
 }
 
@@ -897,14 +923,14 @@ async fn run_op_inner(
         let (_, res) = session.eval_program(&program).await;
         res.map_err(|e| {
             let mut err = op_error(&e);
-            err.message = format!("preparing: {}", e.render(prep));
+            err.message = Message::new("preparing: {e}").arg_msg("e", e.with_source(prep));
             err
         })?;
     }
     let program = parse_in(spec.stmt, db)?;
     match spec.kind {
         OpKind::Read => {
-            let explain = explain_form(&program).map_err(|m| shell_fail(m.to_string()))?;
+            let explain = explain_form(&program).map_err(shell_fail)?;
             let started = Instant::now();
             let (out, res) = session.eval_program(&explain).await;
             let wall = started.elapsed().as_secs_f64() * 1000.0;
@@ -916,8 +942,9 @@ async fn run_op_inner(
                     .await;
             }
             res.map_err(|e| op_error(&e))?;
-            let doc = last_document(&out)
-                .ok_or_else(|| shell_fail("the statement produced no result document".into()))?;
+            let doc = last_document(&out).ok_or_else(|| {
+                shell_fail(Message::new("the statement produced no result document"))
+            })?;
             let (mut m, _server_millis) = parse_explain(&doc).map_err(shell_fail)?;
             // Keep what was measured, so a plan view never re-explains
             // (a later write would change the plan it describes).
@@ -927,7 +954,7 @@ async fn run_op_inner(
             // executionTimeMillis is whole milliseconds and leaves joins out).
             result.millis = Some(wall);
             // Untimed: fetch what the read sends to the client and weigh it.
-            let fetch = fetch_form(&program).map_err(|m| shell_fail(m.to_string()))?;
+            let fetch = fetch_form(&program).map_err(shell_fail)?;
             let (out, res) = session.eval_program(&fetch).await;
             m.bytes_returned = match res {
                 Ok(()) => out.iter().rev().find_map(|o| match o {
@@ -965,9 +992,9 @@ async fn run_op_inner(
                 })
                 .collect();
             let Some((first, rest)) = replies.split_first() else {
-                return Err(shell_fail(
-                    "the statement produced no write result (insertOne, updateMany, …)".into(),
-                ));
+                return Err(shell_fail(Message::new(
+                    "the statement produced no write result (insertOne, updateMany, …)",
+                )));
             };
             let mut w = first.clone();
             for r in rest {
@@ -1051,8 +1078,8 @@ async fn read_through_profiler(
         .database(db)
         .run_command(bson::doc! {"profile": 2})
         .await
-        .map_err(|e| shell_fail(format!("profiling the read: {e}")))?;
-    let fetch = fetch_form(program).map_err(|m| shell_fail(m.to_string()))?;
+        .map_err(|e| shell_fail(Message::new("profiling the read: {cause}").arg("cause", e)))?;
+    let fetch = fetch_form(program).map_err(shell_fail)?;
     let started = Instant::now();
     let (out, res) = session.eval_program(&fetch).await;
     let wall = started.elapsed().as_secs_f64() * 1000.0;
@@ -1061,7 +1088,11 @@ async fn read_through_profiler(
     let mut m = entries
         .as_deref()
         .and_then(super::measure::read_from_profile)
-        .ok_or_else(|| shell_fail("the profiler recorded no read for the statement".into()))?;
+        .ok_or_else(|| {
+            shell_fail(Message::new(
+                "the profiler recorded no read for the statement",
+            ))
+        })?;
     m.bytes_returned = out.iter().rev().find_map(|o| match o {
         Output::Value(Value::Bson(b)) => Some(bson_bytes(b)),
         _ => None,
@@ -1269,6 +1300,16 @@ pub struct Escape {
     pub message: Message,
 }
 
+impl Escape {
+    /// The refusal with its place, for any language (its `Display` is the
+    /// English).
+    pub fn to_message(&self) -> Message {
+        Message::new("{m} ({pos})")
+            .arg_msg("m", self.message.clone())
+            .arg("pos", self.pos)
+    }
+}
+
 /// Refuse a program that could reach a database other than `db`: `use`,
 /// `getSiblingDB`/`getMongo`/`adminCommand`, and `$out`/`$merge` naming a
 /// database. The server is never asked to do anything outside the
@@ -1384,14 +1425,16 @@ pub struct ExperimentMetrics<'a> {
 }
 
 impl MetricSource for ExperimentMetrics<'_> {
-    fn metric(&self, m: &Metric) -> Result<Val, String> {
+    fn metric(&self, m: &Metric) -> Result<Val, Message> {
         let v = self
             .variants
             .iter()
             .find(|v| v.id == m.variant)
-            .ok_or_else(|| format!("no variant '{}' in this experiment", m.variant))?;
+            .ok_or_else(|| {
+                Message::new("no variant '{variant}' in this experiment").arg("variant", &m.variant)
+            })?;
         if let Some(f) = &v.failure {
-            return Err(format!("variant '{}' failed: {f}", v.id));
+            return Err(variant_failed(v, f));
         }
         variant_metric(v, m)
     }
@@ -1402,12 +1445,13 @@ impl MetricSource for ExperimentMetrics<'_> {
 pub struct LessonMetrics<'a>(pub &'a LessonReport);
 
 impl MetricSource for LessonMetrics<'_> {
-    fn metric(&self, m: &Metric) -> Result<Val, String> {
-        let mut last = format!("no variant '{}' in this lesson", m.variant);
+    fn metric(&self, m: &Metric) -> Result<Val, Message> {
+        let mut last =
+            Message::new("no variant '{variant}' in this lesson").arg("variant", &m.variant);
         for exp in &self.0.experiments {
             if let Some(v) = exp.variants.iter().find(|v| v.id == m.variant) {
                 if let Some(f) = &v.failure {
-                    last = format!("variant '{}' failed: {f}", v.id);
+                    last = variant_failed(v, f);
                     continue;
                 }
                 match variant_metric(v, m) {
@@ -1420,7 +1464,14 @@ impl MetricSource for LessonMetrics<'_> {
     }
 }
 
-fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
+/// Why no figure of `v` can be read: it failed.
+fn variant_failed(v: &VariantReport, failure: &Message) -> Message {
+    Message::new("variant '{variant}' failed: {f}")
+        .arg("variant", &v.id)
+        .arg_msg("f", failure.clone())
+}
+
+fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, Message> {
     use super::claims::OpField as F;
     let n = |x: i64| Ok(Val::Num(x as f64));
     match &m.target {
@@ -1431,15 +1482,14 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                 .find(|c| &c.name == name)
                 .ok_or_else(|| {
                     let have: Vec<&str> = v.collections.iter().map(|c| c.name.as_str()).collect();
-                    format!(
-                        "no collection '{name}' in {} (it has: {})",
-                        v.database,
-                        if have.is_empty() {
-                            "none".into()
-                        } else {
-                            have.join(", ")
-                        }
-                    )
+                    if have.is_empty() {
+                        Message::new("no collection '{name}' in {db} (it has none)")
+                    } else {
+                        Message::new("no collection '{name}' in {db} (it has: {known})")
+                            .arg("known", have.join(", "))
+                    }
+                    .arg("name", name)
+                    .arg("db", &v.database)
                 })?;
             match field {
                 CollField::Count => n(c.count),
@@ -1454,15 +1504,19 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                     .iter()
                     .find(|x| &x.name == i)
                     .map(|x| Val::Num(x.size as f64))
-                    .ok_or_else(|| format!("no index '{i}' on {}", c.name)),
+                    .ok_or_else(|| {
+                        Message::new("no index '{index}' on {coll}")
+                            .arg("index", i)
+                            .arg("coll", &c.name)
+                    }),
             }
         }
         Target::Op { id, field } => {
-            let op = v
-                .operations
-                .iter()
-                .find(|o| &o.id == id)
-                .ok_or_else(|| format!("operation '{id}' did not run in variant '{}'", v.id))?;
+            let op = v.operations.iter().find(|o| &o.id == id).ok_or_else(|| {
+                Message::new("operation '{id}' did not run in variant '{variant}'")
+                    .arg("id", id)
+                    .arg("variant", &v.id)
+            })?;
             if *field == F::Error {
                 return Ok(Val::Str(
                     op.error
@@ -1485,11 +1539,12 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                 if m.not_reported.is_empty() {
                     Ok(m)
                 } else {
-                    Err(format!(
-                        "{} of '{id}': not reported by this server for {}",
-                        field.name(),
-                        m.not_reported.join(", ")
-                    ))
+                    Err(
+                        Message::new("{field} of '{id}': not reported by this server for {stages}")
+                            .arg("field", field.name())
+                            .arg("id", id)
+                            .arg("stages", m.not_reported.join(", ")),
+                    )
                 }
             };
             match field {
@@ -1505,43 +1560,46 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, String> {
                 F::BytesReturned => read()?
                     .bytes_returned
                     .map(|b| Val::Num(b as f64))
-                    .ok_or_else(|| format!("bytesReturned of '{id}': not reported")),
+                    .ok_or_else(|| {
+                        Message::new("bytesReturned of '{id}': not reported").arg("id", id)
+                    }),
                 F::KeysInserted => write()?
                     .keys_inserted
                     .map(|b| Val::Num(b as f64))
                     .ok_or_else(|| {
-                        format!("keysInserted of '{id}': not reported by this server's profiler")
+                        Message::new("{field} of '{id}': not reported by this server's profiler")
+                            .arg("field", "keysInserted")
+                            .arg("id", id)
                     }),
                 F::KeysDeleted => write()?
                     .keys_deleted
                     .map(|b| Val::Num(b as f64))
                     .ok_or_else(|| {
-                        format!("keysDeleted of '{id}': not reported by this server's profiler")
+                        Message::new("{field} of '{id}': not reported by this server's profiler")
+                            .arg("field", "keysDeleted")
+                            .arg("id", id)
                     }),
-                F::Error | F::Millis | F::ExpectedError => Err("unreachable".into()),
+                F::Error | F::Millis | F::ExpectedError => Err(Message::verbatim("unreachable")),
             }
         }
     }
 }
 
-fn unavailable(op: &OpResult) -> String {
+fn unavailable(op: &OpResult) -> Message {
     match &op.error {
         Some(e) if !e.code_name.is_empty() => {
-            format!(
-                "unavailable: operation '{}' failed with {}: {}",
-                op.id, e.code_name, e.message
-            )
+            Message::new("unavailable: operation '{id}' failed with {code_name}: {e}")
+                .arg("code_name", &e.code_name)
+                .arg_msg("e", e.message.clone())
         }
-        Some(e) => format!("unavailable: operation '{}' failed: {}", op.id, e.message),
-        None => format!(
-            "unavailable: '{}' is a {} operation",
-            op.id,
-            match op.kind {
-                OpKind::Read => "read",
-                OpKind::Write => "write",
-            }
-        ),
+        Some(e) => Message::new("unavailable: operation '{id}' failed: {e}")
+            .arg_msg("e", e.message.clone()),
+        None => Message::new(match op.kind {
+            OpKind::Read => "unavailable: '{id}' is a read operation",
+            OpKind::Write => "unavailable: '{id}' is a write operation",
+        }),
     }
+    .arg("id", &op.id)
 }
 
 /// Collection metrics keyed by name, handy for the TUI.
@@ -1589,7 +1647,7 @@ impl DatasetLoader for CatalogLoader {
         dataset: &'a str,
         scale: Scale,
         seed: u64,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), Message>> {
         Box::pin(async move {
             crate::datasets::load_with(
                 &self.catalog,
@@ -1602,7 +1660,7 @@ impl DatasetLoader for CatalogLoader {
             )
             .await
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.message())
         })
     }
 }

@@ -5,7 +5,11 @@
 //! through the course's explain path and also run for their answer,
 //! writes executed, stress operations repeated), then the course's
 //! measurements; finally each check, printed as a checklist with the
-//! measured figure, the bound and, on failure, the check's hint.
+//! measured figure, the bound and, on failure, the check's hint. What the
+//! checker says itself (figures' wording, reasons, errors) is a
+//! [`Message`], rendered in the learner's language by
+//! [`CheckReport::render_in`] and, for `--json`, by
+//! [`crate::locale::serialize_in`]; the server's words stay as written.
 
 use crate::locale::{Lang, Message};
 use std::time::Instant;
@@ -45,12 +49,12 @@ pub struct CheckResult {
     pub id: String,
     pub text: String,
     pub passed: bool,
-    /// The measured figure (or the learner's answer).
-    pub measured: String,
-    /// What it had to be.
-    pub bound: String,
+    /// The measured figure (or the learner's answer); empty when none.
+    pub measured: Message,
+    /// What it had to be; empty when nothing is bounded.
+    pub bound: Message,
     /// Why it failed, or extra detail (differences, reasons of a key).
-    pub detail: String,
+    pub detail: Message,
     /// The check's hint (shown on failure).
     pub hint: String,
 }
@@ -66,14 +70,14 @@ pub struct CheckReport {
     /// The drawn parameters, as mongosh shows them.
     pub params: Vec<(String, String)>,
     /// Failures of the learner's side (load, setup, measure).
-    pub errors: Vec<String>,
+    pub errors: Vec<Message>,
     /// Failures of the reference (a content bug if ever non-empty).
-    pub ref_errors: Vec<String>,
+    pub ref_errors: Vec<Message>,
     pub results: Vec<CheckResult>,
     /// The learner's operations, with what they measured.
     pub operations: Vec<OpResult>,
     /// Outcomes of the operations marked `show` (stress runs).
-    pub notes: Vec<String>,
+    pub notes: Vec<Message>,
 }
 
 impl CheckReport {
@@ -98,55 +102,69 @@ impl CheckReport {
     /// The printed checklist with schemalab's own words in `lang` (check
     /// texts and hints come translated with the exercise).
     pub fn render_in(&self, lang: Lang) -> String {
-        let mut s = format!(
-            "{} · {} ({})\n",
-            self.exercise,
-            self.title,
-            lang.f(
-                "seed {seed}, scale {scale}, {engine}",
-                &[
-                    ("seed", &self.seed),
-                    ("scale", &self.scale.as_str()),
-                    ("engine", &self.engine.name)
-                ]
+        let colon = lang.t(": ");
+        let mut s = Message::new("{id} · {title} ({details})")
+            .arg("id", &self.exercise)
+            .arg("title", &self.title)
+            .arg_msg(
+                "details",
+                Message::new("seed {seed}, scale {scale}, {engine}")
+                    .arg("seed", self.seed)
+                    .arg("scale", self.scale.as_str())
+                    .arg("engine", self.engine.name_in(lang)),
             )
-        );
+            .render_in(lang);
+        s.push('\n');
         if !self.params.is_empty() {
             let p: Vec<String> = self
                 .params
                 .iter()
                 .map(|(k, v)| format!("{k} = {v}"))
                 .collect();
-            s.push_str(&format!("  {}: {}\n", lang.t("parameters"), p.join(", ")));
+            s.push_str(&format!(
+                "  {}{colon}{}\n",
+                lang.t("parameters"),
+                p.join(", ")
+            ));
         }
         for e in &self.errors {
-            s.push_str(&format!("  ! {e}\n"));
+            s.push_str(&format!("  ! {}\n", e.render_in(lang)));
         }
         for e in &self.ref_errors {
-            s.push_str(&format!("  ! {}: {e}\n", lang.t("reference")));
+            s.push_str(&format!(
+                "  ! {}{colon}{}\n",
+                lang.t("reference"),
+                e.render_in(lang)
+            ));
         }
         for n in &self.notes {
-            s.push_str(&format!("  {}: {n}\n", lang.t("stress run")));
+            s.push_str(&format!(
+                "  {}{colon}{}\n",
+                lang.t("stress run"),
+                n.render_in(lang)
+            ));
         }
         for r in &self.results {
             let mark = if r.passed { '✓' } else { '✗' };
             s.push_str(&format!("  {mark} {}  [{}]\n", r.text, r.id));
-            if !r.measured.is_empty() || !r.bound.is_empty() {
+            let (measured, bound) = (r.measured.render_in(lang), r.bound.render_in(lang));
+            if !measured.is_empty() || !bound.is_empty() {
                 s.push_str(&format!(
                     "      {}\n",
                     lang.f(
                         "measured {measured}   required {bound}",
-                        &[("measured", &r.measured), ("bound", &r.bound)]
+                        &[("measured", &measured), ("bound", &bound)]
                     )
                 ));
             }
-            if !r.detail.is_empty() && (!r.passed || r.detail.contains('\n')) {
-                for line in r.detail.lines() {
+            let detail = r.detail.render_in(lang);
+            if !detail.is_empty() && (!r.passed || detail.contains('\n')) {
+                for line in detail.lines() {
                     s.push_str(&format!("      {line}\n"));
                 }
             }
             if !r.passed && !r.hint.is_empty() {
-                s.push_str(&format!("      {}: {}\n", lang.t("hint"), r.hint));
+                s.push_str(&format!("      {}{colon}{}\n", lang.t("hint"), r.hint));
             }
         }
         let (ok, all) = self.score();
@@ -164,8 +182,8 @@ struct Side {
     start: VariantReport,
     end: VariantReport,
     /// Normalised answers of reads, by operation id.
-    answers: Vec<(String, Result<Vec<String>, String>)>,
-    errors: Vec<String>,
+    answers: Vec<(String, Result<Vec<String>, Message>)>,
+    errors: Vec<Message>,
 }
 
 /// Check `solution` (the text of a `solution.js`) and `answers` (the text
@@ -177,7 +195,9 @@ pub async fn check_exercise(
     answers: Option<&str>,
     opts: &CheckOptions<'_>,
 ) -> Result<CheckReport, ExerciseError> {
-    let engine = engine_info(client).await.map_err(ExerciseError::Server)?;
+    let engine = engine_info(client)
+        .await
+        .map_err(|e| ExerciseError::Server(Message::verbatim(e)))?;
     let scale = match opts.scale {
         Some(s) => s,
         None => ex
@@ -201,17 +221,19 @@ pub async fn check_exercise(
     let mut load_errors = Vec::new();
     for db in [&mine_db, &ref_db] {
         guard_db(db, &ex.id)?;
-        client
-            .database(db)
-            .drop()
-            .await
-            .map_err(|e| ExerciseError::Server(format!("dropping {db}: {e}")))?;
+        client.database(db).drop().await.map_err(|e| {
+            ExerciseError::Server(Message::new("dropping {db}: {e}").arg("db", db).arg("e", e))
+        })?;
         if let Err(e) = opts
             .loader
             .load(client, db, ex.spec.dataset.get_ref(), scale, ex.spec.seed)
             .await
         {
-            load_errors.push(format!("loading {}: {e}", ex.spec.dataset.get_ref()));
+            load_errors.push(
+                Message::new("loading {dataset}: {e}")
+                    .arg("dataset", ex.spec.dataset.get_ref())
+                    .arg_msg("e", e),
+            );
         }
     }
     if load_errors.is_empty() {
@@ -248,21 +270,24 @@ pub async fn check_exercise(
                 .operations
                 .iter()
                 .find(|r| &r.id == o.id.get_ref())?;
-            Some(match (&r.error, &r.write, &r.read) {
-                (Some(e), _, _) => format!(
-                    "{} — failed{}: {}",
-                    o.title,
-                    if e.code_name.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" with {}", e.code_name)
-                    },
-                    e.message
-                ),
-                (None, Some(w), _) => format!("{} — n {}, modified {}", o.title, w.n, w.n_modified),
-                (None, None, Some(m)) => format!("{} — {} returned", o.title, m.n_returned),
-                _ => format!("{} — no result", o.title),
-            })
+            Some(
+                match (&r.error, &r.write, &r.read) {
+                    (Some(e), _, _) if e.code_name.is_empty() => {
+                        Message::new("{title} — failed: {e}").arg_msg("e", e.message.clone())
+                    }
+                    (Some(e), _, _) => Message::new("{title} — failed with {code_name}: {e}")
+                        .arg("code_name", &e.code_name)
+                        .arg_msg("e", e.message.clone()),
+                    (None, Some(w), _) => Message::new("{title} — n {n}, modified {modified}")
+                        .arg("n", w.n)
+                        .arg("modified", w.n_modified),
+                    (None, None, Some(m)) => {
+                        Message::new("{title} — {n} returned").arg("n", m.n_returned)
+                    }
+                    _ => Message::new("{title} — no result"),
+                }
+                .arg("title", &o.title),
+            )
         })
         .collect();
     let shown_params = params
@@ -322,7 +347,7 @@ async fn draw_params(
                     ExerciseError::Invalid(
                         Message::new("parameter {name}: {e}")
                             .arg("name", &name)
-                            .arg("e", e.render(src)),
+                            .arg_msg("e", e.with_source(src)),
                     )
                 })?
             } else {
@@ -356,10 +381,10 @@ async fn draw_params(
             .collection::<Document>(coll)
             .aggregate(pipeline)
             .await
-            .map_err(|e| ExerciseError::Server(format!("drawing {name}: {e}")))?
+            .map_err(|e| drawing(&name, e))?
             .try_collect()
             .await
-            .map_err(|e| ExerciseError::Server(format!("drawing {name}: {e}")))?;
+            .map_err(|e| drawing(&name, e))?;
         if values.is_empty() {
             return Err(ExerciseError::Invalid(
                 Message::new("parameter {name}: {coll}.{field} has no values in the dataset")
@@ -380,6 +405,15 @@ async fn draw_params(
         });
     }
     Ok(out)
+}
+
+/// The server refused the query that draws parameter `name`.
+fn drawing(name: &str, e: mongodb::error::Error) -> ExerciseError {
+    ExerciseError::Server(
+        Message::new("drawing {name}: {e}")
+            .arg("name", name)
+            .arg("e", e),
+    )
 }
 
 async fn literal(client: &Client, db: &str, src: &str) -> Result<Bson, DialectError> {
@@ -441,12 +475,16 @@ async fn run_side(
         session.bind(&p.name, p.value.clone());
     }
     if let Err(e) = run_script(&mut session, &sol.setup, db).await {
-        errors.push(format!("{file} (setup): {e}"));
+        errors.push(
+            Message::new("{file} (setup): {e}")
+                .arg("file", file)
+                .arg_msg("e", e),
+        );
     }
     let mut start = empty_variant(&format!("{variant}_start"), db);
     match measure_db(client, db).await {
         Ok(c) => start.collections = c,
-        Err(e) => errors.push(format!("measuring {db}: {e}")),
+        Err(e) => errors.push(measuring(db, e)),
     }
     let mut end = empty_variant(variant, db);
     let mut answers = Vec::new();
@@ -467,8 +505,10 @@ async fn run_side(
             None => sol.ops.get(op.uses.as_ref().map_or(&id, |u| u.get_ref())),
         };
         let Some(section) = section else {
-            let msg = format!("{file} has no `// @op {id}` section");
-            end.operations.push(failed_op(&id, op.kind, &msg));
+            let msg = Message::new("{file} has no `// @op {id}` section")
+                .arg("file", file)
+                .arg("id", &id);
+            end.operations.push(failed_op(&id, op.kind, msg.clone()));
             if op.result.is_some() {
                 answers.push((id, Err(msg)));
             }
@@ -509,17 +549,25 @@ async fn run_side(
         }
         let Some(mut result) = total else { continue };
         if let Some(e) = &mut result.error {
+            let why = std::mem::take(&mut e.message);
             e.message = if op.probe.is_some() {
-                format!("probe '{id}': {}", e.message)
+                Message::new("probe '{id}': {e}")
+                    .arg("id", &id)
+                    .arg_msg("e", why)
             } else {
-                format!("{file}:{}: {}", section.line, e.message)
+                Message::new("{file}:{line}: {e}")
+                    .arg("file", file)
+                    .arg("line", section.line)
+                    .arg_msg("e", why)
             };
         }
         if let Some(spec) = &op.result {
             let norm = match (&result.error, answer) {
-                (Some(e), _) => Err(format!("the operation failed: {}", e.message)),
+                (Some(e), _) => {
+                    Err(Message::new("the operation failed: {e}").arg_msg("e", e.message.clone()))
+                }
                 (None, Some(a)) => Ok(normalise(&a, spec)),
-                (None, None) => Err("the operation returned no answer".to_string()),
+                (None, None) => Err(Message::new("the operation returned no answer")),
             };
             answers.push((id, norm));
         }
@@ -527,7 +575,7 @@ async fn run_side(
     }
     match measure_db(client, db).await {
         Ok(c) => end.collections = c,
-        Err(e) => errors.push(format!("measuring {db}: {e}")),
+        Err(e) => errors.push(measuring(db, e)),
     }
     Side {
         start,
@@ -537,7 +585,14 @@ async fn run_side(
     }
 }
 
-fn failed_op(id: &str, kind: OpKind, message: &str) -> OpResult {
+/// Measuring `db` failed (`e`: the driver's or the server's words).
+fn measuring(db: &str, e: String) -> Message {
+    Message::new("measuring {db}: {e}")
+        .arg("db", db)
+        .arg("e", e)
+}
+
+fn failed_op(id: &str, kind: OpKind, message: Message) -> OpResult {
     OpResult {
         id: id.to_string(),
         kind,
@@ -550,7 +605,7 @@ fn failed_op(id: &str, kind: OpKind, message: &str) -> OpResult {
         error: Some(OpError {
             code: None,
             code_name: SHELL_ERROR.into(),
-            message: message.to_string(),
+            message,
         }),
     }
 }
@@ -573,11 +628,11 @@ fn add_op(a: OpResult, b: OpResult) -> OpResult {
     }
 }
 
-async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), String> {
-    let program = parse_program(src).map_err(|e| e.render(src))?;
-    stays_in(&program, db).map_err(|e| e.to_string())?;
+async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), Message> {
+    let program = parse_program(src).map_err(|e| e.with_source(src))?;
+    stays_in(&program, db).map_err(|e| e.to_message())?;
     let (_, res) = session.eval_program(&program).await;
-    res.map_err(|e| e.render(src))
+    res.map_err(|e| e.with_source(src))
 }
 
 fn op_error(e: &DialectError, src: &str) -> OpError {
@@ -594,22 +649,22 @@ fn op_error(e: &DialectError, src: &str) -> OpError {
             } else {
                 code_name.clone()
             },
-            message: message.clone(),
+            message: Message::verbatim(message),
         },
         DialectError::BulkWrite { code, message, .. } => OpError {
             code: Some(*code),
             code_name: crate::engine::ErrorCode(*code).name(),
-            message: message.clone(),
+            message: Message::verbatim(message),
         },
         other => OpError {
             code: None,
             code_name: SHELL_ERROR.into(),
-            message: other.render(src),
+            message: other.with_source(src),
         },
     }
 }
 
-fn plain_error(message: String) -> OpError {
+fn plain_error(message: Message) -> OpError {
     OpError {
         code: None,
         code_name: SHELL_ERROR.into(),
@@ -687,16 +742,18 @@ async fn run_op(
     let program = match parse_program(src) {
         Ok(p) => p,
         Err(e) => {
-            result.error = Some(plain_error(e.render(src)));
+            result.error = Some(plain_error(e.with_source(src)));
             return (result, None);
         }
     };
     if program.stmts.is_empty() {
-        result.error = Some(plain_error("the section has no statement yet".into()));
+        result.error = Some(plain_error(Message::new(
+            "the section has no statement yet",
+        )));
         return (result, None);
     }
     if let Err(e) = stays_in(&program, db) {
-        result.error = Some(plain_error(e.to_string()));
+        result.error = Some(plain_error(e.to_message()));
         return (result, None);
     }
     let started = Instant::now();
@@ -707,10 +764,12 @@ async fn run_op(
             for (i, stmt) in program.stmts.iter().enumerate() {
                 let explain = read_expr(stmt);
                 if i + 1 == n && explain.is_none() {
-                    result.error = Some(plain_error(format!(
-                        "line {}: a read must end with find, findOne, aggregate, countDocuments or distinct",
-                        stmt.pos.line
-                    )));
+                    result.error = Some(plain_error(
+                        Message::new(
+                            "line {line}: a read must end with find, findOne, aggregate, countDocuments or distinct",
+                        )
+                        .arg("line", stmt.pos.line),
+                    ));
                     return (result, None);
                 }
                 if let Some(ex) = explain {
@@ -776,10 +835,9 @@ async fn run_op(
             match total {
                 Some(w) => result.write = Some(w),
                 None => {
-                    result.error = Some(plain_error(
-                        "the section produced no write result (insert, update, delete or bulkWrite)"
-                            .into(),
-                    ));
+                    result.error = Some(plain_error(Message::new(
+                        "the section produced no write result (insert, update, delete or bulkWrite)",
+                    )));
                 }
             }
             (result, None)
@@ -887,9 +945,9 @@ fn evaluate(
         id: c.id.get_ref().clone(),
         text: c.text.clone(),
         passed: false,
-        measured: String::new(),
-        bound: String::new(),
-        detail: String::new(),
+        measured: Message::default(),
+        bound: Message::default(),
+        detail: Message::default(),
         hint: c.hint.clone(),
     };
     if let Some(check) = &c.check {
@@ -898,14 +956,16 @@ fn evaluate(
                 let v = parsed.evaluate(source);
                 r.passed = v.passed;
                 if let (Some(l), Some(rt)) = (&v.left, &v.right) {
-                    r.measured = l.to_string();
-                    r.bound = format!("{} {rt}", cmp_symbol(parsed.op));
+                    r.measured = Message::verbatim(l);
+                    r.bound = Message::verbatim(format!("{} {rt}", cmp_symbol(parsed.op)));
                 }
                 if !v.passed {
                     r.detail = v.reason;
                 }
             }
-            Err(e) => r.detail = format!("check does not parse: {e}"),
+            Err(e) => {
+                r.detail = Message::new("check does not parse: {e}").arg_msg("e", e.to_message());
+            }
         }
     } else if let Some(op) = &c.same {
         let op = op.get_ref();
@@ -917,16 +977,20 @@ fn evaluate(
         };
         match (find(mine), find(reference)) {
             (Some(Ok(m)), Some(Ok(rf))) => {
-                r.measured = format!("{} item(s)", m.len());
-                r.bound = format!("the reference's {} item(s)", rf.len());
+                r.measured = Message::new("{n} item(s)").arg("n", m.len());
+                r.bound = Message::new("the reference's {n} item(s)").arg("n", rf.len());
                 r.passed = m == rf;
                 if !r.passed {
                     r.detail = first_difference(&m, &rf);
                 }
             }
             (Some(Err(e)), _) => r.detail = e,
-            (_, Some(Err(e))) => r.detail = format!("the reference failed: {e}"),
-            _ => r.detail = format!("operation '{op}' has no compared result"),
+            (_, Some(Err(e))) => {
+                r.detail = Message::new("the reference failed: {e}").arg_msg("e", e);
+            }
+            _ => {
+                r.detail = Message::new("operation '{op}' has no compared result").arg("op", op);
+            }
         }
     } else if let Some(op) = &c.no_collscan {
         let op = op.get_ref();
@@ -936,56 +1000,65 @@ fn evaluate(
                 error: None,
                 ..
             }) => {
-                r.measured = m.stages.clone();
-                r.bound = "no COLLSCAN".into();
+                r.measured = Message::verbatim(&m.stages);
+                r.bound = Message::new("no COLLSCAN");
                 r.passed = !m.stages.contains("COLLSCAN");
             }
             Some(OpResult { error: Some(e), .. }) => {
-                r.detail = format!("operation '{op}' failed: {}", e.message);
+                r.detail = Message::new("operation '{id}' failed: {e}")
+                    .arg("id", op)
+                    .arg_msg("e", e.message.clone());
             }
-            _ => r.detail = format!("operation '{op}' did not run as a read"),
+            _ => {
+                r.detail = Message::new("operation '{op}' did not run as a read").arg("op", op);
+            }
         }
     } else if let (Some(path), Some(expect)) = (&c.answer, &c.expect) {
         let expected = parse_expr(expect.get_ref())
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_message())
             .and_then(|e| e.eval(source));
+        let path = path.get_ref();
         let given = match answers {
-            None => Err("this exercise's answers file is missing".to_string()),
-            Some(Err(e)) => Err(format!("answers.toml does not parse: {}", e.message())),
-            Some(Ok(t)) => match lookup_answer(t, path.get_ref()) {
+            None => Err(Message::new("this exercise's answers file is missing")),
+            Some(Err(e)) => Err(answers_unparsed(e)),
+            Some(Ok(t)) => match lookup_answer(t, path) {
                 Some(toml::Value::Integer(i)) => Ok(*i as f64),
                 Some(toml::Value::Float(f)) => Ok(*f),
-                Some(_) => Err(format!("answers.toml: {} must be a number", path.get_ref())),
-                None => Err(format!(
-                    "answers.toml: {} is not answered yet",
-                    path.get_ref()
-                )),
+                Some(_) => {
+                    Err(Message::new("answers.toml: {path} must be a number").arg("path", path))
+                }
+                None => {
+                    Err(Message::new("answers.toml: {path} is not answered yet").arg("path", path))
+                }
             },
         };
         let tol = c.tolerance.unwrap_or(0.25);
         match (given, expected) {
             (Ok(g), Ok(Val::Num(e))) => {
-                r.measured = format!("your answer {}", format_number(g));
-                r.bound = format!(
-                    "within {}% of {} (measured)",
-                    format_number(tol * 100.0),
-                    format_number(e)
-                );
+                r.measured = Message::new("your answer {n}").arg("n", format_number(g));
+                r.bound = Message::new("within {pct}% of {value} (measured)")
+                    .arg("pct", format_number(tol * 100.0))
+                    .arg("value", format_number(e));
                 r.passed = (g - e).abs() <= tol * e.abs();
             }
             (Err(e), _) => r.detail = e,
-            (_, Err(e)) => r.detail = format!("the measurement failed: {e}"),
-            (_, Ok(v)) => r.detail = format!("the expectation is not a number: {v}"),
+            (_, Err(e)) => r.detail = Message::new("the measurement failed: {e}").arg_msg("e", e),
+            (_, Ok(v)) => {
+                r.detail = Message::new("the expectation is not a number: {v}").arg("v", v);
+            }
         }
     } else if let Some(table) = &c.classify {
+        let table = table.get_ref();
         let got = match answers {
-            None => Err("this exercise's answers file is missing".to_string()),
-            Some(Err(e)) => Err(format!("answers.toml does not parse: {}", e.message())),
+            None => Err(Message::new("this exercise's answers file is missing")),
+            Some(Err(e)) => Err(answers_unparsed(e)),
             Some(Ok(t)) => t
-                .get(table.get_ref())
+                .get(table)
                 .and_then(toml::Value::as_table)
                 .cloned()
-                .ok_or_else(|| format!("answers.toml has no [{}] table", table.get_ref())),
+                .ok_or_else(|| {
+                    Message::new("answers.toml has no [{table}] table").arg("table", table)
+                }),
         };
         match got {
             Err(e) => r.detail = e,
@@ -998,45 +1071,74 @@ fn evaluate(
                     if ok {
                         right += 1;
                     }
-                    lines.push(format!(
-                        "{} {item}: {} — {}",
-                        if ok { '✓' } else { '✗' },
-                        if given.is_empty() {
-                            "(no answer)"
-                        } else {
-                            given
-                        },
-                        if ok {
-                            k.why.clone()
-                        } else {
-                            "think again about this one".to_string()
-                        }
-                    ));
+                    lines.push(
+                        Message::new("{mark} {item}: {given} — {why}")
+                            .arg("mark", if ok { '✓' } else { '✗' })
+                            .arg("item", item)
+                            .arg_msg(
+                                "given",
+                                if given.is_empty() {
+                                    Message::new("(no answer)")
+                                } else {
+                                    Message::verbatim(given)
+                                },
+                            )
+                            .arg_msg(
+                                "why",
+                                if ok {
+                                    // The key's reason comes translated with
+                                    // the exercise.
+                                    Message::verbatim(&k.why)
+                                } else {
+                                    Message::new("think again about this one")
+                                },
+                            ),
+                    );
                 }
-                r.measured = format!("{right} right");
-                r.bound = format!("all {}", c.key.len());
+                r.measured = Message::new("{n} right").arg("n", right);
+                r.bound = Message::new("all {n}").arg("n", c.key.len());
                 r.passed = right == c.key.len();
-                r.detail = lines.join("\n");
+                r.detail = join_lines(lines);
             }
         }
     } else {
-        r.detail = "the check says nothing to verify".into();
+        r.detail = Message::new("the check says nothing to verify");
     }
     r
 }
 
-fn first_difference(mine: &[String], reference: &[String]) -> String {
+/// `answers.toml` did not parse (`e`: the TOML parser's own words).
+fn answers_unparsed(e: &toml::de::Error) -> Message {
+    Message::new("answers.toml does not parse: {e}").arg("e", e.message())
+}
+
+/// Messages one under the other, each rendered in the same language.
+fn join_lines(lines: Vec<Message>) -> Message {
+    lines
+        .into_iter()
+        .reduce(|above, below| {
+            Message::new("{above}\n{below}")
+                .arg_msg("above", above)
+                .arg_msg("below", below)
+        })
+        .unwrap_or_default()
+}
+
+fn first_difference(mine: &[String], reference: &[String]) -> Message {
     for (i, (a, b)) in mine.iter().zip(reference).enumerate() {
         if a != b {
-            return format!("item {}: yours {a}, the reference's {b}", i + 1);
+            return Message::new("item {n}: yours {mine}, the reference's {reference}")
+                .arg("n", i + 1)
+                .arg("mine", a)
+                .arg("reference", b);
         }
     }
     if mine.len() > reference.len() {
-        format!("you return extra items, first {}", mine[reference.len()])
+        Message::new("you return extra items, first {item}").arg("item", &mine[reference.len()])
     } else if reference.len() > mine.len() {
-        format!("you miss items, first {}", reference[mine.len()])
+        Message::new("you miss items, first {item}").arg("item", &reference[mine.len()])
     } else {
-        String::new()
+        Message::default()
     }
 }
 

@@ -226,6 +226,17 @@ impl Workspace {
     /// The reference solution and its explanation: only once the exercise
     /// has passed, unless `reveal`.
     pub fn solution(&self, ex: &Exercise, reveal: bool) -> Result<String, ExerciseError> {
+        self.solution_in(ex, reveal, crate::locale::Lang::En)
+    }
+
+    /// [`Workspace::solution`] with its heading in `lang` (the explanation
+    /// comes translated with the exercise).
+    pub fn solution_in(
+        &self,
+        ex: &Exercise,
+        reveal: bool,
+        lang: crate::locale::Lang,
+    ) -> Result<String, ExerciseError> {
         let passed = self
             .progress()?
             .exercises
@@ -239,7 +250,10 @@ impl Workspace {
                 .arg("id", &ex.id),
             ));
         }
-        let mut s = format!("# Reference solution: {}\n\n", ex.spec.title);
+        let mut s = Message::new("# Reference solution: {title}")
+            .arg("title", &ex.spec.title)
+            .render_in(lang);
+        s.push_str("\n\n");
         s.push_str(&ex.read(ex.spec.explanation.get_ref())?);
         s.push_str("\n\n```js\n");
         s.push_str(&ex.read(ex.spec.reference.get_ref())?);

@@ -6,7 +6,7 @@
 //! stays the source of truth and shows wherever an entry is missing), the
 //! headings clap writes ("Usage", "Commands", "Arguments", "Options") and
 //! the `[default: …]`/`[env: …]` notes are written in the language, and
-//! [`ZhFormatter`] writes clap's parse errors in Chinese.
+//! [`ZhFormatter`] writes clap's parse errors in Chinese, its tips too.
 //! [`missing_translations`] lists the help texts without an entry, for the
 //! test that keeps the catalogue complete.
 
@@ -233,21 +233,62 @@ impl ErrorFormatter for ZhFormatter {
                 m("the following required arguments were not provided: {arg}")
             }
             ErrorKind::MissingSubcommand => m("'{sub}' requires a subcommand but none was given"),
+            ErrorKind::ArgumentConflict
+                if e.get(ContextKind::InvalidArg).is_some()
+                    && e.get(ContextKind::PriorArg) == e.get(ContextKind::InvalidArg) =>
+            {
+                m("the argument '{arg}' cannot be used more than once")
+            }
             ErrorKind::ArgumentConflict if e.get(ContextKind::PriorArg).is_some() => {
                 m("the argument '{arg}' cannot be used with '{prior}'")
             }
             ErrorKind::TooManyValues => m("unexpected value '{value}' for '{arg}'"),
+            ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
+                Message::new("'{arg}' needs {n} value(s), but {given} were given")
+                    .arg("arg", &arg)
+                    .arg(
+                        "n",
+                        ctx(e, ContextKind::MinValues)
+                            .or_else(|| ctx(e, ContextKind::ExpectedNumValues))
+                            .unwrap_or_default(),
+                    )
+                    .arg(
+                        "given",
+                        ctx(e, ContextKind::ActualNumValues).unwrap_or_default(),
+                    )
+                    .render_in(lang)
+            }
             ErrorKind::NoEquals => m("'{arg}' needs its value after an equals sign"),
             _ => m("the command line could not be read"),
         };
         let mut out = String::new();
         let _ = write!(out, "{}{body}", lang.t("error:"));
+        // A value parser's own reason (the standard library's words).
+        if e.kind() == ErrorKind::ValueValidation
+            && let Some(source) = std::error::Error::source(e)
+        {
+            let _ = write!(out, "{}{source}", lang.t(": "));
+        }
+        for (kind, list) in [
+            (ContextKind::ValidValue, "[possible values: {list}]"),
+            (ContextKind::ValidSubcommand, "[subcommands: {list}]"),
+        ] {
+            if let Some(l) = ctx(e, kind).filter(|l| !l.is_empty()) {
+                let _ = write!(
+                    out,
+                    "\n  {}",
+                    Message::new(list).arg("list", l).render_in(lang)
+                );
+            }
+        }
+        let mut suggested = false;
         for k in [
             ContextKind::SuggestedSubcommand,
             ContextKind::SuggestedArg,
             ContextKind::SuggestedValue,
         ] {
             if let Some(s) = ctx(e, k) {
+                suggested = true;
                 let _ = write!(
                     out,
                     "\n\n  {}",
@@ -258,8 +299,17 @@ impl ErrorFormatter for ZhFormatter {
             }
         }
         if let Some(ContextValue::StyledStrs(tips)) = e.get(ContextKind::Suggested) {
+            if !tips.is_empty() && !suggested {
+                out.push('\n');
+            }
             for t in tips {
-                let _ = write!(out, "\n  {} {t}", lang.t("tip:"));
+                let _ = write!(
+                    out,
+                    "\n  {}",
+                    Message::new("tip: {tip}")
+                        .arg_msg("tip", tip(&t.to_string()))
+                        .render_in(lang)
+                );
             }
         }
         if let Some(u) = ctx(e, ContextKind::Usage) {
@@ -271,6 +321,35 @@ impl ErrorFormatter for ZhFormatter {
         let _ = writeln!(out, "\n\n{}", lang.t("For more information, try '--help'."));
         StyledStr::from(out)
     }
+}
+
+/// One of clap's tips (`to pass '--x' as a value, use '-- --x'`, …) as a
+/// message; a tip of another shape stays in clap's words.
+fn tip(t: &str) -> Message {
+    let between = |t: &str, start: &str, mid: &str, end: &str| -> Option<(String, String)> {
+        let rest = t.strip_prefix(start)?.strip_suffix(end)?;
+        let (a, b) = rest.split_once(mid)?;
+        Some((a.to_string(), b.to_string()))
+    };
+    if let Some((value, usage)) = between(t, "to pass '", "' as a value, use '", "'") {
+        return Message::new("to pass '{value}' as a value, write '{usage}'")
+            .arg("value", value)
+            .arg("usage", usage);
+    }
+    if let Some(name) = t
+        .strip_prefix("subcommand '")
+        .and_then(|r| r.strip_suffix("' exists; to use it, remove the '--' before it"))
+    {
+        return Message::new("the subcommand '{name}' exists: remove the '--' before it to use it")
+            .arg("name", name);
+    }
+    if let Some(name) = t
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix("' exists"))
+    {
+        return Message::new("'{name}' exists").arg("name", name);
+    }
+    Message::verbatim(t)
 }
 
 #[cfg(test)]
@@ -305,6 +384,28 @@ mod tests {
         assert_eq!(
             lang_from_args(&argv(&["s", "--lang", "fr"]), zh_env),
             Lang::En
+        );
+    }
+
+    #[test]
+    fn clap_tips_are_rewritten_and_unknown_ones_kept() {
+        let zh = |t: &str| tip(t).render_in(Lang::ZhCn);
+        let pass = zh("to pass '--foo' as a value, use '-- --foo'");
+        assert!(
+            pass.contains("'--foo'") && pass.contains("'-- --foo'") && !pass.contains("as a value"),
+            "{pass}"
+        );
+        let sub = zh("subcommand 'run' exists; to use it, remove the '--' before it");
+        assert!(sub.contains("'run'") && !sub.contains("exists"), "{sub}");
+        let flag = zh("'exercises --dir' exists");
+        assert!(
+            flag.contains("'exercises --dir'") && !flag.contains("exists"),
+            "{flag}"
+        );
+        assert_eq!(zh("something new"), "something new");
+        assert_eq!(
+            tip("to pass '--foo' as a value, use '-- --foo'").render_in(Lang::En),
+            "to pass '--foo' as a value, write '-- --foo'"
         );
     }
 

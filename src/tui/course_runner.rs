@@ -51,9 +51,9 @@ impl CourseRunner {
             .experiments
             .retain(|e| e.id.get_ref() == ctx.experiment);
         if lesson.experiments.is_empty() {
-            return Err(format!(
-                "lesson '{}' has no experiment '{}' any more",
-                ctx.lesson, ctx.experiment
+            return Err(self.lang.f(
+                crate::tui::strings::EXPERIMENT_GONE,
+                &[("lesson", &ctx.lesson), ("experiment", &ctx.experiment)],
             ));
         }
         let loader = CatalogLoader::for_course(&self.root).map_err(|e| e.render_in(self.lang))?;
@@ -71,7 +71,7 @@ impl CourseRunner {
             .await
             .map_err(|e| e.render_in(self.lang))?;
         if ctx.cancel.is_cancelled() {
-            return Err("cancelled".into());
+            return Err(self.lang.t("cancelled").to_string());
         }
         Ok(report)
     }

@@ -30,6 +30,10 @@ pub fn t(msgid: &'static str) -> &'static str {
 
 pub const APP: &str = "schemalab";
 pub const EMBEDDED_ENGINE: &str = "embedded engine · sizes modelled";
+/// The status bar's label of a real server.
+pub const SERVER_LABEL: &str = "MongoDB {version} at {host}";
+/// The server did not answer the status bar's probe in time.
+pub const CONNECT_TIMED_OUT: &str = "timed out";
 pub const CONNECTING: &str = "connecting…";
 pub const CONNECTED: &str = "connected";
 pub const DISCONNECTED: &str = "not connected";
@@ -56,6 +60,10 @@ pub const EXP_NOT_RUN: &str = "Not run yet: press r to run this experiment.";
 pub const EXP_RUNNING: &str = "running";
 pub const EXP_CANCELLED: &str = "Run cancelled.";
 pub const EXP_FAILED: &str = "Run failed";
+/// The experiment to run was removed from the lesson since it loaded.
+pub const EXPERIMENT_GONE: &str = "lesson '{lesson}' has no experiment '{experiment}' any more";
+/// A failed variant in its column (`{problem}`: why, as the report says).
+pub const VARIANT_FAILED: &str = "FAILED: {problem}";
 pub const TAB_OPERATIONS: &str = "Operations";
 pub const TAB_COLLECTIONS: &str = "Collections";
 pub const TAB_SAMPLES: &str = "Samples";

@@ -14,6 +14,7 @@ use ratatui::widgets::{
 use crate::course::claims::format_number;
 use crate::course::report::{Noise, star_marks, star_text};
 use crate::course::{Experiment, ExperimentReport, OpKind, OpResult, Progress, VariantReport};
+use crate::locale::Message;
 use crate::tui::app::{App, ExpTab};
 use crate::tui::screens::explain_tree;
 use crate::tui::strings as s;
@@ -68,12 +69,14 @@ pub fn fraction(p: &Progress) -> f64 {
     }
 }
 
-/// The runner's step as one label: `naive · load`.
+/// The runner's step as one label, in the interface's language:
+/// `naive · load`.
 pub fn step_label(p: &Progress) -> String {
+    let step = p.step_in(s::lang());
     if p.variant.is_empty() {
-        p.step.clone()
+        step
     } else {
-        format!("{} · {}", p.variant, p.step)
+        format!("{} · {step}", p.variant)
     }
 }
 
@@ -82,18 +85,26 @@ pub fn variant_report<'r>(report: &'r ExperimentReport, id: &str) -> Option<&'r 
     report.variants.iter().find(|v| v.id == id)
 }
 
-/// What went wrong in a variant, one line each: its load, setup or
-/// measurement error, else why it failed.
+/// What went wrong in a variant, one line each, in the interface's
+/// language: its load, setup or measurement error, else why it failed.
 pub fn variant_errors(v: &VariantReport) -> Vec<String> {
+    let lang = s::lang();
     let steps: Vec<String> = [&v.load_error, &v.setup_error, &v.measure_error]
         .into_iter()
         .flatten()
-        .cloned()
+        .map(|e| e.render_in(lang))
         .collect();
     if !steps.is_empty() {
         return steps;
     }
-    v.failure.iter().map(|f| format!("FAILED: {f}")).collect()
+    v.failure
+        .iter()
+        .map(|f| {
+            Message::new(s::VARIANT_FAILED)
+                .arg_msg("problem", f.clone())
+                .render_in(lang)
+        })
+        .collect()
 }
 
 /// Human sizes in binary units.
@@ -810,7 +821,7 @@ pub fn figure_table<'a>(
                 .and_then(|r| r.error.as_ref())
             {
                 all.push(if err.code_name.is_empty() {
-                    err.message.clone()
+                    err.message.render_in(s::lang())
                 } else {
                     err.code_name.clone()
                 });
@@ -1092,8 +1103,8 @@ fn render_claims(app: &App, report: &ExperimentReport, frame: &mut Frame, body: 
             Span::styled(format!("{mark}  "), style),
             Span::styled(c.text.clone(), t.base),
         ]));
-        if !c.verdict.reason.is_empty() {
-            let reason = &c.verdict.reason;
+        let reason = c.verdict.reason.render_in(s::lang());
+        if !reason.is_empty() {
             lines.push(Line::from(Span::styled(format!("        {reason}"), t.dim)));
         }
         lines.push(Line::default());

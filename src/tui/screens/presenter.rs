@@ -149,7 +149,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 s::lang().f(
                     s::PRESENT_ENGINE,
                     &[
-                        ("engine", &r.engine.name),
+                        ("engine", &r.engine.name_in(s::lang())),
                         (
                             "scale",
                             &s::scale_label(
@@ -460,9 +460,10 @@ fn render_claim(app: &App, report: &ExperimentReport, i: usize, frame: &mut Fram
                 (s::t(s::CLAIM_FAILS), t.bad)
             };
             lines.push(Line::from(Span::styled(mark, style)));
-            if !c.verdict.reason.is_empty() {
+            let reason = c.verdict.reason.render_in(s::lang());
+            if !reason.is_empty() {
                 lines.push(Line::default());
-                lines.push(Line::from(Span::styled(c.verdict.reason.clone(), t.base)));
+                lines.push(Line::from(Span::styled(reason, t.base)));
             }
         }
     }
