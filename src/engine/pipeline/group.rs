@@ -205,6 +205,12 @@ struct Collected {
     /// For `$top`/`$bottom`: the document each value came from.
     docs: Vec<Document>,
     n: Option<Bson>,
+    /// What the reducing accumulators keep instead of their values: the
+    /// running total (`$sum`, `$count`), count, total and whether a decimal
+    /// was seen (`$avg`), the best value so far (`$min`, `$max`).
+    sum: Option<Num>,
+    avg: (usize, f64, bool),
+    best: Option<Bson>,
 }
 
 impl Acc {
@@ -231,31 +237,19 @@ impl Acc {
                 }
             }
         }
-        state.values.push(v);
-        Ok(())
-    }
-
-    fn finish(&self, state: Collected, coll: Option<&Collation>) -> Result<Bson> {
-        let present = || state.values.iter().flatten();
-        Ok(match self.op {
-            AccOp::Sum | AccOp::Count => present().fold(Num::Int(0), add_values).to_bson(),
-            AccOp::Avg => {
-                let mut n = 0usize;
-                let mut total = 0f64;
-                let mut dec = false;
-                for v in present() {
-                    if let Some(x) = Num::from_bson(v) {
-                        n += 1;
-                        total += x.f();
-                        dec |= matches!(x, Num::Dec(_));
-                    }
+        // The reducing accumulators keep one running value, not every
+        // input's (a `$sum: 1` over a million documents held a million).
+        match self.op {
+            AccOp::Sum | AccOp::Count => {
+                if let Some(v) = &v {
+                    state.sum = Some(add_values(state.sum.unwrap_or(Num::Int(0)), v));
                 }
-                if n == 0 {
-                    Bson::Null
-                } else if dec {
-                    Num::Dec(total / n as f64).to_bson()
-                } else {
-                    Bson::Double(total / n as f64)
+            }
+            AccOp::Avg => {
+                if let Some(x) = v.as_ref().and_then(Num::from_bson) {
+                    state.avg.0 += 1;
+                    state.avg.1 += x.f();
+                    state.avg.2 |= matches!(x, Num::Dec(_));
                 }
             }
             AccOp::Min | AccOp::Max => {
@@ -264,14 +258,44 @@ impl Acc {
                 } else {
                     Ordering::Greater
                 };
-                let mut best: Option<&Bson> = None;
-                for v in present().filter(|v| !matches!(v, Bson::Null | Bson::Undefined)) {
-                    if best.is_none_or(|b| value::compare(v, b, coll) == want) {
-                        best = Some(v);
-                    }
+                if let Some(v) = v.filter(|v| !matches!(v, Bson::Null | Bson::Undefined))
+                    && state
+                        .best
+                        .as_ref()
+                        .is_none_or(|b| value::compare(&v, b, vars.collation()) == want)
+                {
+                    state.best = Some(v);
                 }
-                best.cloned().unwrap_or(Bson::Null)
             }
+            AccOp::First => {
+                if state.values.is_empty() {
+                    state.values.push(v);
+                }
+            }
+            AccOp::Last => {
+                state.values.clear();
+                state.values.push(v);
+            }
+            _ => state.values.push(v),
+        }
+        Ok(())
+    }
+
+    fn finish(&self, state: Collected, coll: Option<&Collation>) -> Result<Bson> {
+        let present = || state.values.iter().flatten();
+        Ok(match self.op {
+            AccOp::Sum | AccOp::Count => state.sum.unwrap_or(Num::Int(0)).to_bson(),
+            AccOp::Avg => {
+                let (n, total, dec) = state.avg;
+                if n == 0 {
+                    Bson::Null
+                } else if dec {
+                    Num::Dec(total / n as f64).to_bson()
+                } else {
+                    Bson::Double(total / n as f64)
+                }
+            }
+            AccOp::Min | AccOp::Max => state.best.unwrap_or(Bson::Null),
             AccOp::First => state
                 .values
                 .first()
