@@ -502,6 +502,21 @@ pub(super) fn update_run(
     now: bson::DateTime,
     explain: Option<Verbosity>,
 ) -> Result<(UpdateMatches, Option<Explained>)> {
+    update_run_with(c, db, coll, st, now, explain, false)
+}
+
+/// [`update_run`]; `lean` keeps only each match's record id and position
+/// (its document left empty), for a caller that reads the documents again
+/// from the collection it passed, a chunk at a time.
+fn update_run_with(
+    c: Option<&Collection>,
+    db: &str,
+    coll: &str,
+    st: &UpdateStatement,
+    now: bson::DateTime,
+    explain: Option<Verbosity>,
+    lean: bool,
+) -> Result<(UpdateMatches, Option<Explained>)> {
     let collation = effective_collation(c, st.collation.as_ref())?;
     let filter = Filter::parse(&st.filter, collation.as_ref())?;
     let update = Update::parse(&st.update, &st.array_filters, collation.as_ref())?;
@@ -519,7 +534,26 @@ pub(super) fn update_run(
         ..Query::new(&filter)
     };
     let mode = if st.multi { Mode::All } else { Mode::First };
-    let (hits, mut explained) = select(c, &format!("{db}.{coll}"), &q, &vars, mode, explain)?;
+    let mut hits = Vec::new();
+    let mut explained = select_each(
+        c,
+        &format!("{db}.{coll}"),
+        &q,
+        &vars,
+        mode,
+        explain,
+        &mut |hit| {
+            hits.push(if lean {
+                Hit {
+                    doc: Document::new(),
+                    ..hit
+                }
+            } else {
+                hit
+            });
+            Ok(())
+        },
+    )?;
     if let Some(e) = &mut explained {
         let figures = doc! {
             "nMatched": hits.len() as i64,
@@ -565,9 +599,11 @@ fn update_one_statement(
     let Some((slot, snapshot)) = yielding else {
         return update_locked(store, db, coll, ns, index, st, now, outcome);
     };
-    // Many documents: read on the snapshot, holding no lock.
-    let (matches, _) = update_run(Some(&snapshot), db, coll, st, now, None)?;
-    drop(snapshot);
+    // Many documents: read on the snapshot, holding no lock. The matches
+    // keep only their record ids; each chunk reads its documents from the
+    // snapshot (whose records the collection shares until it replaces
+    // them), so the matches are never all decoded at once.
+    let (matches, _) = update_run_with(Some(&snapshot), db, coll, st, now, None, true)?;
     let UpdateMatches {
         filter,
         update,
@@ -582,7 +618,13 @@ fn update_one_statement(
         let mut failed = None;
         for hit in hits.by_ref().take(chunk) {
             slot.check_live(db, coll)?;
-            let before = to_raw(&hit.doc)?;
+            let Some(before) = snapshot.raw(hit.rid) else {
+                continue;
+            };
+            let hit = Hit {
+                doc: to_document(before)?,
+                ..hit
+            };
             match apply_update(&update, &hit, now, &vars) {
                 Ok(new) => computed.push((hit, before, new)),
                 Err(e) => {
