@@ -596,12 +596,13 @@ impl Collection {
     fn build_index(&self, ns: &str, spec: IndexSpec) -> Result<Index> {
         let mut index = Index::new(spec);
         for (rid, raw) in self.records() {
-            let doc = to_document(raw)?;
-            let keys = index.keys_for(&doc)?;
+            // Only the fields the key reads are decoded; the whole record
+            // only for the error that names it.
+            let keys = index.keys_for_raw(raw)?;
             if index.spec.unique {
                 for key in &keys.keys {
                     if index.conflicts(key, Some(rid)).is_some() {
-                        return Err(duplicate_key(ns, &index.spec, &doc));
+                        return Err(duplicate_key(ns, &index.spec, &to_document(raw)?));
                     }
                 }
             }

@@ -609,6 +609,27 @@ impl Index {
         generate_keys(&self.spec, doc)
     }
 
+    /// [`Index::keys_for`] a stored record, decoding only the top-level
+    /// fields the key pattern reads (the whole record for a partial or
+    /// wildcard index).
+    pub fn keys_for_raw(&self, raw: &bson::RawDocument) -> Result<DocKeys> {
+        let whole = self.spec.partial.is_some()
+            || self.spec.fields.iter().any(|(p, _)| p.contains("$**"));
+        let doc = if whole {
+            crate::engine::codec::decode(raw)
+        } else {
+            let wanted = |name: &str| {
+                self.spec
+                    .fields
+                    .iter()
+                    .any(|(p, _)| p.split('.').next() == Some(name))
+            };
+            crate::engine::codec::decode_fields(raw, &wanted)
+        }
+        .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}")))?;
+        self.keys_for(&doc)
+    }
+
     /// Whether a key (from [`Self::keys_for`]) is present for a record other
     /// than `except` (a unique violation).
     pub fn conflicts(&self, key: &[u8], except: Option<RecordId>) -> Option<RecordId> {
