@@ -253,6 +253,56 @@ fn write_value(out: &mut Vec<u8>, v: &Bson) -> Result<()> {
     Ok(())
 }
 
+/// An array encoded as its values are added, for a value that collects
+/// many (a `$push` accumulator): held at its BSON size, decoded once at the
+/// end.
+#[derive(Debug, Clone, Default)]
+pub struct ArrayBuilder {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl ArrayBuilder {
+    /// Append one value; on an error nothing is appended.
+    pub fn push(&mut self, v: &Bson) -> Result<()> {
+        if self.bytes.is_empty() {
+            self.bytes.extend_from_slice(&[0; 4]);
+        }
+        let before = self.bytes.len();
+        let mut digits = [0u8; 20];
+        self.bytes.push(v.element_type() as u8);
+        self.bytes
+            .extend_from_slice(index_key(self.len, &mut digits));
+        self.bytes.push(0);
+        if let Err(e) = write_value(&mut self.bytes, v) {
+            self.bytes.truncate(before);
+            return Err(e);
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    /// How many values it holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The values, in the order they were added.
+    pub fn finish(mut self) -> Result<Vec<Bson>> {
+        if self.bytes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.bytes.push(0);
+        patch_length(&mut self.bytes, 0);
+        read_array(&self.bytes)
+    }
+}
+
 // ------------------------------------------------------------------ sizing
 
 /// The length of `doc`'s encoding. For a document `bson` cannot encode (see

@@ -613,8 +613,8 @@ impl Index {
     /// fields the key pattern reads (the whole record for a partial or
     /// wildcard index).
     pub fn keys_for_raw(&self, raw: &bson::RawDocument) -> Result<DocKeys> {
-        let whole = self.spec.partial.is_some()
-            || self.spec.fields.iter().any(|(p, _)| p.contains("$**"));
+        let whole =
+            self.spec.partial.is_some() || self.spec.fields.iter().any(|(p, _)| p.contains("$**"));
         let doc = if whole {
             crate::engine::codec::decode(raw)
         } else {

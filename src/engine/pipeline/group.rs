@@ -211,6 +211,9 @@ struct Collected {
     sum: Option<Num>,
     avg: (usize, f64, bool),
     best: Option<Bson>,
+    /// `$push`'s values, encoded as they come (a million pushed documents
+    /// held decoded took several times their BSON size).
+    pushed: crate::engine::codec::ArrayBuilder,
 }
 
 impl Acc {
@@ -276,6 +279,16 @@ impl Acc {
                 state.values.clear();
                 state.values.push(v);
             }
+            AccOp::Push => {
+                if let Some(v) = &v {
+                    state.pushed.push(v).map_err(|e| {
+                        crate::engine::error::EngineError::new(
+                            crate::engine::error::ErrorCode::INTERNAL_ERROR,
+                            format!("$push: {e}"),
+                        )
+                    })?;
+                }
+            }
             _ => state.values.push(v),
         }
         Ok(())
@@ -303,7 +316,12 @@ impl Acc {
                 .flatten()
                 .unwrap_or(Bson::Null),
             AccOp::Last => state.values.last().cloned().flatten().unwrap_or(Bson::Null),
-            AccOp::Push => Bson::Array(present().cloned().collect()),
+            AccOp::Push => Bson::Array(state.pushed.finish().map_err(|e| {
+                crate::engine::error::EngineError::new(
+                    crate::engine::error::ErrorCode::INTERNAL_ERROR,
+                    format!("$push: {e}"),
+                )
+            })?),
             AccOp::AddToSet => {
                 let mut out: Vec<Bson> = Vec::new();
                 for v in present() {
