@@ -726,3 +726,64 @@ fn lone_out_copies_the_stored_documents() {
     assert_eq!(err.code, ErrorCode::DUPLICATE_KEY);
     assert_eq!(find(&e, "dst", doc! {}), vec![doc! {"_id": 1, "k": 100}]);
 }
+
+/// A pipeline ending in `$out` or `$merge` writes exactly what the same
+/// pipeline returns without its last stage, whichever way its results
+/// reach the writer: straight from the streaming stages, from a `$group`
+/// through the stages that follow it one group at a time, or after a
+/// blocking stage.
+#[test]
+fn writes_store_what_the_pipeline_returns() {
+    use schemalab::engine::AggregateOptions;
+    let e = Engine::new();
+    let docs: Vec<Document> = (0..300)
+        .map(|i| doc! {"_id": i, "k": i % 7, "v": format!("v{i}"), "n": i64::from(i) * 3})
+        .collect();
+    insert(&e, "src", docs);
+    let bodies: Vec<Vec<Document>> = vec![
+        // Streaming stages only.
+        vec![
+            doc! {"$match": {"k": {"$lt": 5}}},
+            doc! {"$set": {"w": {"$concat": ["$v", "!"]}}},
+        ],
+        // A group, then stages that stream.
+        vec![
+            doc! {"$sort": {"n": -1}},
+            doc! {"$group": {"_id": "$k", "c": {"$sum": 1}, "xs": {"$push": {"v": "$v", "n": "$n"}},
+            "lo": {"$min": "$n"}, "hi": {"$max": "$n"}, "avg": {"$avg": "$n"},
+            "first": {"$first": "$v"}, "last": {"$last": "$v"}}},
+            doc! {"$set": {"xs": {"$slice": ["$xs", 3]}}},
+            doc! {"$project": {"c": 1, "xs": 1, "lo": 1, "hi": 1, "avg": 1, "first": 1, "last": 1}},
+        ],
+        // A group, then a blocking stage.
+        vec![
+            doc! {"$group": {"_id": "$k", "xs": {"$push": "$v"}}},
+            doc! {"$sort": {"_id": -1}},
+        ],
+    ];
+    let opts = AggregateOptions::default();
+    for (i, body) in bodies.iter().enumerate() {
+        let mut expected = e.aggregate("t", Some("src"), body, &opts).unwrap();
+        assert!(!expected.is_empty(), "pipeline {i} returned nothing");
+        expected.sort_by_key(|d| d.get("_id").map(ToString::to_string));
+        for last in [
+            doc! {"$out": format!("out{i}")},
+            doc! {"$merge": {"into": format!("merged{i}"), "whenNotMatched": "insert"}},
+        ] {
+            let target = last
+                .get_str("$out")
+                .map(str::to_string)
+                .unwrap_or_else(|_| format!("merged{i}"));
+            let mut pipeline = body.clone();
+            pipeline.push(last);
+            assert!(
+                e.aggregate("t", Some("src"), &pipeline, &opts)
+                    .unwrap()
+                    .is_empty()
+            );
+            let mut stored = find(&e, &target, doc! {});
+            stored.sort_by_key(|d| d.get("_id").map(ToString::to_string));
+            assert_eq!(stored, expected, "pipeline {i} into {target}");
+        }
+    }
+}

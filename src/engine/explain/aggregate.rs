@@ -431,11 +431,32 @@ fn stream_cursor(
         vars,
     };
     let mut sink = group.as_ref().and_then(Pipeline::group_sink);
-    // Nothing runs after the streaming stages: their output goes straight
-    // to `emit`, when there is one, instead of being held.
-    if group.is_some() || prefix.len() < rest.len() {
+    // After a `$group`, the stages that follow it, when every one streams:
+    // each group then goes through them into `emit` as it is finished.
+    let mut tail = Vec::new();
+    if sink.is_some() && emit.is_some() {
+        for o in &rest[prefix.len() + 1..] {
+            let p = match o {
+                Opt::Plain(_) => Pipeline::parse(&o.runnable())?,
+                _ => break,
+            };
+            if !p.streams() {
+                break;
+            }
+            tail.push(p);
+        }
+        if prefix.len() + 1 + tail.len() < rest.len() {
+            tail.clear();
+            emit = None;
+        }
+    } else if sink.is_some() || prefix.len() < rest.len() {
+        // Stages left to run after these: nothing to hand over yet.
         emit = None;
     }
+    // Without a `$group`, the streaming stages' output goes straight to
+    // `emit`, when there is one, instead of being held.
+    let emit_groups = sink.is_some() && emit.is_some();
+    let mut group_emit = if emit_groups { emit.take() } else { None };
     let mut returned = vec![0i64; prefix.len()];
     let mut clocks: Vec<Sampled> = prefix.iter().map(|_| Sampled::default()).collect();
     let mut group_clock = Sampled::default();
@@ -490,6 +511,22 @@ fn stream_cursor(
         entries.push(Bson::Document(entry));
     }
     let mut consumed = prefix.len();
+    if let Some(emit) = group_emit.as_mut()
+        && let Some(sink) = sink.take()
+    {
+        sink.finish_each(&ctx, &mut |g| {
+            crate::engine::limits::check_output_depth(&g)?;
+            let mut docs = vec![g];
+            for p in &tail {
+                docs = p.run_streaming(docs, &source, vars)?;
+            }
+            for d in docs {
+                emit(d)?;
+            }
+            Ok(())
+        })?;
+        consumed = rest.len();
+    }
     let docs = match sink {
         Some(sink) => {
             let finished = Instant::now();

@@ -504,17 +504,32 @@ impl Grouping {
 
     /// Each group's key and accumulated fields, in first-seen order.
     fn finish(self, accs: &[(String, Acc)], ctx: &Ctx<'_>) -> Result<Vec<(Bson, Document)>> {
+        let mut out = Vec::with_capacity(self.groups.keys.len());
+        self.finish_each(accs, ctx, &mut |k, fields| {
+            out.push((k, fields));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// [`Grouping::finish`], handing each group to `each` as it is
+    /// finished (and letting go of its state), in the same order.
+    fn finish_each(
+        self,
+        accs: &[(String, Acc)],
+        ctx: &Ctx<'_>,
+        each: &mut dyn FnMut(Bson, Document) -> Result<()>,
+    ) -> Result<()> {
         let coll = ctx.collation();
         let groups = self.groups;
-        let mut out = Vec::with_capacity(groups.keys.len());
         for (k, states) in groups.keys.into_iter().zip(groups.states) {
             let mut fields = Document::new();
             for ((name, acc), state) in accs.iter().zip(states) {
                 fields.insert(name.clone(), acc.finish(state, coll)?);
             }
-            out.push((k, fields));
+            each(k, fields)?;
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -607,17 +622,29 @@ impl GroupSink<'_> {
 
     /// The groups, as `$group` outputs them.
     pub(crate) fn finish(self, ctx: &Ctx<'_>) -> Result<Vec<Document>> {
-        Ok(self
-            .grouping
-            .finish(&self.group.accs, ctx)?
-            .into_iter()
-            .map(|(k, fields)| {
+        let mut out = Vec::new();
+        self.finish_each(ctx, &mut |d| {
+            out.push(d);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The groups' documents, each handed to `each` as it is finished: a
+    /// caller that passes them on (to stages that stream, then a writer)
+    /// never holds them all.
+    pub(crate) fn finish_each(
+        self,
+        ctx: &Ctx<'_>,
+        each: &mut dyn FnMut(Document) -> Result<()>,
+    ) -> Result<()> {
+        self.grouping
+            .finish_each(&self.group.accs, ctx, &mut |k, fields| {
                 let mut d = Document::new();
                 d.insert("_id", k);
                 d.extend(fields);
-                d
+                each(d)
             })
-            .collect())
     }
 }
 
