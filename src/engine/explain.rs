@@ -357,7 +357,7 @@ pub fn explain(
             collation,
         } => ops::distinct_run(cat, db, coll, key, filter, collation.as_ref(), now, v)?.1,
         Explainable::Update { coll, statement } => {
-            ops::update_run(cat.collection(db, coll), db, coll, statement, now, v)?.1
+            ops::update_run(cat.collection(db, coll), db, coll, statement, now, v, false)?.1
         }
         Explainable::Delete { coll, statement } => {
             ops::delete_run(cat.collection(db, coll), db, coll, statement, now, v)?.1

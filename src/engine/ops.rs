@@ -493,22 +493,11 @@ pub(super) struct UpdateMatches {
 /// explain of what ran with the UPDATE stage's figures (what the write would
 /// do; nothing is written here). `c` is the collection as the caller holds
 /// it (`None` if it does not exist): a snapshot for explain and for a
-/// multi-document update, the locked collection for the others.
+/// multi-document update, the locked collection for the others. `lean`
+/// keeps only each match's record id and position (its document left
+/// empty), for a caller that reads the documents again from the collection
+/// it passed, a chunk at a time.
 pub(super) fn update_run(
-    c: Option<&Collection>,
-    db: &str,
-    coll: &str,
-    st: &UpdateStatement,
-    now: bson::DateTime,
-    explain: Option<Verbosity>,
-) -> Result<(UpdateMatches, Option<Explained>)> {
-    update_run_with(c, db, coll, st, now, explain, false)
-}
-
-/// [`update_run`]; `lean` keeps only each match's record id and position
-/// (its document left empty), for a caller that reads the documents again
-/// from the collection it passed, a chunk at a time.
-fn update_run_with(
     c: Option<&Collection>,
     db: &str,
     coll: &str,
@@ -603,7 +592,7 @@ fn update_one_statement(
     // keep only their record ids; each chunk reads its documents from the
     // snapshot (whose records the collection shares until it replaces
     // them), so the matches are never all decoded at once.
-    let (matches, _) = update_run_with(Some(&snapshot), db, coll, st, now, None, true)?;
+    let (matches, _) = update_run(Some(&snapshot), db, coll, st, now, None, true)?;
     let UpdateMatches {
         filter,
         update,
@@ -715,13 +704,13 @@ fn update_locked(
         Ok(())
     };
     let existing = store.write_existing(db, coll, |c| {
-        let (matches, _) = update_run(Some(c), db, coll, st, now, None)?;
+        let (matches, _) = update_run(Some(c), db, coll, st, now, None, false)?;
         apply(c, matches)
     });
     if let Some(done) = existing {
         return done;
     }
-    let (matches, _) = update_run(None, db, coll, st, now, None)?;
+    let (matches, _) = update_run(None, db, coll, st, now, None, false)?;
     if !st.upsert {
         return Ok(());
     }
@@ -730,7 +719,7 @@ fn update_locked(
             // Just created: nothing to read, the read of no collection holds.
             return apply(c, matches);
         }
-        let (matches, _) = update_run(Some(c), db, coll, st, now, None)?;
+        let (matches, _) = update_run(Some(c), db, coll, st, now, None, false)?;
         apply(c, matches)
     })?
 }
@@ -1112,6 +1101,7 @@ pub(super) fn aggregate(
                 &vars,
                 None,
                 now,
+                None,
             )?
             .docs);
         }
@@ -1233,18 +1223,19 @@ pub(super) fn aggregate_write_input(
             let c = cat.collection(db, name);
             let collation = effective_collation(c, opts.collation.as_ref())?;
             let vars = vars_for(now, opts.let_vars.as_ref(), collation.as_ref())?;
-            super::explain::aggregate::run_aggregate_into(
+            super::explain::aggregate::run_aggregate(
                 cat,
                 db,
                 name,
                 body,
                 opts.hint.as_ref(),
                 &vars,
+                None,
                 now,
-                &mut |d| {
+                Some(&mut |d| {
                     out.push(to_raw(&d)?);
                     Ok(())
-                },
+                }),
             )?;
         }
         _ => {

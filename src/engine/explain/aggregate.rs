@@ -122,7 +122,7 @@ impl Source for PlannedSource<'_> {
         });
         Some(
             run_aggregate(
-                self.cat, self.db, collection, stages, None, vars, verbosity, self.now,
+                self.cat, self.db, collection, stages, None, vars, verbosity, self.now, None,
             )
             .map(|out| {
                 self.unions.borrow_mut().push(out.stages);
@@ -383,6 +383,23 @@ impl Sampled {
     }
 }
 
+/// The stages at the head of `rest` that pass documents on one at a time
+/// and read no other collection ([`Pipeline::streams`]), parsed.
+fn streaming_prefix(rest: &[Opt]) -> Result<Vec<Pipeline>> {
+    let mut prefix = Vec::new();
+    for o in rest {
+        if !matches!(o, Opt::Plain(_)) {
+            break;
+        }
+        let p = Pipeline::parse(&o.runnable())?;
+        if !p.streams() {
+            break;
+        }
+        prefix.push(p);
+    }
+    Ok(prefix)
+}
+
 /// Run the `$cursor` and pull each document it produces through the stages
 /// right after it that pass documents on one at a time (`$match`,
 /// `$project`, `$addFields`, `$unwind`, …) and into a `$group` that follows
@@ -410,17 +427,7 @@ fn stream_cursor(
         .as_ref()
         .map(|p| Pipeline::parse(&[doc! {"$project": p.clone()}]))
         .transpose()?;
-    let mut prefix = Vec::new();
-    for o in rest {
-        if !matches!(o, Opt::Plain(_)) {
-            break;
-        }
-        let p = Pipeline::parse(&o.runnable())?;
-        if !p.streams() {
-            break;
-        }
-        prefix.push(p);
-    }
+    let prefix = streaming_prefix(rest)?;
     let group = match rest.get(prefix.len()) {
         Some(o @ Opt::Plain(_)) if o.name() == "$group" => Some(Pipeline::parse(&o.runnable())?),
         _ => None,
@@ -431,32 +438,22 @@ fn stream_cursor(
         vars,
     };
     let mut sink = group.as_ref().and_then(Pipeline::group_sink);
-    // After a `$group`, the stages that follow it, when every one streams:
-    // each group then goes through them into `emit` as it is finished.
-    let mut tail = Vec::new();
-    if sink.is_some() && emit.is_some() {
-        for o in &rest[prefix.len() + 1..] {
-            let p = match o {
-                Opt::Plain(_) => Pipeline::parse(&o.runnable())?,
-                _ => break,
-            };
-            if !p.streams() {
-                break;
-            }
-            tail.push(p);
+    // With `emit`, results are handed over as they are produced wherever
+    // nothing after them blocks: straight from the streaming stages, or,
+    // after a `$group`, each group through the streaming stages that
+    // follow it as it is finished. Otherwise they are held and returned.
+    let tail = match (&sink, &emit) {
+        (Some(_), Some(_)) => {
+            let after = &rest[prefix.len() + 1..];
+            let tail = streaming_prefix(after)?;
+            (tail.len() == after.len()).then_some(tail)
         }
-        if prefix.len() + 1 + tail.len() < rest.len() {
-            tail.clear();
-            emit = None;
-        }
-    } else if sink.is_some() || prefix.len() < rest.len() {
-        // Stages left to run after these: nothing to hand over yet.
+        _ => None,
+    };
+    let direct = sink.is_none() && prefix.len() == rest.len();
+    if !direct && tail.is_none() {
         emit = None;
     }
-    // Without a `$group`, the streaming stages' output goes straight to
-    // `emit`, when there is one, instead of being held.
-    let emit_groups = sink.is_some() && emit.is_some();
-    let mut group_emit = if emit_groups { emit.take() } else { None };
     let mut returned = vec![0i64; prefix.len()];
     let mut clocks: Vec<Sampled> = prefix.iter().map(|_| Sampled::default()).collect();
     let mut group_clock = Sampled::default();
@@ -511,13 +508,13 @@ fn stream_cursor(
         entries.push(Bson::Document(entry));
     }
     let mut consumed = prefix.len();
-    if let Some(emit) = group_emit.as_mut()
+    if let (Some(emit), Some(tail)) = (emit.as_mut(), &tail)
         && let Some(sink) = sink.take()
     {
         sink.finish_each(&ctx, &mut |g| {
             crate::engine::limits::check_output_depth(&g)?;
             let mut docs = vec![g];
-            for p in &tail {
+            for p in tail {
                 docs = p.run_streaming(docs, &source, vars)?;
             }
             for d in docs {
@@ -555,7 +552,10 @@ fn stream_cursor(
 
 /// Plan and run an aggregation over `coll` (or, with `verbosity` at
 /// `queryPlanner`, only plan it). `verbosity` `None` runs without
-/// explaining (the explain parts are then left empty).
+/// explaining (the explain parts are then left empty). With `emit`, each
+/// result is handed to it in order instead of being returned, as it is
+/// produced where the last stages stream (a `$out` or `$merge` writer
+/// stores each one as it comes).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_aggregate(
     cat: &Catalog,
@@ -566,6 +566,7 @@ pub(crate) fn run_aggregate(
     vars: &Vars,
     verbosity: Option<Verbosity>,
     now: bson::DateTime,
+    mut emit: Option<&mut dyn FnMut(Document) -> Result<()>>,
 ) -> Result<AggOutcome> {
     // Validate every stage as written before rewriting anything.
     Pipeline::parse(pipeline)?;
@@ -590,9 +591,20 @@ pub(crate) fn run_aggregate(
         (Vec::new(), cursor, 0, 0, entries)
     } else {
         let streamed = stream_cursor(
-            cat, db, coll, c, &q, &pushed, rest, vars, verbosity, now, None,
+            cat,
+            db,
+            coll,
+            c,
+            &q,
+            &pushed,
+            rest,
+            vars,
+            verbosity,
+            now,
+            emit.as_mut()
+                .map(|e| &mut **e as &mut dyn FnMut(Document) -> Result<()>),
         )?;
-        let (docs, later) = run_stages(
+        let (mut docs, later) = run_stages(
             cat,
             db,
             &rest[streamed.consumed..],
@@ -601,6 +613,11 @@ pub(crate) fn run_aggregate(
             verbosity,
             now,
         )?;
+        if let Some(emit) = emit {
+            for d in std::mem::take(&mut docs) {
+                emit(d)?;
+            }
+        }
         let mut entries = streamed.entries;
         entries.extend(later);
         (
@@ -648,64 +665,6 @@ pub(crate) fn run_aggregate(
         explain,
         stages: entries,
     })
-}
-
-/// Run an aggregation over `coll` (planned as [`run_aggregate`] plans it,
-/// without explaining), handing each result to `emit` in order: where the
-/// last stages stream, a result is handed over as it is produced and none
-/// is held (a `$out` or `$merge` writer stores each one as it comes).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_aggregate_into(
-    cat: &Catalog,
-    db: &str,
-    coll: &str,
-    pipeline: &[Document],
-    hint: Option<&Bson>,
-    vars: &Vars,
-    now: bson::DateTime,
-    emit: &mut dyn FnMut(Document) -> Result<()>,
-) -> Result<()> {
-    Pipeline::parse(pipeline)?;
-    let opts = optimize(pipeline);
-    let pushed = push_down(&opts);
-    let c = cat.collection(db, coll);
-    let collation = vars.collation().cloned();
-    let filter = Filter::parse(&pushed.filter, collation.as_ref())?;
-    let sort = pushed.sort.as_ref().map(SortSpec::parse).transpose()?;
-    let q = pushed.query(
-        &filter,
-        sort.as_ref(),
-        hint,
-        collation.as_ref(),
-        needs_no_fields(&opts[pushed.rest..]),
-    );
-    let rest = &opts[pushed.rest..];
-    let streamed = stream_cursor(
-        cat,
-        db,
-        coll,
-        c,
-        &q,
-        &pushed,
-        rest,
-        vars,
-        None,
-        now,
-        Some(&mut *emit),
-    )?;
-    let (docs, _) = run_stages(
-        cat,
-        db,
-        &rest[streamed.consumed..],
-        streamed.docs,
-        vars,
-        None,
-        now,
-    )?;
-    for d in docs {
-        emit(d)?;
-    }
-    Ok(())
 }
 
 /// `aggregate` over `coll` as a stream, when every stage left after the
@@ -913,6 +872,7 @@ pub(crate) fn explain(
             &vars,
             Some(verbosity),
             now,
+            None,
         )?,
         None => run_collectionless(cat, db, pipeline, &vars, Some(verbosity), now)?,
     };
@@ -991,6 +951,7 @@ mod tests {
             &vars,
             Some(Verbosity::ExecutionStats),
             now,
+            None,
         )
         .unwrap();
         let ns: Vec<i64> = whole
