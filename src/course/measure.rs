@@ -533,12 +533,18 @@ pub fn read_from_profile(entries: &[Document]) -> Option<ReadMetrics> {
         ratio: keys_examined.max(docs_examined) as f64 / n_returned.max(1) as f64,
         bytes_returned: None,
         pipeline: vec![StageFigures {
-            stage: "find".into(),
+            // One figure for the whole read: the profiler has no stages.
+            stage: if first.get_str("op") == Ok("command") {
+                "aggregate".into()
+            } else {
+                "find".into()
+            },
             plan: Some(plan),
             n_returned: Some(n_returned),
             keys_examined: Some(keys_examined),
             docs_examined: Some(docs_examined),
-            millis: first.get("millis").and_then(|m| num(Some(m))),
+            // Like the counts, over the command and its getMores.
+            millis: Some(reads.iter().filter_map(|e| num(e.get("millis"))).sum()),
         }],
         not_reported: Vec::new(),
         explain: None,
@@ -641,7 +647,7 @@ mod tests {
             doc! {"op": "query", "ns": "d.logs", "keysExamined": 300, "docsExamined": 120,
             "nreturned": 101, "planSummary": "IXSCAN { _id: 1 }", "millis": 4},
             doc! {"op": "getmore", "ns": "d.logs", "keysExamined": 0, "docsExamined": 0,
-            "nreturned": 19, "millis": 0},
+            "nreturned": 19, "millis": 2},
             doc! {"op": "insert", "ns": "d.other", "keysInserted": 1, "millis": 0},
         ];
         let m = read_from_profile(&entries).unwrap();
@@ -652,6 +658,8 @@ mod tests {
         assert_eq!(m.stages, "IXSCAN { _id: 1 }");
         assert_eq!(m.index, "{ _id: 1 }");
         assert_eq!(m.pipeline.len(), 1);
+        assert_eq!(m.pipeline[0].stage, "find");
+        assert_eq!(m.pipeline[0].millis, Some(6.0));
         assert!(m.explain.is_none());
         // No read among the entries: nothing to report.
         assert!(read_from_profile(&entries[2..]).is_none());
