@@ -35,6 +35,11 @@ use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::update::display;
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, codec, keystring, limits, size_model};
 
+mod heap;
+
+use heap::Heap;
+pub use heap::Record;
+
 /// What a reader sees of every database: the names as they were when it
 /// was taken, each collection as it was when the reader first touched it.
 #[derive(Debug, Default)]
@@ -120,57 +125,6 @@ pub struct Store {
     names: RwLock<Names>,
 }
 
-/// One stored record: its BSON bytes in one allocation, shared by every
-/// copy of the collection that holds it (a reader's snapshot, a copy made
-/// by `$out`) until a write replaces it.
-#[derive(Clone)]
-pub struct Record(Arc<[u8]>);
-
-impl Record {
-    /// Store a document's bytes.
-    pub fn new(raw: RawDocumentBuf) -> Record {
-        Record(Arc::from(raw.into_bytes()))
-    }
-
-    /// The record as a raw document.
-    pub fn as_raw(&self) -> &RawDocument {
-        // The bytes were a document when stored; the check reads only the
-        // length and the terminator.
-        match RawDocument::from_bytes(&self.0) {
-            Ok(d) => d,
-            Err(_) => empty_document(),
-        }
-    }
-
-    /// Its BSON size.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Never: a document has at least 5 bytes.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl std::ops::Deref for Record {
-    type Target = RawDocument;
-    fn deref(&self) -> &RawDocument {
-        self.as_raw()
-    }
-}
-
-impl std::fmt::Debug for Record {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_raw(), f)
-    }
-}
-
-fn empty_document() -> &'static RawDocument {
-    static EMPTY: OnceLock<RawDocumentBuf> = OnceLock::new();
-    EMPTY.get_or_init(RawDocumentBuf::new)
-}
-
 /// A collection: records in insertion order plus their indexes.
 #[derive(Debug, Clone)]
 pub struct Collection {
@@ -179,14 +133,12 @@ pub struct Collection {
     options: Document,
     validator: Option<Filter>,
     collation: Option<Collation>,
-    /// Records by id: slot `i` holds record `first_record + i`, `None` once
-    /// deleted. Ids only grow, so a vector keeps them in order without the
-    /// half-empty nodes a B-tree fills with ascending keys.
-    records: Vec<Option<Record>>,
+    /// Records by id: slot `i` holds record `first_record + i`. Ids only
+    /// grow, so slots keep them in order without the half-empty nodes a
+    /// B-tree fills with ascending keys.
+    records: Heap,
     first_record: RecordId,
-    live: usize,
     indexes: Vec<Index>,
-    data_size: u64,
     /// Counts every change, so that work done on a snapshot (an index
     /// build) can tell whether the collection moved on since.
     version: u64,
@@ -285,11 +237,9 @@ impl Collection {
             options,
             validator,
             collation,
-            records: Vec::new(),
+            records: Heap::default(),
             first_record: 1,
-            live: 0,
             indexes: vec![Index::new(id_spec)],
-            data_size: 0,
             version: 0,
         })
     }
@@ -303,11 +253,9 @@ impl Collection {
             options: Document::new(),
             validator: None,
             collation: None,
-            records: Vec::new(),
+            records: Heap::default(),
             first_record: 1,
-            live: 0,
             indexes: vec![Index::new(id)],
-            data_size: 0,
             version: 0,
         }
     }
@@ -324,17 +272,17 @@ impl Collection {
 
     /// Number of documents.
     pub fn len(&self) -> usize {
-        self.live
+        self.records.live()
     }
 
     /// Whether the collection holds no documents.
     pub fn is_empty(&self) -> bool {
-        self.live == 0
+        self.records.live() == 0
     }
 
     /// The exact sum of the documents' BSON sizes.
     pub fn data_size(&self) -> u64 {
-        self.data_size
+        self.records.data_size()
     }
 
     /// The indexes, `_id_` first.
@@ -353,43 +301,33 @@ impl Collection {
     }
 
     /// Records in insertion order, to share with another collection.
-    pub fn shared_records(&self) -> impl DoubleEndedIterator<Item = (RecordId, &Record)> {
+    pub fn shared_records(&self) -> impl DoubleEndedIterator<Item = (RecordId, Record<'_>)> {
         let first = self.first_record;
         self.records
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, slot)| slot.as_ref().map(|r| (first + i as u64, r)))
+            .iter_from(0)
+            .map(move |(i, r)| (first + i as u64, r))
     }
 
     /// The first live record at or after `rid`, in insertion order: a
     /// scan resumes from here without holding a list of record ids.
     pub fn live_from(&self, rid: RecordId) -> Option<RecordId> {
         let start = usize::try_from(rid.saturating_sub(self.first_record)).ok()?;
-        let first = self.first_record;
         self.records
-            .get(start..)?
-            .iter()
-            .position(Option::is_some)
-            .map(|i| first + (start + i) as u64)
+            .live_from(start)
+            .map(|i| self.first_record + i as u64)
     }
 
     /// One record's raw document.
     pub fn raw(&self, rid: RecordId) -> Option<&RawDocument> {
-        self.slot(rid)?.as_ref().map(Record::as_raw)
+        self.records.get(self.slot(rid)?).map(|r| r.as_raw())
     }
 
-    fn slot(&self, rid: RecordId) -> Option<&Option<Record>> {
-        let i = usize::try_from(rid.checked_sub(self.first_record)?).ok()?;
-        self.records.get(i)
-    }
-
-    fn slot_mut(&mut self, rid: RecordId) -> Option<&mut Option<Record>> {
-        let i = usize::try_from(rid.checked_sub(self.first_record)?).ok()?;
-        self.records.get_mut(i)
+    fn slot(&self, rid: RecordId) -> Option<usize> {
+        usize::try_from(rid.checked_sub(self.first_record)?).ok()
     }
 
     fn next_record(&self) -> RecordId {
-        self.first_record + self.records.len() as u64
+        self.first_record + self.records.slots() as u64
     }
 
     /// One record as a document.
@@ -451,14 +389,24 @@ impl Collection {
 
     /// Insert a document that already has its `_id` first.
     pub fn insert(&mut self, ns: &str, raw: RawDocumentBuf) -> Result<RecordId> {
-        self.insert_record(ns, Record::new(raw))
+        let rid = self.admit(ns, &raw)?;
+        self.records.push(raw.as_bytes());
+        Ok(rid)
     }
 
-    /// [`Collection::insert`] of a stored record, shared with the
-    /// collection it comes from.
-    pub fn insert_record(&mut self, ns: &str, raw: Record) -> Result<RecordId> {
+    /// [`Collection::insert`] of another collection's record, sharing its
+    /// bytes with the collection it comes from.
+    pub fn insert_record(&mut self, ns: &str, record: Record<'_>) -> Result<RecordId> {
+        let rid = self.admit(ns, record.as_raw())?;
+        self.records.push_shared(record);
+        Ok(rid)
+    }
+
+    /// Check a document about to be inserted and add its index keys; the
+    /// record id it is to be stored under.
+    fn admit(&mut self, ns: &str, raw: &RawDocument) -> Result<RecordId> {
         check_size(raw.as_bytes().len(), "object to insert too large")?;
-        limits::check_insert_depth(&raw)?;
+        limits::check_insert_depth(raw)?;
         let rid = self.next_record();
         if self.only_id_index() {
             // Fast path: read `_id` straight from the raw bytes.
@@ -480,7 +428,7 @@ impl Collection {
             self.indexes[0].insert_keys(&keys, rid);
             super::metrics::keys_written(1, 0);
         } else {
-            let doc = to_document(&raw)?;
+            let doc = to_document(raw)?;
             check_id(doc.get("_id").unwrap_or(&Bson::Null))?;
             self.validate(&doc)?;
             let keys = self.keys_checked(ns, &doc, None)?;
@@ -489,9 +437,6 @@ impl Collection {
                 super::metrics::keys_written(k.keys.len() as u64, 0);
             }
         }
-        self.data_size += raw.as_bytes().len() as u64;
-        self.records.push(Some(raw));
-        self.live += 1;
         self.version += 1;
         Ok(rid)
     }
@@ -505,13 +450,12 @@ impl Collection {
             raw.as_bytes().len(),
             "Resulting document after update is larger than 16777216",
         )?;
-        let Some(old_raw) = self.raw(rid) else {
+        let (Some(slot), Some(old_raw)) = (self.slot(rid), self.raw(rid)) else {
             return Err(EngineError::new(
                 ErrorCode::INTERNAL_ERROR,
                 "record vanished",
             ));
         };
-        let old_len = old_raw.as_bytes().len() as u64;
         let old_doc = to_document(old_raw)?;
         self.validate(new_doc)?;
         let new_keys = self.keys_checked(ns, new_doc, Some(rid))?;
@@ -529,22 +473,19 @@ impl Collection {
                 super::metrics::keys_written(added as u64, removed as u64);
             }
         }
-        self.data_size = self.data_size + raw.as_bytes().len() as u64 - old_len;
-        if let Some(slot) = self.slot_mut(rid) {
-            *slot = Some(Record::new(raw));
-        }
+        self.records.replace(slot, raw.as_bytes());
         self.version += 1;
         Ok(())
     }
 
     /// Remove record `rid`, returning its document.
     pub fn remove(&mut self, rid: RecordId) -> Result<Option<Document>> {
-        let Some(raw) = self.slot_mut(rid).and_then(Option::take) else {
+        let Some((slot, raw)) = self.slot(rid).zip(self.raw(rid)) else {
             return Ok(None);
         };
-        self.live -= 1;
+        let doc = to_document(raw)?;
+        self.records.remove(slot);
         self.version += 1;
-        let doc = to_document(&raw)?;
         for index in &mut self.indexes {
             // Keys computed from a stored document cannot fail: they did
             // when it was written.
@@ -553,7 +494,6 @@ impl Collection {
                 super::metrics::keys_written(0, keys.keys.len() as u64);
             }
         }
-        self.data_size -= raw.as_bytes().len() as u64;
         Ok(Some(doc))
     }
 
@@ -566,16 +506,14 @@ impl Collection {
             options: self.options.clone(),
             validator: self.validator.clone(),
             collation: self.collation.clone(),
-            records: Vec::new(),
+            records: Heap::default(),
             // Ids are never reused: the new records continue the sequence.
             first_record: self.next_record(),
-            live: 0,
             indexes: self
                 .indexes
                 .iter()
                 .map(|i| Index::new(i.spec.clone()))
                 .collect(),
-            data_size: 0,
             version: self.version + 1,
         }
     }
@@ -585,8 +523,6 @@ impl Collection {
         // Ids are never reused: the next record continues the sequence.
         self.first_record = self.next_record();
         self.records.clear();
-        self.live = 0;
-        self.data_size = 0;
         self.version += 1;
         for index in &mut self.indexes {
             index.clear();

@@ -1306,7 +1306,7 @@ pub(super) fn copy_out(
             for (_, record) in source.iter().flat_map(|s| s.shared_records()) {
                 super::limits::checkpoint()?;
                 examined += 1;
-                fresh.insert_record(&ns, record.clone())?;
+                fresh.insert_record(&ns, record)?;
             }
             super::metrics::examined(0, examined);
             Ok(fresh)

@@ -1,0 +1,528 @@
+//! Record storage: a collection's documents as raw BSON, packed one after
+//! another into large chunks instead of one allocation each.
+//!
+//! A record is addressed by its slot (its record id less the collection's
+//! first id), and the slot holds where the bytes are: a chunk and an
+//! offset, 8 bytes in all. The BSON length prefix says how long the record
+//! is, so nothing else is kept per record. A chunk is shared (`Arc`) by
+//! every copy of the collection: a reader's snapshot, or another collection
+//! that `$out` filled with the same records. A writer appends only to a
+//! chunk this heap opened itself, copying it first if a snapshot still
+//! shares it (`Arc::make_mut`), and overwrites a record in place only when
+//! nobody else can see its chunk (`Arc::get_mut`); otherwise the new bytes
+//! are appended and the old ones become dead.
+//!
+//! Dead bytes are reclaimed two ways: a chunk with no live record left is
+//! released at once, and when the dead bytes reach half the live ones (and
+//! at least a chunk's worth) the chunks that are at least half dead have
+//! their live records moved to the open chunk and are released. The heap
+//! never holds more than about 1.5 times its live bytes for long.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bson::RawDocument;
+
+/// A chunk fills up to this size; a record of more than a quarter of it
+/// gets a chunk of its own, so that a chunk is never mostly slack.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// The dead bytes tolerated before a compaction is considered.
+const COMPACT_MIN: u64 = CHUNK_BYTES as u64;
+
+/// Where a record's bytes are; `chunk == u32::MAX` for a deleted record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Loc {
+    chunk: u32,
+    offset: u32,
+}
+
+impl Loc {
+    const EMPTY: Loc = Loc {
+        chunk: u32::MAX,
+        offset: 0,
+    };
+
+    fn is_live(self) -> bool {
+        self.chunk != u32::MAX
+    }
+}
+
+type Chunk = Arc<Vec<u8>>;
+
+/// One stored record, borrowed from the heap that holds it; another heap
+/// can store it by sharing its chunk ([`Heap::push_shared`]).
+#[derive(Clone, Copy)]
+pub struct Record<'a> {
+    chunk: &'a Chunk,
+    raw: &'a RawDocument,
+}
+
+impl<'a> Record<'a> {
+    /// The record as a raw document.
+    pub fn as_raw(&self) -> &'a RawDocument {
+        self.raw
+    }
+}
+
+impl std::ops::Deref for Record<'_> {
+    type Target = RawDocument;
+    fn deref(&self) -> &RawDocument {
+        self.raw
+    }
+}
+
+impl fmt::Debug for Record<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.raw, f)
+    }
+}
+
+/// The records of one collection, by slot.
+#[derive(Clone, Default)]
+pub struct Heap {
+    chunks: Vec<Chunk>,
+    /// Live bytes in each chunk, to release a chunk once it has none and
+    /// to pick the chunks a compaction rewrites.
+    live_bytes: Vec<u64>,
+    /// Indexes of released chunks, reused before the list grows.
+    free: Vec<u32>,
+    /// The chunk new records are appended to: always one this heap opened.
+    open: Option<u32>,
+    slots: Vec<Loc>,
+    live: usize,
+    /// The exact sum of the live records' sizes.
+    data_size: u64,
+    /// The sum of the chunks' lengths: live plus dead bytes.
+    stored: u64,
+}
+
+impl fmt::Debug for Heap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Heap")
+            .field("chunks", &self.chunks.len())
+            .field("slots", &self.slots.len())
+            .field("live", &self.live)
+            .field("data_size", &self.data_size)
+            .field("stored", &self.stored)
+            .finish()
+    }
+}
+
+/// The record whose bytes start at `offset` in `chunk`, if they are one.
+fn record_at(chunk: &[u8], offset: usize) -> Option<&RawDocument> {
+    let head = chunk.get(offset..offset.checked_add(4)?)?;
+    let len = usize::try_from(i32::from_le_bytes(head.try_into().ok()?)).ok()?;
+    RawDocument::from_bytes(chunk.get(offset..offset.checked_add(len)?)?).ok()
+}
+
+impl Heap {
+    /// Number of slots, live or not: the next record goes in this one.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Number of live records.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// The exact sum of the live records' BSON sizes.
+    pub fn data_size(&self) -> u64 {
+        self.data_size
+    }
+
+    /// Bytes held in chunks, live or dead (what the heap costs).
+    #[cfg(test)]
+    pub fn stored_bytes(&self) -> u64 {
+        self.stored
+    }
+
+    fn record(&self, loc: Loc) -> Option<Record<'_>> {
+        if !loc.is_live() {
+            return None;
+        }
+        let chunk = self.chunks.get(loc.chunk as usize)?;
+        let raw = record_at(chunk, loc.offset as usize)?;
+        Some(Record { chunk, raw })
+    }
+
+    /// The record in slot `i`, if it is live.
+    pub fn get(&self, i: usize) -> Option<Record<'_>> {
+        self.record(*self.slots.get(i)?)
+    }
+
+    /// The live records from slot `from` on, with their slots, in order.
+    pub fn iter_from(&self, from: usize) -> impl DoubleEndedIterator<Item = (usize, Record<'_>)> {
+        self.slots
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, &loc)| self.record(loc).map(|r| (from + i, r)))
+    }
+
+    /// The first live slot at or after `from`.
+    pub fn live_from(&self, from: usize) -> Option<usize> {
+        self.slots
+            .get(from..)?
+            .iter()
+            .position(|l| l.is_live())
+            .map(|i| from + i)
+    }
+
+    /// Store a record's bytes in a new slot.
+    pub fn push(&mut self, bytes: &[u8]) {
+        let loc = self.append(bytes);
+        self.slots.push(loc);
+        self.live += 1;
+        self.data_size += bytes.len() as u64;
+    }
+
+    /// Store another heap's record in a new slot, sharing its chunk rather
+    /// than copying its bytes.
+    pub fn push_shared(&mut self, record: Record<'_>) {
+        let bytes = record.raw.as_bytes();
+        let base = record.chunk.as_ptr() as usize;
+        let offset = bytes.as_ptr() as usize - base;
+        let chunk = match self.chunks.len().checked_sub(1) {
+            // Records are copied in order, so they mostly come from the
+            // chunk adopted last.
+            Some(last) if Arc::ptr_eq(&self.chunks[last], record.chunk) => last,
+            _ => self.add_chunk(record.chunk.clone()),
+        };
+        let n = bytes.len() as u64;
+        self.live_bytes[chunk] += n;
+        self.slots.push(Loc {
+            chunk: chunk as u32,
+            offset: offset as u32,
+        });
+        self.live += 1;
+        self.data_size += n;
+    }
+
+    /// Put `bytes` in place of the live record in slot `i`.
+    pub fn replace(&mut self, i: usize, bytes: &[u8]) {
+        let Some(&old) = self.slots.get(i) else {
+            return;
+        };
+        let Some(old_len) = self.record(old).map(|r| r.raw.as_bytes().len()) else {
+            return;
+        };
+        let n = bytes.len();
+        let c = old.chunk as usize;
+        if n <= old_len
+            && let Some(chunk) = Arc::get_mut(&mut self.chunks[c])
+        {
+            // Nobody else sees this chunk: overwrite, leaving the shrink
+            // as dead bytes at the record's end.
+            let at = old.offset as usize;
+            chunk[at..at + n].copy_from_slice(bytes);
+            let shrink = (old_len - n) as u64;
+            self.live_bytes[c] -= shrink;
+            self.data_size -= shrink;
+        } else {
+            let loc = self.append(bytes);
+            self.slots[i] = loc;
+            self.data_size += n as u64;
+            self.release(old, old_len);
+        }
+        self.maybe_compact();
+    }
+
+    /// Delete the record in slot `i`; whether there was one.
+    pub fn remove(&mut self, i: usize) -> bool {
+        let Some(&old) = self.slots.get(i) else {
+            return false;
+        };
+        let Some(old_len) = self.record(old).map(|r| r.raw.as_bytes().len()) else {
+            return false;
+        };
+        self.slots[i] = Loc::EMPTY;
+        self.live -= 1;
+        self.release(old, old_len);
+        self.maybe_compact();
+        true
+    }
+
+    /// Delete every record and every slot.
+    pub fn clear(&mut self) {
+        *self = Heap::default();
+    }
+
+    /// Account for `len` bytes at `loc` no longer being live.
+    fn release(&mut self, loc: Loc, len: usize) {
+        let c = loc.chunk as usize;
+        self.data_size -= len as u64;
+        self.live_bytes[c] -= len as u64;
+        if self.live_bytes[c] == 0 {
+            if self.open == Some(loc.chunk) {
+                // The open chunk is emptied for reuse, not released.
+                if let Some(chunk) = Arc::get_mut(&mut self.chunks[c]) {
+                    self.stored -= chunk.len() as u64;
+                    chunk.clear();
+                    return;
+                }
+                self.open = None;
+            }
+            self.release_chunk(c);
+        }
+    }
+
+    fn release_chunk(&mut self, c: usize) {
+        self.stored -= self.chunks[c].len() as u64;
+        self.chunks[c] = Chunk::default();
+        self.live_bytes[c] = 0;
+        self.free.push(c as u32);
+    }
+
+    fn add_chunk(&mut self, chunk: Chunk) -> usize {
+        self.stored += chunk.len() as u64;
+        match self.free.pop() {
+            Some(c) => {
+                self.chunks[c as usize] = chunk;
+                c as usize
+            }
+            None => {
+                self.chunks.push(chunk);
+                self.live_bytes.push(0);
+                self.chunks.len() - 1
+            }
+        }
+    }
+
+    /// Copy `bytes` into a chunk; where they went.
+    fn append(&mut self, bytes: &[u8]) -> Loc {
+        let n = bytes.len();
+        if n > CHUNK_BYTES / 4 {
+            let c = self.add_chunk(Arc::new(bytes.to_vec()));
+            self.live_bytes[c] += n as u64;
+            return Loc {
+                chunk: c as u32,
+                offset: 0,
+            };
+        }
+        let c = match self.open {
+            Some(c) if self.chunks[c as usize].len() + n <= CHUNK_BYTES => c as usize,
+            _ => {
+                let c = self.add_chunk(Chunk::default());
+                self.open = Some(c as u32);
+                c
+            }
+        };
+        let chunk = Arc::make_mut(&mut self.chunks[c]);
+        if chunk.capacity() - chunk.len() < n {
+            // Grow by doubling up to a full chunk, so a small collection
+            // stays small and a full chunk has no slack.
+            let want = (chunk.capacity() * 2)
+                .clamp(4096, CHUNK_BYTES)
+                .max(chunk.len() + n);
+            chunk.reserve_exact(want - chunk.len());
+        }
+        let offset = chunk.len();
+        chunk.extend_from_slice(bytes);
+        self.live_bytes[c] += n as u64;
+        self.stored += n as u64;
+        Loc {
+            chunk: c as u32,
+            offset: offset as u32,
+        }
+    }
+
+    /// Move the live records out of the chunks that are at least half dead,
+    /// once the dead bytes are worth it.
+    fn maybe_compact(&mut self) {
+        // Saturating: a record shared twice counts twice as live.
+        let dead = self.stored.saturating_sub(self.data_size);
+        if dead < COMPACT_MIN || dead * 2 < self.data_size {
+            return;
+        }
+        let sparse: Vec<bool> = self
+            .chunks
+            .iter()
+            .zip(&self.live_bytes)
+            .map(|(c, &live)| !c.is_empty() && live * 2 <= c.len() as u64)
+            .collect();
+        if let Some(o) = self.open
+            && sparse[o as usize]
+        {
+            self.open = None;
+        }
+        let mut buf = Vec::new();
+        for i in 0..self.slots.len() {
+            let loc = self.slots[i];
+            if !loc.is_live() || !sparse.get(loc.chunk as usize).copied().unwrap_or(false) {
+                continue;
+            }
+            let Some(r) = self.record(loc) else {
+                continue;
+            };
+            buf.clear();
+            buf.extend_from_slice(r.raw.as_bytes());
+            self.live_bytes[loc.chunk as usize] -= buf.len() as u64;
+            self.slots[i] = self.append(&buf);
+        }
+        for (c, was_sparse) in sparse.into_iter().enumerate() {
+            if was_sparse {
+                self.release_chunk(c);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::{RawDocumentBuf, doc};
+    use proptest::prelude::*;
+
+    fn record(i: u32, pad: usize) -> RawDocumentBuf {
+        RawDocumentBuf::from_document(&doc! {"_id": i, "p": "x".repeat(pad)}).unwrap()
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push(usize),
+        Replace(usize, usize),
+        Remove(usize),
+        Snapshot,
+        DropSnapshots,
+        Share(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        // Pads up to 400 kB, past the own-chunk threshold.
+        let pad = prop_oneof![0usize..64, 0usize..4000, 200_000usize..400_000];
+        prop_oneof![
+            6 => pad.clone().prop_map(Op::Push),
+            3 => (any::<usize>(), pad).prop_map(|(i, p)| Op::Replace(i, p)),
+            3 => any::<usize>().prop_map(Op::Remove),
+            1 => Just(Op::Snapshot),
+            1 => Just(Op::DropSnapshots),
+            1 => any::<usize>().prop_map(Op::Share),
+        ]
+    }
+
+    fn check(heap: &Heap, model: &[Option<Vec<u8>>]) {
+        assert_eq!(heap.slots(), model.len());
+        let live: Vec<(usize, Vec<u8>)> = model
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.clone().map(|r| (i, r)))
+            .collect();
+        let got: Vec<(usize, Vec<u8>)> = heap
+            .iter_from(0)
+            .map(|(i, r)| (i, r.as_bytes().to_vec()))
+            .collect();
+        assert_eq!(got, live);
+        let back: Vec<usize> = heap.iter_from(0).rev().map(|(i, _)| i).collect();
+        assert_eq!(back, live.iter().rev().map(|(i, _)| *i).collect::<Vec<_>>());
+        assert_eq!(heap.live(), live.len());
+        let size: usize = live.iter().map(|(_, r)| r.len()).sum();
+        assert_eq!(heap.data_size(), size as u64);
+        assert!(heap.stored_bytes() >= heap.data_size());
+        for (i, r) in model.iter().enumerate() {
+            assert_eq!(heap.get(i).map(|r| r.as_bytes().to_vec()), r.clone());
+            let next = model[i..].iter().position(Option::is_some).map(|k| i + k);
+            assert_eq!(heap.live_from(i), next);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The heap against a vector of optional byte strings, with
+        /// snapshots (clones) that must keep what they saw and a second heap
+        /// that shares records.
+        #[test]
+        fn heap_agrees_with_a_vector(ops in proptest::collection::vec(op(), 1..120)) {
+            let mut heap = Heap::default();
+            let mut model: Vec<Option<Vec<u8>>> = Vec::new();
+            let mut snapshots: Vec<(Heap, Vec<Option<Vec<u8>>>)> = Vec::new();
+            let mut other = Heap::default();
+            let mut other_model = Vec::new();
+            // `$out` shares each record once.
+            let mut shared = std::collections::HashSet::new();
+            for (n, op) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Push(pad) => {
+                        let r = record(n as u32, pad);
+                        heap.push(r.as_bytes());
+                        model.push(Some(r.into_bytes()));
+                    }
+                    Op::Replace(i, pad) if !model.is_empty() => {
+                        let i = i % model.len();
+                        if model[i].is_some() {
+                            shared.remove(&i);
+                            let r = record(n as u32, pad);
+                            heap.replace(i, r.as_bytes());
+                            model[i] = Some(r.into_bytes());
+                        }
+                    }
+                    Op::Remove(i) if !model.is_empty() => {
+                        let i = i % model.len();
+                        prop_assert_eq!(heap.remove(i), model[i].is_some());
+                        model[i] = None;
+                    }
+                    Op::Snapshot => snapshots.push((heap.clone(), model.clone())),
+                    Op::DropSnapshots => snapshots.clear(),
+                    Op::Share(i) if !model.is_empty() => {
+                        let i = i % model.len();
+                        if let Some(r) = heap.get(i).filter(|_| shared.insert(i)) {
+                            other.push_shared(r);
+                            other_model.push(model[i].clone());
+                        }
+                    }
+                    _ => {}
+                }
+                check(&heap, &model);
+            }
+            for (snap, m) in &snapshots {
+                check(snap, m);
+            }
+            check(&other, &other_model);
+        }
+    }
+
+    #[test]
+    fn small_records_share_chunks_and_dead_space_is_reclaimed() {
+        let mut heap = Heap::default();
+        let r = record(1, 30);
+        let n = 100_000;
+        for _ in 0..n {
+            heap.push(r.as_bytes());
+        }
+        let size = (n * r.as_bytes().len()) as u64;
+        assert_eq!(heap.data_size(), size);
+        // Packed: whole chunks, no per-record allocation.
+        assert!(heap.chunks.len() <= (size as usize).div_ceil(CHUNK_BYTES));
+        // Growing every record moves it; the dead copies are reclaimed.
+        let big = record(1, 60);
+        for i in 0..n {
+            heap.replace(i, big.as_bytes());
+        }
+        let live = heap.data_size();
+        assert_eq!(live, (n * big.as_bytes().len()) as u64);
+        assert!(
+            heap.stored_bytes() * 2 <= live * 3 + 2 * COMPACT_MIN,
+            "{} stored for {live} live",
+            heap.stored_bytes()
+        );
+        // Deleting every record releases every chunk but the open one.
+        for i in 0..n {
+            assert!(heap.remove(i));
+        }
+        assert_eq!(heap.stored_bytes(), 0);
+        assert!(heap.chunks.iter().filter(|c| c.capacity() > 0).count() <= 1);
+    }
+
+    #[test]
+    fn a_snapshot_keeps_the_bytes_it_saw() {
+        let mut heap = Heap::default();
+        heap.push(record(1, 10).as_bytes());
+        let snap = heap.clone();
+        heap.replace(0, record(2, 5).as_bytes());
+        assert_eq!(snap.get(0).unwrap().as_bytes(), record(1, 10).as_bytes());
+        assert_eq!(heap.get(0).unwrap().as_bytes(), record(2, 5).as_bytes());
+    }
+}
