@@ -388,6 +388,15 @@ impl Pipeline {
         })
     }
 
+    /// When this pipeline is one `$unionWith`, the collection it reads and
+    /// its sub-pipeline's stages.
+    pub(crate) fn union_with(&self) -> Option<(&str, &[Document])> {
+        match self.parsed.as_slice() {
+            [Stage::UnionWith(u)] => Some((u.coll(), u.stages())),
+            _ => None,
+        }
+    }
+
     /// When this pipeline is one `$group`, that group as a sink to feed
     /// documents to one at a time, so that its input is never held.
     pub(crate) fn group_sink(&self) -> Option<group::GroupSink<'_>> {

@@ -305,7 +305,14 @@ impl Heap {
         let c = match self.open {
             Some(c) if self.chunks[c as usize].len() + n <= CHUNK_BYTES => c as usize,
             _ => {
-                let c = self.add_chunk(Chunk::default());
+                // A heap that has filled a chunk is likely to fill the next:
+                // it gets its whole size at once, without the doubling.
+                let cap = if self.stored >= CHUNK_BYTES as u64 {
+                    CHUNK_BYTES
+                } else {
+                    0
+                };
+                let c = self.add_chunk(Arc::new(Vec::with_capacity(cap)));
                 self.open = Some(c as u32);
                 c
             }

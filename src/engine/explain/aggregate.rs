@@ -383,31 +383,172 @@ impl Sampled {
     }
 }
 
-/// The stages at the head of `rest` that pass documents on one at a time
-/// and read no other collection ([`Pipeline::streams`]), parsed.
-fn streaming_prefix(rest: &[Opt]) -> Result<Vec<Pipeline>> {
-    let mut prefix = Vec::new();
+/// One stage of a chain run per document: a stage that passes documents on
+/// one at a time and reads no other collection ([`Pipeline::streams`]), or
+/// a `$unionWith`, which passes its input on and, once the input is
+/// exhausted, its sub-pipeline's results, as mongod's does.
+enum Link {
+    Run(Pipeline),
+    Union {
+        coll: String,
+        stages: Vec<Document>,
+        /// The sub-pipeline's explain, once it has run.
+        explain: Vec<Bson>,
+    },
+}
+
+/// The stages at the head of `rest` that can run per document ([`Link`]).
+fn chain_prefix(rest: &[Opt]) -> Result<Vec<Link>> {
+    let mut links = Vec::new();
     for o in rest {
         if !matches!(o, Opt::Plain(_)) {
             break;
         }
         let p = Pipeline::parse(&o.runnable())?;
-        if !p.streams() {
-            break;
+        if p.streams() {
+            links.push(Link::Run(p));
+            continue;
         }
-        prefix.push(p);
+        match p.union_with() {
+            // A collection-less sub-pipeline (`$documents`) runs whole.
+            Some((coll, stages)) if !coll.is_empty() => links.push(Link::Union {
+                coll: coll.to_string(),
+                stages: stages.to_vec(),
+                explain: Vec::new(),
+            }),
+            _ => break,
+        }
     }
-    Ok(prefix)
+    Ok(links)
+}
+
+/// Links run per document, each counted and timed.
+struct Chain {
+    links: Vec<Link>,
+    returned: Vec<i64>,
+    clocks: Vec<Sampled>,
+}
+
+impl Chain {
+    fn new(links: Vec<Link>) -> Chain {
+        let n = links.len();
+        Chain {
+            links,
+            returned: vec![0; n],
+            clocks: (0..n).map(|_| Sampled::default()).collect(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Pass `docs` through the links from `from` on, then each to `out`.
+    fn feed(
+        &mut self,
+        from: usize,
+        mut docs: Vec<Document>,
+        source: &dyn Source,
+        vars: &Vars,
+        out: &mut dyn FnMut(Document) -> Result<()>,
+    ) -> Result<()> {
+        for i in from..self.links.len() {
+            if docs.is_empty() {
+                return Ok(());
+            }
+            if let Link::Run(p) = &self.links[i] {
+                docs = self.clocks[i].time(|| p.run_streaming(docs, source, vars))?;
+            }
+            self.returned[i] += docs.len() as i64;
+        }
+        for d in docs {
+            out(d)?;
+        }
+        Ok(())
+    }
+
+    /// Once the input is exhausted: run each `$unionWith`'s sub-pipeline in
+    /// order, its results passed through the links after it and to `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn drain(
+        &mut self,
+        cat: &Catalog,
+        db: &str,
+        vars: &Vars,
+        verbosity: Option<Verbosity>,
+        now: bson::DateTime,
+        source: &dyn Source,
+        out: &mut dyn FnMut(Document) -> Result<()>,
+    ) -> Result<()> {
+        for k in 0..self.links.len() {
+            let Link::Union { coll, stages, .. } = &self.links[k] else {
+                continue;
+            };
+            let (coll, stages) = (coll.clone(), stages.clone());
+            let started = Instant::now();
+            let downstream = |c: &Chain| c.clocks[k + 1..].iter().map(|c| c.nanos).sum::<u64>();
+            let before = downstream(self);
+            let outcome = run_aggregate(
+                cat,
+                db,
+                &coll,
+                &stages,
+                None,
+                vars,
+                verbosity,
+                now,
+                Some(&mut |d| {
+                    self.returned[k] += 1;
+                    self.feed(k + 1, vec![d], source, vars, out)
+                }),
+            )?;
+            let after = downstream(self);
+            let own = (started.elapsed().as_nanos() as u64).saturating_sub(after - before);
+            self.clocks[k].nanos += own;
+            if let Link::Union { explain, .. } = &mut self.links[k] {
+                *explain = outcome.stages;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each link's explain entry, `rest` being the stages the links came
+    /// from.
+    fn entries(&self, rest: &[Opt]) -> Vec<Bson> {
+        let mut entries = Vec::with_capacity(self.links.len());
+        for (((o, link), n), clock) in rest
+            .iter()
+            .zip(&self.links)
+            .zip(&self.returned)
+            .zip(&self.clocks)
+        {
+            let mut entry = shown(o);
+            if let Link::Union { explain, .. } = link {
+                let mut spec = match entry.get("$unionWith") {
+                    Some(Bson::String(s)) => doc! {"coll": s.clone()},
+                    Some(Bson::Document(d)) => d.clone(),
+                    _ => Document::new(),
+                };
+                spec.insert("pipeline", explain.clone());
+                entry = doc! {"$unionWith": spec};
+            }
+            entry.insert("nReturned", *n);
+            entry.insert("executionTimeMillisEstimate", clock.millis());
+            entries.push(Bson::Document(entry));
+        }
+        entries
+    }
 }
 
 /// Run the `$cursor` and pull each document it produces through the stages
 /// right after it that pass documents on one at a time (`$match`,
-/// `$project`, `$addFields`, `$unwind`, …) and into a `$group` that follows
-/// them, as mongod's pipeline pulls from its `$cursor`: neither the
-/// cursor's results nor a streaming stage's output is ever held whole.
-/// What comes out (the groups, or the last streaming stage's documents) is
-/// handed to the stages after; each stage run here is counted and timed
-/// as [`run_stages`] counts and times it.
+/// `$project`, `$addFields`, `$unwind`, …, and `$unionWith`, whose
+/// sub-pipeline's results follow) and into a `$group` that follows them,
+/// as mongod's pipeline pulls from its `$cursor`: neither the cursor's
+/// results nor a streaming stage's output is ever held whole. What comes
+/// out (the groups, or the last streaming stage's documents) is handed to
+/// the stages after; each stage run here is counted and timed as
+/// [`run_stages`] counts and times it.
 #[allow(clippy::too_many_arguments)]
 fn stream_cursor(
     cat: &Catalog,
@@ -427,8 +568,8 @@ fn stream_cursor(
         .as_ref()
         .map(|p| Pipeline::parse(&[doc! {"$project": p.clone()}]))
         .transpose()?;
-    let prefix = streaming_prefix(rest)?;
-    let group = match rest.get(prefix.len()) {
+    let mut chain = Chain::new(chain_prefix(rest)?);
+    let group = match rest.get(chain.len()) {
         Some(o @ Opt::Plain(_)) if o.name() == "$group" => Some(Pipeline::parse(&o.runnable())?),
         _ => None,
     };
@@ -442,24 +583,34 @@ fn stream_cursor(
     // nothing after them blocks: straight from the streaming stages, or,
     // after a `$group`, each group through the streaming stages that
     // follow it as it is finished. Otherwise they are held and returned.
-    let tail = match (&sink, &emit) {
+    let mut tail = match (&sink, &emit) {
         (Some(_), Some(_)) => {
-            let after = &rest[prefix.len() + 1..];
-            let tail = streaming_prefix(after)?;
-            (tail.len() == after.len()).then_some(tail)
+            let after = &rest[chain.len() + 1..];
+            let tail = chain_prefix(after)?;
+            (tail.len() == after.len()).then(|| Chain::new(tail))
         }
         _ => None,
     };
-    let direct = sink.is_none() && prefix.len() == rest.len();
+    let direct = sink.is_none() && chain.len() == rest.len();
     if !direct && tail.is_none() {
         emit = None;
     }
-    let mut returned = vec![0i64; prefix.len()];
-    let mut clocks: Vec<Sampled> = prefix.iter().map(|_| Sampled::default()).collect();
-    let mut group_clock = Sampled::default();
+    // Shared with `deliver`, so that the cursor's own time can be read
+    // between the cursor and the `$unionWith` sub-pipelines.
+    let group_clock = RefCell::new(Sampled::default());
     let mut projection_clock = Sampled::default();
     let mut held = Vec::new();
     let mut n_cursor = 0i64;
+    let mut deliver = |d: Document| -> Result<()> {
+        match (&mut sink, &mut emit) {
+            (Some(sink), _) => group_clock.borrow_mut().time(|| sink.add(&d, &ctx)),
+            (None, Some(emit)) => emit(d),
+            (None, None) => {
+                held.push(d);
+                Ok(())
+            }
+        }
+    };
     let started = Instant::now();
     let cursor = ops::select_each(
         c,
@@ -474,54 +625,24 @@ fn stream_cursor(
                 docs = projection_clock.time(|| p.run_streaming(docs, &source, vars))?;
             }
             n_cursor += 1;
-            for ((p, n), clock) in prefix.iter().zip(&mut returned).zip(&mut clocks) {
-                if docs.is_empty() {
-                    break;
-                }
-                docs = clock.time(|| p.run_streaming(docs, &source, vars))?;
-                *n += docs.len() as i64;
-            }
-            match (&mut sink, &mut emit) {
-                (Some(sink), _) => {
-                    for d in &docs {
-                        group_clock.time(|| sink.add(d, &ctx))?;
-                    }
-                }
-                (None, Some(emit)) => {
-                    for d in docs {
-                        emit(d)?;
-                    }
-                }
-                (None, None) => held.extend(docs),
-            }
-            Ok(())
+            chain.feed(0, docs, &source, vars, &mut deliver)
         },
     )?;
     let elapsed = started.elapsed().as_nanos() as u64;
-    let downstream: u64 = clocks.iter().map(|c| c.nanos).sum::<u64>() + group_clock.nanos;
+    let downstream: u64 =
+        chain.clocks.iter().map(|c| c.nanos).sum::<u64>() + group_clock.borrow().nanos;
     let cursor_millis = (elapsed.saturating_sub(downstream) / 1_000_000) as i64;
-    let mut entries = Vec::with_capacity(prefix.len() + 1);
-    for ((o, n), clock) in rest.iter().zip(&returned).zip(&clocks) {
-        let mut entry = shown(o);
-        entry.insert("nReturned", *n);
-        entry.insert("executionTimeMillisEstimate", clock.millis());
-        entries.push(Bson::Document(entry));
-    }
-    let mut consumed = prefix.len();
-    if let (Some(emit), Some(tail)) = (emit.as_mut(), &tail)
+    chain.drain(cat, db, vars, verbosity, now, &source, &mut deliver)?;
+    let mut entries = chain.entries(rest);
+    let mut consumed = chain.len();
+    if let (Some(emit), Some(tail)) = (emit.as_mut(), tail.as_mut())
         && let Some(sink) = sink.take()
     {
         sink.finish_each(&ctx, &mut |g| {
             crate::engine::limits::check_output_depth(&g)?;
-            let mut docs = vec![g];
-            for p in tail {
-                docs = p.run_streaming(docs, &source, vars)?;
-            }
-            for d in docs {
-                emit(d)?;
-            }
-            Ok(())
+            tail.feed(0, vec![g], &source, vars, &mut **emit)
         })?;
+        tail.drain(cat, db, vars, verbosity, now, &source, &mut **emit)?;
         consumed = rest.len();
     }
     let docs = match sink {
@@ -532,7 +653,8 @@ fn stream_cursor(
             entry.insert("nReturned", groups.len() as i64);
             entry.insert(
                 "executionTimeMillisEstimate",
-                ((group_clock.nanos + finished.elapsed().as_nanos() as u64) / 1_000_000) as i64,
+                ((group_clock.borrow().nanos + finished.elapsed().as_nanos() as u64) / 1_000_000)
+                    as i64,
             );
             entries.push(Bson::Document(entry));
             consumed += 1;
@@ -960,5 +1082,114 @@ mod tests {
             .map(|d| d.get_i32("n").unwrap().into())
             .collect();
         assert_eq!(ns, [150, 150, 150, 150]);
+    }
+
+    /// `$unionWith` streams too: its input passes on first, then its
+    /// sub-pipeline's results, through the stages after it and into the
+    /// `$group`; counts are those of running the stages whole, and the
+    /// sub-pipeline's explain is nested as before.
+    #[test]
+    fn union_with_streams_into_group_and_after_it() {
+        let e = Engine::new();
+        let docs: Vec<RawDocumentBuf> = (0..200)
+            .map(|i| RawDocumentBuf::from_document(&doc! {"_id": i, "k": i % 4}).unwrap())
+            .collect();
+        e.insert("t", "c", docs, true).unwrap();
+        let other: Vec<RawDocumentBuf> = (0..10)
+            .map(|i| RawDocumentBuf::from_document(&doc! {"_id": i}).unwrap())
+            .collect();
+        e.insert("t", "d", other, true).unwrap();
+        let cat = e.snapshot();
+        let pipeline = [
+            doc! {"$project": {"_id": 0, "k": 1, "child": "$$ROOT"}},
+            doc! {"$unionWith": {"coll": "d", "pipeline": [{"$project": {"_id": 0, "k": "$_id"}}]}},
+            doc! {"$group": {"_id": "$k", "n": {"$sum": 1}}},
+            doc! {"$sort": {"_id": 1}},
+        ];
+        let opts = optimize(&pipeline);
+        let pushed = push_down(&opts);
+        let filter = Filter::parse(&pushed.filter, None).unwrap();
+        let q = Query::new(&filter);
+        let vars = Vars::default();
+        let rest = &opts[pushed.rest..];
+        let now = bson::DateTime::now();
+        let s = stream_cursor(
+            &cat,
+            "t",
+            "c",
+            cat.collection("t", "c"),
+            &q,
+            &pushed,
+            rest,
+            &vars,
+            Some(Verbosity::ExecutionStats),
+            now,
+            None,
+        )
+        .unwrap();
+        // `$project`, `$unionWith` and `$group` ran here; `$sort` is left.
+        assert_eq!(rest.len() - s.consumed, 1);
+        assert_eq!(s.docs.len(), 10);
+        let returned: Vec<i64> = s
+            .entries
+            .iter()
+            .map(|e| e.as_document().unwrap().get_i64("nReturned").unwrap())
+            .collect();
+        assert_eq!(returned, [200, 210, 10]);
+        let union = s.entries[1].as_document().unwrap();
+        let sub = union
+            .get_document("$unionWith")
+            .unwrap()
+            .get_array("pipeline")
+            .unwrap();
+        let cursor = sub[0].as_document().unwrap();
+        assert_eq!(cursor.get_i64("nReturned").unwrap(), 10);
+        let whole = run_aggregate(&cat, "t", "c", &pipeline, None, &vars, None, now, None).unwrap();
+        let ns: Vec<(i32, i32)> = whole
+            .docs
+            .iter()
+            .map(|d| (d.get_i32("_id").unwrap(), d.get_i32("n").unwrap()))
+            .collect();
+        let mut expected: Vec<(i32, i32)> = (0..4).map(|k| (k, 51)).collect();
+        expected.extend((4..10).map(|k| (k, 1)));
+        assert_eq!(ns, expected);
+
+        // After a `$group`, with a writer: the groups first, then the
+        // sub-pipeline's documents, each handed over as it comes.
+        let pipeline = [
+            doc! {"$group": {"_id": "$k"}},
+            doc! {"$unionWith": "d"},
+            doc! {"$set": {"seen": true}},
+        ];
+        let mut emitted = Vec::new();
+        let out = run_aggregate(
+            &cat,
+            "t",
+            "c",
+            &pipeline,
+            None,
+            &vars,
+            None,
+            now,
+            Some(&mut |d| {
+                emitted.push(d);
+                Ok(())
+            }),
+        )
+        .unwrap();
+        assert!(out.docs.is_empty());
+        assert_eq!(emitted.len(), 14);
+        let mut groups: Vec<i32> = emitted[..4]
+            .iter()
+            .map(|d| d.get_i32("_id").unwrap())
+            .collect();
+        groups.sort();
+        assert_eq!(groups, [0, 1, 2, 3]);
+        let tail: Vec<i32> = emitted[4..]
+            .iter()
+            .map(|d| d.get_i32("_id").unwrap())
+            .collect();
+        assert_eq!(tail, (0..10).collect::<Vec<_>>());
+        assert!(emitted.iter().all(|d| d.get_bool("seen").unwrap()));
     }
 }

@@ -357,6 +357,16 @@ pub(super) struct UnionWith {
 }
 
 impl UnionWith {
+    /// The collection it reads (empty for a collection-less sub-pipeline).
+    pub(super) fn coll(&self) -> &str {
+        &self.coll
+    }
+
+    /// Its sub-pipeline's stages as written.
+    pub(super) fn stages(&self) -> &[Document] {
+        self.pipeline.as_ref().map_or(&[][..], |p| p.stages())
+    }
+
     pub(super) fn parse(spec: &Bson) -> Result<UnionWith> {
         match spec {
             Bson::String(s) => Ok(UnionWith {
