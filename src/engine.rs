@@ -448,6 +448,7 @@ impl Engine {
         if ops::pipeline_writes(pipeline) {
             // Read on a snapshot; hold the target's lock only to write.
             let docs = ops::aggregate_write_input(
+                &self.store,
                 &self.store.snapshot_db(db),
                 db,
                 coll,

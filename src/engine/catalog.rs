@@ -518,6 +518,43 @@ impl Collection {
         }
     }
 
+    /// Where `$out` builds new contents for `target` (as it is now, or
+    /// `None` when it does not exist yet): [`Collection::emptied`], or an
+    /// implicitly created collection.
+    pub fn fresh_for(target: Option<&Collection>) -> Collection {
+        target.map_or_else(Collection::plain, Collection::emptied)
+    }
+
+    /// Whether contents built on `template` ([`Collection::fresh_for`] of
+    /// the target as it was, `None` when it did not exist) may take the
+    /// place of the target as it is `now`: it is the same collection with
+    /// the same options and index definitions and had no insert since (so
+    /// record ids are not reused), or, for `None`, it is still an empty
+    /// implicitly created one. When not, the records are copied into the
+    /// target's current shape instead.
+    pub fn fits(template: Option<&Collection>, now: &Collection) -> bool {
+        match template {
+            Some(t) => {
+                t.uuid == now.uuid
+                    && t.first_record == now.next_record()
+                    && t.options == now.options
+                    && t.indexes.len() == now.indexes.len()
+                    && t.indexes
+                        .iter()
+                        .zip(&now.indexes)
+                        .all(|(a, b)| a.spec.to_document() == b.spec.to_document())
+            }
+            None => now.next_record() == 1 && now.options.is_empty() && now.indexes.len() == 1,
+        }
+    }
+
+    /// `self` (new contents) taking the place of `now`: its version follows
+    /// `now`'s, so that work done on a snapshot of `now` sees the change.
+    pub fn succeeding(mut self, now: &Collection) -> Collection {
+        self.version = self.version.max(now.version + 1);
+        self
+    }
+
     /// Remove every document, keeping the indexes' definitions.
     pub fn clear(&mut self) {
         // Ids are never reused: the next record continues the sequence.

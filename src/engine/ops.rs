@@ -1189,22 +1189,40 @@ fn coll_stats_stage(
     Ok(out)
 }
 
+/// What the read part of a writing pipeline hands to the write part.
+pub(super) enum WriteInput {
+    /// `$merge`'s input: the results, encoded.
+    Docs(Vec<RawDocumentBuf>),
+    /// `$out`'s: the new contents, built as the results were produced.
+    Out {
+        db: String,
+        coll: String,
+        /// The target's shape when the build began (`None`: it did not
+        /// exist): the new contents replace the target only if it still
+        /// has that shape.
+        template: Option<Collection>,
+        fresh: Collection,
+    },
+}
+
 /// The read part of a pipeline ending in `$out`/`$merge`: every stage but
 /// the last, which may run on a snapshot without the write lock.
 ///
-/// The results are handed over encoded, each encoded as it is produced
-/// where the stages before the write stream, so that the writer's input is
-/// held at its BSON size rather than decoded.
+/// Each result is handed over as it is produced where the stages before
+/// the write stream: `$out` inserts it into the new contents at once
+/// (beside the target, which stays as it is until the write part), and
+/// `$merge`'s input is held encoded, at its BSON size.
 pub(super) fn aggregate_write_input(
+    store: &Store,
     cat: &Catalog,
     db: &str,
     coll: Option<&str>,
     pipeline: &[Document],
     opts: &AggregateOptions,
     now: bson::DateTime,
-) -> Result<Vec<RawDocumentBuf>> {
-    let Some((_, body)) = pipeline.split_last() else {
-        return Ok(Vec::new());
+) -> Result<WriteInput> {
+    let Some((last, body)) = pipeline.split_last() else {
+        return Ok(WriteInput::Docs(Vec::new()));
     };
     for stage in body {
         if stage.contains_key("$out") || stage.contains_key("$merge") {
@@ -1215,8 +1233,33 @@ pub(super) fn aggregate_write_input(
             ));
         }
     }
+    let mut input = match last.get("$out") {
+        Some(target) => {
+            let (tdb, tcoll) = out_target(db, target)?;
+            super::catalog::check_create_ns(&tdb, &tcoll)?;
+            let now_there = store.collection(&tdb, &tcoll);
+            let fresh = Collection::fresh_for(now_there.as_deref());
+            WriteInput::Out {
+                template: now_there.as_deref().map(Collection::emptied),
+                db: tdb,
+                coll: tcoll,
+                fresh,
+            }
+        }
+        None => WriteInput::Docs(Vec::new()),
+    };
+    let mut take = |d: &Document| -> Result<()> {
+        match &mut input {
+            WriteInput::Docs(out) => out.push(to_raw(d)?),
+            WriteInput::Out {
+                db, coll, fresh, ..
+            } => {
+                fresh.insert(&format!("{db}.{coll}"), ensure_id_raw(to_raw(d)?)?)?;
+            }
+        }
+        Ok(())
+    };
     let streamable = body.first().is_none_or(|s| !s.contains_key("$collStats"));
-    let mut out = Vec::new();
     match coll {
         Some(name) if streamable => {
             super::catalog::check_db_name(db)?;
@@ -1232,33 +1275,68 @@ pub(super) fn aggregate_write_input(
                 &vars,
                 None,
                 now,
-                Some(&mut |d| {
-                    out.push(to_raw(&d)?);
-                    Ok(())
-                }),
+                Some(&mut |d| take(&d)),
             )?;
         }
         _ => {
             for d in aggregate(cat, db, coll, body, opts, now)? {
-                out.push(to_raw(&d)?);
+                take(&d)?;
             }
         }
     }
-    Ok(out)
+    Ok(input)
 }
 
-/// The write part: apply the last stage (`$out`/`$merge`) to `docs`.
+/// The write part: apply the last stage (`$out`/`$merge`) to what the read
+/// part produced.
 pub(super) fn aggregate_write_output(
     store: &Store,
     db: &str,
     pipeline: &[Document],
-    docs: Vec<RawDocumentBuf>,
+    input: WriteInput,
     now: bson::DateTime,
 ) -> Result<Vec<Document>> {
-    let Some(last) = pipeline.last() else {
-        return Ok(Vec::new());
-    };
-    write_last_stage(store, db, last, docs, now)
+    match input {
+        WriteInput::Out {
+            db,
+            coll,
+            template,
+            fresh,
+        } => {
+            install_out(store, &db, &coll, template, fresh)?;
+        }
+        WriteInput::Docs(docs) => {
+            if let Some(spec) = pipeline.last().and_then(|last| last.get("$merge")) {
+                merge(store, db, spec, docs, now)?;
+            }
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// `$out`: put the new contents (built beside the old ones, all or nothing)
+/// in place of the target's, keeping its indexes, under the target's lock
+/// only. If the target changed shape while they were built (created,
+/// dropped, re-created, given other options or indexes), the records are
+/// copied into its current shape instead, so that its indexes hold.
+fn install_out(
+    store: &Store,
+    db: &str,
+    coll: &str,
+    template: Option<Collection>,
+    fresh: Collection,
+) -> Result<()> {
+    let ns = format!("{db}.{coll}");
+    store.replace_or_create(db, coll, |now| {
+        if Collection::fits(template.as_ref(), now) {
+            return Ok(fresh.succeeding(now));
+        }
+        let mut rebuilt = now.emptied();
+        for (_, record) in fresh.shared_records() {
+            rebuilt.insert_record(&ns, record)?;
+        }
+        Ok(rebuilt)
+    })
 }
 
 /// The database and collection a `$out` writes to.
@@ -1312,37 +1390,6 @@ pub(super) fn copy_out(
             Ok(fresh)
         })
     })())
-}
-
-fn write_last_stage(
-    store: &Store,
-    db: &str,
-    last: &Document,
-    docs: Vec<RawDocumentBuf>,
-    now: bson::DateTime,
-) -> Result<Vec<Document>> {
-    if let Some(target) = last.get("$out") {
-        let (tdb, tcoll) = out_target(db, target)?;
-        write_out(store, &tdb, &tcoll, docs)?;
-    } else if let Some(spec) = last.get("$merge") {
-        merge(store, db, spec, docs, now)?;
-    }
-    Ok(Vec::new())
-}
-
-/// `$out`: replace the target's documents (keeping its indexes) with the
-/// results, all or nothing, under the target's lock only. The new contents
-/// are built beside the old ones, each result converted as it is inserted,
-/// and put in their place once every one went in.
-fn write_out(store: &Store, db: &str, coll: &str, docs: Vec<RawDocumentBuf>) -> Result<()> {
-    let ns = format!("{db}.{coll}");
-    store.replace_or_create(db, coll, |c| {
-        let mut fresh = c.emptied();
-        for raw in docs {
-            fresh.insert(&ns, ensure_id_raw(raw)?)?;
-        }
-        Ok(fresh)
-    })
 }
 
 fn merge(
@@ -1782,5 +1829,82 @@ mod tests {
         let left = e.find("t", "c", &FindRequest::default()).unwrap();
         assert_eq!(left.len(), usize::try_from(total / 2 - 1).unwrap());
         assert!(left.iter().all(|d| d.get_i32("a").unwrap() == 1));
+    }
+
+    /// `$out` builds the new contents while it reads, beside the target,
+    /// and puts them in place as they are when the target kept its shape;
+    /// when the target gained an index (or documents) meanwhile, the
+    /// records are copied into its current shape, so the new index holds
+    /// every new document and nothing of the old contents survives.
+    #[test]
+    fn out_built_while_reading_fits_the_target_as_it_is_when_written() {
+        use super::{WriteInput, aggregate_write_input, aggregate_write_output};
+        let e = Engine::new();
+        let src: Vec<RawDocumentBuf> = (0..50)
+            .map(|i| RawDocumentBuf::from_document(&doc! {"_id": i, "a": i % 5}).unwrap())
+            .collect();
+        e.insert("t", "src", src, true).unwrap();
+        let old = vec![RawDocumentBuf::from_document(&doc! {"_id": "old", "a": 99}).unwrap()];
+        e.insert("t", "dst", old, true).unwrap();
+        let pipeline = [doc! {"$match": {"a": {"$lt": 2}}}, doc! {"$out": "dst"}];
+        let opts = crate::engine::AggregateOptions::default();
+        let now = bson::DateTime::now();
+        let read = |e: &Engine| {
+            aggregate_write_input(
+                &e.store,
+                &e.store.snapshot_db("t"),
+                "t",
+                Some("src"),
+                &pipeline,
+                &opts,
+                now,
+            )
+            .unwrap()
+        };
+        let count = |e: &Engine, filter: bson::Document| {
+            let req = FindRequest {
+                filter,
+                ..FindRequest::default()
+            };
+            e.find("t", "dst", &req).unwrap().len()
+        };
+
+        // Unchanged target: the contents built while reading go in as they are.
+        let input = read(&e);
+        let WriteInput::Out { fresh, .. } = &input else {
+            panic!("$out builds its contents");
+        };
+        assert_eq!(fresh.len(), 20);
+        aggregate_write_output(&e.store, "t", &pipeline, input, now).unwrap();
+        assert_eq!(count(&e, doc! {}), 20);
+        assert_eq!(count(&e, doc! {"_id": "old"}), 0);
+
+        // An index created between the read and the write: it must hold
+        // every new document.
+        let input = read(&e);
+        e.create_indexes("t", "dst", &[doc! {"key": {"a": 1}, "name": "a_1"}])
+            .unwrap();
+        aggregate_write_output(&e.store, "t", &pipeline, input, now).unwrap();
+        let cat = e.store.snapshot_db("t");
+        let dst = cat.collection("t", "dst").unwrap();
+        assert_eq!(dst.len(), 20);
+        assert_eq!(dst.index("a_1").unwrap().len(), 20);
+
+        // Documents inserted meanwhile are replaced too.
+        let input = read(&e);
+        let late = vec![RawDocumentBuf::from_document(&doc! {"_id": "late", "a": 0}).unwrap()];
+        e.insert("t", "dst", late, true).unwrap();
+        aggregate_write_output(&e.store, "t", &pipeline, input, now).unwrap();
+        assert_eq!(count(&e, doc! {}), 20);
+        assert_eq!(count(&e, doc! {"_id": "late"}), 0);
+        let cat = e.store.snapshot_db("t");
+        assert_eq!(
+            cat.collection("t", "dst")
+                .unwrap()
+                .index("a_1")
+                .unwrap()
+                .len(),
+            20
+        );
     }
 }
