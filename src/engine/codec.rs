@@ -29,6 +29,8 @@
 //! The deprecated DBPointer type, whose fields `bson` keeps private, is
 //! handed to `bson` itself in both directions.
 
+pub(crate) mod walk;
+
 use bson::spec::BinarySubtype;
 use bson::{
     Binary, Bson, DateTime, Decimal128, Document, JavaScriptCodeWithScope, RawArray, RawDocument,

@@ -27,7 +27,7 @@ fn dbpointer_value(ns: &str, id: [u8; 12]) -> Bson {
 
 /// Two decoded documents are the same: same bytes when encoded by `bson`
 /// and same structure (`Debug` tells NaN from NaN, and subtypes apart).
-fn same(a: &Document, b: &Document) -> bool {
+pub(super) fn same(a: &Document, b: &Document) -> bool {
     reference(a) == reference(b) && format!("{a:?}") == format!("{b:?}")
 }
 
@@ -115,7 +115,7 @@ fn document_of(v: BoxedStrategy<Bson>, nul: bool) -> BoxedStrategy<Document> {
         .boxed()
 }
 
-fn value(nul: bool) -> BoxedStrategy<Bson> {
+pub(super) fn value(nul: bool) -> BoxedStrategy<Bson> {
     leaf(nul)
         .prop_recursive(4, 48, 6, move |inner| {
             prop_oneof![
@@ -129,19 +129,19 @@ fn value(nul: bool) -> BoxedStrategy<Bson> {
         .boxed()
 }
 
-fn document(nul: bool) -> BoxedStrategy<Document> {
+pub(super) fn document(nul: bool) -> BoxedStrategy<Document> {
     document_of(value(nul), nul)
 }
 
 /// A change to valid bytes that may make them invalid.
 #[derive(Debug, Clone)]
-enum Mutation {
+pub(super) enum Mutation {
     Set(usize, u8),
     Truncate(usize),
     Insert(usize, u8),
 }
 
-fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
+pub(super) fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
     let one = prop_oneof![
         4 => (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::Set(i, b)),
         1 => any::<usize>().prop_map(Mutation::Truncate),
@@ -153,7 +153,7 @@ fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
 /// Apply the mutations to the body (never the length prefix nor the
 /// terminator), then make the prefix and terminator consistent again, so
 /// that the bytes pass `RawDocument::from_bytes` and reach the decoders.
-fn mutate(bytes: &[u8], ms: &[Mutation]) -> Vec<u8> {
+pub(super) fn mutate(bytes: &[u8], ms: &[Mutation]) -> Vec<u8> {
     let mut body = bytes[4..bytes.len() - 1].to_vec();
     for m in ms {
         match *m {

@@ -7,7 +7,9 @@
 //! `{a: null}` can match it). The positions of the first array crossed are
 //! kept for the positional `$` operator.
 
-use bson::{Bson, Document, RawArray, RawBsonRef, RawDocument};
+use bson::{Bson, Document};
+
+use crate::engine::codec::walk;
 
 /// One value a path reaches. `value: None` is a missing field.
 #[derive(Debug, Clone, Copy)]
@@ -26,7 +28,7 @@ pub(crate) enum Shape<D, A> {
 }
 
 /// A view of BSON values that paths can be walked through: decoded
-/// (`&Bson`) or raw (`RawBsonRef`, straight from a stored record). There is
+/// (`&Bson`) or raw (`walk::Value`, straight from a stored record). There is
 /// one traversal, written once over this trait, so that the two views
 /// cannot disagree on mongod's array semantics.
 pub(crate) trait View<'a>: Copy {
@@ -73,21 +75,23 @@ pub(crate) fn take_malformed() -> bool {
     MALFORMED.with(|m| m.replace(false))
 }
 
-impl<'a> View<'a> for RawBsonRef<'a> {
-    type Doc = &'a RawDocument;
-    type Array = &'a RawArray;
-    fn shape(self) -> Shape<&'a RawDocument, &'a RawArray> {
-        match self {
-            RawBsonRef::Document(d) => Shape::Doc(d),
-            RawBsonRef::Array(a) => Shape::Array(a),
-            _ => Shape::Other,
+impl<'a> View<'a> for walk::Value<'a> {
+    type Doc = walk::Doc<'a>;
+    type Array = walk::Doc<'a>;
+    fn shape(self) -> Shape<walk::Doc<'a>, walk::Doc<'a>> {
+        if let Some(d) = self.as_document() {
+            Shape::Doc(d)
+        } else if let Some(a) = self.as_array() {
+            Shape::Array(a)
+        } else {
+            Shape::Other
         }
     }
-    fn field(doc: &'a RawDocument, key: &str) -> Option<Self> {
+    fn field(doc: walk::Doc<'a>, key: &str) -> Option<Self> {
         malformed(doc.get(key)).flatten()
     }
-    fn elements(array: &'a RawArray) -> impl Iterator<Item = Self> {
-        array.into_iter().map_while(malformed)
+    fn elements(array: walk::Doc<'a>) -> impl Iterator<Item = Self> {
+        array.values().map_while(malformed)
     }
 }
 

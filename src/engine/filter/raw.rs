@@ -3,12 +3,15 @@
 //!
 //! A collection scan examines every record and most of them do not match,
 //! so building a `Document` for each (map inserts, key strings, allocation)
-//! is most of a scan's cost. The raw matcher walks paths through
-//! `RawDocument`s with the same traversal code as the decoded matcher
-//! (`path::View` has both views) and brackets comparisons by the stored
+//! is most of a scan's cost. The raw matcher walks paths through the
+//! record's bytes (`codec::walk`, which looks a field up without building
+//! anything for the elements it passes) with the same traversal code as the
+//! decoded matcher (`path::View` has both views) and brackets comparisons
+//! by the stored
 //! element type before touching the value: a string stored where the query
-//! compares numbers is rejected from its type byte. Values that do need a
-//! comparison are decoded one at a time (numbers without allocating) and
+//! compares numbers is rejected from its type byte. Integers compared with
+//! integers are compared in place; other values that need a comparison are
+//! decoded one at a time (numbers without allocating) and
 //! handed to the decoded matcher's own predicates (`compare_match`,
 //! `Pred::matches_value`), so the semantics are the decoded matcher's, not
 //! a copy of them. Predicates on whole sub-values that are rare in scans
@@ -17,11 +20,13 @@
 //! containing them is not matched raw at all ([`Filter::match_raw`] answers
 //! `None` and the caller decodes the record).
 
-use bson::{Bson, RawBsonRef, RawDocument};
+use bson::spec::ElementType;
+use bson::{Bson, RawDocument};
 
 use super::path::{self, Candidate, visit_candidates};
 use super::{CmpOp, Filter, MatchDetails, Node, Pred, bracket_mismatch, compare_match};
 use super::{ordering_matches, value};
+use crate::engine::codec::walk::{self, Value};
 use crate::engine::collation::{Collation, compare_strings};
 use crate::engine::error::Result;
 
@@ -38,7 +43,7 @@ impl Node {
 
     /// [`Node::eval`] on a raw document (for nodes that are
     /// [`Node::raw_capable`]); positions are reported the same way.
-    fn eval_raw(&self, doc: &RawDocument, coll: Option<&Collation>) -> (bool, Option<usize>) {
+    fn eval_raw(&self, doc: walk::Doc<'_>, coll: Option<&Collation>) -> (bool, Option<usize>) {
         match self {
             Node::And(children) => {
                 let mut pos = None;
@@ -63,17 +68,27 @@ impl Node {
 
 /// Decode one raw value for a decoded predicate; malformed BSON marks the
 /// match as undecided (see `path::take_malformed`).
-fn decode(v: RawBsonRef<'_>) -> Option<Bson> {
-    path::malformed(Bson::try_from(v))
+fn decode(v: Value<'_>) -> Option<Bson> {
+    path::malformed(v.decode())
+}
+
+/// The integer operand of a comparison, if it is one (int32 or int64).
+fn int_operand(rhs: &Bson) -> Option<i64> {
+    match rhs {
+        Bson::Int32(n) => Some(i64::from(*n)),
+        Bson::Int64(n) => Some(*n),
+        _ => None,
+    }
 }
 
 /// [`compare_match`] on a raw value: the type bracket is decided from the
-/// element type, strings are compared in place, and anything else is
-/// decoded (numbers without allocating) and compared by `compare_match`.
+/// element type, strings and integers are compared in place, and anything
+/// else is decoded (numbers without allocating) and compared by
+/// `compare_match`.
 fn compare_match_raw(
     op: CmpOp,
     rhs: &Bson,
-    v: Option<RawBsonRef<'_>>,
+    v: Option<Value<'_>>,
     coll: Option<&Collation>,
 ) -> bool {
     let Some(v) = v else {
@@ -82,8 +97,13 @@ fn compare_match_raw(
     if value::rank_of_type(v.element_type()) != value::canonical_rank(rhs) {
         return bracket_mismatch(op, rhs);
     }
-    match (v, rhs) {
-        (RawBsonRef::String(x) | RawBsonRef::Symbol(x), Bson::String(y) | Bson::Symbol(y)) => {
+    // Two integers: `compare_match` would find no NaN and compare them
+    // exactly as integers (`value::compare_numbers`).
+    if let (Some(x), Some(y)) = (v.as_int(), int_operand(rhs)) {
+        return ordering_matches(op, x.cmp(&y));
+    }
+    match (v.as_str(), rhs) {
+        (Some(x), Bson::String(y) | Bson::Symbol(y)) => {
             ordering_matches(op, compare_strings(x, y, coll))
         }
         _ => decode(v).is_some_and(|b| compare_match(op, rhs, Some(&b), coll)),
@@ -94,7 +114,7 @@ impl Pred {
     /// [`Pred::matches_path`] on a raw document.
     fn matches_path_raw(
         &self,
-        doc: &RawDocument,
+        doc: walk::Doc<'_>,
         path: &[String],
         coll: Option<&Collation>,
     ) -> (bool, Option<usize>) {
@@ -103,8 +123,8 @@ impl Pred {
             return (!all, None);
         }
         let mut found = None;
-        visit_candidates::<RawBsonRef<'_>>(doc, path, self.expands_leaf(), &mut |c: Candidate<
-            RawBsonRef<'_>,
+        visit_candidates::<Value<'_>>(doc, path, self.expands_leaf(), &mut |c: Candidate<
+            Value<'_>,
         >| {
             let (ok, inner_pos) = self.matches_raw(c.value, coll);
             if ok {
@@ -119,11 +139,7 @@ impl Pred {
     }
 
     /// [`Pred::matches_value`] on a raw value.
-    fn matches_raw(
-        &self,
-        v: Option<RawBsonRef<'_>>,
-        coll: Option<&Collation>,
-    ) -> (bool, Option<usize>) {
+    fn matches_raw(&self, v: Option<Value<'_>>, coll: Option<&Collation>) -> (bool, Option<usize>) {
         let plain = |b: bool| (b, None);
         match self {
             Pred::Cmp(op, rhs) => plain(compare_match_raw(*op, rhs, v, coll)),
@@ -134,13 +150,11 @@ impl Pred {
             } if patterns.is_empty() => match v {
                 // A short list compares a string in place against each
                 // operand.
-                None | Some(RawBsonRef::String(_) | RawBsonRef::Symbol(_)) if sorted.is_none() => {
-                    plain(
-                        values
-                            .iter()
-                            .any(|rhs| compare_match_raw(CmpOp::Eq, rhs, v, coll)),
-                    )
-                }
+                _ if sorted.is_none() && v.is_none_or(|raw| raw.as_str().is_some()) => plain(
+                    values
+                        .iter()
+                        .any(|rhs| compare_match_raw(CmpOp::Eq, rhs, v, coll)),
+                ),
                 None => self.matches_value(None, coll),
                 // Anything else is decoded once, not once per operand (an
                 // `$in` of thousands of ids), and only when some operand
@@ -166,9 +180,13 @@ impl Pred {
             },
             Pred::Regex(p) => match v {
                 None => plain(false),
-                Some(RawBsonRef::String(s) | RawBsonRef::Symbol(s)) => plain(p.is_match(s)),
-                Some(RawBsonRef::RegularExpression(_)) => self.matches_decoded(v, coll),
-                Some(_) => plain(false),
+                Some(raw) => match raw.as_str() {
+                    Some(s) => plain(p.is_match(s)),
+                    None if raw.element_type() == ElementType::RegularExpression => {
+                        self.matches_decoded(v, coll)
+                    }
+                    None => plain(false),
+                },
             },
             Pred::Exists => plain(v.is_some()),
             Pred::Not(inner) => plain(!inner.iter().all(|p| p.matches_raw(v, coll).0)),
@@ -180,7 +198,7 @@ impl Pred {
     /// The decoded predicate on the value, decoded.
     fn matches_decoded(
         &self,
-        v: Option<RawBsonRef<'_>>,
+        v: Option<Value<'_>>,
         coll: Option<&Collation>,
     ) -> (bool, Option<usize>) {
         match v {
@@ -202,7 +220,9 @@ impl Filter {
         if !self.raw {
             return Ok(None);
         }
-        let (matched, pos) = self.root.eval_raw(doc, self.collation.as_ref());
+        let (matched, pos) = self
+            .root
+            .eval_raw(walk::Doc::from_raw(doc), self.collation.as_ref());
         if path::take_malformed() {
             // A regex budget spent on a malformed record is the decoded
             // path's to report.

@@ -380,3 +380,40 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Records with a damaged byte: the raw matcher never panics, and on a
+    /// record that still decodes to a document encoding back to the same
+    /// bytes (no duplicate keys) it answers as the decoded matcher.
+    #[test]
+    fn raw_matcher_on_damaged_records(
+        filter in arb_filter(),
+        d in stored_doc(),
+        at in any::<usize>(),
+        byte in any::<u8>(),
+    ) {
+        let Ok(f) = Filter::parse(&filter, None) else {
+            return Ok(());
+        };
+        let mut bytes = bson::RawDocumentBuf::from_document(&d).unwrap().into_bytes();
+        let body = 4..bytes.len() - 1;
+        if !body.is_empty() {
+            bytes[body.start + at % body.len()] = byte;
+        }
+        let raw = bson::RawDocument::from_bytes(&bytes).unwrap();
+        let via_raw = f.match_raw(raw);
+        let Ok(decoded) = Document::try_from(raw) else {
+            return Ok(());
+        };
+        if bson::RawDocumentBuf::from_document(&decoded).map(|b| b.into_bytes()) != Ok(bytes.clone()) {
+            return Ok(());
+        }
+        match (f.match_details(&decoded, &Vars::default()), via_raw) {
+            (Ok(expected), Ok(Some(got))) => prop_assert_eq!(got, expected, "{} on {}", filter, decoded),
+            (Err(_), Err(_)) => {}
+            (a, b) => prop_assert!(false, "{:?} vs {:?} for {} on {}", a, b, filter, decoded),
+        }
+    }
+}
