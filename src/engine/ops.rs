@@ -1200,8 +1200,8 @@ pub(super) enum WriteInput {
         /// The target's shape when the build began (`None`: it did not
         /// exist): the new contents replace the target only if it still
         /// has that shape.
-        template: Option<Collection>,
-        fresh: Collection,
+        template: Option<Box<Collection>>,
+        fresh: Box<Collection>,
     },
 }
 
@@ -1238,9 +1238,9 @@ pub(super) fn aggregate_write_input(
             let (tdb, tcoll) = out_target(db, target)?;
             super::catalog::check_create_ns(&tdb, &tcoll)?;
             let now_there = store.collection(&tdb, &tcoll);
-            let fresh = Collection::fresh_for(now_there.as_deref());
+            let fresh = Box::new(Collection::fresh_for(now_there.as_deref()));
             WriteInput::Out {
-                template: now_there.as_deref().map(Collection::emptied),
+                template: now_there.as_deref().map(|c| Box::new(c.emptied())),
                 db: tdb,
                 coll: tcoll,
                 fresh,
@@ -1323,12 +1323,12 @@ fn install_out(
     store: &Store,
     db: &str,
     coll: &str,
-    template: Option<Collection>,
-    fresh: Collection,
+    template: Option<Box<Collection>>,
+    fresh: Box<Collection>,
 ) -> Result<()> {
     let ns = format!("{db}.{coll}");
     store.replace_or_create(db, coll, |now| {
-        if Collection::fits(template.as_ref(), now) {
+        if Collection::fits(template.as_deref(), now) {
             return Ok(fresh.succeeding(now));
         }
         let mut rebuilt = now.emptied();
