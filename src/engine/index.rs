@@ -1,15 +1,18 @@
 //! Indexes: ordered sets of keys, maintained on every write.
 //!
 //! An index entry is a [`keystring`](super::keystring) key followed by the
-//! record id (big-endian), kept in a `BTreeSet` of byte strings. That is the
-//! same shape as a WiredTiger index table, so equality and range scans are
-//! ordered walks, unique checks are prefix probes, and the size model can
-//! measure real keys. Key generation follows mongod's rules: a missing field
+//! record id (big-endian), kept in an ordered set of byte strings packed to
+//! a few bytes of overhead per entry (`keyset`). That is the same shape as a
+//! WiredTiger index table, so equality and range scans are ordered walks,
+//! unique checks are prefix probes, and the size model can measure real
+//! keys. Key generation follows mongod's rules: a missing field
 //! indexes as `null`, an array indexes one key per element (the index becomes
 //! *multikey*), an empty array indexes as `undefined`. Compound keys whose
 //! fields go through the same array are generated per element (correlated,
 //! as `$elemMatch` bounds assume); fields through two different arrays are
 //! refused (code 171, "parallel arrays").
+
+mod keyset;
 
 use std::collections::{BTreeSet, HashSet};
 use std::ops::Bound;
@@ -22,6 +25,7 @@ use super::expr::Vars;
 use super::filter::Filter;
 use super::keystring;
 use super::update::display;
+use keyset::KeySet;
 
 /// A record's id: its position in insertion order, never reused.
 pub type RecordId = u64;
@@ -562,7 +566,7 @@ pub struct DocKeys {
 #[derive(Debug, Clone)]
 pub struct Index {
     pub spec: IndexSpec,
-    entries: BTreeSet<Box<[u8]>>,
+    entries: KeySet,
     /// Per key field, every path prefix at which some document had an array.
     multikey_paths: Vec<BTreeSet<String>>,
 }
@@ -573,7 +577,7 @@ impl Index {
         let n = spec.fields.len();
         Index {
             spec,
-            entries: BTreeSet::new(),
+            entries: KeySet::new(),
             multikey_paths: vec![BTreeSet::new(); n],
         }
     }
@@ -601,7 +605,7 @@ impl Index {
 
     /// Every entry in key order (key bytes followed by the 8-byte record id).
     pub fn entries(&self) -> impl Iterator<Item = &[u8]> {
-        self.entries.iter().map(|e| &e[..])
+        self.entries.iter()
     }
 
     /// Compute the keys of `doc` (empty when sparse/partial exclude it).
@@ -643,8 +647,8 @@ impl Index {
         let mut hi = key.to_vec();
         hi.extend_from_slice(&[0xFF; 8]);
         self.entries
-            .range::<[u8], _>((Bound::Included(&lo[..]), Bound::Included(&hi[..])))
-            .map(|e| record_id_of(e))
+            .range(Bound::Included(&lo[..]), Bound::Included(&hi[..]))
+            .map(record_id_of)
     }
 
     /// Raw entries (key bytes followed by the 8-byte record id) between two
@@ -654,7 +658,7 @@ impl Index {
         lo: Bound<&[u8]>,
         hi: Bound<&[u8]>,
     ) -> impl DoubleEndedIterator<Item = &'a [u8]> + 'a {
-        self.entries.range::<[u8], _>((lo, hi)).map(|e| &e[..])
+        self.entries.range(lo, hi)
     }
 
     /// The record id stored at the end of an entry.
@@ -679,16 +683,15 @@ impl Index {
             Bound::Excluded(k) => Bound::Excluded([k, &[0u8; 8][..]].concat()),
             Bound::Unbounded => Bound::Unbounded,
         };
-        let range = (lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]));
         self.entries
-            .range::<[u8], _>(range)
+            .range(lo.as_ref().map(|v| &v[..]), hi.as_ref().map(|v| &v[..]))
             .map(|e| (&e[..e.len() - 8], record_id_of(e)))
     }
 
     /// Add a document's keys under `rid`.
     pub fn insert_keys(&mut self, keys: &DocKeys, rid: RecordId) {
         for key in &keys.keys {
-            self.entries.insert(entry(key, rid));
+            self.entries.insert(&entry(key, rid));
         }
         for (seen, new) in self.multikey_paths.iter_mut().zip(&keys.multikey_paths) {
             seen.extend(new.iter().cloned());
@@ -698,7 +701,7 @@ impl Index {
     /// Remove a document's keys.
     pub fn remove_keys(&mut self, keys: &DocKeys, rid: RecordId) {
         for key in &keys.keys {
-            self.entries.remove(&entry(key, rid)[..]);
+            self.entries.remove(&entry(key, rid));
         }
     }
 
@@ -708,11 +711,11 @@ impl Index {
     }
 }
 
-fn entry(key: &[u8], rid: RecordId) -> Box<[u8]> {
+fn entry(key: &[u8], rid: RecordId) -> Vec<u8> {
     let mut e = Vec::with_capacity(key.len() + 8);
     e.extend_from_slice(key);
     e.extend_from_slice(&rid.to_be_bytes());
-    e.into_boxed_slice()
+    e
 }
 
 fn record_id_of(entry: &[u8]) -> RecordId {
