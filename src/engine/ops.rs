@@ -1248,13 +1248,16 @@ pub(super) fn aggregate_write_input(
         }
         None => WriteInput::Docs(Vec::new()),
     };
+    // The target's namespace, named by a failed insert, built once.
+    let ns = match &input {
+        WriteInput::Out { db, coll, .. } => format!("{db}.{coll}"),
+        WriteInput::Docs(_) => String::new(),
+    };
     let mut take = |d: &Document| -> Result<()> {
         match &mut input {
             WriteInput::Docs(out) => out.push(to_raw(d)?),
-            WriteInput::Out {
-                db, coll, fresh, ..
-            } => {
-                fresh.insert(&format!("{db}.{coll}"), ensure_id_raw(to_raw(d)?)?)?;
+            WriteInput::Out { fresh, .. } => {
+                fresh.insert(&ns, ensure_id_raw(to_raw(d)?)?)?;
             }
         }
         Ok(())

@@ -1010,6 +1010,44 @@ mod tests {
     use super::*;
     use crate::engine::Engine;
 
+    /// `pipeline` over `t.c` through [`stream_cursor`], explained: how many
+    /// stages were left after the `$cursor`, and what it streamed.
+    fn streamed(
+        cat: &Catalog,
+        pipeline: &[Document],
+        vars: &Vars,
+        now: bson::DateTime,
+    ) -> (usize, Streamed) {
+        let opts = optimize(pipeline);
+        let pushed = push_down(&opts);
+        let filter = Filter::parse(&pushed.filter, None).unwrap();
+        let q = Query::new(&filter);
+        let rest = &opts[pushed.rest..];
+        let s = stream_cursor(
+            cat,
+            "t",
+            "c",
+            cat.collection("t", "c"),
+            &q,
+            &pushed,
+            rest,
+            vars,
+            Some(Verbosity::ExecutionStats),
+            now,
+            None,
+        )
+        .unwrap();
+        (rest.len(), s)
+    }
+
+    /// Each explain entry's `nReturned`.
+    fn returned(s: &Streamed) -> Vec<i64> {
+        s.entries
+            .iter()
+            .map(|e| e.as_document().unwrap().get_i64("nReturned").unwrap())
+            .collect()
+    }
+
     /// The `$cursor` streams through `$match` and `$unwind` into the
     /// `$group`: what reaches the stages after is the groups, never the
     /// cursor's results or the unwound documents, and the counts of the
@@ -1032,37 +1070,14 @@ mod tests {
             doc! {"$group": {"_id": "$k", "n": {"$sum": 1}}},
             doc! {"$sort": {"_id": 1}},
         ];
-        let opts = optimize(&pipeline);
-        let pushed = push_down(&opts);
-        let filter = Filter::parse(&pushed.filter, None).unwrap();
-        let q = Query::new(&filter);
         let vars = Vars::default();
-        let rest = &opts[pushed.rest..];
         let now = bson::DateTime::now();
-        let c = cat.collection("t", "c");
-        let s = stream_cursor(
-            &cat,
-            "t",
-            "c",
-            c,
-            &q,
-            &pushed,
-            rest,
-            &vars,
-            Some(Verbosity::ExecutionStats),
-            now,
-            None,
-        )
-        .unwrap();
+        let (rest_len, s) = streamed(&cat, &pipeline, &vars, now);
         assert_eq!(s.n_cursor, 200);
         // `$addFields`, `$unwind` and `$group` ran here; `$sort` is left.
-        assert_eq!(rest.len() - s.consumed, 1);
+        assert_eq!(rest_len - s.consumed, 1);
         assert_eq!(s.docs.len(), 4);
-        let returned: Vec<i64> = s
-            .entries
-            .iter()
-            .map(|e| e.as_document().unwrap().get_i64("nReturned").unwrap())
-            .collect();
+        let returned = returned(&s);
         assert_eq!(returned, [200, 600, 4]);
         let whole = run_aggregate(
             &cat,
@@ -1106,35 +1121,13 @@ mod tests {
             doc! {"$group": {"_id": "$k", "n": {"$sum": 1}}},
             doc! {"$sort": {"_id": 1}},
         ];
-        let opts = optimize(&pipeline);
-        let pushed = push_down(&opts);
-        let filter = Filter::parse(&pushed.filter, None).unwrap();
-        let q = Query::new(&filter);
         let vars = Vars::default();
-        let rest = &opts[pushed.rest..];
         let now = bson::DateTime::now();
-        let s = stream_cursor(
-            &cat,
-            "t",
-            "c",
-            cat.collection("t", "c"),
-            &q,
-            &pushed,
-            rest,
-            &vars,
-            Some(Verbosity::ExecutionStats),
-            now,
-            None,
-        )
-        .unwrap();
+        let (rest_len, s) = streamed(&cat, &pipeline, &vars, now);
         // `$project`, `$unionWith` and `$group` ran here; `$sort` is left.
-        assert_eq!(rest.len() - s.consumed, 1);
+        assert_eq!(rest_len - s.consumed, 1);
         assert_eq!(s.docs.len(), 10);
-        let returned: Vec<i64> = s
-            .entries
-            .iter()
-            .map(|e| e.as_document().unwrap().get_i64("nReturned").unwrap())
-            .collect();
+        let returned = returned(&s);
         assert_eq!(returned, [200, 210, 10]);
         let union = s.entries[1].as_document().unwrap();
         let sub = union
