@@ -24,12 +24,15 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// otherwise the memory of a lesson's dropped databases stays resident in
 /// a process that has gone idle (the workbench after a run). Measured on
 /// `bench course --scale default outlier bucket`: resident memory after the
-/// drop 55-75 MiB instead of 110-205 MiB, run time within noise.
+/// drop 55-75 MiB instead of 110-205 MiB, run time within noise. A
+/// `MIMALLOC_PURGE_DELAY` set in the environment is left to mimalloc.
 #[allow(unsafe_code)]
 fn return_freed_memory_at_once() {
     // SAFETY: `mi_option_set` stores one integer option; it reads and
     // writes no memory of ours and is safe to call at any time.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+    }
 }
 
 /// schemalab: learn MongoDB schema design by measurement.

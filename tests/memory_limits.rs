@@ -178,6 +178,23 @@ fn blocking_sort_stops_at_its_memory_limit_with_allow_disk_use_false() {
         let _d = Param::set_bool("allowDiskUseByDefault", false);
         assert_eq!(code(&call(&mut s, aggregate("sort", sort(), doc! {}))), 292);
     }
+    // A $sort after stages that stream is fed by them one document at a
+    // time, within the same limit.
+    let after = || {
+        vec![
+            doc! {"$set": {"k": "$pad"}},
+            doc! {"$sort": {"k": 1, "_id": -1}},
+        ]
+    };
+    let reply = call(
+        &mut s,
+        aggregate("sort", after(), doc! {"allowDiskUse": false}),
+    );
+    assert_eq!(code(&reply), 292);
+    ok(&call(
+        &mut s,
+        aggregate("sort", after(), doc! {"allowDiskUse": true}),
+    ));
     // A following $limit makes it a bounded top-k.
     let mut limited = sort();
     limited.push(doc! {"$limit": 3});

@@ -193,12 +193,36 @@ impl Gen {
 
     /// A pseudo-word of 1 to 4 syllables (mostly 2).
     pub fn word(&mut self) -> String {
-        let n = *self.weighted(&[(1usize, 3), (2, 5), (3, 3), (4, 1)]);
-        let mut w = String::with_capacity(n * 3);
-        for _ in 0..n {
-            w.push_str(self.pick::<&str>(SYLLABLES));
-        }
+        let mut w = String::with_capacity(12);
+        self.push_word(&mut w);
         w
+    }
+
+    /// [`Gen::word`], appended to `out` (the same draws, no allocation).
+    fn push_word(&mut self, out: &mut String) {
+        let n = *self.weighted(&[(1usize, 3), (2, 5), (3, 3), (4, 1)]);
+        for _ in 0..n {
+            out.push_str(self.pick::<&str>(SYLLABLES));
+        }
+    }
+
+    /// [`Gen::words`], appended to `out`.
+    fn push_words(&mut self, out: &mut String, n: usize) {
+        for k in 0..n {
+            if k > 0 {
+                out.push(' ');
+            }
+            self.push_word(out);
+        }
+    }
+
+    /// [`Gen::sentence`], appended to `out`.
+    fn push_sentence(&mut self, out: &mut String, lo: usize, hi: usize) {
+        let n = self.range(lo as i64, hi as i64) as usize;
+        let start = out.len();
+        self.push_words(out, n.max(1));
+        capitalise_from(out, start);
+        out.push('.');
     }
 
     /// A capitalised pseudo-word, as a name part.
@@ -218,13 +242,8 @@ impl Gen {
 
     /// `n` words separated by spaces.
     pub fn words(&mut self, n: usize) -> String {
-        let mut s = String::new();
-        for k in 0..n {
-            if k > 0 {
-                s.push(' ');
-            }
-            s.push_str(&self.word());
-        }
+        let mut s = String::with_capacity(n * 8);
+        self.push_words(&mut s, n);
         s
     }
 
@@ -248,18 +267,18 @@ impl Gen {
 
     /// A sentence of `lo..=hi` words, capitalised, with a full stop.
     pub fn sentence(&mut self, lo: usize, hi: usize) -> String {
-        let n = self.range(lo as i64, hi as i64) as usize;
-        let mut s = capitalise(&self.words(n.max(1)));
-        s.push('.');
+        let mut s = String::new();
+        self.push_sentence(&mut s, lo, hi);
         s
     }
 
     /// About `chars` characters of sentences (never empty).
     pub fn text(&mut self, chars: usize) -> String {
-        let mut s = self.sentence(4, 14);
+        let mut s = String::with_capacity(chars + 128);
+        self.push_sentence(&mut s, 4, 14);
         while s.len() < chars {
             s.push(' ');
-            s.push_str(&self.sentence(4, 14));
+            self.push_sentence(&mut s, 4, 14);
         }
         s
     }
@@ -267,7 +286,7 @@ impl Gen {
     /// Paragraphs of about `chars` characters in all, 3–6 sentences each,
     /// separated by blank lines.
     pub fn paragraphs(&mut self, chars: usize) -> String {
-        let mut s = String::new();
+        let mut s = String::with_capacity(chars.max(1) + 256);
         while s.len() < chars.max(1) {
             if !s.is_empty() {
                 s.push_str("\n\n");
@@ -277,7 +296,7 @@ impl Gen {
                 if k > 0 {
                     s.push(' ');
                 }
-                s.push_str(&self.sentence(5, 16));
+                self.push_sentence(&mut s, 5, 16);
             }
         }
         s
@@ -294,10 +313,25 @@ const SYLLABLES: &[&str] = &[
 ];
 
 pub fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
+    let mut out = s.to_owned();
+    capitalise_from(&mut out, 0);
+    out
+}
+
+/// Upper-case the first character of `s` from byte `start` on, in place
+/// where it is ASCII (every syllable is).
+fn capitalise_from(s: &mut String, start: usize) {
+    match s[start..].chars().next() {
+        Some(f) if f.is_ascii() => s[start..start + 1].make_ascii_uppercase(),
+        Some(f) => {
+            let rest: String = f
+                .to_uppercase()
+                .chain(s[start + f.len_utf8()..].chars())
+                .collect();
+            s.truncate(start);
+            s.push_str(&rest);
+        }
+        None => {}
     }
 }
 

@@ -338,6 +338,23 @@ impl Collection {
         }
     }
 
+    /// Record `rid` with only the top-level `fields` decoded (an
+    /// aggregation's `$cursor` hands its pipeline what it depends on).
+    pub fn doc_fields(
+        &self,
+        rid: RecordId,
+        fields: &std::collections::BTreeSet<String>,
+    ) -> Result<Option<Document>> {
+        match self.raw(rid) {
+            Some(raw) => Ok(Some(
+                codec::decode_fields(raw, &|k| fields.contains(k)).map_err(|e| {
+                    EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}"))
+                })?,
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// The record whose `_id` equals `id`, through the `_id_` index.
     pub fn find_by_id(&self, id: &Bson) -> Option<RecordId> {
         let key = keystring::encode_single(id, self.collation.as_ref());

@@ -9,7 +9,7 @@
 //! [`MAX_USER_STORAGE_DEPTH`] is ever stored. The checks here are iterative,
 //! so they cannot themselves overflow the stack. COMPAT.md lists every limit.
 
-use bson::{Bson, Document, RawBsonRef, RawDocument};
+use bson::{Bson, Document, RawDocument};
 
 use super::error::{EngineError, ErrorCode, Result};
 
@@ -26,33 +26,27 @@ pub const MAX_USER_STORAGE_DEPTH: usize = 180;
 pub const MATCH_PATH_TOO_LONG: ErrorCode = ErrorCode(5729100);
 
 /// The nesting depth of a document (`{}` is 1, `{a: {}}` is 2), or `None`
-/// once it exceeds `limit`. Iterative.
+/// once it exceeds `limit`. Iterative. Walked in place by
+/// [`codec::walk`](super::codec::walk), which frames and checks each
+/// element as `bson`'s iterator does: a level whose next element is
+/// malformed is left there, as it was when this walked `bson`'s iterator
+/// (malformed bytes are the parser's to report).
 pub fn raw_depth_within(doc: &RawDocument, limit: usize) -> Option<usize> {
-    let mut stack = vec![doc.into_iter()];
+    use super::codec::walk::Doc;
+    let mut stack = vec![Doc::from_raw(doc).iter()];
     let mut max = 1;
     while let Some(top) = stack.last_mut() {
-        match top.next() {
-            None => {
+        match top.next().map(|r| r.and_then(|(_, value)| value.nested())) {
+            None | Some(Err(_)) => {
                 stack.pop();
             }
-            Some(Ok((_, value))) => {
-                let child = match value {
-                    RawBsonRef::Document(d) => Some(d),
-                    RawBsonRef::Array(a) => RawDocument::from_bytes(a.as_bytes()).ok(),
-                    RawBsonRef::JavaScriptCodeWithScope(c) => Some(c.scope),
-                    _ => None,
-                };
-                if let Some(child) = child {
-                    if stack.len() >= limit {
-                        return None;
-                    }
-                    stack.push(child.into_iter());
-                    max = max.max(stack.len());
+            Some(Ok(None)) => {}
+            Some(Ok(Some(child))) => {
+                if stack.len() >= limit {
+                    return None;
                 }
-            }
-            // Malformed bytes are the parser's to report.
-            Some(Err(_)) => {
-                stack.pop();
+                stack.push(child.iter());
+                max = max.max(stack.len());
             }
         }
     }

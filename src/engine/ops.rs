@@ -81,7 +81,7 @@ pub(super) fn select(
     explain: Option<Verbosity>,
 ) -> Result<(Vec<Hit>, Option<Explained>)> {
     let mut hits = Vec::new();
-    let explained = select_each(c, ns, q, vars, mode, explain, &mut |hit| {
+    let explained = select_each(c, ns, q, vars, mode, explain, None, &mut |hit| {
         hits.push(hit);
         Ok(())
     })?;
@@ -90,7 +90,11 @@ pub(super) fn select(
 
 /// [`select`], handing each result to `each` as the plan produces it
 /// instead of collecting them (an aggregation's `$cursor` feeding its later
-/// stages); an error from `each` stops the plan and is returned.
+/// stages); an error from `each` stops the plan and is returned. With
+/// `fields`, a document the plan did not decode is decoded with only those
+/// top-level fields (what the stages after the `$cursor` depend on,
+/// [`crate::engine::pipeline::deps`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn select_each(
     c: Option<&Collection>,
     ns: &str,
@@ -98,6 +102,7 @@ pub(super) fn select_each(
     vars: &Vars,
     mode: Mode,
     explain: Option<Verbosity>,
+    fields: Option<&std::collections::BTreeSet<String>>,
     each: &mut dyn FnMut(Hit) -> Result<()>,
 ) -> Result<Option<Explained>> {
     let Some(c) = c else {
@@ -121,9 +126,10 @@ pub(super) fn select_each(
             returned += 1;
             // A covered plan leaves the document out; it is read here, not
             // counted as examined (mongod would have read the index key).
-            let doc = match m.doc {
-                Some(doc) => Ok(Some(doc)),
-                None => c.doc(m.rid),
+            let doc = match (m.doc, fields) {
+                (Some(doc), _) => Ok(Some(doc)),
+                (None, Some(fields)) => c.doc_fields(m.rid, fields),
+                (None, None) => c.doc(m.rid),
             };
             let step = doc.and_then(|doc| match doc {
                 Some(doc) => each(Hit {
@@ -531,6 +537,7 @@ pub(super) fn update_run(
         &vars,
         mode,
         explain,
+        None,
         &mut |hit| {
             hits.push(if lean {
                 Hit {

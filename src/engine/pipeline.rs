@@ -8,6 +8,7 @@
 //! document: `$project`, `$addFields`, `$unwind`, …), `group` (`$group`,
 //! `$bucket`, `$sortByCount`, …) and `join` (reading other collections).
 
+pub(crate) mod deps;
 mod group;
 mod join;
 pub(crate) mod optimize;
@@ -397,6 +398,21 @@ impl Pipeline {
         }
     }
 
+    /// When this pipeline is one `$sort`, a buffer to feed it one document
+    /// at a time, which holds each encoded ([`SortBuffer`]).
+    pub(crate) fn sort_buffer(&self) -> Option<SortBuffer<'_>> {
+        match self.parsed.as_slice() {
+            [Stage::Sort(spec)] => Some(SortBuffer {
+                spec,
+                items: Vec::new(),
+                memory: 0,
+                limit: super::limits::SORT_MEMORY.get(),
+                bounded: !super::limits::allow_disk_use(),
+            }),
+            _ => None,
+        }
+    }
+
     /// When this pipeline is one `$group`, that group as a sink to feed
     /// documents to one at a time, so that its input is never held.
     pub(crate) fn group_sink(&self) -> Option<group::GroupSink<'_>> {
@@ -668,6 +684,71 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
             ));
         }
     })
+}
+
+/// A `$sort` fed its input one document at a time, as the `$cursor`
+/// streams it: each document is held encoded (its BSON, a third to a fifth
+/// of its decoded size) beside its sort values, and handed on decoded one
+/// at a time once the input is exhausted. Its memory is counted as
+/// [`sort_memory_check`] counts a held input, against the same limit.
+pub(crate) struct SortBuffer<'s> {
+    spec: &'s SortSpec,
+    items: Vec<(Box<[Bson]>, Box<[u8]>)>,
+    memory: u64,
+    limit: u64,
+    bounded: bool,
+}
+
+impl SortBuffer<'_> {
+    /// Add one input document.
+    pub(crate) fn add(&mut self, d: &Document, ctx: &Ctx<'_>) -> Result<()> {
+        super::limits::checkpoint()?;
+        if self.bounded {
+            self.memory += d
+                .iter()
+                .map(|(k, v)| k.len() as u64 + 2 + super::limits::approx_size(v))
+                .sum::<u64>()
+                + 5;
+            if self.memory > self.limit {
+                return Err(super::limits::blocking_stage_too_big(&format!(
+                    "Sort exceeded memory limit of {} bytes, but did not opt in to external sorting.",
+                    self.limit
+                )));
+            }
+        }
+        let keys = self.spec.keys_of(d, ctx.collation());
+        let raw = super::codec::encode(d)
+            .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+        self.items.push((keys, raw.into_bytes().into_boxed_slice()));
+        Ok(())
+    }
+
+    /// How many documents it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The documents in sort order (ties in input order, as the whole
+    /// `$sort` orders them), each decoded as it is handed to `each`.
+    pub(crate) fn finish_each(
+        self,
+        ctx: &Ctx<'_>,
+        each: &mut dyn FnMut(Document) -> Result<()>,
+    ) -> Result<()> {
+        let coll = ctx.collation();
+        let spec = self.spec;
+        let mut items = self.items;
+        items.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
+        for (_, bytes) in items {
+            super::limits::checkpoint()?;
+            let raw = bson::RawDocument::from_bytes(&bytes)
+                .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+            let d = super::codec::decode(raw)
+                .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+            each(d)?;
+        }
+        Ok(())
+    }
 }
 
 /// mongod's blocking-sort memory limit for an aggregate `$sort`.

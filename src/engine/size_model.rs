@@ -82,10 +82,7 @@ pub fn storage_size<'a>(records: impl Iterator<Item = (u64, &'a [u8])>) -> u64 {
         if page.is_empty() {
             return 0;
         }
-        let compressed = encoder
-            .compress_vec(page)
-            .map(|c| c.len())
-            .unwrap_or(page.len());
+        let compressed = compressed_len(&mut encoder, page);
         page.clear();
         round_up(PAGE_HEADER + compressed as u64)
     };
@@ -101,6 +98,43 @@ pub fn storage_size<'a>(records: impl Iterator<Item = (u64, &'a [u8])>) -> u64 {
         page.extend_from_slice(bytes);
     }
     total + flush(&mut page)
+}
+
+/// How many compressed page sizes [`compressed_len`] remembers (16 bytes
+/// of key and 8 of length each): pages of some 8 GiB of documents.
+const PAGE_CACHE_ENTRIES: usize = 1 << 18;
+
+/// A page's snappy-compressed length. The answer depends on the page's
+/// bytes alone, and an experiment's variants hold many identical pages
+/// (each starts as a copy of one load, sharing its records), so lengths
+/// already computed are remembered by the page's 128-bit xxh3 digest:
+/// hashing runs several times faster than compressing, and a digest
+/// collision between two different pages is a chance of the order of
+/// 2^-128 per pair.
+fn compressed_len(encoder: &mut snap::raw::Encoder, page: &[u8]) -> usize {
+    static CACHE: std::sync::OnceLock<parking_lot::Mutex<std::collections::HashMap<u128, usize>>> =
+        std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = xxhash_rust::xxh3::xxh3_128(page);
+    if let Some(&n) = cache.lock().get(&key) {
+        return n;
+    }
+    let n = compress(encoder, page);
+    let mut cache = cache.lock();
+    if cache.len() >= PAGE_CACHE_ENTRIES {
+        cache.clear();
+    }
+    cache.insert(key, n);
+    n
+}
+
+/// A page's length once snappy has compressed it (its own length if it
+/// could not be).
+fn compress(encoder: &mut snap::raw::Encoder, page: &[u8]) -> usize {
+    encoder
+        .compress_vec(page)
+        .map(|c| c.len())
+        .unwrap_or(page.len())
 }
 
 /// Model the size of an index from its entries in key order.
@@ -250,5 +284,59 @@ pub fn db_stats<'a>(
         // No `fsUsedSize`/`fsTotalSize`: an in-memory engine has no
         // filesystem to measure, and a made-up figure would mislead.
         "schemalab": provenance(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pages of `n` records of `len` bytes each, filled by `fill`.
+    fn records(n: u64, len: usize, fill: impl Fn(u64, usize) -> u8) -> Vec<(u64, Vec<u8>)> {
+        (1..=n)
+            .map(|rid| (rid, (0..len).map(|i| fill(rid, i)).collect()))
+            .collect()
+    }
+
+    /// The same figure as compressing every page afresh, whether the
+    /// pages were seen before or not, and a page of other content never
+    /// takes a remembered length.
+    #[test]
+    fn remembered_page_lengths_are_the_lengths_of_those_pages() {
+        let direct = |recs: &[(u64, Vec<u8>)]| {
+            // The model by hand: fill pages as `storage_size` does,
+            // compressing each without the cache.
+            let mut encoder = snap::raw::Encoder::new();
+            let mut total = ALLOCATION_UNIT;
+            let mut page = Vec::new();
+            for (rid, bytes) in recs {
+                let cell = CELL_HEADER * 2 + record_id_len(*rid) + bytes.len();
+                if !page.is_empty() && page.len() + cell > COLLECTION_PAGE {
+                    total += round_up(PAGE_HEADER + compress(&mut encoder, &page) as u64);
+                    page.clear();
+                }
+                page.extend_from_slice(&[0x80; CELL_HEADER]);
+                page.extend_from_slice(&rid.to_be_bytes()[8 - record_id_len(*rid)..]);
+                page.extend_from_slice(&[0x81; CELL_HEADER]);
+                page.extend_from_slice(bytes);
+            }
+            if !page.is_empty() {
+                total += round_up(PAGE_HEADER + compress(&mut encoder, &page) as u64);
+            }
+            total
+        };
+        let modelled = |recs: &[(u64, Vec<u8>)]| {
+            storage_size(recs.iter().map(|(rid, b)| (*rid, b.as_slice())))
+        };
+        // Compressible and incompressible records of the same sizes, so
+        // their pages have the same lengths but not the same bytes.
+        let zeros = records(300, 700, |_, _| 0);
+        let noise = records(300, 700, |rid, i| {
+            ((rid << 20 | i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+        });
+        for recs in [&zeros, &noise, &zeros, &noise] {
+            assert_eq!(modelled(recs), direct(recs));
+        }
+        assert!(modelled(&noise) > 2 * modelled(&zeros));
     }
 }

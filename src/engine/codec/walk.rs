@@ -379,6 +379,22 @@ impl<'a> Value<'a> {
         (self.kind == ElementType::Array).then_some(Doc(self.bytes))
     }
 
+    /// The document nested in this value, checked as `bson` checks it
+    /// when it hands one out: an embedded document or an array (`Err`
+    /// where `RawDocument::from_bytes` refuses its bytes), or the scope of
+    /// code with scope (checked when the value was framed); `Ok(None)` for
+    /// any other value.
+    pub fn nested(self) -> Result<Option<Doc<'a>>> {
+        match self.kind {
+            ElementType::EmbeddedDocument | ElementType::Array => Doc::new(self.bytes).map(Some),
+            ElementType::JavaScriptCodeWithScope => {
+                let code_len = string_len(self.bytes, 4)?;
+                Doc::new(self.bytes.get(4 + code_len..).unwrap_or_default()).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The value decoded, failing exactly where converting `bson`'s
     /// `RawBsonRef` to `Bson` fails (for documents and arrays, anywhere
     /// inside them).

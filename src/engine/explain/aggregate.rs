@@ -569,7 +569,16 @@ fn stream_cursor(
         .map(|p| Pipeline::parse(&[doc! {"$project": p.clone()}]))
         .transpose()?;
     let mut chain = Chain::new(chain_prefix(rest)?);
-    let group = match rest.get(chain.len()) {
+    // A `$sort` right after the streaming stages takes their documents one
+    // at a time and holds them encoded; a `$group` after the sort (or
+    // after the streaming stages) is fed one document at a time.
+    let sorting = match rest.get(chain.len()) {
+        Some(o @ Opt::Plain(_)) if o.name() == "$sort" => Some(Pipeline::parse(&o.runnable())?),
+        _ => None,
+    };
+    let sort_buffer = RefCell::new(sorting.as_ref().and_then(Pipeline::sort_buffer));
+    let group_at = chain.len() + usize::from(sort_buffer.borrow().is_some());
+    let group = match rest.get(group_at) {
         Some(o @ Opt::Plain(_)) if o.name() == "$group" => Some(Pipeline::parse(&o.runnable())?),
         _ => None,
     };
@@ -585,23 +594,30 @@ fn stream_cursor(
     // follow it as it is finished. Otherwise they are held and returned.
     let mut tail = match (&sink, &emit) {
         (Some(_), Some(_)) => {
-            let after = &rest[chain.len() + 1..];
+            let after = &rest[group_at + 1..];
             let tail = chain_prefix(after)?;
             (tail.len() == after.len()).then(|| Chain::new(tail))
         }
         _ => None,
     };
-    let direct = sink.is_none() && chain.len() == rest.len();
+    let direct = sink.is_none() && group_at == rest.len();
     if !direct && tail.is_none() {
         emit = None;
     }
     // Shared with `deliver`, so that the cursor's own time can be read
     // between the cursor and the `$unionWith` sub-pipelines.
     let group_clock = RefCell::new(Sampled::default());
+    let sort_clock = RefCell::new(Sampled::default());
     let mut projection_clock = Sampled::default();
     let mut held = Vec::new();
     let mut n_cursor = 0i64;
-    let mut deliver = |d: Document| -> Result<()> {
+    // What the streaming stages produce goes to the sort when there is
+    // one (`sorted` false), and what leaves the sort (or the streaming
+    // stages, without one) to the group, the writer or the held results.
+    let mut deliver = |d: Document, sorted: bool| -> Result<()> {
+        if !sorted && let Some(buffer) = sort_buffer.borrow_mut().as_mut() {
+            return sort_clock.borrow_mut().time(|| buffer.add(&d, &ctx));
+        }
         match (&mut sink, &mut emit) {
             (Some(sink), _) => group_clock.borrow_mut().time(|| sink.add(&d, &ctx)),
             (None, Some(emit)) => emit(d),
@@ -611,6 +627,14 @@ fn stream_cursor(
             }
         }
     };
+    // Only the fields the stages depend on are decoded, as mongod hands
+    // its pipeline only those.
+    let leading = pushed
+        .projection
+        .as_ref()
+        .map(|p| doc! {"$project": p.clone()});
+    let later: Vec<Document> = rest.iter().flat_map(Opt::runnable).collect();
+    let fields = crate::engine::pipeline::deps::top_level_fields(leading.iter().chain(&later));
     let started = Instant::now();
     let cursor = ops::select_each(
         c,
@@ -619,22 +643,43 @@ fn stream_cursor(
         vars,
         Mode::All,
         verbosity,
+        fields.as_ref(),
         &mut |hit| {
             let mut docs = vec![hit.doc];
             if let Some(p) = &projection {
                 docs = projection_clock.time(|| p.run_streaming(docs, &source, vars))?;
             }
             n_cursor += 1;
-            chain.feed(0, docs, &source, vars, &mut deliver)
+            chain.feed(0, docs, &source, vars, &mut |d| deliver(d, false))
         },
     )?;
     let elapsed = started.elapsed().as_nanos() as u64;
-    let downstream: u64 =
-        chain.clocks.iter().map(|c| c.nanos).sum::<u64>() + group_clock.borrow().nanos;
+    let downstream: u64 = chain.clocks.iter().map(|c| c.nanos).sum::<u64>()
+        + group_clock.borrow().nanos
+        + sort_clock.borrow().nanos;
     let cursor_millis = (elapsed.saturating_sub(downstream) / 1_000_000) as i64;
-    chain.drain(cat, db, vars, verbosity, now, &source, &mut deliver)?;
+    chain.drain(cat, db, vars, verbosity, now, &source, &mut |d| {
+        deliver(d, false)
+    })?;
     let mut entries = chain.entries(rest);
     let mut consumed = chain.len();
+    let buffered = sort_buffer.borrow_mut().take();
+    if let Some(buffer) = buffered {
+        let sorted = buffer.len();
+        let started = Instant::now();
+        let before = group_clock.borrow().nanos;
+        buffer.finish_each(&ctx, &mut |d| deliver(d, true))?;
+        // The sort's own time: its buffering, and its sorting and decoding
+        // less what the stages it fed took meanwhile.
+        let fed = group_clock.borrow().nanos - before;
+        let own =
+            (started.elapsed().as_nanos() as u64).saturating_sub(fed) + sort_clock.borrow().nanos;
+        let mut entry = shown(&rest[consumed]);
+        entry.insert("nReturned", sorted as i64);
+        entry.insert("executionTimeMillisEstimate", (own / 1_000_000) as i64);
+        entries.push(Bson::Document(entry));
+        consumed += 1;
+    }
     if let (Some(emit), Some(tail)) = (emit.as_mut(), tail.as_mut())
         && let Some(sink) = sink.take()
     {

@@ -202,3 +202,71 @@ fn an_invalid_key_before_the_one_wanted_is_an_error() {
     assert!(Doc::new(&bytes).unwrap().get("a").is_err());
     assert!(RawDocument::from_bytes(&bytes).unwrap().get("a").is_err());
 }
+
+/// The nesting depth as it was measured over `bson`'s own iterator: the
+/// model `limits::raw_depth_within` (now walked with [`Doc`]) must agree
+/// with, malformed levels included.
+fn depth_by_bson(doc: &RawDocument, limit: usize) -> Option<usize> {
+    let mut stack = vec![doc.into_iter()];
+    let mut max = 1;
+    while let Some(top) = stack.last_mut() {
+        match top.next() {
+            None | Some(Err(_)) => {
+                stack.pop();
+            }
+            Some(Ok((_, value))) => {
+                let child = match value {
+                    RawBsonRef::Document(d) => Some(d),
+                    RawBsonRef::Array(a) => RawDocument::from_bytes(a.as_bytes()).ok(),
+                    RawBsonRef::JavaScriptCodeWithScope(c) => Some(c.scope),
+                    _ => None,
+                };
+                if let Some(child) = child {
+                    if stack.len() >= limit {
+                        return None;
+                    }
+                    stack.push(child.into_iter());
+                    max = max.max(stack.len());
+                }
+            }
+        }
+    }
+    Some(max)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `raw_depth_within` measures what `bson`'s iterator measured, on
+    /// valid and on mutated bytes, at every limit up to past the depth.
+    #[test]
+    fn depth_agrees_with_bson(d in document(false), ms in mutations(), limit in 1usize..8) {
+        let valid = encode(&d).unwrap();
+        let mutated = mutate(valid.as_bytes(), &ms);
+        for bytes in [valid.as_bytes(), &mutated[..]] {
+            if let Ok(raw) = RawDocument::from_bytes(bytes) {
+                prop_assert_eq!(
+                    crate::engine::limits::raw_depth_within(raw, limit),
+                    depth_by_bson(raw, limit),
+                    "limit {} on {:?}", limit, bytes
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn depth_counts_documents_arrays_and_scopes() {
+    use crate::engine::limits::raw_depth_within;
+    let d = doc! {"a": {"b": [1, {"c": 2}]}, "s": "x"};
+    let raw = encode(&d).unwrap();
+    assert_eq!(raw_depth_within(&raw, 10), Some(4));
+    assert_eq!(raw_depth_within(&raw, 4), Some(4));
+    assert_eq!(raw_depth_within(&raw, 3), None);
+    let scoped = doc! {"f": bson::Bson::JavaScriptCodeWithScope(bson::JavaScriptCodeWithScope {
+        code: "x".into(),
+        scope: doc! {"y": {"z": 1}},
+    })};
+    let raw = encode(&scoped).unwrap();
+    assert_eq!(raw_depth_within(&raw, 10), Some(3));
+}
