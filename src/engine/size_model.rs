@@ -129,12 +129,19 @@ fn compressed_len(encoder: &mut snap::raw::Encoder, page: &[u8]) -> usize {
 }
 
 /// A page's length once snappy has compressed it (its own length if it
-/// could not be).
+/// could not be), into a buffer kept per thread (`compress_vec` would
+/// allocate and zero a new one for every page).
 fn compress(encoder: &mut snap::raw::Encoder, page: &[u8]) -> usize {
-    encoder
-        .compress_vec(page)
-        .map(|c| c.len())
-        .unwrap_or(page.len())
+    thread_local! {
+        static OUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    OUT.with_borrow_mut(|out| {
+        let need = snap::raw::max_compress_len(page.len());
+        if out.len() < need {
+            out.resize(need, 0);
+        }
+        encoder.compress(page, out).unwrap_or(page.len())
+    })
 }
 
 /// Model the size of an index from its entries in key order.

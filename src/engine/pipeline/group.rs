@@ -6,6 +6,7 @@
 //! comparison so that `1`, `1.0` and `NumberLong(1)` share a group.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use bson::{Bson, Document};
 
@@ -13,6 +14,7 @@ use super::Ctx;
 use crate::engine::collation::Collation;
 use crate::engine::error::Result;
 use crate::engine::expr::{Expr, Num, Vars, add_values, err, merge_objects, type_name};
+use crate::engine::keystring;
 use crate::engine::limits;
 use crate::engine::sort::SortSpec;
 use crate::engine::value;
@@ -422,12 +424,32 @@ fn take_n(n: &Option<Bson>) -> Result<usize> {
     }
 }
 
-/// Groups keyed by mongod's value comparison, in first-seen order.
+/// Groups keyed by mongod's value comparison, in first-seen order, found
+/// through a hash table as mongod's `$group` finds them. The table is keyed
+/// by the key's index-key encoding ([`keystring`]), which is the same for
+/// values that compare equal (`1`, `1.0` and `NumberLong(1)` alike, strings
+/// through the collation's key) and differs for values that do not, except
+/// for decimals and DBPointers, whose encoding loses detail: keys holding
+/// one of those are compared one by one with [`value::compare`] instead.
 struct Groups {
     keys: Vec<Bson>,
     states: Vec<Vec<Collected>>,
-    /// Indices into `keys`, sorted by key, for binary search.
-    sorted: Vec<usize>,
+    /// Index into `keys` by encoded key.
+    exact: HashMap<Box<[u8]>, usize>,
+    /// Indices into `keys` of the keys whose encoding loses detail.
+    inexact: Vec<usize>,
+}
+
+/// Whether `v`'s index-key encoding tells apart every two values that
+/// [`value::compare`] does.
+fn encodes_exactly(v: &Bson) -> bool {
+    match v {
+        Bson::Decimal128(_) | Bson::DbPointer(_) => false,
+        Bson::Document(d) => d.values().all(encodes_exactly),
+        Bson::Array(items) => items.iter().all(encodes_exactly),
+        Bson::JavaScriptCodeWithScope(c) => c.scope.values().all(encodes_exactly),
+        _ => true,
+    }
 }
 
 impl Groups {
@@ -435,24 +457,33 @@ impl Groups {
         Groups {
             keys: Vec::new(),
             states: Vec::new(),
-            sorted: Vec::new(),
+            exact: HashMap::new(),
+            inexact: Vec::new(),
         }
     }
 
     fn slot(&mut self, key: Bson, n_accs: usize, coll: Option<&Collation>) -> usize {
-        let pos = self
-            .sorted
-            .binary_search_by(|&i| value::compare(&self.keys[i], &key, coll));
-        match pos {
-            Ok(p) => self.sorted[p],
-            Err(p) => {
-                let idx = self.keys.len();
-                self.keys.push(key);
-                self.states.push(vec![Collected::default(); n_accs]);
-                self.sorted.insert(p, idx);
-                idx
-            }
+        let equal = |i: usize| value::compare(&self.keys[i], &key, coll) == Ordering::Equal;
+        let mut encoded = Vec::new();
+        keystring::append_value(&mut encoded, &key, coll);
+        // A decimal equal to an exactly encoded key encodes as it does.
+        if let Some(&i) = self.exact.get(encoded.as_slice())
+            && equal(i)
+        {
+            return i;
         }
+        if let Some(&i) = self.inexact.iter().find(|&&i| equal(i)) {
+            return i;
+        }
+        let idx = self.keys.len();
+        if encodes_exactly(&key) {
+            self.exact.insert(encoded.into_boxed_slice(), idx);
+        } else {
+            self.inexact.push(idx);
+        }
+        self.keys.push(key);
+        self.states.push(vec![Collected::default(); n_accs]);
+        idx
     }
 }
 
