@@ -364,3 +364,69 @@ proptest! {
         }
     }
 }
+
+/// Group keys of many types that often compare equal across types.
+fn group_key() -> impl Strategy<Value = Bson> {
+    let scalar = prop_oneof![
+        (-3i32..3).prop_map(Bson::Int32),
+        (-3i64..3).prop_map(Bson::Int64),
+        (-6i32..6).prop_map(|n| Bson::Double(f64::from(n) / 2.0)),
+        (-6i32..6)
+            .prop_map(|n| Bson::Decimal128(format!("{}", f64::from(n) / 2.0).parse().unwrap())),
+        Just(Bson::Null),
+        Just(Bson::Double(f64::NAN)),
+        "[aAbB]{0,2}".prop_map(Bson::String),
+    ];
+    scalar.prop_recursive(2, 6, 2, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..2).prop_map(Bson::Array),
+            inner.prop_map(|v| Bson::Document(bson::doc! {"a": v})),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `$group` puts two documents in one group exactly when their keys
+    /// compare equal, and lists the groups in first-seen order, as a
+    /// one-by-one comparison against every group seen so far does.
+    #[test]
+    fn groups_are_the_classes_of_equal_keys(
+        keys in proptest::collection::vec(group_key(), 0..40),
+        collated in any::<bool>(),
+    ) {
+        let collation = if collated {
+            Collation::parse(&bson::doc! {"locale": "en", "strength": 2}).unwrap()
+        } else {
+            None
+        };
+        let docs: Vec<Document> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| bson::doc! {"_id": i as i32, "k": k.clone()})
+            .collect();
+        let mut vars = Vars::with_now(now());
+        vars.set_collation(collation.clone());
+        let pipeline = [bson::doc! {"$group": {"_id": "$k", "ids": {"$push": "$_id"}}}];
+        let got = Pipeline::parse(&pipeline)
+            .unwrap()
+            .run(docs, &Collections(HashMap::new()), &vars)
+            .unwrap();
+        let mut want: Vec<(Bson, Vec<Bson>)> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let id = Bson::Int32(i as i32);
+            match want.iter_mut().find(|(g, _)| {
+                schemalab::engine::value::compare(g, k, collation.as_ref()) == std::cmp::Ordering::Equal
+            }) {
+                Some((_, ids)) => ids.push(id),
+                None => want.push((k.clone(), vec![id])),
+            }
+        }
+        let want: Vec<Document> = want
+            .into_iter()
+            .map(|(k, ids)| bson::doc! {"_id": k, "ids": ids})
+            .collect();
+        prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    }
+}

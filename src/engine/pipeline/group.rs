@@ -425,40 +425,30 @@ fn take_n(n: &Option<Bson>) -> Result<usize> {
 }
 
 /// Groups keyed by mongod's value comparison, in first-seen order, found
-/// through a hash table as mongod's `$group` finds them. The table is keyed
-/// by the key's index-key encoding ([`keystring`]), which is the same for
-/// values that compare equal (`1`, `1.0` and `NumberLong(1)` alike, strings
-/// through the collation's key) and differs for values that do not, except
-/// for decimals and DBPointers, whose encoding loses detail: keys holding
-/// one of those are compared one by one with [`value::compare`] instead.
+/// through a hash table as mongod's `$group` finds them. A key is hashed by
+/// its index-key encoding ([`keystring`]), which is the same for values
+/// that compare equal (`1`, `1.0`, `NumberLong(1)` and `NumberDecimal("1")`
+/// alike, strings through the collation's key); since some values that
+/// differ encode alike (decimals go through a double, DBPointers encode
+/// their type only), every candidate is confirmed with [`value::compare`].
 struct Groups {
     keys: Vec<Bson>,
     states: Vec<Vec<Collected>>,
-    /// Index into `keys` by encoded key.
-    exact: HashMap<Box<[u8]>, usize>,
-    /// Indices into `keys` of the keys whose encoding loses detail.
-    inexact: Vec<usize>,
+    /// The first group of each hash, then each group's next one of the same
+    /// hash (`NONE` ends a chain): some 28 bytes a group.
+    heads: HashMap<u64, usize>,
+    next: Vec<usize>,
 }
 
-/// Whether `v`'s index-key encoding tells apart every two values that
-/// [`value::compare`] does.
-fn encodes_exactly(v: &Bson) -> bool {
-    match v {
-        Bson::Decimal128(_) | Bson::DbPointer(_) => false,
-        Bson::Document(d) => d.values().all(encodes_exactly),
-        Bson::Array(items) => items.iter().all(encodes_exactly),
-        Bson::JavaScriptCodeWithScope(c) => c.scope.values().all(encodes_exactly),
-        _ => true,
-    }
-}
+const NONE: usize = usize::MAX;
 
 impl Groups {
     fn new() -> Self {
         Groups {
             keys: Vec::new(),
             states: Vec::new(),
-            exact: HashMap::new(),
-            inexact: Vec::new(),
+            heads: HashMap::new(),
+            next: Vec::new(),
         }
     }
 
@@ -466,21 +456,18 @@ impl Groups {
         let equal = |i: usize| value::compare(&self.keys[i], &key, coll) == Ordering::Equal;
         let mut encoded = Vec::new();
         keystring::append_value(&mut encoded, &key, coll);
-        // A decimal equal to an exactly encoded key encodes as it does.
-        if let Some(&i) = self.exact.get(encoded.as_slice())
-            && equal(i)
-        {
-            return i;
-        }
-        if let Some(&i) = self.inexact.iter().find(|&&i| equal(i)) {
-            return i;
+        let hash = xxhash_rust::xxh3::xxh3_64(&encoded);
+        let head = self.heads.get(&hash).copied().unwrap_or(NONE);
+        let mut i = head;
+        while i != NONE {
+            if equal(i) {
+                return i;
+            }
+            i = self.next[i];
         }
         let idx = self.keys.len();
-        if encodes_exactly(&key) {
-            self.exact.insert(encoded.into_boxed_slice(), idx);
-        } else {
-            self.inexact.push(idx);
-        }
+        self.heads.insert(hash, idx);
+        self.next.push(head);
         self.keys.push(key);
         self.states.push(vec![Collected::default(); n_accs]);
         idx
