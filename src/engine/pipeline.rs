@@ -686,6 +686,9 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
     })
 }
 
+/// One document a [`SortBuffer`] holds: its sort values and its BSON.
+type Sortable = (Box<[Bson]>, Box<[u8]>);
+
 /// A `$sort` fed its input one document at a time, as the `$cursor`
 /// streams it: each document is held encoded (its BSON, a third to a fifth
 /// of its decoded size) beside its sort values, and handed on decoded one
@@ -693,7 +696,7 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
 /// [`sort_memory_check`] counts a held input, against the same limit.
 pub(crate) struct SortBuffer<'s> {
     spec: &'s SortSpec,
-    items: Vec<(Box<[Bson]>, Box<[u8]>)>,
+    items: Vec<Sortable>,
     memory: u64,
     limit: u64,
     bounded: bool,
