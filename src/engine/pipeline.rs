@@ -707,11 +707,7 @@ impl SortBuffer<'_> {
     pub(crate) fn add(&mut self, d: &Document, ctx: &Ctx<'_>) -> Result<()> {
         super::limits::checkpoint()?;
         if self.bounded {
-            self.memory += d
-                .iter()
-                .map(|(k, v)| k.len() as u64 + 2 + super::limits::approx_size(v))
-                .sum::<u64>()
-                + 5;
+            self.memory += sort_held_size(d);
             if self.memory > self.limit {
                 return Err(super::limits::blocking_stage_too_big(&format!(
                     "Sort exceeded memory limit of {} bytes, but did not opt in to external sorting.",
@@ -754,6 +750,14 @@ impl SortBuffer<'_> {
     }
 }
 
+/// What one document held by a `$sort` counts against its memory limit.
+fn sort_held_size(d: &Document) -> u64 {
+    d.iter()
+        .map(|(k, v)| k.len() as u64 + 2 + super::limits::approx_size(v))
+        .sum::<u64>()
+        + 5
+}
+
 /// mongod's blocking-sort memory limit for an aggregate `$sort`.
 fn sort_memory_check(docs: &[Document]) -> Result<()> {
     if super::limits::allow_disk_use() {
@@ -763,11 +767,7 @@ fn sort_memory_check(docs: &[Document]) -> Result<()> {
     let mut bytes = 0u64;
     for d in docs {
         super::limits::checkpoint()?;
-        bytes += d
-            .iter()
-            .map(|(k, v)| k.len() as u64 + 2 + super::limits::approx_size(v))
-            .sum::<u64>()
-            + 5;
+        bytes += sort_held_size(d);
         if bytes > limit {
             return Err(super::limits::blocking_stage_too_big(&format!(
                 "Sort exceeded memory limit of {limit} bytes, but did not opt in to external sorting."
