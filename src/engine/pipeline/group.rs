@@ -206,13 +206,15 @@ struct Collected {
     bytes: u64,
     /// For `$top`/`$bottom`: the document each value came from.
     docs: Vec<Document>,
-    n: Option<Bson>,
+    /// Boxed, as `best` is: a `Bson` is over 100 bytes, and a group keeps
+    /// one `Collected` per accumulator, most of which use neither.
+    n: Option<Box<Bson>>,
     /// What the reducing accumulators keep instead of their values: the
     /// running total (`$sum`, `$count`), count, total and whether a decimal
     /// was seen (`$avg`), the best value so far (`$min`, `$max`).
     sum: Option<Num>,
     avg: (usize, f64, bool),
-    best: Option<Bson>,
+    best: Option<Box<Bson>>,
     /// `$push`'s values, encoded as they come (a million pushed documents
     /// held decoded took several times their BSON size).
     pushed: crate::engine::codec::ArrayBuilder,
@@ -227,7 +229,7 @@ impl Acc {
         if state.n.is_none()
             && let Some(n) = &self.n
         {
-            state.n = n.eval(doc, vars)?;
+            state.n = n.eval(doc, vars)?.map(Box::new);
         }
         if let Some(value) = &v {
             let keeps = match self.op {
@@ -269,7 +271,7 @@ impl Acc {
                         .as_ref()
                         .is_none_or(|b| value::compare(&v, b, vars.collation()) == want)
                 {
-                    state.best = Some(v);
+                    state.best = Some(Box::new(v));
                 }
             }
             AccOp::First => {
@@ -310,7 +312,7 @@ impl Acc {
                     Bson::Double(total / n as f64)
                 }
             }
-            AccOp::Min | AccOp::Max => state.best.unwrap_or(Bson::Null),
+            AccOp::Min | AccOp::Max => state.best.map_or(Bson::Null, |b| *b),
             AccOp::First => state
                 .values
                 .first()
@@ -362,16 +364,18 @@ impl Acc {
                 match self.op {
                     AccOp::Top => vals.into_iter().next().unwrap_or(Bson::Null),
                     AccOp::Bottom => vals.into_iter().last().unwrap_or(Bson::Null),
-                    AccOp::TopN => Bson::Array(vals.into_iter().take(take_n(&state.n)?).collect()),
+                    AccOp::TopN => {
+                        Bson::Array(vals.into_iter().take(take_n(state.n.as_deref())?).collect())
+                    }
                     _ => {
-                        let n = take_n(&state.n)?;
+                        let n = take_n(state.n.as_deref())?;
                         let skip = vals.len().saturating_sub(n);
                         Bson::Array(vals.into_iter().skip(skip).collect())
                     }
                 }
             }
             AccOp::FirstN | AccOp::LastN => {
-                let n = take_n(&state.n)?;
+                let n = take_n(state.n.as_deref())?;
                 let vals: Vec<Bson> = state
                     .values
                     .into_iter()
@@ -385,7 +389,7 @@ impl Acc {
                 }
             }
             AccOp::MaxN | AccOp::MinN => {
-                let n = take_n(&state.n)?;
+                let n = take_n(state.n.as_deref())?;
                 let mut vals: Vec<Bson> = present()
                     .filter(|v| !matches!(v, Bson::Null | Bson::Undefined))
                     .cloned()
@@ -405,7 +409,7 @@ impl Acc {
     }
 }
 
-fn take_n(n: &Option<Bson>) -> Result<usize> {
+fn take_n(n: Option<&Bson>) -> Result<usize> {
     match n {
         Some(v) if value::is_number(v) => match value::as_i64(v) {
             Some(x) if x > 0 => Ok(x as usize),
@@ -418,7 +422,7 @@ fn take_n(n: &Option<Bson>) -> Result<usize> {
             5787902,
             format!(
                 "Value for 'n' must be of integral type, but found {}",
-                type_name(other.as_ref())
+                type_name(other)
             ),
         )),
     }
@@ -433,7 +437,9 @@ fn take_n(n: &Option<Bson>) -> Result<usize> {
 /// their type only), every candidate is confirmed with [`value::compare`].
 struct Groups {
     keys: Vec<Bson>,
-    states: Vec<Vec<Collected>>,
+    /// Each group's accumulator states, one after another (group `g`'s
+    /// `i`-th accumulator at `g * accumulators + i`): no vector per group.
+    states: Vec<Collected>,
     /// The first group of each hash, then each group's next one of the same
     /// hash (`NONE` ends a chain): some 28 bytes a group.
     heads: HashMap<u64, usize>,
@@ -469,7 +475,8 @@ impl Groups {
         self.heads.insert(hash, idx);
         self.next.push(head);
         self.keys.push(key);
-        self.states.push(vec![Collected::default(); n_accs]);
+        self.states
+            .extend(std::iter::repeat_with(Collected::default).take(n_accs));
         idx
     }
 }
@@ -507,7 +514,7 @@ impl Grouping {
             self.memory += key_size;
         }
         for (i, (_, acc)) in accs.iter().enumerate() {
-            let state = &mut groups.states[slot][i];
+            let state = &mut groups.states[slot * accs.len() + i];
             let had = state.bytes;
             acc.collect(state, d, ctx.vars)?;
             self.memory += state.bytes - had;
@@ -540,9 +547,10 @@ impl Grouping {
     ) -> Result<()> {
         let coll = ctx.collation();
         let groups = self.groups;
-        for (k, states) in groups.keys.into_iter().zip(groups.states) {
+        let mut states = groups.states.into_iter();
+        for k in groups.keys {
             let mut fields = Document::new();
-            for ((name, acc), state) in accs.iter().zip(states) {
+            for ((name, acc), state) in accs.iter().zip(states.by_ref().take(accs.len())) {
                 fields.insert(name.clone(), acc.finish(state, coll)?);
             }
             each(k, fields)?;
