@@ -740,11 +740,11 @@ impl SortBuffer<'_> {
         items.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
         for (_, bytes) in items {
             super::limits::checkpoint()?;
-            let raw = bson::RawDocument::from_bytes(&bytes)
-                .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
-            let d = super::codec::decode(raw)
-                .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
-            each(d)?;
+            // Bytes this buffer encoded: a failure here is the engine's.
+            let raw = bson::RawDocument::from_bytes(&bytes).map_err(|e| {
+                EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}"))
+            })?;
+            each(super::catalog::to_document(raw)?)?;
         }
         Ok(())
     }

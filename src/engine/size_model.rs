@@ -75,6 +75,15 @@ fn record_id_len(rid: u64) -> usize {
 
 /// Model the storage size of documents given in record order.
 pub fn storage_size<'a>(records: impl Iterator<Item = (u64, &'a [u8])>) -> u64 {
+    storage_size_with(records, compressed_len)
+}
+
+/// [`storage_size`], each full page's compressed length given by
+/// `compressed`.
+fn storage_size_with<'a>(
+    records: impl Iterator<Item = (u64, &'a [u8])>,
+    compressed: impl Fn(&mut snap::raw::Encoder, &[u8]) -> usize,
+) -> u64 {
     let mut total = ALLOCATION_UNIT;
     let mut page: Vec<u8> = Vec::with_capacity(COLLECTION_PAGE);
     let mut encoder = snap::raw::Encoder::new();
@@ -82,7 +91,7 @@ pub fn storage_size<'a>(records: impl Iterator<Item = (u64, &'a [u8])>) -> u64 {
         if page.is_empty() {
             return 0;
         }
-        let compressed = compressed_len(&mut encoder, page);
+        let compressed = compressed(&mut encoder, page);
         page.clear();
         round_up(PAGE_HEADER + compressed as u64)
     };
@@ -310,27 +319,9 @@ mod tests {
     /// takes a remembered length.
     #[test]
     fn remembered_page_lengths_are_the_lengths_of_those_pages() {
+        // The same pages, each compressed afresh, without the cache.
         let direct = |recs: &[(u64, Vec<u8>)]| {
-            // The model by hand: fill pages as `storage_size` does,
-            // compressing each without the cache.
-            let mut encoder = snap::raw::Encoder::new();
-            let mut total = ALLOCATION_UNIT;
-            let mut page = Vec::new();
-            for (rid, bytes) in recs {
-                let cell = CELL_HEADER * 2 + record_id_len(*rid) + bytes.len();
-                if !page.is_empty() && page.len() + cell > COLLECTION_PAGE {
-                    total += round_up(PAGE_HEADER + compress(&mut encoder, &page) as u64);
-                    page.clear();
-                }
-                page.extend_from_slice(&[0x80; CELL_HEADER]);
-                page.extend_from_slice(&rid.to_be_bytes()[8 - record_id_len(*rid)..]);
-                page.extend_from_slice(&[0x81; CELL_HEADER]);
-                page.extend_from_slice(bytes);
-            }
-            if !page.is_empty() {
-                total += round_up(PAGE_HEADER + compress(&mut encoder, &page) as u64);
-            }
-            total
+            storage_size_with(recs.iter().map(|(rid, b)| (*rid, b.as_slice())), compress)
         };
         let modelled = |recs: &[(u64, Vec<u8>)]| {
             storage_size(recs.iter().map(|(rid, b)| (*rid, b.as_slice())))

@@ -444,6 +444,8 @@ struct Groups {
     /// hash (`NONE` ends a chain): some 28 bytes a group.
     heads: HashMap<u64, usize>,
     next: Vec<usize>,
+    /// The key being looked up, encoded (one buffer for every input).
+    encoded: Vec<u8>,
 }
 
 const NONE: usize = usize::MAX;
@@ -455,14 +457,16 @@ impl Groups {
             states: Vec::new(),
             heads: HashMap::new(),
             next: Vec::new(),
+            encoded: Vec::new(),
         }
     }
 
     fn slot(&mut self, key: Bson, n_accs: usize, coll: Option<&Collation>) -> usize {
-        let equal = |i: usize| value::compare(&self.keys[i], &key, coll) == Ordering::Equal;
-        let mut encoded = Vec::new();
-        keystring::append_value(&mut encoded, &key, coll);
-        let hash = xxhash_rust::xxh3::xxh3_64(&encoded);
+        let keys = &self.keys;
+        let equal = |i: usize| value::compare(&keys[i], &key, coll) == Ordering::Equal;
+        self.encoded.clear();
+        keystring::append_value(&mut self.encoded, &key, coll);
+        let hash = xxhash_rust::xxh3::xxh3_64(&self.encoded);
         let head = self.heads.get(&hash).copied().unwrap_or(NONE);
         let mut i = head;
         while i != NONE {
