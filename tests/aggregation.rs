@@ -430,3 +430,90 @@ proptest! {
         prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
     }
 }
+
+/// A sort value with many ties: null, or a small number as an int or a
+/// double (`1` and `1.0` compare equal but print apart, so the order among
+/// equal values shows).
+fn tied_value() -> impl Strategy<Value = Bson> {
+    prop_oneof![
+        1 => Just(Bson::Null),
+        3 => (0..4i32).prop_map(Bson::Int32),
+        3 => (0..4i32).prop_map(|x| Bson::Double(f64::from(x))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+    /// The n-accumulators and `$top`/`$bottom` keep only what they can
+    /// still return, yet return exactly what a stable sort of every value
+    /// gives: the same values, equal ones in input order. Groups of up to
+    /// 600 values go well past the point where the state is trimmed.
+    #[test]
+    fn n_accumulators_return_what_sorting_every_value_returns(
+        ks in proptest::collection::vec(tied_value(), 0..600),
+        n in 1..6usize,
+    ) {
+        use schemalab::engine::value::compare;
+        let docs: Vec<Document> = ks
+            .iter()
+            .enumerate()
+            .map(|(i, k)| bson::doc! {"_id": 0, "i": i as i32, "k": k.clone()})
+            .collect();
+        let n32 = n as i32;
+        let pipeline = [bson::doc! {"$group": {
+            "_id": null,
+            "first": {"$firstN": {"n": n32, "input": "$i"}},
+            "last": {"$lastN": {"n": n32, "input": "$i"}},
+            "max": {"$maxN": {"n": n32, "input": "$k"}},
+            "min": {"$minN": {"n": n32, "input": "$k"}},
+            "top": {"$topN": {"n": n32, "sortBy": {"k": 1}, "output": "$i"}},
+            "bottom": {"$bottomN": {"n": n32, "sortBy": {"k": -1}, "output": "$i"}},
+            "top1": {"$top": {"sortBy": {"k": -1}, "output": "$i"}},
+            "bottom1": {"$bottom": {"sortBy": {"k": 1}, "output": "$i"}},
+        }}];
+        let got = Pipeline::parse(&pipeline)
+            .unwrap()
+            .run(docs, &Collections(HashMap::new()), &Vars::with_now(now()))
+            .unwrap();
+
+        let ids: Vec<i32> = (0..ks.len() as i32).collect();
+        let by_k = |desc: bool| {
+            let mut order = ids.clone();
+            order.sort_by(|&a, &b| {
+                let c = compare(&ks[a as usize], &ks[b as usize], None);
+                if desc { c.reverse() } else { c }
+            });
+            order
+        };
+        let ints = |v: &[i32]| Bson::Array(v.iter().map(|&i| Bson::Int32(i)).collect());
+        let present: Vec<Bson> = ks.iter().filter(|k| !matches!(k, Bson::Null)).cloned().collect();
+        let sorted_values = |desc: bool| {
+            let mut v = present.clone();
+            v.sort_by(|a, b| {
+                let c = compare(a, b, None);
+                if desc { c.reverse() } else { c }
+            });
+            v.truncate(n);
+            Bson::Array(v)
+        };
+        let asc = by_k(false);
+        let desc = by_k(true);
+        let want = if ks.is_empty() {
+            Vec::new()
+        } else {
+            vec![bson::doc! {
+                "_id": null,
+                "first": ints(&ids[..n.min(ids.len())]),
+                "last": ints(&ids[ids.len().saturating_sub(n)..]),
+                "max": sorted_values(true),
+                "min": sorted_values(false),
+                "top": ints(&asc[..n.min(asc.len())]),
+                "bottom": ints(&desc[desc.len().saturating_sub(n)..]),
+                "top1": Bson::Int32(desc[0]),
+                "bottom1": Bson::Int32(asc[asc.len() - 1]),
+            }]
+        };
+        prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    }
+}

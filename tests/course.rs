@@ -797,7 +797,7 @@ impl ExplainDoc for Engine {
     }
 }
 
-// ----- one load per experiment, copied to the other variants -----
+// ----- one load per dataset and seed, copied to the other variants -----
 
 /// A loader that records every load it is asked for, then does what
 /// `inner` does (and, with `index`, adds an index a copy must not drop).
@@ -848,10 +848,12 @@ impl DatasetLoader for Recording<'_> {
     }
 }
 
-/// A course of one lesson with two experiments and no setup scripts, so
+/// A course of one lesson with four experiments and no setup scripts, so
 /// each variant's database is exactly what preparing it loaded: community
-/// (three variants) and sensors with no readings (an empty collection, two
-/// variants), from the built-in catalog with that one edit.
+/// (three variants), sensors with no readings (an empty collection, two
+/// variants), community again with the same seed (one variant, a copy of
+/// the first experiment's load) and with another seed (one variant, a
+/// load of its own); from the built-in catalog with the one edit.
 fn copy_course() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let lessons = dir.path().join("lessons");
@@ -863,12 +865,20 @@ fn copy_course() -> tempfile::TempDir {
     )
     .unwrap();
     let mut lesson = String::from("title = \"Copies\"\n");
-    for (exp, dataset, coll, variants) in [
-        ("talk", "community", "users", &["one", "two", "three"][..]),
-        ("meters", "sensors", "sensors", &["four", "five"][..]),
+    for (exp, dataset, seed, coll, variants) in [
+        (
+            "talk",
+            "community",
+            5,
+            "users",
+            &["one", "two", "three"][..],
+        ),
+        ("meters", "sensors", 5, "sensors", &["four", "five"][..]),
+        ("again", "community", 5, "posts", &["six"][..]),
+        ("reseeded", "community", 6, "posts", &["seven"][..]),
     ] {
         lesson +=
-            &format!("\n[[experiments]]\nid = \"{exp}\"\ndataset = \"{dataset}\"\nseed = 5\n");
+            &format!("\n[[experiments]]\nid = \"{exp}\"\ndataset = \"{dataset}\"\nseed = {seed}\n");
         for v in variants {
             lesson += &format!("\n  [[experiments.variants]]\n  id = \"{v}\"\n");
         }
@@ -931,9 +941,9 @@ async fn db_state(client: &Client, db: &str) -> (DbState, Vec<schemalab::course:
     (out, stats)
 }
 
-/// Preparing a lesson loads each experiment's dataset once; every other
-/// variant's database, copied on the server, is indistinguishable from a
-/// fresh load: the same collections (the empty one too) with the same
+/// Preparing a lesson loads each dataset once per seed, whichever
+/// experiments use it; every other variant's database, copied on the
+/// server, is indistinguishable from a fresh load: the same collections (the empty one too) with the same
 /// options, every document byte for byte in the same natural order, only
 /// the `_id` index, the same measured sizes.
 #[tokio::test]
@@ -951,17 +961,26 @@ async fn copied_variant_databases_are_identical_to_fresh_loads() {
         progress: None,
     };
     let prepared = prepare_lesson(&client, &lesson, None, &opts).await.unwrap();
-    assert_eq!(
-        loader.loads(),
-        ["schemalab_copies_one", "schemalab_copies_four"]
-    );
-    for (dataset, fresh, variants) in [
+    let loads = [
+        "schemalab_copies_one",
+        "schemalab_copies_four",
+        "schemalab_copies_seven",
+    ];
+    assert_eq!(loader.loads(), loads);
+    for (dataset, seed, fresh, variants) in [
         (
             "community",
+            5,
             "schemalab_fresh_talk",
-            &["one", "two", "three"][..],
+            &["one", "two", "three", "six"][..],
         ),
-        ("sensors", "schemalab_fresh_meters", &["four", "five"][..]),
+        (
+            "sensors",
+            5,
+            "schemalab_fresh_meters",
+            &["four", "five"][..],
+        ),
+        ("community", 6, "schemalab_fresh_reseeded", &["seven"][..]),
     ] {
         schemalab::datasets::load_with(
             &catalog.catalog,
@@ -969,7 +988,7 @@ async fn copied_variant_databases_are_identical_to_fresh_loads() {
             fresh,
             dataset,
             schemalab::datasets::Scale::Tiny,
-            5,
+            seed,
             |_| {},
         )
         .await
@@ -998,10 +1017,7 @@ async fn copied_variant_databases_are_identical_to_fresh_loads() {
 
     // A whole run does the same, and its variants measure alike.
     let report = run_lesson(&client, &lesson, &opts).await.unwrap();
-    assert_eq!(
-        loader.loads(),
-        ["schemalab_copies_one", "schemalab_copies_four"]
-    );
+    assert_eq!(loader.loads(), loads);
     for exp in &report.experiments {
         let first = &exp.variants[0];
         assert!(first.failure.is_none(), "{:?}", first.failure);
@@ -1032,6 +1048,8 @@ async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
         "schemalab_copies_three",
         "schemalab_copies_four",
         "schemalab_copies_five",
+        "schemalab_copies_six",
+        "schemalab_copies_seven",
     ];
 
     let failing = Recording::new(&Shop);

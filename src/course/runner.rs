@@ -3,9 +3,9 @@
 //! script (one function, `prepare_variant`, which [`prepare_lesson`] also
 //! uses to open `schemalab shell --lesson` on those databases), every
 //! operation (reads explained, writes executed), then the measurements;
-//! finally the claims. The dataset is generated once per experiment: the
-//! first variant's database is loaded and, before its setup, copied on the
-//! server into the others (`Seeding`). Failures of a step are recorded in the
+//! finally the claims. Each dataset is generated once per lesson: the
+//! first variant to need it is loaded and, before its setup, copied on the
+//! server into every other variant that starts from it (`Seeding`). Failures of a step are recorded in the
 //! report (with the server's codeName) rather than aborting the run, so a
 //! learner sees everything that did run. Progress goes to a callback and
 //! a cancel flag is checked between steps.
@@ -55,8 +55,8 @@ impl CancelFlag {
 /// Loads a dataset into a database (the seeded generators in
 /// `crate::datasets`; tests supply small fixtures). The same `(dataset,
 /// scale, seed)` must give the same data whatever the database: a run
-/// loads an experiment's first variant and copies what it loaded into the
-/// other variants' databases on the server (see `Seeding`).
+/// loads the first variant to need a dataset and copies what it loaded
+/// into the other variants' databases on the server (see `Seeding`).
 pub trait DatasetLoader: Send + Sync {
     fn load<'a>(
         &'a self,
@@ -333,8 +333,16 @@ pub async fn run_lesson(
         .sum();
     let mut done = 0;
     let mut experiments = Vec::new();
+    let mut seeding = Seeding::new(
+        &lesson.id,
+        lesson
+            .experiments
+            .iter()
+            .flat_map(|e| e.variants.iter().map(move |v| (e, v))),
+    );
     for exp in &lesson.experiments {
-        experiments.push(run_experiment(client, lesson, exp, opts, &mut done, total).await?);
+        experiments
+            .push(run_experiment(client, lesson, exp, opts, &mut seeding, &mut done, total).await?);
     }
     Ok(LessonReport {
         lesson: lesson.id.clone(),
@@ -350,6 +358,7 @@ async fn run_experiment(
     lesson: &Lesson,
     exp: &Experiment,
     opts: &RunOptions<'_>,
+    seeding: &mut Seeding,
     done: &mut usize,
     total: usize,
 ) -> Result<ExperimentReport, CourseError> {
@@ -386,7 +395,6 @@ async fn run_experiment(
         })
         .collect();
     let mut variants = Vec::new();
-    let mut seeding = Seeding::new(&lesson.id, exp.variants.iter());
     for v in &exp.variants {
         let vid = v.id.get_ref().as_str();
         let db = db_name(&lesson.id, vid);
@@ -406,7 +414,7 @@ async fn run_experiment(
         };
 
         let (mut session, prepared) =
-            prepare_variant(client, lesson, exp, v, opts, &mut seeding, &mut |s| {
+            prepare_variant(client, lesson, exp, v, opts, seeding, &mut |s| {
                 step(vid, s.into(), done)
             })
             .await?;
@@ -597,59 +605,94 @@ impl PreparedLesson {
     }
 }
 
-/// How the variant databases of one experiment get its dataset: the first
-/// variant's database is loaded, and right after its load (before its
-/// setup runs) the server copies it into every other variant's database
-/// ([`crate::datasets::copy_database`]: `$out` per collection, the same
-/// documents in the same order, empty collections too, `_id` index only),
-/// which the generators would have filled with the same bytes. Those
-/// variants then skip their drop and load. A variant whose copy failed or
-/// was cancelled, or all of them when the first load failed, loads on its
-/// own as before.
+/// How the variant databases of a lesson get their datasets: the first
+/// variant (in run order) to need a given dataset and seed is loaded, and
+/// right after its load (before its setup runs) the server copies it into
+/// every other variant's database that needs the same dataset and seed,
+/// in this experiment or a later one ([`crate::datasets::copy_database`]:
+/// `$out` per collection, the same documents in the same order, empty
+/// collections too, `_id` index only), which the generators would have
+/// filled with the same bytes. Those variants then skip their drop and
+/// load. A variant whose copy failed or was cancelled, or all of them when
+/// the first load failed, loads on its own as before.
 ///
-/// A copy costs no more memory than the load it replaces: the embedded
-/// engine copies a lone `$out`'s stored records as they are, straight into
-/// the target's new contents.
+/// A copy costs no more memory than the load it replaces, and on the
+/// embedded engine much less: a lone `$out` stores the records it reads
+/// by sharing them, so every variant of a lesson that starts from one
+/// dataset holds one set of its records until its setup rewrites them.
 struct Seeding {
-    /// The database loaded first: the copies' source.
-    source: Option<String>,
-    /// The other variants (id, database), to copy into once `source` is
-    /// loaded.
-    targets: Vec<(String, String)>,
+    groups: Vec<SeedGroup>,
     /// Databases holding their fresh copy, not yet prepared.
     filled: Vec<String>,
 }
 
+/// The variants of a lesson that start from one dataset and seed.
+struct SeedGroup {
+    dataset: String,
+    seed: u64,
+    /// The database loaded first: the copies' source.
+    source: String,
+    /// The other variants (id, database), to copy into once `source` is
+    /// loaded.
+    targets: Vec<(String, String)>,
+}
+
 impl Seeding {
-    /// The plan for `variants` (in run order) of one experiment of
-    /// `lesson`; a database named twice is filled once.
-    fn new<'a>(lesson: &str, variants: impl Iterator<Item = &'a Variant>) -> Self {
-        let mut source = None;
-        let mut targets: Vec<(String, String)> = Vec::new();
-        for v in variants {
+    /// The plan for `variants` (each with its experiment, in run order) of
+    /// `lesson`. A database belongs to the group of its first appearance
+    /// only, and is filled once.
+    fn new<'a>(
+        lesson: &str,
+        variants: impl Iterator<Item = (&'a Experiment, &'a Variant)>,
+    ) -> Self {
+        let mut groups: Vec<SeedGroup> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for (exp, v) in variants {
             let vid = v.id.get_ref();
             let db = db_name(lesson, vid);
-            if source.is_none() {
-                source = Some(db);
-            } else if source.as_ref() != Some(&db) && !targets.iter().any(|(_, d)| *d == db) {
-                targets.push((vid.clone(), db));
+            if seen.contains(&db) {
+                continue;
+            }
+            seen.push(db.clone());
+            let dataset = exp.dataset.get_ref();
+            match groups
+                .iter_mut()
+                .find(|g| g.dataset == *dataset && g.seed == exp.seed)
+            {
+                Some(g) => g.targets.push((vid.clone(), db)),
+                None => groups.push(SeedGroup {
+                    dataset: dataset.clone(),
+                    seed: exp.seed,
+                    source: db,
+                    targets: Vec::new(),
+                }),
             }
         }
         Seeding {
-            source,
-            targets,
+            groups,
             filled: Vec::new(),
         }
     }
 
-    /// Copy the freshly loaded `db` into every target, when `db` is the
-    /// source. Each target passes [`guard_db`] first; one that fails to
-    /// copy, or comes after `cancel` is set, is left to load on its own.
-    async fn copy_from(&mut self, client: &Client, lesson: &str, db: &str, cancel: &CancelFlag) {
-        if self.source.as_deref() != Some(db) {
+    /// Copy `db`, freshly loaded with `dataset` and `seed`, into every
+    /// target of its group, when `db` is the group's source. Each target
+    /// passes [`guard_db`] first; one that fails to copy, or comes after
+    /// `cancel` is set, is left to load on its own.
+    async fn copy_from(
+        &mut self,
+        client: &Client,
+        lesson: &str,
+        (db, dataset, seed): (&str, &str, u64),
+        cancel: &CancelFlag,
+    ) {
+        let Some(group) = self
+            .groups
+            .iter_mut()
+            .find(|g| g.source == db && g.dataset == dataset && g.seed == seed)
+        else {
             return;
-        }
-        for (vid, target) in std::mem::take(&mut self.targets) {
+        };
+        for (vid, target) in std::mem::take(&mut group.targets) {
             if cancel.is_cancelled() {
                 break;
             }
@@ -725,8 +768,9 @@ async fn prepare_variant(
             .await
         {
             Ok(()) => {
+                let loaded = (db.as_str(), exp.dataset.get_ref().as_str(), exp.seed);
                 seeding
-                    .copy_from(client, &lesson.id, &db, &opts.cancel)
+                    .copy_from(client, &lesson.id, loaded, &opts.cancel)
                     .await
             }
             Err(e) => prepared.load_error = Some(e),
@@ -802,20 +846,8 @@ pub async fn prepare_lesson(
     let total = chosen.len() * 3;
     let mut done = 0;
     let mut variants = Vec::new();
-    let mut seeding: Option<(&str, Seeding)> = None;
-    for (i, &(exp, v)) in chosen.iter().enumerate() {
-        let exp_key = exp.id.get_ref().as_str();
-        if seeding.as_ref().is_none_or(|(e, _)| *e != exp_key) {
-            // The chosen variants of this experiment, which follow in a row.
-            let same = chosen[i..]
-                .iter()
-                .take_while(|(e, _)| e.id.get_ref() == exp.id.get_ref())
-                .map(|(_, v)| *v);
-            seeding = Some((exp_key, Seeding::new(&lesson.id, same)));
-        }
-        let Some((_, seeding)) = seeding.as_mut() else {
-            continue;
-        };
+    let mut seeding = Seeding::new(&lesson.id, chosen.iter().copied());
+    for &(exp, v) in &chosen {
         let exp_id = exp.id.get_ref();
         let vid = v.id.get_ref();
         let mut step = |s: &str| -> Result<(), CourseError> {
@@ -835,7 +867,7 @@ pub async fn prepare_lesson(
             Ok(())
         };
         let (_, prepared) =
-            prepare_variant(client, lesson, exp, v, opts, seeding, &mut step).await?;
+            prepare_variant(client, lesson, exp, v, opts, &mut seeding, &mut step).await?;
         variants.push(prepared);
     }
     Ok(PreparedLesson {

@@ -223,9 +223,17 @@ pub(crate) async fn ttl_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Re
         tokio::select! {
             _ = shutdown.recv() => return,
             _ = ticks.tick() => {
-                let engine = shared.engine.clone();
-                engine.expire_ttl(engine.now());
-                shared.cursors.reap_idle(cursor_timeout());
+                // The pass waits for each collection's writer to let go
+                // and reads every record of the TTL-indexed ones: on the
+                // blocking pool, so that no async worker (and no driver's
+                // heartbeat behind it) waits with it.
+                let pass = shared.clone();
+                let _ = tokio::task::spawn_blocking(move || {
+                    let engine = &pass.engine;
+                    engine.expire_ttl(engine.now());
+                    pass.cursors.reap_idle(cursor_timeout());
+                })
+                .await;
             }
         }
     }

@@ -204,8 +204,9 @@ struct Collected {
     /// The memory mongod would count for this accumulator: the values a
     /// `$push`, `$addToSet` or n-accumulator keeps.
     bytes: u64,
-    /// For `$top`/`$bottom`: the document each value came from.
-    docs: Vec<Document>,
+    /// For the `$top`/`$bottom` family: the sort values of the document
+    /// each value came from.
+    keys: Vec<Box<[Bson]>>,
     /// Boxed, as `best` is: a `Bson` is over 100 bytes, and a group keeps
     /// one `Collected` per accumulator, most of which use neither.
     n: Option<Box<Bson>>,
@@ -223,13 +224,16 @@ struct Collected {
 impl Acc {
     fn collect(&self, state: &mut Collected, doc: &Document, vars: &Vars) -> Result<()> {
         let v = self.arg.eval(doc, vars)?;
-        if self.sort.is_some() {
-            state.docs.push(doc.clone());
-        }
         if state.n.is_none()
             && let Some(n) = &self.n
         {
             state.n = n.eval(doc, vars)?.map(Box::new);
+        }
+        if let Some(spec) = &self.sort {
+            state.keys.push(spec.keys_of(doc, vars.collation()));
+            state.values.push(v);
+            self.bound(state, vars);
+            return Ok(());
         }
         if let Some(value) = &v {
             let keeps = match self.op {
@@ -293,9 +297,86 @@ impl Acc {
                     })?;
                 }
             }
+            AccOp::FirstN => {
+                // The first n are all it returns: the rest is not kept.
+                if self.kept(state).is_none_or(|n| state.values.len() < n) {
+                    state.values.push(v);
+                }
+            }
+            AccOp::LastN | AccOp::MaxN | AccOp::MinN => {
+                state.values.push(v);
+                self.bound(state, vars);
+            }
             _ => state.values.push(v),
         }
         Ok(())
+    }
+
+    /// How many values the n-accumulators return, once `n` is known and
+    /// valid (an invalid one fails when the group is finished); 1 for
+    /// `$top` and `$bottom`.
+    fn kept(&self, state: &Collected) -> Option<usize> {
+        match self.op {
+            AccOp::Top | AccOp::Bottom => Some(1),
+            _ => take_n(state.n.as_deref()).ok(),
+        }
+    }
+
+    /// Keep an n-accumulator's state within a small multiple of the `n`
+    /// values it returns, as mongod's does: once it holds twice as many
+    /// (and at least 64), drop those that [`Acc::finish`] could no longer
+    /// return. Its sorts are stable, like `finish`'s, and the state keeps
+    /// the input order of equal values, so `finish` returns exactly what
+    /// it would have returned from every value.
+    fn bound(&self, state: &mut Collected, vars: &Vars) {
+        let Some(n) = self.kept(state) else {
+            return;
+        };
+        if state.values.len() < n.saturating_mul(2).max(64) {
+            return;
+        }
+        let coll = vars.collation();
+        match self.op {
+            AccOp::LastN => {
+                let extra = state.values.len() - n;
+                state.values.drain(..extra);
+            }
+            AccOp::MaxN | AccOp::MinN => {
+                state
+                    .values
+                    .retain(|v| !matches!(v, None | Some(Bson::Null | Bson::Undefined)));
+                state.values.sort_by(|a, b| {
+                    let (Some(a), Some(b)) = (a, b) else {
+                        return Ordering::Equal;
+                    };
+                    let c = value::compare(a, b, coll);
+                    if self.op == AccOp::MaxN {
+                        c.reverse()
+                    } else {
+                        c
+                    }
+                });
+                state.values.truncate(n);
+            }
+            AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN => {
+                let Some(spec) = &self.sort else {
+                    return;
+                };
+                let mut pairs: Vec<(Box<[Bson]>, Option<Bson>)> = std::mem::take(&mut state.keys)
+                    .into_iter()
+                    .zip(std::mem::take(&mut state.values))
+                    .collect();
+                pairs.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
+                if matches!(self.op, AccOp::Top | AccOp::TopN) {
+                    pairs.truncate(n);
+                } else {
+                    let extra = pairs.len() - n;
+                    pairs.drain(..extra);
+                }
+                (state.keys, state.values) = pairs.into_iter().unzip();
+            }
+            _ => {}
+        }
     }
 
     fn finish(&self, state: Collected, coll: Option<&Collation>) -> Result<Bson> {
@@ -351,14 +432,14 @@ impl Acc {
                 }
             }
             AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN => {
-                let mut pairs: Vec<(Document, Bson)> = state
-                    .docs
+                let mut pairs: Vec<(Box<[Bson]>, Bson)> = state
+                    .keys
                     .into_iter()
                     .zip(state.values)
-                    .map(|(d, v)| (d, v.unwrap_or(Bson::Null)))
+                    .map(|(k, v)| (k, v.unwrap_or(Bson::Null)))
                     .collect();
                 if let Some(spec) = &self.sort {
-                    pairs.sort_by(|a, b| spec.compare(&a.0, &b.0, coll));
+                    pairs.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
                 }
                 let vals: Vec<Bson> = pairs.into_iter().map(|(_, v)| v).collect();
                 match self.op {
