@@ -473,12 +473,24 @@ impl Collection {
                 "record vanished",
             ));
         };
-        let old_doc = to_document(old_raw)?;
         self.validate(new_doc)?;
-        let new_keys = self.keys_checked(ns, new_doc, Some(rid))?;
+        // The old keys come from the stored bytes (only the fields each
+        // key pattern reads are decoded). A unique index is only checked
+        // for the keys the update adds: one it keeps is this record's own.
+        let mut new_keys = Vec::with_capacity(self.indexes.len());
         let mut old_keys = Vec::with_capacity(self.indexes.len());
         for index in &self.indexes {
-            old_keys.push(index.keys_for(&old_doc)?);
+            let new = index.keys_for(new_doc)?;
+            let old = index.keys_for_raw(old_raw)?;
+            if index.spec.unique {
+                for key in new.keys.iter().filter(|k| !old.keys.contains(k)) {
+                    if index.conflicts(key, Some(rid)).is_some() {
+                        return Err(duplicate_key(ns, &index.spec, new_doc));
+                    }
+                }
+            }
+            new_keys.push(new);
+            old_keys.push(old);
         }
         for ((index, old), new) in self.indexes.iter_mut().zip(&old_keys).zip(&new_keys) {
             if old != new {

@@ -530,6 +530,9 @@ pub(super) fn update_run(
     };
     let mode = if st.multi { Mode::All } else { Mode::First };
     let mut hits = Vec::new();
+    // A lean caller drops the documents: a plan that did not read one for
+    // its filter (a scan with `{}`) is not made to decode it either.
+    let nothing = std::collections::BTreeSet::new();
     let mut explained = select_each(
         c,
         &format!("{db}.{coll}"),
@@ -537,7 +540,7 @@ pub(super) fn update_run(
         &vars,
         mode,
         explain,
-        None,
+        lean.then_some(&nothing),
         &mut |hit| {
             hits.push(if lean {
                 Hit {
