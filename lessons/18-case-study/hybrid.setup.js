@@ -23,9 +23,15 @@ db.comments.updateMany({}, {$unset: {author_id: ""}})
 // 2. Subset and 3. computed: the ten newest comments and the comment count
 // live in the post; all comments stay in `comments`.
 db.comments.aggregate([
-  {$sort: {created_at: -1}},
-  {$group: {_id: "$post_id", comment_count: {$sum: 1}, recent_comments: {$push: {_id: "$_id", author: "$author", body: "$body", created_at: "$created_at", likes: "$likes"}}}},
-  {$set: {recent_comments: {$slice: ["$recent_comments", 10]}}},
+  {$group: {
+    _id: "$post_id",
+    comment_count: {$sum: 1},
+    recent_comments: {$topN: {
+      n: 10,
+      sortBy: {created_at: -1, _id: 1},
+      output: {_id: "$_id", author: "$author", body: "$body", created_at: "$created_at", likes: "$likes"}
+    }}
+  }},
   {$merge: {into: "posts", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}
 ])
 db.posts.updateMany({comment_count: {$exists: false}}, {$set: {comment_count: 0, recent_comments: []}})

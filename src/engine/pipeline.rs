@@ -404,6 +404,7 @@ impl Pipeline {
         match self.parsed.as_slice() {
             [Stage::Sort(spec)] => Some(SortBuffer {
                 spec,
+                ascending: spec.keys.iter().map(|(_, asc)| *asc).collect(),
                 items: Vec::new(),
                 memory: 0,
                 limit: super::limits::SORT_MEMORY.get(),
@@ -686,16 +687,28 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
     })
 }
 
-/// One document a [`SortBuffer`] holds: its sort values and its BSON.
-type Sortable = (Box<[Bson]>, Box<[u8]>);
+/// One document a [`SortBuffer`] holds, in one allocation: the length of
+/// its sort key (4 bytes, little-endian), the key, then its BSON.
+type Sortable = Box<[u8]>;
+
+/// The sort key of a [`Sortable`].
+fn sort_key_of(item: &[u8]) -> &[u8] {
+    let len = item
+        .first_chunk::<4>()
+        .map_or(0, |n| u32::from_le_bytes(*n) as usize);
+    item.get(4..4 + len).unwrap_or_default()
+}
 
 /// A `$sort` fed its input one document at a time, as the `$cursor`
 /// streams it: each document is held encoded (its BSON, a third to a fifth
-/// of its decoded size) beside its sort values, and handed on decoded one
-/// at a time once the input is exhausted. Its memory is counted as
+/// of its decoded size) after its sort values, encoded as an index key
+/// ([`super::keystring::encode_key`], whose byte order is the sort's order, a
+/// descending key's bytes complemented), and handed on decoded one at a
+/// time once the input is exhausted. Its memory is counted as
 /// [`sort_memory_check`] counts a held input, against the same limit.
 pub(crate) struct SortBuffer<'s> {
     spec: &'s SortSpec,
+    ascending: Vec<bool>,
     items: Vec<Sortable>,
     memory: u64,
     limit: u64,
@@ -715,10 +728,18 @@ impl SortBuffer<'_> {
                 )));
             }
         }
-        let keys = self.spec.keys_of(d, ctx.collation());
-        let raw = super::codec::encode(d)
+        let values = self.spec.keys_of(d, ctx.collation());
+        let values: Vec<&Bson> = values.iter().collect();
+        let key = super::keystring::encode_key(&values, &self.ascending, ctx.collation());
+        let key_len = u32::try_from(key.len()).map_err(|_| {
+            EngineError::new(ErrorCode::INTERNAL_ERROR, "sort key longer than 4 GiB")
+        })?;
+        let mut item = Vec::with_capacity(4 + key.len() + super::codec::size(d));
+        item.extend_from_slice(&key_len.to_le_bytes());
+        item.extend_from_slice(&key);
+        super::codec::encode_into(d, &mut item)
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
-        self.items.push((keys, raw.into_bytes().into_boxed_slice()));
+        self.items.push(item.into_boxed_slice());
         Ok(())
     }
 
@@ -729,19 +750,15 @@ impl SortBuffer<'_> {
 
     /// The documents in sort order (ties in input order, as the whole
     /// `$sort` orders them), each decoded as it is handed to `each`.
-    pub(crate) fn finish_each(
-        self,
-        ctx: &Ctx<'_>,
-        each: &mut dyn FnMut(Document) -> Result<()>,
-    ) -> Result<()> {
-        let coll = ctx.collation();
-        let spec = self.spec;
+    pub(crate) fn finish_each(self, each: &mut dyn FnMut(Document) -> Result<()>) -> Result<()> {
         let mut items = self.items;
-        items.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
-        for (_, bytes) in items {
+        // Stable: equal keys (the values compare equal) keep input order.
+        items.sort_by(|a, b| sort_key_of(a).cmp(sort_key_of(b)));
+        for item in items {
             super::limits::checkpoint()?;
+            let bytes = item.get(4 + sort_key_of(&item).len()..).unwrap_or_default();
             // Bytes this buffer encoded: a failure here is the engine's.
-            let raw = bson::RawDocument::from_bytes(&bytes).map_err(|e| {
+            let raw = bson::RawDocument::from_bytes(bytes).map_err(|e| {
                 EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}"))
             })?;
             each(super::catalog::to_document(raw)?)?;

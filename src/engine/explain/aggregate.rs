@@ -668,7 +668,7 @@ fn stream_cursor(
         let sorted = buffer.len();
         let started = Instant::now();
         let before = group_clock.borrow().nanos;
-        buffer.finish_each(&ctx, &mut |d| deliver(d, true))?;
+        buffer.finish_each(&mut |d| deliver(d, true))?;
         // The sort's own time: its buffering, and its sorting and decoding
         // less what the stages it fed took meanwhile.
         let fed = group_clock.borrow().nanos - before;

@@ -204,9 +204,9 @@ struct Collected {
     /// The memory mongod would count for this accumulator: the values a
     /// `$push`, `$addToSet` or n-accumulator keeps.
     bytes: u64,
-    /// For the `$top`/`$bottom` family: the sort values of the document
-    /// each value came from.
-    keys: Vec<Box<[Bson]>>,
+    /// For the `$top`/`$bottom` family, each value kept, encoded after the
+    /// sort values of the document it came from ([`ranked`]).
+    ranked: Vec<Box<[u8]>>,
     /// Boxed, as `best` is: a `Bson` is over 100 bytes, and a group keeps
     /// one `Collected` per accumulator, most of which use neither.
     n: Option<Box<Bson>>,
@@ -230,9 +230,8 @@ impl Acc {
             state.n = n.eval(doc, vars)?.map(Box::new);
         }
         if let Some(spec) = &self.sort {
-            state.keys.push(spec.keys_of(doc, vars.collation()));
-            state.values.push(v);
-            self.bound(state, vars);
+            state.ranked.push(ranked(spec, doc, v, vars.collation())?);
+            self.bound(state);
             return Ok(());
         }
         if let Some(value) = &v {
@@ -305,7 +304,10 @@ impl Acc {
             }
             AccOp::LastN | AccOp::MaxN | AccOp::MinN => {
                 state.values.push(v);
-                self.bound(state, vars);
+                self.bound(state);
+                if self.op != AccOp::LastN {
+                    bound_extremes(self.op, state, vars.collation(), self.kept(state));
+                }
             }
             _ => state.values.push(v),
         }
@@ -324,56 +326,31 @@ impl Acc {
 
     /// Keep an n-accumulator's state within a small multiple of the `n`
     /// values it returns, as mongod's does: once it holds twice as many
-    /// (and at least 64), drop those that [`Acc::finish`] could no longer
+    /// (and at least 16), drop those that [`Acc::finish`] could no longer
     /// return. Its sorts are stable, like `finish`'s, and the state keeps
     /// the input order of equal values, so `finish` returns exactly what
-    /// it would have returned from every value.
-    fn bound(&self, state: &mut Collected, vars: &Vars) {
+    /// it would have returned from every value. (`$maxN`/`$minN` trim in
+    /// [`bound_extremes`].)
+    fn bound(&self, state: &mut Collected) {
         let Some(n) = self.kept(state) else {
             return;
         };
-        if state.values.len() < n.saturating_mul(2).max(64) {
-            return;
-        }
-        let coll = vars.collation();
+        let at = n.saturating_mul(2).max(16);
         match self.op {
-            AccOp::LastN => {
+            AccOp::LastN if state.values.len() >= at => {
                 let extra = state.values.len() - n;
                 state.values.drain(..extra);
             }
-            AccOp::MaxN | AccOp::MinN => {
-                state
-                    .values
-                    .retain(|v| !matches!(v, None | Some(Bson::Null | Bson::Undefined)));
-                state.values.sort_by(|a, b| {
-                    let (Some(a), Some(b)) = (a, b) else {
-                        return Ordering::Equal;
-                    };
-                    let c = value::compare(a, b, coll);
-                    if self.op == AccOp::MaxN {
-                        c.reverse()
-                    } else {
-                        c
-                    }
-                });
-                state.values.truncate(n);
-            }
-            AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN => {
-                let Some(spec) = &self.sort else {
-                    return;
-                };
-                let mut pairs: Vec<(Box<[Bson]>, Option<Bson>)> = std::mem::take(&mut state.keys)
-                    .into_iter()
-                    .zip(std::mem::take(&mut state.values))
-                    .collect();
-                pairs.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
+            AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN
+                if state.ranked.len() >= at =>
+            {
+                state.ranked.sort_by(|a, b| rank_key(a).cmp(rank_key(b)));
                 if matches!(self.op, AccOp::Top | AccOp::TopN) {
-                    pairs.truncate(n);
+                    state.ranked.truncate(n);
                 } else {
-                    let extra = pairs.len() - n;
-                    pairs.drain(..extra);
+                    let extra = state.ranked.len() - n;
+                    state.ranked.drain(..extra);
                 }
-                (state.keys, state.values) = pairs.into_iter().unzip();
             }
             _ => {}
         }
@@ -432,16 +409,19 @@ impl Acc {
                 }
             }
             AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN => {
-                let mut pairs: Vec<(Box<[Bson]>, Bson)> = state
-                    .keys
-                    .into_iter()
-                    .zip(state.values)
-                    .map(|(k, v)| (k, v.unwrap_or(Bson::Null)))
-                    .collect();
-                if let Some(spec) = &self.sort {
-                    pairs.sort_by(|a, b| spec.compare_keys(&a.0, &b.0, coll));
-                }
-                let vals: Vec<Bson> = pairs.into_iter().map(|(_, v)| v).collect();
+                let mut ranked = state.ranked;
+                ranked.sort_by(|a, b| rank_key(a).cmp(rank_key(b)));
+                let keep = match self.op {
+                    AccOp::Top => ranked.get(..1),
+                    AccOp::Bottom => ranked.get(ranked.len().saturating_sub(1)..),
+                    AccOp::TopN => ranked.get(..take_n(state.n.as_deref())?.min(ranked.len())),
+                    _ => ranked.get(ranked.len().saturating_sub(take_n(state.n.as_deref())?)..),
+                };
+                let vals = keep
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|r| ranked_value(r))
+                    .collect::<Result<Vec<Bson>>>()?;
                 match self.op {
                     AccOp::Top => vals.into_iter().next().unwrap_or(Bson::Null),
                     AccOp::Bottom => vals.into_iter().last().unwrap_or(Bson::Null),
@@ -488,6 +468,83 @@ impl Acc {
             }
         })
     }
+}
+
+/// `$maxN`/`$minN` trimmed as [`Acc::bound`] trims the others: at twice
+/// `n` (at least 16) values, keep the `n` that `finish` would return, in
+/// its stable order.
+fn bound_extremes(op: AccOp, state: &mut Collected, coll: Option<&Collation>, n: Option<usize>) {
+    let Some(n) = n else {
+        return;
+    };
+    if state.values.len() < n.saturating_mul(2).max(16) {
+        return;
+    }
+    state
+        .values
+        .retain(|v| !matches!(v, None | Some(Bson::Null | Bson::Undefined)));
+    state.values.sort_by(|a, b| {
+        let (Some(a), Some(b)) = (a, b) else {
+            return Ordering::Equal;
+        };
+        let c = value::compare(a, b, coll);
+        if op == AccOp::MaxN { c.reverse() } else { c }
+    });
+    state.values.truncate(n);
+}
+
+/// One value a `$top`-family accumulator keeps, in one allocation: the
+/// length of its sort key (4 bytes, little-endian), the key (the document's
+/// sort values encoded as an index key, [`keystring::encode_key`], whose
+/// byte order is the `sortBy` order), then the value as the BSON document
+/// `{"": value}` (a missing value is null, as `finish` returns it).
+fn ranked(
+    spec: &SortSpec,
+    doc: &Document,
+    v: Option<Bson>,
+    coll: Option<&Collation>,
+) -> Result<Box<[u8]>> {
+    let values = spec.keys_of(doc, coll);
+    let values: Vec<&Bson> = values.iter().collect();
+    let ascending: Vec<bool> = spec.keys.iter().map(|(_, asc)| *asc).collect();
+    let key = keystring::encode_key(&values, &ascending, coll);
+    let internal = |what: String| {
+        crate::engine::error::EngineError::new(
+            crate::engine::error::ErrorCode::INTERNAL_ERROR,
+            what,
+        )
+    };
+    let key_len =
+        u32::try_from(key.len()).map_err(|_| internal("sort key longer than 4 GiB".into()))?;
+    let mut out = Vec::with_capacity(4 + key.len() + 16);
+    out.extend_from_slice(&key_len.to_le_bytes());
+    out.extend_from_slice(&key);
+    let mut wrapper = Document::new();
+    wrapper.insert("", v.unwrap_or(Bson::Null));
+    crate::engine::codec::encode_into(&wrapper, &mut out)
+        .map_err(|e| internal(format!("$top: {e}")))?;
+    Ok(out.into_boxed_slice())
+}
+
+/// The sort key of a [`ranked`] value.
+fn rank_key(item: &[u8]) -> &[u8] {
+    let len = item
+        .first_chunk::<4>()
+        .map_or(0, |n| u32::from_le_bytes(*n) as usize);
+    item.get(4..4 + len).unwrap_or_default()
+}
+
+/// The value of a [`ranked`] value.
+fn ranked_value(item: &[u8]) -> Result<Bson> {
+    let bytes = item.get(4 + rank_key(item).len()..).unwrap_or_default();
+    let raw = bson::RawDocument::from_bytes(bytes).map_err(|e| {
+        crate::engine::error::EngineError::new(
+            crate::engine::error::ErrorCode::INTERNAL_ERROR,
+            format!("corrupt $top value: {e}"),
+        )
+    })?;
+    let mut doc = crate::engine::catalog::to_document(raw)?;
+    Ok(doc.remove("").unwrap_or(Bson::Null))
 }
 
 fn take_n(n: Option<&Bson>) -> Result<usize> {
