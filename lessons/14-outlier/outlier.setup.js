@@ -15,9 +15,10 @@ db.films.aggregate([
   {$project: {_id: 0, film_id: "$_id.film_id", page: "$_id.page", n: 1, cast: 1}},
   {$out: "cast_overflow"}
 ])
-db.films.aggregate([
-  {$set: {cast_size: {$size: "$cast"}, has_overflow: {$gt: [{$size: "$cast"}, 100]}, cast: {$slice: ["$cast", 100]}}},
-  {$out: "films"}
+// Then every film, in place: a pipeline update computes the flag and the
+// size from the full cast before trimming it.
+db.films.updateMany({}, [
+  {$set: {cast_size: {$size: "$cast"}, has_overflow: {$gt: [{$size: "$cast"}, 100]}, cast: {$slice: ["$cast", 100]}}}
 ])
 db.cast_overflow.createIndex({film_id: 1, page: 1})
 db.actors.drop()

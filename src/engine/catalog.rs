@@ -104,6 +104,16 @@ impl Slot {
         self.gone.store(true, Ordering::Release);
     }
 
+    /// The collection as it is now, to read without any lock; a collection
+    /// dropped or renamed away is mongod's `QueryPlanKilled`.
+    pub fn current(&self, db: &str, coll: &str) -> Result<Arc<Collection>> {
+        let state = self.state.read();
+        if state.gone {
+            return Err(killed(db, coll));
+        }
+        Ok(state.coll.clone())
+    }
+
     /// Whether the collection was dropped or renamed away; a long write
     /// asks between documents and stops as mongod's `QueryPlanKilled`.
     pub fn check_live(&self, db: &str, coll: &str) -> Result<()> {

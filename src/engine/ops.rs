@@ -571,8 +571,9 @@ pub(super) fn update_run(
 }
 
 /// One update statement. A multi-document update that is not an upsert
-/// reads (with [`update_run`]) and computes on a snapshot of the
-/// collection, holding no lock, then applies its changes [`WRITE_CHUNK`]
+/// selects (with [`update_run`]) on a snapshot of the collection and
+/// computes each chunk on a view taken for it, holding no lock, then
+/// applies its changes [`WRITE_CHUNK`]
 /// documents at a time under the collection's lock, yielding between
 /// chunks (a chunk that had to copy the collection doubles the next),
 /// and checks each record again first: one deleted meanwhile is skipped,
@@ -598,11 +599,16 @@ fn update_one_statement(
     let Some((slot, snapshot)) = yielding else {
         return update_locked(store, db, coll, ns, index, st, now, outcome);
     };
-    // Many documents: read on the snapshot, holding no lock. The matches
-    // keep only their record ids; each chunk reads its documents from the
-    // snapshot (whose records the collection shares until it replaces
-    // them), so the matches are never all decoded at once.
+    // Many documents: matched on the snapshot, holding no lock. The
+    // matches keep only their record ids; each chunk reads its documents
+    // from the collection as it is then, and lets go of that view before
+    // it writes, so the matches are never all decoded at once, and no
+    // view keeps the records the update replaces alive: the collection's
+    // old versions are released as it goes (its chunks are no longer
+    // shared), as mongod's multi-update keeps no old version of what it
+    // already wrote.
     let (matches, _) = update_run(Some(&snapshot), db, coll, st, now, None, true)?;
+    drop(snapshot);
     let UpdateMatches {
         filter,
         update,
@@ -615,9 +621,10 @@ fn update_one_statement(
         // Compute the chunk's new documents without any lock.
         let mut computed = Vec::with_capacity(chunk);
         let mut failed = None;
+        let view = slot.current(db, coll)?;
         for hit in hits.by_ref().take(chunk) {
             slot.check_live(db, coll)?;
-            let Some(before) = snapshot.raw(hit.rid) else {
+            let Some(before) = view.raw(hit.rid) else {
                 continue;
             };
             let hit = Hit {
@@ -625,13 +632,14 @@ fn update_one_statement(
                 ..hit
             };
             match apply_update(&update, &hit, now, &vars) {
-                Ok(new) => computed.push((hit, before, new)),
+                Ok(new) => computed.push((hit, Box::<[u8]>::from(before.as_bytes()), new)),
                 Err(e) => {
                     failed = Some(e);
                     break;
                 }
             }
         }
+        drop(view);
         // Apply them under the collection's lock.
         let (applied, copied) = store.write_again(db, coll, &slot, |c| -> Result<()> {
             for (hit, before, new) in computed {
@@ -639,7 +647,7 @@ fn update_one_statement(
                     // Deleted since the snapshot.
                     continue;
                 };
-                let new = if raw.as_bytes() == before.as_bytes() {
+                let new = if raw.as_bytes() == &*before {
                     new
                 } else {
                     // Changed since the snapshot: match and update it afresh.
