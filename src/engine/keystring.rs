@@ -280,6 +280,35 @@ pub fn encode_key(values: &[&Bson], ascending: &[bool], collation: Option<&Colla
     out
 }
 
+/// A value held behind its key in one allocation, as a buffering stage
+/// keeps what it orders by key: the key's length (4 bytes, little-endian),
+/// the key, then the value's bytes, which `payload` appends.
+pub fn keyed<E>(
+    key: &[u8],
+    payload: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<Box<[u8]>, E> {
+    // A key is shorter than the 16 MiB document it comes from.
+    let len = u32::try_from(key.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(4 + key.len() + 64);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(key);
+    payload(&mut out)?;
+    Ok(out.into_boxed_slice())
+}
+
+/// The key of a [`keyed`] value.
+pub fn key_of(item: &[u8]) -> &[u8] {
+    let len = item
+        .first_chunk::<4>()
+        .map_or(0, |n| u32::from_le_bytes(*n) as usize);
+    item.get(4..4 + len).unwrap_or_default()
+}
+
+/// The value's bytes of a [`keyed`] value.
+pub fn payload_of(item: &[u8]) -> &[u8] {
+    item.get(4 + key_of(item).len()..).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +369,25 @@ mod tests {
             assert_eq!(compare(&w[0], &w[1], None), Ordering::Less, "{w:?}");
             assert!(enc(&w[0]) < enc(&w[1]), "{w:?}");
         }
+    }
+
+    #[test]
+    fn keyed_values_give_back_their_key_and_bytes() {
+        for (key, payload) in [
+            (&b""[..], &b"doc"[..]),
+            (b"k\x00y", b""),
+            (b"key", b"\x05\x00"),
+        ] {
+            let item = keyed(key, |out| {
+                out.extend_from_slice(payload);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            assert_eq!(key_of(&item), key);
+            assert_eq!(payload_of(&item), payload);
+        }
+        assert_eq!(keyed(b"k", |_| Err::<(), _>("no")), Err("no"));
+        assert_eq!(key_of(&[1, 0]), b"", "too short to hold a length");
     }
 
     #[test]

@@ -687,17 +687,9 @@ fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -
     })
 }
 
-/// One document a [`SortBuffer`] holds, in one allocation: the length of
-/// its sort key (4 bytes, little-endian), the key, then its BSON.
+/// One document a [`SortBuffer`] holds, in one allocation: its BSON behind
+/// its sort key ([`super::keystring::keyed`]).
 type Sortable = Box<[u8]>;
-
-/// The sort key of a [`Sortable`].
-fn sort_key_of(item: &[u8]) -> &[u8] {
-    let len = item
-        .first_chunk::<4>()
-        .map_or(0, |n| u32::from_le_bytes(*n) as usize);
-    item.get(4..4 + len).unwrap_or_default()
-}
 
 /// A `$sort` fed its input one document at a time, as the `$cursor`
 /// streams it: each document is held encoded (its BSON, a third to a fifth
@@ -731,15 +723,9 @@ impl SortBuffer<'_> {
         let values = self.spec.keys_of(d, ctx.collation());
         let values: Vec<&Bson> = values.iter().collect();
         let key = super::keystring::encode_key(&values, &self.ascending, ctx.collation());
-        let key_len = u32::try_from(key.len()).map_err(|_| {
-            EngineError::new(ErrorCode::INTERNAL_ERROR, "sort key longer than 4 GiB")
-        })?;
-        let mut item = Vec::with_capacity(4 + key.len() + super::codec::size(d));
-        item.extend_from_slice(&key_len.to_le_bytes());
-        item.extend_from_slice(&key);
-        super::codec::encode_into(d, &mut item)
+        let item = super::keystring::keyed(&key, |out| super::codec::encode_into(d, out))
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
-        self.items.push(item.into_boxed_slice());
+        self.items.push(item);
         Ok(())
     }
 
@@ -753,10 +739,10 @@ impl SortBuffer<'_> {
     pub(crate) fn finish_each(self, each: &mut dyn FnMut(Document) -> Result<()>) -> Result<()> {
         let mut items = self.items;
         // Stable: equal keys (the values compare equal) keep input order.
-        items.sort_by(|a, b| sort_key_of(a).cmp(sort_key_of(b)));
+        items.sort_by(|a, b| super::keystring::key_of(a).cmp(super::keystring::key_of(b)));
         for item in items {
             super::limits::checkpoint()?;
-            let bytes = item.get(4 + sort_key_of(&item).len()..).unwrap_or_default();
+            let bytes = super::keystring::payload_of(&item);
             // Bytes this buffer encoded: a failure here is the engine's.
             let raw = bson::RawDocument::from_bytes(bytes).map_err(|e| {
                 EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}"))

@@ -344,7 +344,9 @@ impl Acc {
             AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN
                 if state.ranked.len() >= at =>
             {
-                state.ranked.sort_by(|a, b| rank_key(a).cmp(rank_key(b)));
+                state
+                    .ranked
+                    .sort_by(|a, b| keystring::key_of(a).cmp(keystring::key_of(b)));
                 if matches!(self.op, AccOp::Top | AccOp::TopN) {
                     state.ranked.truncate(n);
                 } else {
@@ -410,7 +412,7 @@ impl Acc {
             }
             AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN => {
                 let mut ranked = state.ranked;
-                ranked.sort_by(|a, b| rank_key(a).cmp(rank_key(b)));
+                ranked.sort_by(|a, b| keystring::key_of(a).cmp(keystring::key_of(b)));
                 let keep = match self.op {
                     AccOp::Top => ranked.get(..1),
                     AccOp::Bottom => ranked.get(ranked.len().saturating_sub(1)..),
@@ -493,11 +495,11 @@ fn bound_extremes(op: AccOp, state: &mut Collected, coll: Option<&Collation>, n:
     state.values.truncate(n);
 }
 
-/// One value a `$top`-family accumulator keeps, in one allocation: the
-/// length of its sort key (4 bytes, little-endian), the key (the document's
-/// sort values encoded as an index key, [`keystring::encode_key`], whose
-/// byte order is the `sortBy` order), then the value as the BSON document
-/// `{"": value}` (a missing value is null, as `finish` returns it).
+/// One value a `$top`-family accumulator keeps, in one allocation
+/// ([`keystring::keyed`]): the document's sort values encoded as an index
+/// key ([`keystring::encode_key`], whose byte order is the `sortBy`
+/// order), then the value as the BSON document `{"": value}` (a missing
+/// value is null, as `finish` returns it).
 fn ranked(
     spec: &SortSpec,
     doc: &Document,
@@ -508,35 +510,19 @@ fn ranked(
     let values: Vec<&Bson> = values.iter().collect();
     let ascending: Vec<bool> = spec.keys.iter().map(|(_, asc)| *asc).collect();
     let key = keystring::encode_key(&values, &ascending, coll);
-    let internal = |what: String| {
-        crate::engine::error::EngineError::new(
-            crate::engine::error::ErrorCode::INTERNAL_ERROR,
-            what,
-        )
-    };
-    let key_len =
-        u32::try_from(key.len()).map_err(|_| internal("sort key longer than 4 GiB".into()))?;
-    let mut out = Vec::with_capacity(4 + key.len() + 16);
-    out.extend_from_slice(&key_len.to_le_bytes());
-    out.extend_from_slice(&key);
     let mut wrapper = Document::new();
     wrapper.insert("", v.unwrap_or(Bson::Null));
-    crate::engine::codec::encode_into(&wrapper, &mut out)
-        .map_err(|e| internal(format!("$top: {e}")))?;
-    Ok(out.into_boxed_slice())
-}
-
-/// The sort key of a [`ranked`] value.
-fn rank_key(item: &[u8]) -> &[u8] {
-    let len = item
-        .first_chunk::<4>()
-        .map_or(0, |n| u32::from_le_bytes(*n) as usize);
-    item.get(4..4 + len).unwrap_or_default()
+    keystring::keyed(&key, |out| crate::engine::codec::encode_into(&wrapper, out)).map_err(|e| {
+        crate::engine::error::EngineError::new(
+            crate::engine::error::ErrorCode::INTERNAL_ERROR,
+            format!("$top: {e}"),
+        )
+    })
 }
 
 /// The value of a [`ranked`] value.
 fn ranked_value(item: &[u8]) -> Result<Bson> {
-    let bytes = item.get(4 + rank_key(item).len()..).unwrap_or_default();
+    let bytes = keystring::payload_of(item);
     let raw = bson::RawDocument::from_bytes(bytes).map_err(|e| {
         crate::engine::error::EngineError::new(
             crate::engine::error::ErrorCode::INTERNAL_ERROR,
