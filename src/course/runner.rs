@@ -5,10 +5,11 @@
 //! operation (reads explained, writes executed), then the measurements;
 //! finally the claims. Each dataset is generated once per lesson: the
 //! first variant to need it is loaded and, before its setup, copied on the
-//! server into every other variant that starts from it (`Seeding`). Failures of a step are recorded in the
-//! report (with the server's codeName) rather than aborting the run, so a
-//! learner sees everything that did run. Progress goes to a callback and
-//! a cancel flag is checked between steps.
+//! server into every other variant that starts from it (`Seeding`).
+//! Failures of a step are recorded in the report (with the server's
+//! codeName) rather than aborting the run, so a learner sees everything
+//! that did run. Progress goes to a callback and a cancel flag is checked
+//! between steps.
 //!
 //! Everything the report says in words (step errors, a variant's failure,
 //! an operation's error, a claim's reason) is a [`Message`], rendered in

@@ -268,16 +268,32 @@ pub fn encode_single(v: &Bson, collation: Option<&Collation>) -> Vec<u8> {
 pub fn encode_key(values: &[&Bson], ascending: &[bool], collation: Option<&Collation>) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 * values.len());
     for (v, asc) in values.iter().zip(ascending) {
-        let start = out.len();
-        append_value(&mut out, v, collation);
-        if !asc {
-            for b in &mut out[start..] {
-                *b = !*b;
-            }
+        append_component(&mut out, v, *asc, collation);
+    }
+    end_key(&mut out);
+    out
+}
+
+/// Append one component of a compound key, with its direction (a
+/// descending component's bytes complemented); [`end_key`] closes the key.
+pub fn append_component(
+    out: &mut Vec<u8>,
+    v: &Bson,
+    ascending: bool,
+    collation: Option<&Collation>,
+) {
+    let start = out.len();
+    append_value(out, v, collation);
+    if !ascending {
+        for b in &mut out[start..] {
+            *b = !*b;
         }
     }
+}
+
+/// Close a key built with [`append_component`].
+pub fn end_key(out: &mut Vec<u8>) {
     out.push(END);
-    out
 }
 
 /// A value held behind its key in one allocation, as a buffering stage

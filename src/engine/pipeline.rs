@@ -404,7 +404,6 @@ impl Pipeline {
         match self.parsed.as_slice() {
             [Stage::Sort(spec)] => Some(SortBuffer {
                 spec,
-                ascending: spec.keys.iter().map(|(_, asc)| *asc).collect(),
                 items: Vec::new(),
                 memory: 0,
                 limit: super::limits::SORT_MEMORY.get(),
@@ -693,14 +692,12 @@ type Sortable = Box<[u8]>;
 
 /// A `$sort` fed its input one document at a time, as the `$cursor`
 /// streams it: each document is held encoded (its BSON, a third to a fifth
-/// of its decoded size) after its sort values, encoded as an index key
-/// ([`super::keystring::encode_key`], whose byte order is the sort's order, a
-/// descending key's bytes complemented), and handed on decoded one at a
-/// time once the input is exhausted. Its memory is counted as
+/// of its decoded size) after its sort values encoded as an index key
+/// ([`SortSpec::encoded_key`], whose byte order is the sort's order), and
+/// handed on decoded one at a time once the input is exhausted. Its memory is counted as
 /// [`sort_memory_check`] counts a held input, against the same limit.
 pub(crate) struct SortBuffer<'s> {
     spec: &'s SortSpec,
-    ascending: Vec<bool>,
     items: Vec<Sortable>,
     memory: u64,
     limit: u64,
@@ -720,9 +717,7 @@ impl SortBuffer<'_> {
                 )));
             }
         }
-        let values = self.spec.keys_of(d, ctx.collation());
-        let values: Vec<&Bson> = values.iter().collect();
-        let key = super::keystring::encode_key(&values, &self.ascending, ctx.collation());
+        let key = self.spec.encoded_key(d, ctx.collation());
         let item = super::keystring::keyed(&key, |out| super::codec::encode_into(d, out))
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
         self.items.push(item);

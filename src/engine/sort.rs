@@ -12,6 +12,7 @@ use bson::{Bson, Document};
 
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
+use super::keystring;
 use super::value;
 
 /// A parsed sort specification such as `{a: 1, b: -1}`.
@@ -87,6 +88,22 @@ impl SortSpec {
                 sort_key(doc, &parts, *ascending, collation)
             })
             .collect()
+    }
+
+    /// The values `doc` sorts by ([`SortSpec::keys_of`]) encoded as one
+    /// index key ([`keystring`]): comparing two of them as bytes orders as
+    /// [`SortSpec::compare`] does, and they are equal exactly when the
+    /// documents compare equal. What a buffering sort keeps instead of the
+    /// values themselves (a `Bson` is over 100 bytes).
+    pub fn encoded_key(&self, doc: &Document, collation: Option<&Collation>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 * self.keys.len());
+        for (path, ascending) in &self.keys {
+            let parts: Vec<&str> = path.split('.').collect();
+            let v = sort_key(doc, &parts, *ascending, collation);
+            keystring::append_component(&mut out, &v, *ascending, collation);
+        }
+        keystring::end_key(&mut out);
+        out
     }
 
     /// [`SortSpec::keys_of`] for a stored record, decoding only the fields

@@ -231,7 +231,7 @@ impl Acc {
         }
         if let Some(spec) = &self.sort {
             state.ranked.push(ranked(spec, doc, v, vars.collation())?);
-            self.bound(state);
+            self.bound(state, vars.collation());
             return Ok(());
         }
         if let Some(value) = &v {
@@ -304,10 +304,7 @@ impl Acc {
             }
             AccOp::LastN | AccOp::MaxN | AccOp::MinN => {
                 state.values.push(v);
-                self.bound(state);
-                if self.op != AccOp::LastN {
-                    bound_extremes(self.op, state, vars.collation(), self.kept(state));
-                }
+                self.bound(state, vars.collation());
             }
             _ => state.values.push(v),
         }
@@ -329,9 +326,8 @@ impl Acc {
     /// (and at least 16), drop those that [`Acc::finish`] could no longer
     /// return. Its sorts are stable, like `finish`'s, and the state keeps
     /// the input order of equal values, so `finish` returns exactly what
-    /// it would have returned from every value. (`$maxN`/`$minN` trim in
-    /// [`bound_extremes`].)
-    fn bound(&self, state: &mut Collected) {
+    /// it would have returned from every value.
+    fn bound(&self, state: &mut Collected, coll: Option<&Collation>) {
         let Some(n) = self.kept(state) else {
             return;
         };
@@ -340,6 +336,24 @@ impl Acc {
             AccOp::LastN if state.values.len() >= at => {
                 let extra = state.values.len() - n;
                 state.values.drain(..extra);
+            }
+            AccOp::MaxN | AccOp::MinN if state.values.len() >= at => {
+                // What `finish` keeps: the present values, best first.
+                state
+                    .values
+                    .retain(|v| !matches!(v, None | Some(Bson::Null | Bson::Undefined)));
+                state.values.sort_by(|a, b| {
+                    let (Some(a), Some(b)) = (a, b) else {
+                        return Ordering::Equal;
+                    };
+                    let c = value::compare(a, b, coll);
+                    if self.op == AccOp::MaxN {
+                        c.reverse()
+                    } else {
+                        c
+                    }
+                });
+                state.values.truncate(n);
             }
             AccOp::Top | AccOp::Bottom | AccOp::TopN | AccOp::BottomN
                 if state.ranked.len() >= at =>
@@ -425,16 +439,8 @@ impl Acc {
                     .map(|r| ranked_value(r))
                     .collect::<Result<Vec<Bson>>>()?;
                 match self.op {
-                    AccOp::Top => vals.into_iter().next().unwrap_or(Bson::Null),
-                    AccOp::Bottom => vals.into_iter().last().unwrap_or(Bson::Null),
-                    AccOp::TopN => {
-                        Bson::Array(vals.into_iter().take(take_n(state.n.as_deref())?).collect())
-                    }
-                    _ => {
-                        let n = take_n(state.n.as_deref())?;
-                        let skip = vals.len().saturating_sub(n);
-                        Bson::Array(vals.into_iter().skip(skip).collect())
-                    }
+                    AccOp::Top | AccOp::Bottom => vals.into_iter().next().unwrap_or(Bson::Null),
+                    _ => Bson::Array(vals),
                 }
             }
             AccOp::FirstN | AccOp::LastN => {
@@ -472,32 +478,9 @@ impl Acc {
     }
 }
 
-/// `$maxN`/`$minN` trimmed as [`Acc::bound`] trims the others: at twice
-/// `n` (at least 16) values, keep the `n` that `finish` would return, in
-/// its stable order.
-fn bound_extremes(op: AccOp, state: &mut Collected, coll: Option<&Collation>, n: Option<usize>) {
-    let Some(n) = n else {
-        return;
-    };
-    if state.values.len() < n.saturating_mul(2).max(16) {
-        return;
-    }
-    state
-        .values
-        .retain(|v| !matches!(v, None | Some(Bson::Null | Bson::Undefined)));
-    state.values.sort_by(|a, b| {
-        let (Some(a), Some(b)) = (a, b) else {
-            return Ordering::Equal;
-        };
-        let c = value::compare(a, b, coll);
-        if op == AccOp::MaxN { c.reverse() } else { c }
-    });
-    state.values.truncate(n);
-}
-
 /// One value a `$top`-family accumulator keeps, in one allocation
 /// ([`keystring::keyed`]): the document's sort values encoded as an index
-/// key ([`keystring::encode_key`], whose byte order is the `sortBy`
+/// key ([`SortSpec::encoded_key`], whose byte order is the `sortBy`
 /// order), then the value as the BSON document `{"": value}` (a missing
 /// value is null, as `finish` returns it).
 fn ranked(
@@ -506,10 +489,7 @@ fn ranked(
     v: Option<Bson>,
     coll: Option<&Collation>,
 ) -> Result<Box<[u8]>> {
-    let values = spec.keys_of(doc, coll);
-    let values: Vec<&Bson> = values.iter().collect();
-    let ascending: Vec<bool> = spec.keys.iter().map(|(_, asc)| *asc).collect();
-    let key = keystring::encode_key(&values, &ascending, coll);
+    let key = spec.encoded_key(doc, coll);
     let mut wrapper = Document::new();
     wrapper.insert("", v.unwrap_or(Bson::Null));
     keystring::keyed(&key, |out| crate::engine::codec::encode_into(&wrapper, out)).map_err(|e| {
