@@ -52,7 +52,7 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocumentBuf};
 
-pub use catalog::{Catalog, Store};
+pub use catalog::{Catalog, SpillReport, Store};
 pub use error::{EngineError, ErrorCode, Result};
 
 /// Documents an `insert` writes per acquisition of its collection's lock.
@@ -587,6 +587,17 @@ impl Engine {
             return 0;
         }
         self.store.remove_expired(expired, now)
+    }
+
+    /// Keep the records held in memory within `budget` bytes by spilling
+    /// the chunks of collections unused for `cold_after` to a temporary
+    /// file (see `catalog::spill`); the server runs this every second.
+    pub fn spill_cold(
+        &self,
+        budget: u64,
+        cold_after: std::time::Duration,
+    ) -> std::io::Result<SpillReport> {
+        self.store.spill_cold(budget, cold_after)
     }
 
     /// The catalog as it is now, for a reader to run on without holding any

@@ -71,7 +71,8 @@ pub async fn serve(addr: SocketAddr, engine: Engine) -> std::io::Result<ServerHa
         shutdown.subscribe(),
         shutdown.clone(),
     ));
-    tokio::spawn(server::ttl_monitor(shared, shutdown.subscribe()));
+    tokio::spawn(server::ttl_monitor(shared.clone(), shutdown.subscribe()));
+    tokio::spawn(server::spill_monitor(shared, shutdown.subscribe()));
     Ok(ServerHandle {
         local_addr,
         shutdown,

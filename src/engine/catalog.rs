@@ -19,10 +19,16 @@
 //! collection first (`Arc::make_mut`). A reader never waits for a writer of
 //! another collection; it waits for a writer of its own collection only
 //! while that writer applies one chunk of changes.
+//!
+//! The store also keeps the record bytes it holds in memory within a
+//! budget, by spilling the chunks of the collections used least recently
+//! to a file ([`Store::spill_cold`], module `spill`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
 use parking_lot::RwLock;
@@ -36,9 +42,11 @@ use super::update::display;
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, codec, keystring, limits, size_model};
 
 mod heap;
+mod spill;
 
-use heap::Heap;
 pub use heap::Record;
+use heap::{Heap, Spilling};
+use spill::SpillFile;
 
 /// What a reader sees of every database: the names as they were when it
 /// was taken, each collection as it was when the reader first touched it.
@@ -62,8 +70,10 @@ struct Entry {
 
 impl Entry {
     fn get(&self) -> &Collection {
-        self.taken
-            .get_or_init(|| self.slot.state.read().coll.clone())
+        self.taken.get_or_init(|| {
+            self.slot.touch();
+            self.slot.state.read().coll.clone()
+        })
     }
 }
 
@@ -74,6 +84,16 @@ pub struct Slot {
     /// `state.gone`, readable without the lock: a long write polls it
     /// between documents.
     gone: AtomicBool,
+    /// When the collection was last looked up, in milliseconds of
+    /// [`clock_ms`]: the spill pass picks the least recently used.
+    used: AtomicU64,
+}
+
+/// Milliseconds since the first call in this process: a clock for
+/// recency, cheaper to compare than `Instant`s.
+fn clock_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
 #[derive(Debug)]
@@ -93,7 +113,13 @@ impl Slot {
         Arc::new(Slot {
             state: RwLock::new(SlotState { coll, gone: false }),
             gone: AtomicBool::new(false),
+            used: AtomicU64::new(clock_ms()),
         })
+    }
+
+    /// Record a use, for the spill pass.
+    fn touch(&self) {
+        self.used.store(clock_ms(), Ordering::Relaxed);
     }
 
     /// Mark the slot gone (its collection dropped or renamed away), once
@@ -107,6 +133,7 @@ impl Slot {
     /// The collection as it is now, to read without any lock; a collection
     /// dropped or renamed away is mongod's `QueryPlanKilled`.
     pub fn current(&self, db: &str, coll: &str) -> Result<Arc<Collection>> {
+        self.touch();
         let state = self.state.read();
         if state.gone {
             return Err(killed(db, coll));
@@ -133,6 +160,19 @@ pub struct Store {
     /// Held only for a lookup or to change the set of names, never while
     /// a collection is read or written.
     names: RwLock<Names>,
+    /// Where cold chunks go, opened by the first pass that spills.
+    spill_file: parking_lot::Mutex<Option<Arc<SpillFile>>>,
+}
+
+/// What one [`Store::spill_cold`] pass found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpillReport {
+    /// Record bytes in memory before the pass, each shared chunk once.
+    pub resident: u64,
+    /// Collections whose chunks the pass spilled, as `db.coll`.
+    pub spilled: Vec<String>,
+    /// Bytes that left memory (chunks no other collection shares).
+    pub freed: u64,
 }
 
 /// A collection: records in insertion order plus their indexes.
@@ -1117,7 +1157,84 @@ impl Store {
     }
 
     fn slot(&self, db: &str, coll: &str) -> Option<Arc<Slot>> {
-        self.names.read().get(db)?.get(coll).cloned()
+        let slot = self.names.read().get(db)?.get(coll).cloned()?;
+        slot.touch();
+        Some(slot)
+    }
+
+    /// Keep the record bytes held in memory within `budget`: when they
+    /// exceed it, spill the chunks of the collections not used for
+    /// `cold_after`, least recently used first, until they fit again (or
+    /// no cold collection is left). A collection that a reader or a cursor
+    /// still holds, or that a writer has locked, is skipped: spilling never
+    /// waits and never copies a collection.
+    pub fn spill_cold(&self, budget: u64, cold_after: Duration) -> std::io::Result<SpillReport> {
+        // `None` while the process is younger than `cold_after`.
+        let cutoff = clock_ms().checked_sub(cold_after.as_millis() as u64);
+        self.spill_used_before(budget, cutoff)
+    }
+
+    /// [`Store::spill_cold`], counting as cold the collections last used
+    /// at or before `cutoff` (in [`clock_ms`]).
+    fn spill_used_before(&self, budget: u64, cutoff: Option<u64>) -> std::io::Result<SpillReport> {
+        let slots: Vec<(String, Arc<Slot>)> = self
+            .names
+            .read()
+            .iter()
+            .flat_map(|(db, colls)| {
+                colls
+                    .iter()
+                    .map(move |(name, slot)| (format!("{db}.{name}"), slot.clone()))
+            })
+            .collect();
+        let mut seen = HashSet::new();
+        let resident: u64 = slots
+            .iter()
+            .map(|(_, slot)| slot.state.read().coll.records.resident(&mut seen))
+            .sum();
+        let mut report = SpillReport {
+            resident,
+            ..SpillReport::default()
+        };
+        if resident <= budget {
+            return Ok(report);
+        }
+        let mut cold: Vec<(u64, String, Arc<Slot>)> = slots
+            .into_iter()
+            .map(|(ns, slot)| (slot.used.load(Ordering::Relaxed), ns, slot))
+            .filter(|(used, _, _)| cutoff.is_some_and(|c| *used <= c))
+            .collect();
+        cold.sort_by_key(|(used, _, _)| *used);
+        let file = {
+            let mut file = self.spill_file.lock();
+            match &*file {
+                Some(f) => f.clone(),
+                None => file.insert(SpillFile::new()?).clone(),
+            }
+        };
+        let mut pass = Spilling::default();
+        let mut left = resident;
+        for (_, ns, slot) in cold {
+            if left <= budget {
+                break;
+            }
+            let Some(mut state) = slot.state.try_write() else {
+                continue;
+            };
+            if state.gone {
+                continue;
+            }
+            let Some(coll) = Arc::get_mut(&mut state.coll) else {
+                continue;
+            };
+            let freed = coll.records.spill(&file, &mut pass)?;
+            if freed > 0 {
+                report.spilled.push(ns);
+                report.freed += freed;
+                left = left.saturating_sub(freed);
+            }
+        }
+        Ok(report)
     }
 
     /// Whether taking a snapshot of `db.coll` would wait now: a writer
@@ -1643,6 +1760,71 @@ mod tests {
         assert!(store.drop_database("d"));
         assert_eq!(snapshot.collection_names("d"), vec!["a", "b"]);
         assert!(store.snapshot().collection("d", "a").is_none());
+    }
+
+    #[test]
+    fn the_spill_pass_moves_only_cold_unheld_collections_and_changes_no_result() {
+        let store = Store::default();
+        let pad = "x".repeat(500);
+        for coll in ["cold", "held", "hot"] {
+            for i in 0..3000 {
+                store
+                    .write_or_create("d", coll, |c, _| {
+                        c.insert("d.x", raw(doc! {"_id": i, "pad": &pad}))
+                    })
+                    .unwrap()
+                    .unwrap();
+            }
+        }
+        let bytes = |coll: &str| -> Vec<Vec<u8>> {
+            let c = store.collection("d", coll).unwrap();
+            c.records().map(|(_, r)| r.as_bytes().to_vec()).collect()
+        };
+        let before: Vec<_> = ["cold", "held", "hot"].map(bytes).into();
+        let data = store.collection("d", "cold").unwrap().data_size();
+        // A reader holds `held`; `hot` counts as used from now on.
+        let reader = store.snapshot();
+        assert_eq!(reader.collection("d", "held").unwrap().len(), 3000);
+        let used = |coll: &str, at: u64| {
+            store.names.read()["d"][coll]
+                .used
+                .store(at, Ordering::Relaxed)
+        };
+        used("cold", 10);
+        used("held", 20);
+        used("hot", 1000);
+        let cutoff = Some(500);
+        // Within the budget, nothing moves.
+        let within = store.spill_used_before(u64::MAX, cutoff).unwrap();
+        assert!(within.spilled.is_empty());
+        assert!(within.resident >= 3 * data, "{within:?}");
+        // Over it, but nothing is cold yet: nothing moves.
+        assert!(
+            store
+                .spill_used_before(0, Some(5))
+                .unwrap()
+                .spilled
+                .is_empty()
+        );
+        let pass = store.spill_used_before(0, cutoff).unwrap();
+        assert_eq!(pass.spilled, vec!["d.cold".to_string()]);
+        // Every chunk but the open one went.
+        assert!(pass.freed + heap::CHUNK_BYTES as u64 >= data, "{pass:?}");
+        let after = store.spill_used_before(u64::MAX, cutoff).unwrap();
+        assert_eq!(after.resident, within.resident - pass.freed);
+        // The reader lets go: the next pass takes `held` too, never `hot`.
+        drop(reader);
+        let pass = store.spill_used_before(0, cutoff).unwrap();
+        assert_eq!(pass.spilled, vec!["d.held".to_string()]);
+        // The same bytes come back, and the spilled collections still take
+        // writes.
+        let now: Vec<_> = ["cold", "held", "hot"].map(bytes).into();
+        assert_eq!(now, before);
+        store
+            .write_existing("d", "cold", |c| c.remove(1))
+            .unwrap()
+            .unwrap();
+        assert_eq!(store.collection("d", "cold").unwrap().len(), 2999);
     }
 
     #[test]

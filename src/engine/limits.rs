@@ -500,9 +500,16 @@ pub static ALLOW_DISK_USE_BY_DEFAULT: Param = Param::flag("allowDiskUseByDefault
 pub static EXPLAIN_SIZE_THRESHOLD: Param =
     Param::new("internalQueryExplainSizeThresholdBytes", 10 * 1024 * 1024);
 
+/// The record bytes the engine keeps in memory before it spills the
+/// chunks of its least recently used collections to a temporary file
+/// (schemalab's own parameter; mongod's nearest is the WiredTiger cache
+/// size, `wiredTigerCacheSizeGB`).
+pub static RECORD_CACHE_BYTES: Param = Param::new("schemalabRecordCacheBytes", 512 << 20);
+
 /// Every parameter `setParameter`/`getParameter` know.
-pub fn params() -> [&'static Param; 9] {
+pub fn params() -> [&'static Param; 10] {
     [
+        &RECORD_CACHE_BYTES,
         &EXPLAIN_SIZE_THRESHOLD,
         &ALLOW_DISK_USE_BY_DEFAULT,
         &RANGE_BYTES,

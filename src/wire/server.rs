@@ -239,6 +239,39 @@ pub(crate) async fn ttl_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Re
     }
 }
 
+/// How often the spill pass looks at the records held in memory.
+const SPILL_PERIOD: Duration = Duration::from_secs(1);
+/// A collection unused for this long may be spilled.
+const COLD_AFTER: Duration = Duration::from_secs(3);
+
+/// Keep the engine's records within `schemalabRecordCacheBytes` by
+/// spilling the coldest collections, every second.
+pub(crate) async fn spill_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + SPILL_PERIOD, SPILL_PERIOD);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.recv() => return,
+            _ = ticks.tick() => {
+                // Writing chunks out takes a while: on the blocking pool.
+                let pass = shared.clone();
+                let done = tokio::task::spawn_blocking(move || {
+                    pass.engine
+                        .spill_cold(crate::engine::limits::RECORD_CACHE_BYTES.get(), COLD_AFTER)
+                })
+                .await;
+                if let Ok(Err(_)) = done {
+                    // No temporary file to write to (or it is full):
+                    // nothing is lost, what was not written stays in
+                    // memory, and the server stops trying.
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// Build the shared state of a new server.
 pub(crate) fn shared(engine: Engine) -> Arc<Shared> {
     Arc::new(Shared {

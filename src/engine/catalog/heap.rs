@@ -17,11 +17,20 @@
 //! at least a chunk's worth) the chunks that are at least half dead have
 //! their live records moved to the open chunk and are released. The heap
 //! never holds more than about 1.5 times its live bytes for long.
+//!
+//! A chunk other than the open one can be spilled ([`Heap::spill`]): its
+//! bytes move to the store's spill file and come back into memory when a
+//! reader first needs them. A writer that would change a spilled chunk
+//! appends instead, as it does when a chunk is shared.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::io;
 use std::sync::Arc;
 
 use bson::RawDocument;
+
+use super::spill::{SpillFile, Spilled};
 
 /// A chunk fills up to this size; a record of more than a quarter of it
 /// gets a chunk of its own, so that a chunk is never mostly slack.
@@ -48,7 +57,79 @@ impl Loc {
     }
 }
 
-type Chunk = Arc<Vec<u8>>;
+/// A chunk's bytes: in memory, or in the spill file.
+#[derive(Debug)]
+pub(super) enum ChunkBuf {
+    Mem(Vec<u8>),
+    Spilled(Spilled),
+}
+
+impl Default for ChunkBuf {
+    fn default() -> Self {
+        ChunkBuf::Mem(Vec::new())
+    }
+}
+
+impl ChunkBuf {
+    /// The chunk's length, without reading a spilled chunk back.
+    fn len(&self) -> usize {
+        match self {
+            ChunkBuf::Mem(v) => v.len(),
+            ChunkBuf::Spilled(s) => s.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes the chunk keeps in memory now.
+    fn resident(&self) -> usize {
+        match self {
+            ChunkBuf::Mem(v) => v.capacity(),
+            ChunkBuf::Spilled(s) if s.is_loaded() => s.len(),
+            ChunkBuf::Spilled(_) => 0,
+        }
+    }
+
+    /// The bytes as a vector to append to, read back first if spilled.
+    fn in_memory(&mut self) -> &mut Vec<u8> {
+        if let ChunkBuf::Spilled(s) = self {
+            *self = ChunkBuf::Mem(s.bytes().to_vec());
+        }
+        match self {
+            ChunkBuf::Mem(v) => v,
+            ChunkBuf::Spilled(_) => unreachable!("read back into memory just above"),
+        }
+    }
+}
+
+impl std::ops::Deref for ChunkBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ChunkBuf::Mem(v) => v,
+            ChunkBuf::Spilled(s) => s.bytes(),
+        }
+    }
+}
+
+/// A writer's own copy of a shared chunk is in memory.
+impl Clone for ChunkBuf {
+    fn clone(&self) -> Self {
+        ChunkBuf::Mem(self.to_vec())
+    }
+}
+
+type Chunk = Arc<ChunkBuf>;
+
+/// The chunks one spill pass has written, by the address of the in-memory
+/// chunk (kept alive here, so that the address stays its own): a chunk that
+/// several collections share is written once.
+#[derive(Default)]
+pub struct Spilling {
+    written: HashMap<usize, (Chunk, Chunk)>,
+}
 
 /// One stored record, borrowed from the heap that holds it; another heap
 /// can store it by sharing its chunk ([`Heap::push_shared`]).
@@ -147,6 +228,58 @@ impl Heap {
         Some(Record { chunk, raw })
     }
 
+    /// The bytes of this heap's chunks held in memory, counting a chunk
+    /// already in `seen` (shared with a heap counted before) as nothing.
+    pub fn resident(&self, seen: &mut HashSet<usize>) -> u64 {
+        self.chunks
+            .iter()
+            .filter(|c| seen.insert(Arc::as_ptr(c) as usize))
+            .map(|c| c.resident() as u64)
+            .sum()
+    }
+
+    /// Move every chunk but the open one to `file`, and let go of the
+    /// in-memory copy of any chunk read back since it was spilled. Returns
+    /// the bytes that left memory for good: those of chunks no other heap
+    /// shares.
+    pub fn spill(&mut self, file: &Arc<SpillFile>, pass: &mut Spilling) -> io::Result<u64> {
+        let mut freed = 0u64;
+        for c in 0..self.chunks.len() {
+            if self.open == Some(c as u32) {
+                continue;
+            }
+            let chunk = &self.chunks[c];
+            let spilled = match &**chunk {
+                ChunkBuf::Mem(v) if v.is_empty() => continue,
+                ChunkBuf::Mem(v) => {
+                    let key = Arc::as_ptr(chunk) as usize;
+                    let alone = Arc::strong_count(chunk) == 1;
+                    let spilled = match pass.written.get(&key) {
+                        Some((_, spilled)) => spilled.clone(),
+                        None => {
+                            let spilled = Arc::new(ChunkBuf::Spilled(Spilled::new(file.write(v)?)));
+                            pass.written.insert(key, (chunk.clone(), spilled.clone()));
+                            spilled
+                        }
+                    };
+                    if alone {
+                        freed += v.capacity() as u64;
+                    }
+                    spilled
+                }
+                ChunkBuf::Spilled(s) if s.is_loaded() => {
+                    if Arc::strong_count(chunk) == 1 {
+                        freed += s.len() as u64;
+                    }
+                    Arc::new(ChunkBuf::Spilled(s.unloaded()))
+                }
+                ChunkBuf::Spilled(_) => continue,
+            };
+            self.chunks[c] = spilled;
+        }
+        Ok(freed)
+    }
+
     /// The record in slot `i`, if it is live.
     pub fn get(&self, i: usize) -> Option<Record<'_>> {
         self.record(*self.slots.get(i)?)
@@ -183,7 +316,7 @@ impl Heap {
     /// than copying its bytes.
     pub fn push_shared(&mut self, record: Record<'_>) {
         let bytes = record.raw.as_bytes();
-        let base = record.chunk.as_ptr() as usize;
+        let base = record.chunk[..].as_ptr() as usize;
         let offset = bytes.as_ptr() as usize - base;
         let chunk = match self.chunks.len().checked_sub(1) {
             // Records are copied in order, so they mostly come from the
@@ -212,7 +345,7 @@ impl Heap {
         let n = bytes.len();
         let c = old.chunk as usize;
         if n <= old_len
-            && let Some(chunk) = Arc::get_mut(&mut self.chunks[c])
+            && let Some(ChunkBuf::Mem(chunk)) = Arc::get_mut(&mut self.chunks[c])
         {
             // Nobody else sees this chunk: overwrite, leaving the shrink
             // as dead bytes at the record's end.
@@ -258,7 +391,7 @@ impl Heap {
         if self.live_bytes[c] == 0 {
             if self.open == Some(loc.chunk) {
                 // The open chunk is emptied for reuse, not released.
-                if let Some(chunk) = Arc::get_mut(&mut self.chunks[c]) {
+                if let Some(ChunkBuf::Mem(chunk)) = Arc::get_mut(&mut self.chunks[c]) {
                     self.stored -= chunk.len() as u64;
                     chunk.clear();
                     return;
@@ -295,7 +428,7 @@ impl Heap {
     fn append(&mut self, bytes: &[u8]) -> Loc {
         let n = bytes.len();
         if n > CHUNK_BYTES / 4 {
-            let c = self.add_chunk(Arc::new(bytes.to_vec()));
+            let c = self.add_chunk(Arc::new(ChunkBuf::Mem(bytes.to_vec())));
             self.live_bytes[c] += n as u64;
             return Loc {
                 chunk: c as u32,
@@ -312,12 +445,12 @@ impl Heap {
                 } else {
                     0
                 };
-                let c = self.add_chunk(Arc::new(Vec::with_capacity(cap)));
+                let c = self.add_chunk(Arc::new(ChunkBuf::Mem(Vec::with_capacity(cap))));
                 self.open = Some(c as u32);
                 c
             }
         };
-        let chunk = Arc::make_mut(&mut self.chunks[c]);
+        let chunk = Arc::make_mut(&mut self.chunks[c]).in_memory();
         if chunk.capacity() - chunk.len() < n {
             // Grow by doubling up to a full chunk, so a small collection
             // stays small and a full chunk has no slack.
@@ -395,6 +528,8 @@ mod tests {
         Snapshot,
         DropSnapshots,
         Share(usize),
+        /// Spill the main heap, or the heap that shares its records.
+        Spill(bool),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -407,6 +542,7 @@ mod tests {
             1 => Just(Op::Snapshot),
             1 => Just(Op::DropSnapshots),
             1 => any::<usize>().prop_map(Op::Share),
+            1 => any::<bool>().prop_map(Op::Spill),
         ]
     }
 
@@ -439,10 +575,11 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         /// The heap against a vector of optional byte strings, with
-        /// snapshots (clones) that must keep what they saw and a second heap
-        /// that shares records.
+        /// snapshots (clones) that must keep what they saw, a second heap
+        /// that shares records, and spilling at any point.
         #[test]
         fn heap_agrees_with_a_vector(ops in proptest::collection::vec(op(), 1..120)) {
+            let file = SpillFile::new().unwrap();
             let mut heap = Heap::default();
             let mut model: Vec<Option<Vec<u8>>> = Vec::new();
             let mut snapshots: Vec<(Heap, Vec<Option<Vec<u8>>>)> = Vec::new();
@@ -473,6 +610,15 @@ mod tests {
                     }
                     Op::Snapshot => snapshots.push((heap.clone(), model.clone())),
                     Op::DropSnapshots => snapshots.clear(),
+                    Op::Spill(main) => {
+                        let before = if main { heap.stored_bytes() } else { other.stored_bytes() };
+                        let target = if main { &mut heap } else { &mut other };
+                        target.spill(&file, &mut Spilling::default()).unwrap();
+                        // Every chunk but the open one left memory.
+                        let open = target.open.map_or(0, |o| target.chunks[o as usize].resident());
+                        prop_assert_eq!(target.resident(&mut HashSet::new()), open as u64);
+                        prop_assert_eq!(target.stored_bytes(), before);
+                    }
                     Op::Share(i) if !model.is_empty() => {
                         let i = i % model.len();
                         if let Some(r) = heap.get(i).filter(|_| shared.insert(i)) {
@@ -520,7 +666,48 @@ mod tests {
             assert!(heap.remove(i));
         }
         assert_eq!(heap.stored_bytes(), 0);
-        assert!(heap.chunks.iter().filter(|c| c.capacity() > 0).count() <= 1);
+        assert!(heap.chunks.iter().filter(|c| c.resident() > 0).count() <= 1);
+    }
+
+    #[test]
+    fn spilled_chunks_leave_memory_and_come_back_on_use() {
+        let file = SpillFile::new().unwrap();
+        let mut heap = Heap::default();
+        let r = record(1, 1000);
+        for _ in 0..3000 {
+            heap.push(r.as_bytes());
+        }
+        let mut shared = Heap::default();
+        shared.push_shared(heap.get(0).unwrap());
+        let before = heap.resident(&mut HashSet::new());
+        assert!(before >= heap.data_size());
+        let mut pass = Spilling::default();
+        let freed = heap.spill(&file, &mut pass).unwrap();
+        // The first chunk is shared, so it is not freed; the open one stays.
+        let open = heap.chunks[heap.open.unwrap() as usize].resident() as u64;
+        assert_eq!(heap.resident(&mut HashSet::new()), open);
+        assert!(
+            freed >= before - open - CHUNK_BYTES as u64,
+            "{freed} of {before}"
+        );
+        // The sharing heap spilled in the same pass reuses the extent.
+        shared.spill(&file, &mut pass).unwrap();
+        assert!(Arc::ptr_eq(&shared.chunks[0], &heap.chunks[0]));
+        drop(pass);
+        // Reading a record brings its chunk back, and only that one.
+        assert_eq!(heap.get(1500).unwrap().as_bytes(), r.as_bytes());
+        let back = heap.resident(&mut HashSet::new());
+        assert!(back > open && back <= open + CHUNK_BYTES as u64, "{back}");
+        // A second pass lets the loaded copy go without writing again.
+        heap.spill(&file, &mut Spilling::default()).unwrap();
+        assert_eq!(heap.resident(&mut HashSet::new()), open);
+        // Writes to spilled records land in memory; reads see them.
+        let big = record(2, 1200);
+        heap.replace(10, big.as_bytes());
+        assert!(heap.remove(11));
+        assert_eq!(heap.get(10).unwrap().as_bytes(), big.as_bytes());
+        assert!(heap.get(11).is_none());
+        assert_eq!(heap.get(12).unwrap().as_bytes(), r.as_bytes());
     }
 
     #[test]
