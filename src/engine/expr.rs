@@ -13,6 +13,7 @@ mod convert;
 mod date;
 mod string;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use bson::{Bson, Document};
@@ -849,6 +850,29 @@ impl Expr {
         }
     }
 
+    /// [`Expr::eval`], borrowing the value where it already exists (a
+    /// literal, or a field path that crosses no array) instead of copying
+    /// it: for operators that only read their arguments.
+    pub fn eval_cow<'a>(
+        &'a self,
+        root: &'a Document,
+        vars: &'a Vars,
+    ) -> Result<Option<Cow<'a, Bson>>> {
+        let found = match self {
+            Expr::Literal(v) => Some(Some(v)),
+            Expr::Field(path) => match vars.current.as_deref() {
+                None => path_ref(root, path),
+                Some(Bson::Document(current)) => path_ref(current, path),
+                Some(other) => traverse_ref(other, path),
+            },
+            _ => None,
+        };
+        match found {
+            Some(v) => Ok(v.map(Cow::Borrowed)),
+            None => Ok(self.eval(root, vars)?.map(Cow::Owned)),
+        }
+    }
+
     /// Evaluate to a value, turning missing into null.
     pub fn eval_or_null(&self, root: &Document, vars: &Vars) -> Result<Bson> {
         Ok(self.eval(root, vars)?.unwrap_or(Bson::Null))
@@ -898,6 +922,31 @@ pub fn get_path(doc: &Document, path: &[String]) -> Option<Bson> {
         Some(v.clone())
     } else {
         traverse(v, rest)
+    }
+}
+
+/// [`get_path`] by reference: `Some(value)` when the path resolves without
+/// crossing an array (`Some(None)`: missing), `None` when it crosses one and
+/// the result has to be built.
+fn path_ref<'a>(doc: &'a Document, path: &[String]) -> Option<Option<&'a Bson>> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(None);
+    };
+    match doc.get(first) {
+        None => Some(None),
+        Some(v) => traverse_ref(v, rest),
+    }
+}
+
+/// [`traverse`] by reference, as [`path_ref`].
+fn traverse_ref<'a>(v: &'a Bson, path: &[String]) -> Option<Option<&'a Bson>> {
+    if path.is_empty() {
+        return Some(Some(v));
+    }
+    match v {
+        Bson::Document(d) => path_ref(d, path),
+        Bson::Array(_) => None,
+        _ => Some(None),
     }
 }
 
@@ -965,6 +1014,19 @@ fn eval_call(op: &str, args: &[Expr], root: &Document, vars: &Vars) -> Result<Op
         }
         _ => {}
     }
+    if op == "$mergeObjects" || array::BY_REFERENCE.contains(&op) {
+        let held = args
+            .iter()
+            .map(|a| a.eval_cow(root, vars))
+            .collect::<Result<Vec<_>>>()?;
+        let vals: Vec<Option<&Bson>> = held.iter().map(Option::as_deref).collect();
+        if op == "$mergeObjects" {
+            return merge_objects(vals);
+        }
+        if let Some(r) = array::call_ref(op, &vals, coll) {
+            return r;
+        }
+    }
     let vals = eval_all(args, root, vars)?;
     match op {
         "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp" => {
@@ -988,7 +1050,6 @@ fn eval_call(op: &str, args: &[Expr], root: &Document, vars: &Vars) -> Result<Op
             Ok(Some(Bson::Boolean(b)))
         }
         "$not" => Ok(Some(Bson::Boolean(!truthy(vals[0].as_ref())))),
-        "$mergeObjects" => merge_objects(&vals),
         "$bsonSize" => match &vals[0] {
             v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
             Some(Bson::Document(d)) => Ok(Some(Bson::Int32(value::bson_size(d) as i32))),
@@ -1053,7 +1114,9 @@ fn eval_call(op: &str, args: &[Expr], root: &Document, vars: &Vars) -> Result<Op
 }
 
 /// `$mergeObjects` over evaluated operands (also the `$group` accumulator).
-pub(crate) fn merge_objects(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
+pub(crate) fn merge_objects<'a>(
+    vals: impl IntoIterator<Item = Option<&'a Bson>>,
+) -> Result<Option<Bson>> {
     let mut out = Document::new();
     for v in vals {
         match v {
@@ -1395,6 +1458,51 @@ mod tests {
         let e = Expr::parse(&Bson::Document(doc! {"$foo": 1})).unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PIPELINE_OPERATOR);
         assert_eq!(e.message, "Unrecognized expression '$foo'");
+    }
+
+    fn value() -> impl proptest::strategy::Strategy<Value = Bson> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Bson::Null),
+            (0i32..3).prop_map(Bson::Int32),
+            Just(Bson::String("s".into())),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Bson::Array),
+                proptest::collection::vec((prop_oneof![Just("a"), Just("b")], inner), 0..3)
+                    .prop_map(|kv| Bson::Document(
+                        kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                    )),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Field paths read by reference give what the copying evaluation
+        /// gives, through documents, arrays, scalars and `$$CURRENT`.
+        #[test]
+        fn borrowed_evaluation_agrees_with_copying_evaluation(
+            doc in value(),
+            path in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("a"), proptest::strategy::Just("b")
+            ], 1..4),
+            current in proptest::option::of(value()),
+        ) {
+            let root = match doc {
+                Bson::Document(d) => d,
+                other => doc! {"a": other},
+            };
+            let field = Bson::String(format!("${}", path.join(".")));
+            let vars = Vars {
+                current: current.map(Box::new),
+                ..Vars::default()
+            };
+            let e = Expr::parse(&field).unwrap();
+            let owned = e.eval(&root, &vars).unwrap();
+            let cow = e.eval_cow(&root, &vars).unwrap().map(Cow::into_owned);
+            proptest::prop_assert_eq!(&cow, &owned);
+        }
     }
 
     #[test]

@@ -169,6 +169,19 @@ pub fn get_dotted<'a>(doc: &'a Document, path: &[String]) -> Option<&'a Bson> {
     }
 }
 
+/// [`get_dotted`], for changing the value in place.
+pub(crate) fn get_dotted_mut<'a>(doc: &'a mut Document, path: &[String]) -> Option<&'a mut Bson> {
+    let (first, rest) = path.split_first()?;
+    let v = doc.get_mut(first)?;
+    if rest.is_empty() {
+        return Some(v);
+    }
+    match v {
+        Bson::Document(d) => get_dotted_mut(d, rest),
+        _ => None,
+    }
+}
+
 /// Write a dotted path, creating (or replacing non-documents with)
 /// intermediate documents.
 pub(crate) fn set_dotted(doc: &mut Document, path: &[String], value: Bson) {

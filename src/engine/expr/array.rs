@@ -41,26 +41,40 @@ fn contains(set: &[Bson], v: &Bson, coll: Option<&Collation>) -> bool {
     set.iter().any(|o| value::values_equal(o, v, coll))
 }
 
-pub(super) fn call(
+/// The operators that only read their array arguments: they take them by
+/// reference, so that a field path is not copied out of its document first.
+pub(super) const BY_REFERENCE: &[&str] = &[
+    "$size",
+    "$isArray",
+    "$arrayElemAt",
+    "$first",
+    "$last",
+    "$slice",
+    "$in",
+    "$concatArrays",
+];
+
+/// The operators of [`BY_REFERENCE`].
+pub(super) fn call_ref(
     op: &str,
-    vals: &[Option<Bson>],
+    vals: &[Option<&Bson>],
     coll: Option<&Collation>,
 ) -> Option<Result<Option<Bson>>> {
     Some(match op {
-        "$size" => match &vals[0] {
+        "$size" => match vals[0] {
             Some(Bson::Array(a)) => Ok(Some(Bson::Int32(a.len() as i32))),
             other => Err(err(
                 17124,
                 format!(
                     "The argument to $size must be an array. Type of argument: {}",
-                    type_name(other.as_ref())
+                    type_name(other)
                 ),
             )),
         },
         "$isArray" => Ok(Some(Bson::Boolean(matches!(vals[0], Some(Bson::Array(_)))))),
         "$arrayElemAt" => array_elem_at(vals),
-        "$first" | "$last" => match &vals[0] {
-            v if nullish(v.as_ref()) => Ok(Some(Bson::Null)),
+        "$first" | "$last" => match vals[0] {
+            v if nullish(v) => Ok(Some(Bson::Null)),
             Some(Bson::Array(a)) => Ok(if op == "$first" {
                 a.first().cloned()
             } else {
@@ -70,38 +84,35 @@ pub(super) fn call(
                 28689,
                 format!(
                     "{op}'s argument must be an array, but is {}",
-                    type_name(other.as_ref())
+                    type_name(other)
                 ),
             )),
         },
         "$slice" => slice(vals),
-        "$in" => match &vals[1] {
-            Some(Bson::Array(a)) => {
-                let needle = vals[0].clone().unwrap_or(Bson::Null);
-                Ok(Some(Bson::Boolean(
-                    vals[0].is_some() && contains(a, &needle, coll),
-                )))
-            }
+        "$in" => match vals[1] {
+            Some(Bson::Array(a)) => Ok(Some(Bson::Boolean(
+                vals[0].is_some_and(|needle| contains(a, needle, coll)),
+            ))),
             other => Err(err(
                 40081,
                 format!(
                     "$in requires an array as a second argument, found: {}",
-                    type_name(other.as_ref())
+                    type_name(other)
                 ),
             )),
         },
         "$concatArrays" => {
             let mut out = Vec::new();
-            for v in vals {
+            for &v in vals {
                 match v {
-                    x if nullish(x.as_ref()) => return Some(Ok(Some(Bson::Null))),
+                    x if nullish(x) => return Some(Ok(Some(Bson::Null))),
                     Some(Bson::Array(a)) => out.extend(a.iter().cloned()),
                     other => {
                         return Some(Err(err(
                             28664,
                             format!(
                                 "$concatArrays only supports arrays, not {}",
-                                type_name(other.as_ref())
+                                type_name(other)
                             ),
                         )));
                     }
@@ -109,6 +120,16 @@ pub(super) fn call(
             }
             Ok(Some(Bson::Array(out)))
         }
+        _ => return None,
+    })
+}
+
+pub(super) fn call(
+    op: &str,
+    vals: &[Option<Bson>],
+    coll: Option<&Collation>,
+) -> Option<Result<Option<Bson>>> {
+    Some(match op {
         "$indexOfArray" => index_of_array(vals, coll),
         "$range" => range(vals),
         "$reverseArray" => match &vals[0] {
@@ -163,9 +184,9 @@ pub(super) fn call(
     })
 }
 
-fn array_elem_at(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
-    let (a, i) = (&vals[0], &vals[1]);
-    if nullish(a.as_ref()) || nullish(i.as_ref()) {
+fn array_elem_at(vals: &[Option<&Bson>]) -> Result<Option<Bson>> {
+    let (a, i) = (vals[0], vals[1]);
+    if nullish(a) || nullish(i) {
         return Ok(Some(Bson::Null));
     }
     let Some(Bson::Array(arr)) = a else {
@@ -173,16 +194,16 @@ fn array_elem_at(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
             28689,
             format!(
                 "$arrayElemAt's first argument must be an array, but is {}",
-                type_name(a.as_ref())
+                type_name(a)
             ),
         ));
     };
-    let Some(iv) = i.as_ref().filter(|v| value::is_number(v)) else {
+    let Some(iv) = i.filter(|v| value::is_number(v)) else {
         return Err(err(
             28690,
             format!(
                 "$arrayElemAt's second argument must be a numeric value, but is {}",
-                type_name(i.as_ref())
+                type_name(i)
             ),
         ));
     };
@@ -198,16 +219,16 @@ fn array_elem_at(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     Ok(usize::try_from(pos).ok().and_then(|p| arr.get(p)).cloned())
 }
 
-fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
-    if vals.iter().any(|v| nullish(v.as_ref())) {
+fn slice(vals: &[Option<&Bson>]) -> Result<Option<Bson>> {
+    if vals.iter().any(|v| nullish(*v)) {
         return Ok(Some(Bson::Null));
     }
-    let Some(Bson::Array(arr)) = &vals[0] else {
+    let Some(Bson::Array(arr)) = vals[0] else {
         return Err(err(
             28724,
             format!(
                 "First argument to $slice must be an array, but is of type: {}",
-                type_name(vals[0].as_ref())
+                type_name(vals[0])
             ),
         ));
     };
@@ -238,7 +259,7 @@ fn slice(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
                     format!(
                         "{which} argument to $slice must be {}, but is of type: {}",
                         if i == 0 { "a numeric value" } else { "numeric" },
-                        type_name(other.as_ref())
+                        type_name(*other)
                     ),
                 ));
             }

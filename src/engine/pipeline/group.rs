@@ -409,9 +409,8 @@ impl Acc {
                 }
                 Bson::Array(out)
             }
-            AccOp::MergeObjects => {
-                merge_objects(&state.values)?.unwrap_or_else(|| Bson::Document(Document::new()))
-            }
+            AccOp::MergeObjects => merge_objects(state.values.iter().map(Option::as_ref))?
+                .unwrap_or_else(|| Bson::Document(Document::new())),
             AccOp::StdDevPop | AccOp::StdDevSamp => {
                 let xs: Vec<f64> = present().filter_map(Num::from_bson).map(Num::f).collect();
                 let sample = self.op == AccOp::StdDevSamp;

@@ -3,7 +3,7 @@
 
 use bson::{Bson, Document};
 
-use super::{get_dotted, remove_dotted, set_dotted};
+use super::{get_dotted, get_dotted_mut, remove_dotted, set_dotted};
 use crate::engine::error::Result;
 use crate::engine::expr::{Expr, Vars, err};
 use crate::engine::value;
@@ -577,11 +577,15 @@ impl Unwind {
             }
             d
         };
-        match get_dotted(&doc, &self.path).cloned() {
+        match get_dotted(&doc, &self.path) {
             Some(Bson::Array(items)) if !items.is_empty() => {
                 // Take the array out once, so that each output copies the
                 // rest of the document and not the whole array again.
                 let mut base = doc;
+                let items = match get_dotted_mut(&mut base, &self.path) {
+                    Some(Bson::Array(items)) => std::mem::take(items),
+                    _ => Vec::new(),
+                };
                 set_dotted(&mut base, &self.path, Bson::Null);
                 for (i, item) in items.into_iter().enumerate() {
                     let mut d = base.clone();
