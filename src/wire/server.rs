@@ -6,6 +6,7 @@
 //! connection); a framing error closes that connection only.
 
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
@@ -212,31 +213,42 @@ fn respond(shared: &Shared, session: &Session, request: Request) -> Option<Vec<u
     }
 }
 
-/// Delete expired TTL documents and idle cursors every minute.
-pub(crate) async fn ttl_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
-    // `interval_at` so that the first pass comes a period after start, not
-    // at once (an immediate pass would race with tests' setup).
-    let start = tokio::time::Instant::now() + TTL_MONITOR_PERIOD;
-    let mut ticks = tokio::time::interval_at(start, TTL_MONITOR_PERIOD);
+/// Run `pass` every `period` on the blocking pool, the first time a
+/// period after start (not at once, which would race with tests' setup),
+/// until the server shuts down or `pass` says to stop. A pass may wait for
+/// collections' writers or do I/O: on the blocking pool, no async worker
+/// (and no driver's heartbeat behind it) waits with it.
+async fn every(
+    period: Duration,
+    shared: Arc<Shared>,
+    mut shutdown: broadcast::Receiver<()>,
+    pass: fn(&Shared) -> ControlFlow<()>,
+) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = shutdown.recv() => return,
             _ = ticks.tick() => {
-                // The pass waits for each collection's writer to let go
-                // and reads every record of the TTL-indexed ones: on the
-                // blocking pool, so that no async worker (and no driver's
-                // heartbeat behind it) waits with it.
-                let pass = shared.clone();
-                let _ = tokio::task::spawn_blocking(move || {
-                    let engine = &pass.engine;
-                    engine.expire_ttl(engine.now());
-                    pass.cursors.reap_idle(cursor_timeout());
-                })
-                .await;
+                let shared = shared.clone();
+                let done = tokio::task::spawn_blocking(move || pass(&shared)).await;
+                if let Ok(ControlFlow::Break(())) = done {
+                    return;
+                }
             }
         }
     }
+}
+
+/// Delete expired TTL documents and idle cursors every minute.
+pub(crate) async fn ttl_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiver<()>) {
+    every(TTL_MONITOR_PERIOD, shared, shutdown, |shared| {
+        let engine = &shared.engine;
+        engine.expire_ttl(engine.now());
+        shared.cursors.reap_idle(cursor_timeout());
+        ControlFlow::Continue(())
+    })
+    .await
 }
 
 /// How often the spill pass looks at the records held in memory.
@@ -246,30 +258,18 @@ const COLD_AFTER: Duration = Duration::from_secs(3);
 
 /// Keep the engine's records within `schemalabRecordCacheBytes` by
 /// spilling the coldest collections, every second.
-pub(crate) async fn spill_monitor(shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
-    let mut ticks =
-        tokio::time::interval_at(tokio::time::Instant::now() + SPILL_PERIOD, SPILL_PERIOD);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.recv() => return,
-            _ = ticks.tick() => {
-                // Writing chunks out takes a while: on the blocking pool.
-                let pass = shared.clone();
-                let done = tokio::task::spawn_blocking(move || {
-                    pass.engine
-                        .spill_cold(crate::engine::limits::RECORD_CACHE_BYTES.get(), COLD_AFTER)
-                })
-                .await;
-                if let Ok(Err(_)) = done {
-                    // No temporary file to write to (or it is full):
-                    // nothing is lost, what was not written stays in
-                    // memory, and the server stops trying.
-                    return;
-                }
-            }
+pub(crate) async fn spill_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiver<()>) {
+    every(SPILL_PERIOD, shared, shutdown, |shared| {
+        let budget = crate::engine::limits::RECORD_CACHE_BYTES.get();
+        match shared.engine.spill_cold(budget, COLD_AFTER) {
+            Ok(_) => ControlFlow::Continue(()),
+            // No temporary file to write to (or it is full): nothing is
+            // lost, what was not written stays in memory, and the server
+            // stops trying.
+            Err(_) => ControlFlow::Break(()),
         }
-    }
+    })
+    .await
 }
 
 /// Build the shared state of a new server.
