@@ -142,6 +142,13 @@ fn set_parameter_follows_mongod() {
         doc! {"getParameter": 1, "internalQueryMaxPushBytes": 1, "$db": "admin"},
     );
     assert_eq!(reply.get_i64("internalQueryMaxPushBytes"), Ok(104_857_600));
+    // schemalab's own: the records kept in memory before cold collections
+    // are spilled, 512 MiB unless set.
+    let reply = call(
+        &mut s,
+        doc! {"getParameter": 1, "schemalabRecordCacheBytes": 1, "$db": "admin"},
+    );
+    assert_eq!(reply.get_i64("schemalabRecordCacheBytes"), Ok(512 << 20));
 }
 
 #[test]
