@@ -17,6 +17,7 @@
 
 use std::fs::File;
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, OnceLock};
 
@@ -52,7 +53,7 @@ impl SpillFile {
             *end = (at + bytes.len() as u64).div_ceil(ALIGN) * ALIGN;
             at
         };
-        self.file.write_all_at(bytes, offset)?;
+        write_at(&self.file, bytes, offset)?;
         Ok(Arc::new(Extent {
             file: self.clone(),
             offset,
@@ -73,24 +74,60 @@ pub struct Extent {
 impl Extent {
     fn read(&self) -> io::Result<Box<[u8]>> {
         let mut bytes = vec![0; self.len].into_boxed_slice();
-        self.file.file.read_exact_at(&mut bytes, self.offset)?;
+        read_at(&self.file.file, &mut bytes, self.offset)?;
         Ok(bytes)
     }
 }
 
 impl Drop for Extent {
     fn drop(&mut self) {
-        let len = (self.len as u64).div_ceil(ALIGN) * ALIGN;
-        // Giving the space back is an economy, not a duty: a file system
-        // that cannot punch holes keeps it until the process ends.
-        let _ = rustix::fs::fallocate(
-            &self.file.file,
-            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
-            self.offset,
-            len,
-        );
+        punch_hole(&self.file.file, self.offset, self.len as u64);
     }
 }
+
+#[cfg(unix)]
+fn write_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    file.write_all_at(bytes, offset)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, bytes: &mut [u8], offset: u64) -> io::Result<()> {
+    file.read_exact_at(bytes, offset)
+}
+
+/// Elsewhere nothing is spilled: the first pass fails to write, and the
+/// server stops trying (records stay in memory).
+#[cfg(not(unix))]
+fn write_at(_file: &File, _bytes: &[u8], _offset: u64) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "spilling needs positioned file I/O",
+    ))
+}
+
+#[cfg(not(unix))]
+fn read_at(_file: &File, _bytes: &mut [u8], _offset: u64) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "spilling needs positioned file I/O",
+    ))
+}
+
+/// Give a released extent's space back to the file system. An economy, not
+/// a duty: a file system (or a system) that cannot punch holes keeps the
+/// space until the process ends.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn punch_hole(file: &File, offset: u64, len: u64) {
+    let _ = rustix::fs::fallocate(
+        file,
+        rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+        offset,
+        len.div_ceil(ALIGN) * ALIGN,
+    );
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn punch_hole(_file: &File, _offset: u64, _len: u64) {}
 
 /// A chunk whose bytes are in the spill file, and in memory too once a
 /// reader has needed them (until the next pass lets that copy go).
