@@ -1167,7 +1167,7 @@ impl Store {
     /// `cold_after`, least recently used first, until they fit again (or
     /// no cold collection is left). A collection that a reader or a cursor
     /// still holds, or that a writer has locked, is skipped: spilling never
-    /// waits and never copies a collection.
+    /// waits for a collection's lock to spill it, and never copies one.
     pub fn spill_cold(&self, budget: u64, cold_after: Duration) -> std::io::Result<SpillReport> {
         // `None` while the process is younger than `cold_after`.
         let cutoff = clock_ms().checked_sub(cold_after.as_millis() as u64);
@@ -1177,21 +1177,20 @@ impl Store {
     /// [`Store::spill_cold`], counting as cold the collections last used
     /// at or before `cutoff` (in [`clock_ms`]).
     fn spill_used_before(&self, budget: u64, cutoff: Option<u64>) -> std::io::Result<SpillReport> {
-        let slots: Vec<(String, Arc<Slot>)> = self
+        // Run every second: under the budget it only counts, and names
+        // nothing.
+        let slots: Vec<Arc<Slot>> = self
             .names
             .read()
-            .iter()
-            .flat_map(|(db, colls)| {
-                colls
-                    .iter()
-                    .map(move |(name, slot)| (format!("{db}.{name}"), slot.clone()))
-            })
+            .values()
+            .flat_map(|c| c.values().cloned())
             .collect();
         let mut seen = HashSet::new();
         let resident: u64 = slots
             .iter()
-            .map(|(_, slot)| slot.state.read().coll.records.resident(&mut seen))
+            .map(|slot| slot.state.read().coll.records.resident(&mut seen))
             .sum();
+        drop(slots);
         let mut report = SpillReport {
             resident,
             ..SpillReport::default()
@@ -1199,10 +1198,14 @@ impl Store {
         if resident <= budget {
             return Ok(report);
         }
-        let mut cold: Vec<(u64, String, Arc<Slot>)> = slots
-            .into_iter()
-            .map(|(ns, slot)| (slot.used.load(Ordering::Relaxed), ns, slot))
-            .filter(|(used, _, _)| cutoff.is_some_and(|c| *used <= c))
+        let mut cold: Vec<(u64, String, Arc<Slot>)> = self
+            .names
+            .read()
+            .iter()
+            .flat_map(|(db, colls)| colls.iter().map(move |(name, slot)| (db, name, slot)))
+            .map(|(db, name, slot)| (slot.used.load(Ordering::Relaxed), db, name, slot))
+            .filter(|(used, ..)| cutoff.is_some_and(|c| *used <= c))
+            .map(|(used, db, name, slot)| (used, format!("{db}.{name}"), slot.clone()))
             .collect();
         cold.sort_by_key(|(used, _, _)| *used);
         let file = {

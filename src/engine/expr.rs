@@ -1506,6 +1506,13 @@ mod tests {
     }
 
     #[test]
+    fn every_operator_said_to_borrow_its_arguments_is_handled_by_reference() {
+        for op in array::BY_REFERENCE {
+            assert!(array::call_ref(op, &[None, None], None).is_some(), "{op}");
+        }
+    }
+
+    #[test]
     fn missing_is_below_null() {
         let r = ev(Bson::Document(doc! {"$lt": ["$x", null]}), doc! {}).unwrap();
         assert_eq!(r, Some(Bson::Boolean(true)));

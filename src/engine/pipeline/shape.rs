@@ -582,11 +582,11 @@ impl Unwind {
                 // Take the array out once, so that each output copies the
                 // rest of the document and not the whole array again.
                 let mut base = doc;
-                let items = match get_dotted_mut(&mut base, &self.path) {
-                    Some(Bson::Array(items)) => std::mem::take(items),
-                    _ => Vec::new(),
+                let taken =
+                    get_dotted_mut(&mut base, &self.path).map(|v| std::mem::replace(v, Bson::Null));
+                let Some(Bson::Array(items)) = taken else {
+                    unreachable!("an array was read at this path just above");
                 };
-                set_dotted(&mut base, &self.path, Bson::Null);
                 for (i, item) in items.into_iter().enumerate() {
                     let mut d = base.clone();
                     set_dotted(&mut d, &self.path, item);
