@@ -41,6 +41,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod planner;
 pub mod projection;
+pub mod release;
 pub mod size_model;
 pub mod sort;
 pub mod update;
@@ -512,12 +513,20 @@ impl Engine {
     /// Drop a collection; dropping one that does not exist succeeds, as in
     /// MongoDB 7.0. Returns whether it existed.
     pub fn drop_collection(&self, db: &str, coll: &str) -> Result<bool> {
-        Ok(self.store.drop_collection(db, coll))
+        let existed = self.store.drop_collection(db, coll);
+        if existed {
+            release::freed_much();
+        }
+        Ok(existed)
     }
 
     /// Drop a database; returns whether it existed.
     pub fn drop_database(&self, db: &str) -> bool {
-        self.store.drop_database(db)
+        let existed = self.store.drop_database(db);
+        if existed {
+            release::freed_much();
+        }
+        existed
     }
 
     /// `listCollections` entries (`{name, type, options, info, idIndex}`).
@@ -597,7 +606,11 @@ impl Engine {
         budget: u64,
         cold_after: std::time::Duration,
     ) -> std::io::Result<SpillReport> {
-        self.store.spill_cold(budget, cold_after)
+        let report = self.store.spill_cold(budget, cold_after)?;
+        if report.freed > 0 {
+            release::freed_much();
+        }
+        Ok(report)
     }
 
     /// The catalog as it is now, for a reader to run on without holding any

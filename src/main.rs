@@ -19,20 +19,34 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// for it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Give freed pages back to the system as soon as they are free, instead
-/// of 10 ms later and only when the thread that owns them allocates again:
-/// otherwise the memory of a lesson's dropped databases stays resident in
-/// a process that has gone idle (the workbench after a run). Measured on
-/// `bench course --scale default outlier bucket`: resident memory after the
-/// drop 55-75 MiB instead of 110-205 MiB, run time within noise. A
-/// `MIMALLOC_PURGE_DELAY` set in the environment is left to mimalloc.
+/// How long mimalloc keeps freed pages before giving them back, in ms.
+const PURGE_DELAY_MS: std::ffi::c_long = 10;
+
+/// Let mimalloc keep freed pages for a moment, so that memory freed and
+/// allocated again within a step is not faulted in anew (returning every
+/// page at once cost a fifth of a course run's CPU in page faults); and
+/// give everything freed back at once when the engine has just dropped a
+/// database or spilled records, so a process gone idle after a run does
+/// not keep them. A `MIMALLOC_PURGE_DELAY` set in the environment is left
+/// to mimalloc.
 #[allow(unsafe_code)]
-fn return_freed_memory_at_once() {
+fn tune_allocator() {
     // SAFETY: `mi_option_set` stores one integer option; it reads and
     // writes no memory of ours and is safe to call at any time.
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
     }
+    schemalab::engine::release::set_hook(collect_freed_memory);
+}
+
+/// mimalloc's forced collect: the calling thread's free pages go back to
+/// the arenas, and every arena's pending purges (the whole program's) are
+/// done now.
+#[allow(unsafe_code)]
+fn collect_freed_memory() {
+    // SAFETY: `mi_collect` only walks mimalloc's own structures; it may be
+    // called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
 /// schemalab: learn MongoDB schema design by measurement.
@@ -333,7 +347,7 @@ fn check_once(
 /// Ordinary errors (a bad argument, a missing file, an unreachable server)
 /// print one message with its causes and exit 1; no backtrace.
 fn main() -> std::process::ExitCode {
-    return_freed_memory_at_once();
+    tune_allocator();
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
