@@ -515,7 +515,7 @@ impl Engine {
     pub fn drop_collection(&self, db: &str, coll: &str) -> Result<bool> {
         let existed = self.store.drop_collection(db, coll);
         if existed {
-            release::freed_much();
+            release::give_back();
         }
         Ok(existed)
     }
@@ -524,7 +524,7 @@ impl Engine {
     pub fn drop_database(&self, db: &str) -> bool {
         let existed = self.store.drop_database(db);
         if existed {
-            release::freed_much();
+            release::give_back();
         }
         existed
     }
@@ -608,7 +608,7 @@ impl Engine {
     ) -> std::io::Result<SpillReport> {
         let report = self.store.spill_cold(budget, cold_after)?;
         if report.freed > 0 {
-            release::freed_much();
+            release::give_back();
         }
         Ok(report)
     }

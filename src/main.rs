@@ -14,28 +14,14 @@ use tokio::runtime::Runtime;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `mi_option_purge_delay` in mimalloc v3's `mi_option_e` (the version the
-/// `mimalloc` crate builds by default; `libmimalloc-sys` names no constant
-/// for it).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// How long mimalloc keeps freed pages before giving them back, in ms.
-const PURGE_DELAY_MS: std::ffi::c_long = 10;
-
-/// Let mimalloc keep freed pages for a moment, so that memory freed and
-/// allocated again within a step is not faulted in anew (returning every
-/// page at once cost a fifth of a course run's CPU in page faults); and
-/// give everything freed back at once when the engine has just dropped a
-/// database or spilled records, so a process gone idle after a run does
-/// not keep them. A `MIMALLOC_PURGE_DELAY` set in the environment is left
-/// to mimalloc.
-#[allow(unsafe_code)]
+/// mimalloc keeps freed pages for a second (its default purge delay)
+/// before giving them back, so that memory freed and allocated again
+/// within a step is not faulted in anew: returning every page at once cost
+/// a fifth of a course run's CPU in page faults. The engine says when to
+/// give everything back at once (`engine::release`): after a database is
+/// dropped, and from the server once a second, so that a process gone
+/// idle after a run does not keep what it freed.
 fn tune_allocator() {
-    // SAFETY: `mi_option_set` stores one integer option; it reads and
-    // writes no memory of ours and is safe to call at any time.
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
-    }
     schemalab::engine::release::set_hook(collect_freed_memory);
 }
 

@@ -72,7 +72,7 @@ pub async fn serve(addr: SocketAddr, engine: Engine) -> std::io::Result<ServerHa
         shutdown.clone(),
     ));
     tokio::spawn(server::ttl_monitor(shared.clone(), shutdown.subscribe()));
-    tokio::spawn(server::spill_monitor(shared, shutdown.subscribe()));
+    tokio::spawn(server::memory_monitor(shared, shutdown.subscribe()));
     Ok(ServerHandle {
         local_addr,
         shutdown,

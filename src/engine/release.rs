@@ -5,13 +5,15 @@
 //! freed pages at once pays a page fault for every page it hands out again
 //! a moment later (a fifth of a course run's CPU when measured); one that
 //! waits keeps a dropped database resident in a process that has gone
-//! idle. So the allocator may wait, and the engine says when a large amount
-//! has just been freed: after a collection or database is dropped, and
-//! after a spill pass has moved records to disk.
+//! idle, since it only looks at what to return when it is asked for
+//! memory. So the allocator may wait, and [`give_back`] is called when a
+//! large amount has just been freed (after a collection or database is
+//! dropped, and after a spill pass has moved records to disk) and by the
+//! server once a second.
 //!
 //! The engine forbids unsafe code and does not know which allocator the
 //! program uses, so the program registers what "give it back now" means
-//! ([`set_hook`]); without a hook, [`freed_much`] does nothing.
+//! ([`set_hook`]); without a hook, [`give_back`] does nothing.
 
 use std::sync::OnceLock;
 
@@ -24,8 +26,9 @@ pub fn set_hook(hook: fn()) -> bool {
     HOOK.set(hook).is_ok()
 }
 
-/// Much memory has just been freed: return it now, if the program said how.
-pub(crate) fn freed_much() {
+/// Return the memory freed so far to the system now, if the program said
+/// how.
+pub fn give_back() {
     if let Some(hook) = HOOK.get() {
         hook();
     }

@@ -6,9 +6,8 @@
 //! connection); a framing error closes that connection only.
 
 use std::net::SocketAddr;
-use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -36,6 +35,9 @@ pub(crate) struct Shared {
     /// Source of `connectionId`s (and of reply request ids, which only need
     /// to be distinct).
     next_id: AtomicI32,
+    /// Set once writing the spill file has failed: records then stay in
+    /// memory.
+    spill_failed: AtomicBool,
 }
 
 impl Shared {
@@ -215,14 +217,14 @@ fn respond(shared: &Shared, session: &Session, request: Request) -> Option<Vec<u
 
 /// Run `pass` every `period` on the blocking pool, the first time a
 /// period after start (not at once, which would race with tests' setup),
-/// until the server shuts down or `pass` says to stop. A pass may wait for
+/// until the server shuts down. A pass may wait for
 /// collections' writers or do I/O: on the blocking pool, no async worker
 /// (and no driver's heartbeat behind it) waits with it.
 async fn every(
     period: Duration,
     shared: Arc<Shared>,
     mut shutdown: broadcast::Receiver<()>,
-    pass: fn(&Shared) -> ControlFlow<()>,
+    pass: fn(&Shared),
 ) {
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -231,10 +233,9 @@ async fn every(
             _ = shutdown.recv() => return,
             _ = ticks.tick() => {
                 let shared = shared.clone();
-                let done = tokio::task::spawn_blocking(move || pass(&shared)).await;
-                if let Ok(ControlFlow::Break(())) = done {
-                    return;
-                }
+                // A pass that panicked is not repeated differently: the
+                // next tick runs it again.
+                let _ = tokio::task::spawn_blocking(move || pass(&shared)).await;
             }
         }
     }
@@ -246,7 +247,6 @@ pub(crate) async fn ttl_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiv
         let engine = &shared.engine;
         engine.expire_ttl(engine.now());
         shared.cursors.reap_idle(cursor_timeout());
-        ControlFlow::Continue(())
     })
     .await
 }
@@ -256,18 +256,22 @@ const SPILL_PERIOD: Duration = Duration::from_secs(1);
 /// A collection unused for this long may be spilled.
 const COLD_AFTER: Duration = Duration::from_secs(3);
 
-/// Keep the engine's records within `schemalabRecordCacheBytes` by
-/// spilling the coldest collections, every second.
-pub(crate) async fn spill_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiver<()>) {
+/// Every second: keep the engine's records within
+/// `schemalabRecordCacheBytes` by spilling the coldest collections, then
+/// give the memory freed since the last pass back to the system (see
+/// `engine::release`), so that a server gone idle does not keep it.
+pub(crate) async fn memory_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiver<()>) {
     every(SPILL_PERIOD, shared, shutdown, |shared| {
-        let budget = crate::engine::limits::RECORD_CACHE_BYTES.get();
-        match shared.engine.spill_cold(budget, COLD_AFTER) {
-            Ok(_) => ControlFlow::Continue(()),
-            // No temporary file to write to (or it is full): nothing is
-            // lost, what was not written stays in memory, and the server
-            // stops trying.
-            Err(_) => ControlFlow::Break(()),
+        if !shared.spill_failed.load(Ordering::Relaxed) {
+            let budget = crate::engine::limits::RECORD_CACHE_BYTES.get();
+            if shared.engine.spill_cold(budget, COLD_AFTER).is_err() {
+                // No temporary file to write to (or it is full): nothing
+                // is lost, what was not written stays in memory, and the
+                // server stops trying.
+                shared.spill_failed.store(true, Ordering::Relaxed);
+            }
         }
+        crate::engine::release::give_back();
     })
     .await
 }
@@ -278,6 +282,7 @@ pub(crate) fn shared(engine: Engine) -> Arc<Shared> {
         engine,
         cursors: Arc::new(CursorTable::default()),
         ops: Arc::default(),
+        spill_failed: AtomicBool::new(false),
         next_id: AtomicI32::new(1),
     })
 }
