@@ -211,6 +211,109 @@ fn blocking_sort_stops_at_its_memory_limit_with_allow_disk_use_false() {
     ));
 }
 
+/// A figure of an explain entry (an int, or a long past an int's range).
+fn figure(entry: &Document, key: &str) -> i64 {
+    match entry.get(key) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        other => panic!("{key} is {other:?} in {entry}"),
+    }
+}
+
+/// The `$sort` entry of an aggregate's `executionStats` explain.
+fn explained_sort(s: &mut TcpStream, coll: &str, pipeline: Vec<Document>) -> Document {
+    let mut cmd = aggregate(coll, pipeline, doc! {});
+    cmd.remove("$db");
+    let reply = call(
+        s,
+        doc! {"explain": cmd, "verbosity": "executionStats", "$db": "mem"},
+    );
+    ok(&reply);
+    reply
+        .get_array("stages")
+        .unwrap()
+        .iter()
+        .filter_map(Bson::as_document)
+        .find(|st| st.contains_key("$sort"))
+        .unwrap_or_else(|| panic!("no $sort stage in {reply}"))
+        .clone()
+}
+
+#[test]
+fn a_sort_past_its_limit_spills_to_disk_when_allowed_and_orders_as_in_memory() {
+    let _guard = params_lock();
+    let mut s = connect();
+    let n = 400;
+    let docs: Vec<Document> = (0..n)
+        .map(|i| doc! {"_id": i, "k": (i * 7) % 13, "pad": "y".repeat(100 + (i % 5) as usize)})
+        .collect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "spill", "documents": docs, "$db": "mem"},
+    ));
+    // `$set` streams, so the `$sort` after it is fed one document at a
+    // time; keys repeat, so ties must keep input (`_id`) order.
+    let pipeline = || {
+        vec![
+            doc! {"$set": {"k2": "$k"}},
+            doc! {"$sort": {"k2": 1}},
+            doc! {"$project": {"_id": 1}},
+        ]
+    };
+    let mut expected: Vec<(i32, i32)> = (0..n).map(|i| ((i * 7) % 13, i)).collect();
+    expected.sort();
+    let expected: Vec<i32> = expected.into_iter().map(|(_, id)| id).collect();
+    let ids = |s: &mut TcpStream| -> Vec<i32> {
+        let mut cmd = aggregate("spill", pipeline(), doc! {"allowDiskUse": true});
+        cmd.insert("cursor", doc! {"batchSize": 1000});
+        let reply = call(s, cmd);
+        ok(&reply);
+        reply
+            .get_document("cursor")
+            .unwrap()
+            .get_array("firstBatch")
+            .unwrap()
+            .iter()
+            .map(|d| d.as_document().unwrap().get_i32("_id").unwrap())
+            .collect()
+    };
+
+    let in_memory = explained_sort(&mut s, "spill", pipeline());
+    assert_eq!(in_memory.get_bool("usedDisk"), Ok(false), "{in_memory}");
+    assert_eq!(figure(&in_memory, "spills"), 0);
+    assert_eq!(figure(&in_memory, "spilledDataStorageSize"), 0);
+    // Only the fields the pipeline depends on reach the sort (`_id`, `k`
+    // and `k2`), as on mongod: some 29 bytes a document.
+    let sorted_bytes = figure(&in_memory, "totalDataSizeSortedBytesEstimate");
+    assert!(sorted_bytes >= i64::from(n) * 25, "{in_memory}");
+    assert_eq!(ids(&mut s), expected);
+
+    // About a tenth of the input fits: some ten runs go to disk.
+    let _p = Param::set(
+        "internalQueryMaxBlockingSortMemoryUsageBytes",
+        sorted_bytes / 10,
+    );
+    let spilled = explained_sort(&mut s, "spill", pipeline());
+    assert_eq!(spilled.get_bool("usedDisk"), Ok(true), "{spilled}");
+    let spills = figure(&spilled, "spills");
+    assert!((9..=11).contains(&spills), "{spilled}");
+    assert!(figure(&spilled, "spilledDataStorageSize") > sorted_bytes / 2);
+    assert_eq!(
+        figure(&spilled, "totalDataSizeSortedBytesEstimate"),
+        sorted_bytes
+    );
+    assert_eq!(figure(&spilled, "nReturned"), i64::from(n));
+    assert_eq!(ids(&mut s), expected);
+    // Without leave to use the disk, the same sort stops at the limit.
+    assert_eq!(
+        code(&call(
+            &mut s,
+            aggregate("spill", pipeline(), doc! {"allowDiskUse": false})
+        )),
+        292
+    );
+}
+
 #[test]
 fn group_push_and_add_to_set_are_bounded() {
     let _guard = params_lock();

@@ -13,6 +13,7 @@ mod group;
 mod join;
 pub(crate) mod optimize;
 mod shape;
+mod spill;
 
 use bson::{Bson, Document};
 use rand::SeedableRng;
@@ -421,6 +422,9 @@ impl Pipeline {
                 memory: 0,
                 limit: super::limits::SORT_MEMORY.get(),
                 bounded: !super::limits::allow_disk_use(),
+                fed: 0,
+                total: 0,
+                runs: spill::Runs::default(),
             }),
             _ => None,
         }
@@ -707,57 +711,106 @@ type Sortable = Box<[u8]>;
 /// streams it: each document is held encoded (its BSON, a third to a fifth
 /// of its decoded size) after its sort values encoded as an index key
 /// ([`SortSpec::encoded_key`], whose byte order is the sort's order), and
-/// handed on decoded one at a time once the input is exhausted. Its memory is counted as
-/// [`sort_memory_check`] counts a held input, against the same limit.
+/// handed on decoded one at a time once the input is exhausted. Its memory
+/// is counted as [`sort_memory_check`] counts a held input, against the
+/// same limit; past it, the sort stops with mongod's error when it may not
+/// use the disk, and otherwise writes what it holds to disk as a sorted run
+/// ([`spill::Runs`]) and merges the runs at the end, as mongod's sorter
+/// does.
 pub(crate) struct SortBuffer<'s> {
     spec: &'s SortSpec,
     items: Vec<Sortable>,
+    /// What the documents held now count against the limit.
     memory: u64,
     limit: u64,
     bounded: bool,
+    /// How many documents it was fed, and what they counted in all.
+    fed: usize,
+    total: u64,
+    runs: spill::Runs,
+}
+
+/// What a finished [`SortBuffer`] did, for its explain entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SortStats {
+    /// The documents sorted, in all (`totalDataSizeSortedBytesEstimate`).
+    pub sorted_bytes: u64,
+    /// Runs written to disk (`spills`).
+    pub spills: u64,
+    /// Bytes written to disk (`spilledDataStorageSize`).
+    pub spilled_bytes: u64,
+}
+
+impl SortStats {
+    /// A sort of `docs` held in memory, never spilled.
+    pub(crate) fn in_memory(docs: &[Document]) -> SortStats {
+        SortStats {
+            sorted_bytes: docs.iter().map(sort_held_size).sum(),
+            ..SortStats::default()
+        }
+    }
 }
 
 impl SortBuffer<'_> {
     /// Add one input document.
     pub(crate) fn add(&mut self, d: &Document, ctx: &Ctx<'_>) -> Result<()> {
         super::limits::checkpoint()?;
-        if self.bounded {
-            self.memory += sort_held_size(d);
-            if self.memory > self.limit {
-                return Err(super::limits::blocking_stage_too_big(&format!(
-                    "Sort exceeded memory limit of {} bytes, but did not opt in to external sorting.",
-                    self.limit
-                )));
-            }
+        let size = sort_held_size(d);
+        self.total += size;
+        self.memory += size;
+        if self.bounded && self.memory > self.limit {
+            return Err(super::limits::blocking_stage_too_big(&format!(
+                "Sort exceeded memory limit of {} bytes, but did not opt in to external sorting.",
+                self.limit
+            )));
         }
         let key = self.spec.encoded_key(d, ctx.collation());
         let item = super::keystring::keyed(&key, |out| super::codec::encode_into(d, out))
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
         self.items.push(item);
+        self.fed += 1;
+        if self.memory > self.limit {
+            self.runs.spill(&mut self.items)?;
+            self.memory = 0;
+        }
         Ok(())
     }
 
-    /// How many documents it holds.
+    /// How many documents it was fed.
     pub(crate) fn len(&self) -> usize {
-        self.items.len()
+        self.fed
     }
 
     /// The documents in sort order (ties in input order, as the whole
     /// `$sort` orders them), each decoded as it is handed to `each`.
-    pub(crate) fn finish_each(self, each: &mut dyn FnMut(Document) -> Result<()>) -> Result<()> {
-        let mut items = self.items;
-        // Stable: equal keys (the values compare equal) keep input order.
-        items.sort_by(|a, b| super::keystring::key_of(a).cmp(super::keystring::key_of(b)));
-        for item in items {
+    pub(crate) fn finish_each(
+        self,
+        each: &mut dyn FnMut(Document) -> Result<()>,
+    ) -> Result<SortStats> {
+        let stats = SortStats {
+            sorted_bytes: self.total,
+            spills: self.runs.count() as u64,
+            spilled_bytes: self.runs.written(),
+        };
+        let mut hand_on = |item: Sortable| -> Result<()> {
             super::limits::checkpoint()?;
             let bytes = super::keystring::payload_of(&item);
             // Bytes this buffer encoded: a failure here is the engine's.
             let raw = bson::RawDocument::from_bytes(bytes).map_err(|e| {
                 EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}"))
             })?;
-            each(super::catalog::to_document(raw)?)?;
+            each(super::catalog::to_document(raw)?)
+        };
+        if self.runs.count() == 0 {
+            let mut items = self.items;
+            spill::sort(&mut items);
+            for item in items {
+                hand_on(item)?;
+            }
+        } else {
+            self.runs.merge(self.items, &mut hand_on)?;
         }
-        Ok(())
+        Ok(stats)
     }
 }
 

@@ -27,7 +27,7 @@ use crate::engine::expr::Vars;
 use crate::engine::filter::Filter;
 use crate::engine::ops;
 use crate::engine::pipeline::optimize::{Opt, optimize};
-use crate::engine::pipeline::{Nesting, Pipeline, Source};
+use crate::engine::pipeline::{Nesting, Pipeline, SortStats, Source};
 use crate::engine::planner::Query;
 use crate::engine::sort::SortSpec;
 
@@ -540,6 +540,17 @@ impl Chain {
     }
 }
 
+/// mongod 7.0's figures for a `$sort` stage, after its specification.
+fn sort_stats(entry: &mut Document, stats: SortStats) {
+    entry.insert(
+        "totalDataSizeSortedBytesEstimate",
+        stats.sorted_bytes as i64,
+    );
+    entry.insert("usedDisk", stats.spills > 0);
+    entry.insert("spills", stats.spills as i64);
+    entry.insert("spilledDataStorageSize", stats.spilled_bytes as i64);
+}
+
 /// Run the `$cursor` and pull each document it produces through the stages
 /// right after it that pass documents on one at a time (`$match`,
 /// `$project`, `$addFields`, `$unwind`, …, and `$unionWith`, whose
@@ -668,13 +679,14 @@ fn stream_cursor(
         let sorted = buffer.len();
         let started = Instant::now();
         let before = group_clock.borrow().nanos;
-        buffer.finish_each(&mut |d| deliver(d, true))?;
+        let stats = buffer.finish_each(&mut |d| deliver(d, true))?;
         // The sort's own time: its buffering, and its sorting and decoding
         // less what the stages it fed took meanwhile.
         let fed = group_clock.borrow().nanos - before;
         let own =
             (started.elapsed().as_nanos() as u64).saturating_sub(fed) + sort_clock.borrow().nanos;
         let mut entry = shown(&rest[consumed]);
+        sort_stats(&mut entry, stats);
         entry.insert("nReturned", sorted as i64);
         entry.insert("executionTimeMillisEstimate", (own / 1_000_000) as i64);
         entries.push(Bson::Document(entry));
@@ -954,7 +966,12 @@ pub(crate) fn run_stages(
         } else {
             let source = PlannedSource::new(cat, db, now, verbosity);
             let p = Pipeline::parse(&o.runnable())?;
+            // A `$sort` here sorts what it holds in memory.
+            let sorted = (o.name() == "$sort").then(|| SortStats::in_memory(&docs));
             docs = p.run(docs, &source, vars)?;
+            if let Some(stats) = sorted {
+                sort_stats(&mut entry, stats);
+            }
             if matches!(o.name(), "$lookup" | "$graphLookup") {
                 let st = source.stats.into_inner();
                 entry.insert("totalDocsExamined", st.docs as i64);
