@@ -7,8 +7,9 @@
 //! - `find_one_indexed`: `find_one` on an indexed field (target median
 //!   <= 200 µs); also printed as the median of 10,000 timed lookups.
 //! - `memory_after_load`: resident memory the `schemalab serve` process
-//!   grew by during the load (from `/proc/<pid>/statm`) against the raw BSON
-//!   bytes loaded (target <= 3x).
+//!   grew by during the load (from `/proc/<pid>/statm`, read once the
+//!   server has given back what it freed, 1.5 s after the load, and also at
+//!   once) against the raw BSON bytes loaded (target <= 3x).
 //!
 //! - `scan`: a COLLSCAN inside the engine (its public `find`, no driver)
 //!   over 1,000,000 small documents `{_id, a, b: 20 chars}` (49 bytes of
@@ -250,6 +251,16 @@ fn resident_bytes(pid: u32) -> Option<u64> {
     Some(pages * 4096)
 }
 
+/// The server's resident bytes once it has given back what it freed: the
+/// allocator keeps freed pages for up to a second, and the server's memory
+/// monitor returns them every second (`engine::release`). A figure read at
+/// once also counts what was freed in the last second (the load's
+/// transient buffers), so both are printed.
+fn settled_resident_bytes(pid: u32) -> Option<u64> {
+    std::thread::sleep(Duration::from_millis(1500));
+    resident_bytes(pid)
+}
+
 /// Kills the server process when the measurement ends, however it ends.
 struct ServeProcess(std::process::Child);
 
@@ -299,16 +310,18 @@ fn memory_after_load(_c: &mut Criterion) {
     let before = resident_bytes(pid);
     rt.block_on(coll.insert_many(docs.iter()).into_future())
         .unwrap();
-    let after = resident_bytes(pid);
-    match (before, after) {
-        (Some(before), Some(after)) => {
+    let at_once = resident_bytes(pid);
+    let after = settled_resident_bytes(pid);
+    match (before, at_once, after) {
+        (Some(before), Some(at_once), Some(after)) => {
             let grown = after.saturating_sub(before);
             println!(
                 "memory_after_load: {LOAD} docs, raw BSON {:.1} MiB, server resident grew {:.1} MiB \
-                 (to {:.1} MiB), ratio {:.2}x (target <= 3x)",
+                 (to {:.1} MiB; {:.1} MiB read at once), ratio {:.2}x (target <= 3x)",
                 raw_bytes as f64 / 1048576.0,
                 grown as f64 / 1048576.0,
                 after as f64 / 1048576.0,
+                at_once.saturating_sub(before) as f64 / 1048576.0,
                 grown as f64 / raw_bytes as f64
             );
         }
@@ -341,13 +354,17 @@ fn memory_small(_c: &mut Criterion) {
         bytes += docs.iter().map(|d| d.as_bytes().len() as u64).sum::<u64>();
         rt.block_on(coll.insert_many(docs).into_future()).unwrap();
     }
-    let loaded = resident_bytes(pid).unwrap_or(0);
+    let at_once = resident_bytes(pid).unwrap_or(0).saturating_sub(before);
+    let loaded = settled_resident_bytes(pid).unwrap_or(0);
     let grown = loaded.saturating_sub(before);
     println!(
-        "memory_small: {SCAN} docs, BSON {:.1} MiB, server resident grew {:.1} MiB, ratio {:.2}x (target <= 2.0x)",
+        "memory_small: {SCAN} docs, BSON {:.1} MiB, server resident grew {:.1} MiB, ratio {:.2}x \
+         (target <= 2.0x; read at once: {:.1} MiB, {:.2}x)",
         mib(bytes),
         mib(grown),
-        grown as f64 / bytes as f64
+        grown as f64 / bytes as f64,
+        mib(at_once),
+        at_once as f64 / bytes as f64
     );
     let mut cursor = rt
         .block_on(coll.find(doc! {}).batch_size(1).into_future())
