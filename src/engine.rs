@@ -606,11 +606,7 @@ impl Engine {
         budget: u64,
         cold_after: std::time::Duration,
     ) -> std::io::Result<SpillReport> {
-        let report = self.store.spill_cold(budget, cold_after)?;
-        if report.freed > 0 {
-            release::give_back();
-        }
-        Ok(report)
+        self.store.spill_cold(budget, cold_after)
     }
 
     /// The catalog as it is now, for a reader to run on without holding any

@@ -217,9 +217,9 @@ fn respond(shared: &Shared, session: &Session, request: Request) -> Option<Vec<u
 
 /// Run `pass` every `period` on the blocking pool, the first time a
 /// period after start (not at once, which would race with tests' setup),
-/// until the server shuts down. A pass may wait for
-/// collections' writers or do I/O: on the blocking pool, no async worker
-/// (and no driver's heartbeat behind it) waits with it.
+/// until the server shuts down. A pass may wait for collections' writers
+/// or do I/O: on the blocking pool, no async worker (and no driver's
+/// heartbeat behind it) waits with it.
 async fn every(
     period: Duration,
     shared: Arc<Shared>,
@@ -233,8 +233,7 @@ async fn every(
             _ = shutdown.recv() => return,
             _ = ticks.tick() => {
                 let shared = shared.clone();
-                // A pass that panicked is not repeated differently: the
-                // next tick runs it again.
+                // A pass that panics runs again at the next tick.
                 let _ = tokio::task::spawn_blocking(move || pass(&shared)).await;
             }
         }
