@@ -485,14 +485,9 @@ impl Collection {
                 .unwrap_or(Bson::Null);
             check_id(&id)?;
             let key = keystring::encode_single(&id, self.collation.as_ref());
-            if self.indexes[0].conflicts(&key, None).is_some() {
+            if !self.indexes[0].insert_unique(&key, rid) {
                 return Err(duplicate_key(ns, &self.indexes[0].spec, &doc! {"_id": id}));
             }
-            let keys = DocKeys {
-                keys: vec![key],
-                multikey_paths: vec![Default::default()],
-            };
-            self.indexes[0].insert_keys(&keys, rid);
             super::metrics::keys_written(1, 0);
         } else {
             let doc = to_document(raw)?;

@@ -688,6 +688,14 @@ impl Index {
             .map(|e| (&e[..e.len() - 8], record_id_of(e)))
     }
 
+    /// Add `key` under `rid` unless a record already holds it, with one
+    /// search of the entries (a unique index's insert): false, and nothing
+    /// added, if one does.
+    pub fn insert_unique(&mut self, key: &[u8], rid: RecordId) -> bool {
+        self.entries
+            .insert_if_none_in(&entry(key, 0), &entry(key, RecordId::MAX), &entry(key, rid))
+    }
+
     /// Add a document's keys under `rid`.
     pub fn insert_keys(&mut self, keys: &DocKeys, rid: RecordId) {
         for key in &keys.keys {

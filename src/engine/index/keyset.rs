@@ -30,6 +30,12 @@ const MERGE_FRACTION: usize = 8;
 /// rebuild its base on every insert).
 const MERGE_MIN: usize = 64;
 
+/// A delta string, held inline up to 24 bytes (an `_id` index entry of an
+/// ObjectId or a number, record id included): the delta's B-tree compares
+/// strings in its nodes without following a pointer to each, which, with
+/// keys inserted in random order, cost a cache miss per comparison.
+type DeltaString = smallvec::SmallVec<[u8; 24]>;
+
 /// Byte strings in ascending order, stored back to back. Not `Clone`: a
 /// base is shared, never copied.
 #[derive(Default)]
@@ -112,7 +118,7 @@ pub struct KeySet {
     tombstones: BTreeSet<usize>,
     /// Strings inserted since the base was built; never one the base holds
     /// (live or tombstoned), so the two never yield the same string.
-    delta: BTreeSet<Box<[u8]>>,
+    delta: BTreeSet<DeltaString>,
     /// Total length of the delta's strings, to know whether a merge fits.
     delta_bytes: usize,
 }
@@ -148,15 +154,51 @@ impl KeySet {
             // Present, or removed since the base was built: revive it.
             return self.tombstones.remove(&i);
         }
-        let past_the_end = self.base.last().is_none_or(|last| last < s)
-            && self.delta.last().is_none_or(|last| &**last < s);
+        let after_base = self.base.last().is_none_or(|last| last < s);
+        self.insert_outside_base(s, after_base)
+    }
+
+    /// Add `s`, which lies between `lo` and `hi` (both included), unless
+    /// the set holds a string in that range: false, and nothing added, if
+    /// it does. One search of the base where a check followed by an insert
+    /// takes three: a unique index's insert, whose range is every entry of
+    /// one key.
+    pub fn insert_if_none_in(&mut self, lo: &[u8], hi: &[u8], s: &[u8]) -> bool {
+        debug_assert!(lo <= s && s <= hi);
+        let start = self.base.count_below(lo, false);
+        let mut end = start;
+        while end < self.base.len() && self.base.get(end) <= hi {
+            if !self.tombstones.contains(&end) {
+                return false;
+            }
+            end += 1;
+        }
+        if self
+            .delta
+            .range::<[u8], _>((Bound::Included(lo), Bound::Included(hi)))
+            .next()
+            .is_some()
+        {
+            return false;
+        }
+        // Only removed base strings lie in the range: `s` may be one.
+        if let Some(i) = (start..end).find(|&i| self.base.get(i) == s) {
+            return self.tombstones.remove(&i);
+        }
+        self.insert_outside_base(s, start == self.base.len())
+    }
+
+    /// Add `s`, which the base does not hold (`after_base`: it sorts after
+    /// every base string); false if the delta already holds it.
+    fn insert_outside_base(&mut self, s: &[u8], after_base: bool) -> bool {
+        let past_the_end = after_base && self.delta.last().is_none_or(|last| &**last < s);
         if past_the_end
             && let Some(base) = Arc::get_mut(&mut self.base)
             && base.push(s)
         {
             return true;
         }
-        if !self.delta.insert(s.into()) {
+        if !self.delta.insert(DeltaString::from_slice(s)) {
             return false;
         }
         self.delta_bytes += s.len();
@@ -277,7 +319,7 @@ pub struct Range<'a> {
     /// The delta strings not yet yielded: `delta_front`, then what `delta`
     /// still holds, then `delta_back` (each side's next one is taken out of
     /// `delta` to compare it with the base's).
-    delta: Option<btree_set::Range<'a, Box<[u8]>>>,
+    delta: Option<btree_set::Range<'a, DeltaString>>,
     delta_front: Option<&'a [u8]>,
     delta_back: Option<&'a [u8]>,
 }
@@ -386,6 +428,9 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Op {
         Insert(Vec<u8>),
+        /// `insert_if_none_in(prefix + [0x00], prefix + [0xFF], prefix +
+        /// [byte])`: a unique index's insert of one key.
+        InsertUnique(Vec<u8>, u8),
         Remove(Vec<u8>),
         /// Insert many strings at once (enough to force merges).
         InsertMany(Vec<Vec<u8>>),
@@ -403,6 +448,8 @@ mod tests {
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             8 => key().prop_map(Op::Insert),
+            6 => (key(), prop::sample::select(vec![0x00u8, 0x01, 0x7F, 0xFF]))
+                .prop_map(|(k, b)| Op::InsertUnique(k, b)),
             6 => key().prop_map(Op::Remove),
             1 => prop::collection::vec(key(), 0..100).prop_map(Op::InsertMany),
             1 => prop::collection::vec(key(), 0..200).prop_map(Op::RemoveMany),
@@ -464,6 +511,16 @@ mod tests {
                     Op::Insert(k) => {
                         prop_assert_eq!(set.insert(&k), model.insert(k.clone()));
                         prop_assert!(set.contains(&k));
+                    }
+                    Op::InsertUnique(prefix, byte) => {
+                        let with = |b: u8| [&prefix[..], &[b]].concat();
+                        let (lo, hi, k) = (with(0x00), with(0xFF), with(byte));
+                        let taken = model.range(lo.clone()..=hi.clone()).next().is_some();
+                        prop_assert_eq!(set.insert_if_none_in(&lo, &hi, &k), !taken);
+                        if !taken {
+                            model.insert(k.clone());
+                        }
+                        prop_assert!(set.contains(&k) || taken);
                     }
                     Op::Remove(k) => {
                         prop_assert_eq!(set.remove(&k), model.remove(&k));
