@@ -469,6 +469,58 @@ impl Collection {
         Ok(rid)
     }
 
+    /// Insert every record of `source`, in its natural order, sharing their
+    /// bytes: [`Collection::insert_record`] for each, except that when this
+    /// collection is empty with only its `_id` index and the same collation
+    /// as `source`, the `_id` keys are sorted and loaded at the end
+    /// ([`Index::bulk_load_unique`]) instead of inserted one by one. The
+    /// records, their ids and the index are the same either way; on a
+    /// duplicate `_id` the insert starts again record by record, to fail
+    /// where that fails. `each` runs before each record (an interrupt
+    /// check). Returns how many records were read.
+    pub fn insert_records_of(
+        &mut self,
+        ns: &str,
+        source: &Collection,
+        each: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<u64> {
+        let bulk = self.only_id_index()
+            && self.records.slots() == 0
+            && self.indexes[0].is_empty()
+            && self.collation == source.collation;
+        if bulk {
+            let start = self.clone();
+            let mut keys = Vec::with_capacity(source.len());
+            for (_, record) in source.shared_records() {
+                each()?;
+                let raw = record.as_raw();
+                check_size(raw.as_bytes().len(), "object to insert too large")?;
+                limits::check_insert_depth(raw)?;
+                let id = id_of(raw);
+                check_id(&id)?;
+                keys.push((
+                    keystring::encode_single(&id, self.collation.as_ref()),
+                    self.next_record(),
+                ));
+                self.records.push_shared(record);
+            }
+            let read = keys.len() as u64;
+            if self.indexes[0].bulk_load_unique(keys).is_ok() {
+                super::metrics::keys_written(read, 0);
+                self.version += read;
+                return Ok(read);
+            }
+            *self = start;
+        }
+        let mut read = 0u64;
+        for (_, record) in source.shared_records() {
+            each()?;
+            read += 1;
+            self.insert_record(ns, record)?;
+        }
+        Ok(read)
+    }
+
     /// Check a document about to be inserted and add its index keys; the
     /// record id it is to be stored under.
     fn admit(&mut self, ns: &str, raw: &RawDocument) -> Result<RecordId> {
@@ -477,12 +529,7 @@ impl Collection {
         let rid = self.next_record();
         if self.only_id_index() {
             // Fast path: read `_id` straight from the raw bytes.
-            let id = raw
-                .get("_id")
-                .ok()
-                .flatten()
-                .and_then(|r| r.to_raw_bson().try_into().ok())
-                .unwrap_or(Bson::Null);
+            let id = id_of(raw);
             check_id(&id)?;
             let key = keystring::encode_single(&id, self.collation.as_ref());
             if !self.indexes[0].insert_unique(&key, rid) {
@@ -667,6 +714,15 @@ fn check_size(len: usize, what: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A stored document's `_id`, read from its bytes (null when missing).
+fn id_of(raw: &RawDocument) -> Bson {
+    raw.get("_id")
+        .ok()
+        .flatten()
+        .and_then(|r| r.to_raw_bson().try_into().ok())
+        .unwrap_or(Bson::Null)
 }
 
 fn check_id(id: &Bson) -> Result<()> {
@@ -1720,6 +1776,82 @@ mod tests {
 
     fn raw(d: Document) -> RawDocumentBuf {
         RawDocumentBuf::from_document(&d).unwrap()
+    }
+
+    /// Every index entry of `c`, in order.
+    fn index_entries(c: &Collection) -> Vec<Vec<u8>> {
+        c.indexes[0]
+            .entries_between(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    #[test]
+    fn a_bulk_copy_is_the_copy_record_by_record_makes() {
+        // `_id`s in scrambled order, of several types, with a gap left by a
+        // delete, so natural order is neither key order nor dense.
+        let mut source = Collection::new(Document::new()).unwrap();
+        for i in 0..500i64 {
+            let id = match i % 3 {
+                0 => Bson::Int64((i * 7919) % 1000),
+                1 => Bson::String(format!("k{}", (i * 31) % 997)),
+                _ => Bson::Double((i * 13 % 500) as f64 + 0.5),
+            };
+            source.insert("d.s", raw(doc! {"_id": id, "i": i})).unwrap();
+        }
+        let gone = source.find_by_id(&Bson::Int64(0)).unwrap();
+        source.remove(gone).unwrap();
+
+        let mut target = Collection::new(Document::new()).unwrap();
+        target.insert("d.t", raw(doc! {"_id": "old"})).unwrap();
+        let mut one_by_one = target.emptied();
+        for (_, record) in source.shared_records() {
+            one_by_one.insert_record("d.t", record).unwrap();
+        }
+        let mut bulk = target.emptied();
+        let mut checks = 0;
+        let read = bulk
+            .insert_records_of("d.t", &source, &mut || {
+                checks += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!((read, checks), (499, 499));
+        let records = |c: &Collection| -> Vec<(RecordId, Vec<u8>)> {
+            c.shared_records()
+                .map(|(rid, r)| (rid, r.as_raw().as_bytes().to_vec()))
+                .collect()
+        };
+        assert_eq!(records(&bulk), records(&one_by_one));
+        assert_eq!(index_entries(&bulk), index_entries(&one_by_one));
+        assert_eq!(index_entries(&bulk).len(), 499);
+        // The loaded index answers lookups as an inserted one does.
+        let rid = bulk.find_by_id(&Bson::String("k31".into())).unwrap();
+        assert_eq!(
+            Some(rid),
+            one_by_one.find_by_id(&Bson::String("k31".into()))
+        );
+        let mut c = bulk;
+        assert_eq!(
+            c.insert("d.t", raw(doc! {"_id": "k31"})).unwrap_err().code,
+            ErrorCode::DUPLICATE_KEY
+        );
+    }
+
+    #[test]
+    fn a_bulk_index_load_refuses_a_key_held_twice() {
+        let mut source = Collection::new(Document::new()).unwrap();
+        source.insert("d.s", raw(doc! {"_id": 1})).unwrap();
+        let mut index = Index::new(source.indexes[0].spec.clone());
+        let keys = vec![(vec![1u8, 2], 5), (vec![1u8], 4), (vec![1u8, 2], 3)];
+        assert_eq!(index.bulk_load_unique(keys), Err(vec![1u8, 2]));
+        assert!(index.is_empty());
+        assert!(
+            index
+                .bulk_load_unique(vec![(vec![2u8], 1), (vec![1u8], 2)])
+                .is_ok()
+        );
+        assert_eq!(index.len(), 2);
     }
 
     #[test]

@@ -696,6 +696,26 @@ impl Index {
             .insert_if_none_in(&entry(key, 0), &entry(key, RecordId::MAX), &entry(key, rid))
     }
 
+    /// Fill this index, which must be empty, with one key per record:
+    /// sorted first, so each is appended (the keys of a collection read in
+    /// natural order come in random order, and inserting them one by one
+    /// cost a search and, every eighth of the way, a merge). Fails with
+    /// the smallest key held by two records, adding nothing.
+    pub fn bulk_load_unique(
+        &mut self,
+        mut keys: Vec<(Vec<u8>, RecordId)>,
+    ) -> std::result::Result<(), Vec<u8>> {
+        debug_assert!(self.entries.is_empty());
+        keys.sort_unstable();
+        if let Some(pair) = keys.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(pair[0].0.clone());
+        }
+        for (key, rid) in &keys {
+            self.entries.insert(&entry(key, *rid));
+        }
+        Ok(())
+    }
+
     /// Add a document's keys under `rid`.
     pub fn insert_keys(&mut self, keys: &DocKeys, rid: RecordId) {
         for key in &keys.keys {

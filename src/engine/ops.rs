@@ -1400,13 +1400,13 @@ pub(super) fn copy_out(
         super::metrics::plan_summary(|| "COLLSCAN".to_string());
         store.replace_or_create(&tdb, &tcoll, |c| {
             let mut fresh = c.emptied();
-            let mut examined = 0u64;
             // The records are shared, not copied: a copy costs its index.
-            for (_, record) in source.iter().flat_map(|s| s.shared_records()) {
-                super::limits::checkpoint()?;
-                examined += 1;
-                fresh.insert_record(&ns, record)?;
-            }
+            let examined = match &source {
+                Some(source) => {
+                    fresh.insert_records_of(&ns, source, &mut super::limits::checkpoint)?
+                }
+                None => 0,
+            };
             super::metrics::examined(0, examined);
             Ok(fresh)
         })
