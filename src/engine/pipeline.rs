@@ -801,15 +801,7 @@ impl SortBuffer<'_> {
             })?;
             each(super::catalog::to_document(raw)?)
         };
-        if self.runs.count() == 0 {
-            let mut items = self.items;
-            spill::sort(&mut items);
-            for item in items {
-                hand_on(item)?;
-            }
-        } else {
-            self.runs.merge(self.items, &mut hand_on)?;
-        }
+        self.runs.merge(self.items, &mut hand_on)?;
         Ok(stats)
     }
 }

@@ -62,13 +62,17 @@ impl Runs {
     }
 
     /// Hand every item, from the runs and from `last` (the input that came
-    /// after them, still in memory), to `each` in order.
+    /// after them, still in memory), to `each` in order. With no run, that
+    /// is `last` sorted.
     pub(crate) fn merge(
         self,
         mut last: Vec<Box<[u8]>>,
         each: &mut dyn FnMut(Box<[u8]>) -> Result<()>,
     ) -> Result<()> {
         sort(&mut last);
+        if self.runs.is_empty() {
+            return last.into_iter().try_for_each(each);
+        }
         let mut sources = Vec::with_capacity(self.runs.len() + 1);
         for run in self.runs {
             sources.push(Source::open(run).map_err(|e| io_error("read", &e))?);
@@ -91,7 +95,7 @@ impl Runs {
 }
 
 /// Sort items by key; stable, so equal keys keep input order.
-pub(crate) fn sort(items: &mut [Box<[u8]>]) {
+fn sort(items: &mut [Box<[u8]>]) {
     items.sort_by(|a, b| key_of(a).cmp(key_of(b)));
 }
 
