@@ -37,7 +37,7 @@ use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
 use super::expr::Vars;
 use super::filter::Filter;
-use super::index::{DocKeys, Index, IndexSpec, RecordId, key_value};
+use super::index::{BulkKeys, DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::update::display;
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, codec, keystring, limits, size_model};
 
@@ -473,7 +473,7 @@ impl Collection {
     /// bytes: [`Collection::insert_record`] for each, except that when this
     /// collection is empty with only its `_id` index, the `_id` keys are
     /// sorted and loaded at the end
-    /// ([`Index::bulk_load_unique`]) instead of inserted one by one. The
+    /// ([`Index::bulk_load`]) instead of inserted one by one. The
     /// records, their ids and the index are the same either way; on a
     /// duplicate `_id` the insert starts again record by record, to fail
     /// where that fails. `each` runs before each record (an interrupt
@@ -487,7 +487,7 @@ impl Collection {
         let bulk = self.only_id_index() && self.records.slots() == 0;
         if bulk {
             let start = self.clone();
-            let mut keys = Vec::with_capacity(source.len());
+            let mut keys = BulkKeys::with_capacity(source.len());
             for (_, record) in source.shared_records() {
                 each()?;
                 let raw = record.as_raw();
@@ -495,14 +495,14 @@ impl Collection {
                 limits::check_insert_depth(raw)?;
                 let id = id_of(raw);
                 check_id(&id)?;
-                keys.push((
-                    keystring::encode_single(&id, self.collation.as_ref()),
+                keys.push(
+                    &keystring::encode_single(&id, self.collation.as_ref()),
                     self.next_record(),
-                ));
+                );
                 self.records.push_shared(record);
             }
             let read = keys.len() as u64;
-            if self.indexes[0].bulk_load_unique(keys).is_ok() {
+            if self.indexes[0].bulk_load(keys).is_ok() {
                 super::metrics::keys_written(read, 0);
                 self.version += read;
                 return Ok(read);
@@ -684,20 +684,22 @@ impl Collection {
         }
     }
 
+    /// Build an index over every record: their keys gathered, then sorted
+    /// and loaded at once ([`Index::bulk_load`]), as mongod builds an index
+    /// through an external sorter.
     fn build_index(&self, ns: &str, spec: IndexSpec) -> Result<Index> {
         let mut index = Index::new(spec);
+        let mut keys = BulkKeys::with_capacity(self.len());
         for (rid, raw) in self.records() {
             // Only the fields the key reads are decoded; the whole record
             // only for the error that names it.
-            let keys = index.keys_for_raw(raw)?;
-            if index.spec.unique {
-                for key in &keys.keys {
-                    if index.conflicts(key, Some(rid)).is_some() {
-                        return Err(duplicate_key(ns, &index.spec, &to_document(raw)?));
-                    }
-                }
-            }
-            index.insert_keys(&keys, rid);
+            keys.push_doc(&index.keys_for_raw(raw)?, rid);
+        }
+        if let Err(rid) = index.bulk_load(keys) {
+            let raw = self.raw(rid).ok_or_else(|| {
+                EngineError::new(ErrorCode::INTERNAL_ERROR, "an index key names no record")
+            })?;
+            return Err(duplicate_key(ns, &index.spec, &to_document(raw)?));
         }
         Ok(index)
     }
@@ -1770,6 +1772,7 @@ pub fn ns_not_found(db: &str, coll: &str) -> EngineError {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::engine::index::default_name;
 
     fn raw(d: Document) -> RawDocumentBuf {
         RawDocumentBuf::from_document(&d).unwrap()
@@ -1839,15 +1842,68 @@ mod tests {
     fn a_bulk_index_load_refuses_a_key_held_twice() {
         let empty = Collection::new(Document::new()).unwrap();
         let mut index = Index::new(empty.indexes[0].spec.clone());
-        let keys = vec![(vec![1u8, 2], 5), (vec![1u8], 4), (vec![1u8, 2], 3)];
-        assert_eq!(index.bulk_load_unique(keys), Err(vec![1u8, 2]));
+        let bulk = |keys: &[(&[u8], RecordId)]| {
+            let mut b = BulkKeys::default();
+            for (k, rid) in keys {
+                b.push(k, *rid);
+            }
+            b
+        };
+        // Two keys are held twice: the smaller one is reported, with the
+        // later of its two records.
+        let keys = bulk(&[(&[1, 2], 3), (&[1, 2], 5), (&[1], 9), (&[1], 7), (&[0], 1)]);
+        assert_eq!(index.bulk_load(keys), Err(9));
         assert!(index.is_empty());
+        // The same key twice under one record is one entry, not a conflict.
         assert!(
             index
-                .bulk_load_unique(vec![(vec![2u8], 1), (vec![1u8], 2)])
+                .bulk_load(bulk(&[(&[2], 1), (&[1], 2), (&[2], 1)]))
                 .is_ok()
         );
         assert_eq!(index.len(), 2);
+        assert_eq!(index.records_for_key(&[2]).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn building_an_index_sorts_its_keys_and_names_the_smallest_duplicate() {
+        let mut c = Collection::new(Document::new()).unwrap();
+        for (id, k) in [
+            (1, Bson::Int32(5)),
+            (2, Bson::Int32(5)),
+            (3, Bson::Int32(1)),
+        ] {
+            c.insert("d.t", raw(doc! {"_id": id, "k": k})).unwrap();
+        }
+        c.insert("d.t", raw(doc! {"_id": 4, "k": [1, 7]})).unwrap();
+        c.insert("d.t", raw(doc! {"_id": 5, "tags": ["b", "a", "b"]}))
+            .unwrap();
+        let spec = |key: Document, unique: bool| {
+            let mut d = doc! {"key": key.clone(), "name": default_name(&key)};
+            if unique {
+                d.insert("unique", true);
+            }
+            IndexSpec::parse(&d, None).unwrap()
+        };
+        // k: 5 is held twice (records 1 and 2), and so is k: 1 (records 3
+        // and 4); record order meets k: 5 first, a sorted build k: 1.
+        let e = c.build_index("d.t", spec(doc! {"k": 1}, true)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DUPLICATE_KEY);
+        assert_eq!(
+            e.message,
+            "E11000 duplicate key error collection: d.t index: k_1 dup key: { k: 1 }"
+        );
+        let index = c.build_index("d.t", spec(doc! {"k": 1}, false)).unwrap();
+        assert!(index.is_multikey());
+        // Every record once per distinct key, in key order; records without
+        // k under null.
+        let entries: Vec<RecordId> = index.entries().map(Index::entry_record_id).collect();
+        let first = c.first_record;
+        assert_eq!(
+            entries.iter().map(|r| r - first).collect::<Vec<_>>(),
+            vec![4, 2, 3, 0, 1, 3]
+        );
+        let tags = c.build_index("d.t", spec(doc! {"tags": 1}, false)).unwrap();
+        assert_eq!(tags.len(), 6);
     }
 
     #[test]

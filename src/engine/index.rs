@@ -562,6 +562,68 @@ pub struct DocKeys {
     pub multikey_paths: Vec<BTreeSet<String>>,
 }
 
+/// Keys gathered for [`Index::bulk_load`], back to back in one buffer (a
+/// `Vec` per key would cost some 40 bytes more each).
+#[derive(Debug, Default)]
+pub struct BulkKeys {
+    bytes: Vec<u8>,
+    keys: Vec<BulkKey>,
+    /// Per key field, the array path prefixes of the documents pushed.
+    multikey_paths: Vec<BTreeSet<String>>,
+}
+
+#[derive(Debug)]
+struct BulkKey {
+    start: usize,
+    end: usize,
+    rid: RecordId,
+}
+
+impl BulkKeys {
+    /// Room for `n` keys.
+    pub fn with_capacity(n: usize) -> Self {
+        BulkKeys {
+            keys: Vec::with_capacity(n),
+            ..Self::default()
+        }
+    }
+
+    /// Add `key` under `rid`.
+    pub fn push(&mut self, key: &[u8], rid: RecordId) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.keys.push(BulkKey {
+            start,
+            end: self.bytes.len(),
+            rid,
+        });
+    }
+
+    /// Add a document's keys under `rid`, and its multikey paths.
+    pub fn push_doc(&mut self, keys: &DocKeys, rid: RecordId) {
+        for key in &keys.keys {
+            self.push(key, rid);
+        }
+        if self.multikey_paths.len() < keys.multikey_paths.len() {
+            self.multikey_paths
+                .resize(keys.multikey_paths.len(), BTreeSet::new());
+        }
+        for (seen, new) in self.multikey_paths.iter_mut().zip(&keys.multikey_paths) {
+            seen.extend(new.iter().cloned());
+        }
+    }
+
+    /// How many keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no key was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
 /// A live index.
 #[derive(Debug, Clone)]
 pub struct Index {
@@ -696,22 +758,38 @@ impl Index {
             .insert_if_none_in(&entry(key, 0), &entry(key, RecordId::MAX), &entry(key, rid))
     }
 
-    /// Fill this index, which must be empty, with one key per record:
-    /// sorted first, so each is appended (the keys of a collection read in
-    /// natural order come in random order, and inserting them one by one
-    /// cost a search and, every eighth of the way, a merge). Fails with
-    /// the smallest key held by two records, adding nothing.
-    pub fn bulk_load_unique(
-        &mut self,
-        mut keys: Vec<(Vec<u8>, RecordId)>,
-    ) -> std::result::Result<(), Vec<u8>> {
+    /// Fill this index, which must be empty, with `keys`: sorted first and
+    /// then appended in order (the keys of a collection read in natural
+    /// order come in random order, and inserting them one by one costs a
+    /// search each and, every eighth of the way, a merge). A unique index
+    /// refuses two records holding one key: nothing is added, and the error
+    /// is the later record holding the smallest such key, the duplicate a
+    /// sorted index build (mongod's) meets first.
+    pub fn bulk_load(&mut self, keys: BulkKeys) -> std::result::Result<(), RecordId> {
         debug_assert!(self.entries.is_empty());
-        keys.sort_unstable();
-        if let Some(pair) = keys.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(pair[0].0.clone());
+        let BulkKeys {
+            bytes,
+            mut keys,
+            multikey_paths,
+        } = keys;
+        let key = |k: &BulkKey| &bytes[k.start..k.end];
+        keys.sort_unstable_by(|a, b| key(a).cmp(key(b)).then(a.rid.cmp(&b.rid)));
+        if self.spec.unique
+            && let Some(w) = keys
+                .windows(2)
+                .find(|w| w[0].rid != w[1].rid && key(&w[0]) == key(&w[1]))
+        {
+            return Err(w[1].rid);
         }
-        for (key, rid) in &keys {
-            self.entries.insert(&entry(key, *rid));
+        let mut e = Vec::new();
+        for k in &keys {
+            e.clear();
+            e.extend_from_slice(key(k));
+            e.extend_from_slice(&k.rid.to_be_bytes());
+            self.entries.insert(&e);
+        }
+        for (seen, new) in self.multikey_paths.iter_mut().zip(multikey_paths) {
+            seen.extend(new);
         }
         Ok(())
     }
