@@ -1,33 +1,21 @@
 // A materialised path: the ids from the root down to the node itself,
 // comma-separated and comma-terminated, e.g. ",<root>,<child>,<node>,".
-// Compute every node's ancestors (root first) without a recursive walk, by
-// pointer doubling: each node starts with [parent_id]; each pass prepends the
-// list of the furthest ancestor it knows, so the known chain doubles and four
-// passes cover trees up to 16 levels deep. Each pass is one linear
-// $unionWith + $group that rewrites the collection with $out.
-db.categories.aggregate([
-  {$set: {ancestors: {$cond: [{$eq: [{$ifNull: ["$parent_id", null]}, null]}, [], ["$parent_id"]]}}},
-  {$out: "categories"}
-])
-for (const pass of [1, 2, 3, 4]) {
+// Built from the roots down, one level at a time: a node's path is its
+// parent's path followed by its own id, and the parent, one level up, got
+// its path in the pass before.
+db.categories.updateMany({parent_id: null}, [{$set: {path: {$concat: [",", {$toString: "$_id"}, ","]}}}])
+const levels = db.categories.aggregate([
+  {$match: {parent_id: {$ne: null}}},
+  {$group: {_id: "$depth"}},
+  {$sort: {_id: 1}}
+]).toArray()
+for (const level of levels) {
   db.categories.aggregate([
-    {$match: {"ancestors.0": {$exists: true}}},
-    {$project: {_id: 0, key: {$first: "$ancestors"}, child: "$$ROOT"}},
-    {$unionWith: {coll: "categories", pipeline: [{$project: {_id: 0, key: "$_id", anc: "$ancestors"}}]}},
-    {$group: {_id: "$key", anc: {$max: "$anc"}, children: {$push: "$child"}}},
-    {$unwind: "$children"},
-    {$replaceWith: {$mergeObjects: ["$children", {ancestors: {$concatArrays: ["$anc", "$children.ancestors"]}}]}},
-    {$unionWith: {coll: "categories", pipeline: [{$match: {"ancestors.0": {$exists: false}}}]}},
-    {$out: "categories"}
+    {$match: {depth: level._id}},
+    {$lookup: {from: "categories", localField: "parent_id", foreignField: "_id", as: "parent"}},
+    {$project: {path: {$concat: [{$first: "$parent.path"}, {$toString: "$_id"}, ","]}}},
+    {$merge: {into: "categories", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}
   ])
 }
-db.categories.aggregate([
-  {$set: {path: {$concat: [
-    {$reduce: {input: "$ancestors", initialValue: ",", in: {$concat: ["$$value", {$toString: "$$this"}, ","]}}},
-    {$toString: "$_id"}, ","
-  ]}}},
-  {$unset: ["ancestors"]},
-  {$out: "categories"}
-])
 db.categories.createIndex({path: 1})
 db.categories.createIndex({parent_id: 1})
