@@ -788,6 +788,95 @@ fn writes_store_what_the_pipeline_returns() {
     }
 }
 
+/// `$merge` with `whenMatched: "merge"`: the fields the target has keep
+/// their places with the new values, the others are appended in order,
+/// every index follows, a unique index refuses the merge that would hold a
+/// key twice, and an input matching nothing is discarded.
+#[test]
+fn merging_into_matched_documents_sets_fields_in_place_and_keeps_indexes_true() {
+    use schemalab::engine::AggregateOptions;
+    let e = Engine::new();
+    insert(
+        &e,
+        "dst",
+        vec![
+            doc! {"_id": 1, "a": 1, "b": "x", "tag": "p"},
+            doc! {"_id": 2, "a": 2, "b": "y", "tag": "q"},
+            doc! {"_id": {"k": 1}, "a": 3},
+        ],
+    );
+    index(&e, "dst", doc! {"key": {"b": 1}, "name": "b_1"}).unwrap();
+    index(
+        &e,
+        "dst",
+        doc! {"key": {"tag": 1}, "name": "tag_1", "unique": true},
+    )
+    .unwrap();
+    insert(
+        &e,
+        "src",
+        vec![
+            doc! {"_id": 1, "c": [1, 2], "b": "z"},
+            doc! {"_id": 2, "c": 5},
+            doc! {"_id": {"k": 1}, "b": "w"},
+            doc! {"_id": 9, "b": "new"},
+        ],
+    );
+    let merge = |src: &str| {
+        e.aggregate(
+            "t",
+            Some(src),
+            &[doc! {"$merge": {"into": "dst", "whenMatched": "merge", "whenNotMatched": "discard"}}],
+            &AggregateOptions::default(),
+        )
+    };
+    merge("src").unwrap();
+    let mut all = find(&e, "dst", doc! {});
+    all.sort_by_key(|d| d.get("a").map(ToString::to_string));
+    assert_eq!(
+        all,
+        vec![
+            doc! {"_id": 1, "a": 1, "b": "z", "tag": "p", "c": [1, 2]},
+            doc! {"_id": 2, "a": 2, "b": "y", "tag": "q", "c": 5},
+            doc! {"_id": {"k": 1}, "a": 3, "b": "w"},
+        ]
+    );
+    // Read through each index: the old keys are gone, the new ones there.
+    let by = |filter: Document, hint: &str| {
+        e.find(
+            "t",
+            "dst",
+            &FindRequest {
+                filter,
+                hint: Some(Bson::String(hint.into())),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .into_iter()
+        .map(|d| d.get("a").cloned().unwrap())
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(by(doc! {"b": "x"}, "b_1"), Vec::<Bson>::new());
+    assert_eq!(by(doc! {"b": "z"}, "b_1"), vec![Bson::Int32(1)]);
+    assert_eq!(by(doc! {"b": "w"}, "b_1"), vec![Bson::Int32(3)]);
+    // Taking another document's tag is refused, and changes nothing.
+    insert(
+        &e,
+        "steal",
+        vec![doc! {"_id": 2, "tag": "p", "b": "stolen"}],
+    );
+    let err = merge("steal").unwrap_err();
+    assert_eq!(err.code, ErrorCode::DUPLICATE_KEY);
+    assert!(
+        err.message.contains("index: tag_1 dup key: { tag: \"p\" }"),
+        "{}",
+        err.message
+    );
+    assert_eq!(by(doc! {"tag": "q"}, "tag_1"), vec![Bson::Int32(2)]);
+    assert_eq!(by(doc! {"b": "stolen"}, "b_1"), Vec::<Bson>::new());
+}
+
 /// What a `Pipeline` reads of another collection, for the reference runs
 /// of `the_cursor_hands_on_what_the_stages_read`.
 struct Whole(std::collections::HashMap<String, Vec<Document>>);

@@ -552,6 +552,26 @@ impl Collection {
         limits::check_update_depth(new_doc)?;
         let raw = codec::encode(new_doc)
             .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+        self.replace_encoded(ns, rid, raw, Some(new_doc))
+    }
+
+    /// [`Collection::replace`] with the new document already encoded (its
+    /// index keys read from its bytes, and it is decoded only for a
+    /// validator or for the error that names it).
+    pub fn replace_raw(&mut self, ns: &str, rid: RecordId, raw: RawDocumentBuf) -> Result<()> {
+        limits::check_update_depth_raw(&raw)?;
+        self.replace_encoded(ns, rid, raw, None)
+    }
+
+    /// The rest of [`Collection::replace`] and [`Collection::replace_raw`]:
+    /// `doc` is `raw` decoded, when the caller has it.
+    fn replace_encoded(
+        &mut self,
+        ns: &str,
+        rid: RecordId,
+        raw: RawDocumentBuf,
+        doc: Option<&Document>,
+    ) -> Result<()> {
         check_size(
             raw.as_bytes().len(),
             "Resulting document after update is larger than 16777216",
@@ -562,19 +582,37 @@ impl Collection {
                 "record vanished",
             ));
         };
-        self.validate(new_doc)?;
+        let decoded;
+        let new_doc = match doc {
+            Some(d) => Some(d),
+            None if self.validator.is_some() => {
+                decoded = to_document(&raw)?;
+                Some(&decoded)
+            }
+            None => None,
+        };
+        if let Some(d) = new_doc {
+            self.validate(d)?;
+        }
         // The old keys come from the stored bytes (only the fields each
         // key pattern reads are decoded). A unique index is only checked
         // for the keys the update adds: one it keeps is this record's own.
         let mut new_keys = Vec::with_capacity(self.indexes.len());
         let mut old_keys = Vec::with_capacity(self.indexes.len());
         for index in &self.indexes {
-            let new = index.keys_for(new_doc)?;
+            let new = match new_doc {
+                Some(d) => index.keys_for(d)?,
+                None => index.keys_for_raw(&raw)?,
+            };
             let old = index.keys_for_raw(old_raw)?;
             if index.spec.unique {
                 for key in new.keys.iter().filter(|k| !old.keys.contains(k)) {
                     if index.conflicts(key, Some(rid)).is_some() {
-                        return Err(duplicate_key(ns, &index.spec, new_doc));
+                        let shown = match new_doc {
+                            Some(d) => d.clone(),
+                            None => to_document(&raw)?,
+                        };
+                        return Err(duplicate_key(ns, &index.spec, &shown));
                     }
                 }
             }

@@ -255,6 +255,43 @@ fn write_value(out: &mut Vec<u8>, v: &Bson) -> Result<()> {
     Ok(())
 }
 
+/// `base` with every field of `fields` set as `Document::insert` sets it on
+/// the decoded base: a field the base has keeps its place with its new
+/// value, the others follow in their order. The base's other fields are
+/// copied as they are, not decoded (`$merge`'s `whenMatched: "merge"`).
+pub fn merge_fields(base: &RawDocument, fields: &Document) -> Result<RawDocumentBuf> {
+    let mut out = Vec::with_capacity(base.as_bytes().len() + size(fields));
+    out.extend_from_slice(&[0; 4]);
+    let mut set = vec![false; fields.len()];
+    for element in walk::Doc::from_raw(base).iter() {
+        let (key, value) = element.map_err(|e| CodecError::malformed(e.to_string()))?;
+        match fields.keys().position(|k| k == key) {
+            Some(i) if !set[i] => {
+                set[i] = true;
+                let v = &fields[key];
+                out.push(v.element_type() as u8);
+                write_cstring(&mut out, key)?;
+                write_value(&mut out, v)?;
+            }
+            // A key the base holds twice: set once, in its first place.
+            Some(_) => {}
+            None => {
+                out.push(value.element_type() as u8);
+                write_cstring(&mut out, key)?;
+                out.extend_from_slice(value.raw_bytes());
+            }
+        }
+    }
+    for ((k, v), _) in fields.iter().zip(&set).filter(|(_, set)| !**set) {
+        out.push(v.element_type() as u8);
+        write_cstring(&mut out, k)?;
+        write_value(&mut out, v)?;
+    }
+    out.push(0);
+    patch_length(&mut out, 0);
+    RawDocumentBuf::from_bytes(out).map_err(|e| CodecError::malformed(e.to_string()))
+}
+
 /// An array encoded as its values are added, for a value that collects
 /// many (a `$push` accumulator): held at its BSON size, decoded once at the
 /// end.

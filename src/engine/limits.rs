@@ -114,6 +114,14 @@ pub fn check_update_depth(doc: &Document) -> Result<()> {
     Ok(())
 }
 
+/// [`check_update_depth`] of an encoded document.
+pub fn check_update_depth_raw(doc: &RawDocument) -> Result<()> {
+    match raw_depth_within(doc, MAX_USER_STORAGE_DEPTH) {
+        Some(_) => Ok(()),
+        None => Err(update_too_deep()),
+    }
+}
+
 /// mongod's storage-validation error for an update result that nests too
 /// deep.
 pub fn update_too_deep() -> EngineError {
@@ -216,6 +224,13 @@ mod tests {
         assert!(!doc_exceeds(&nested(180), 180));
         assert!(doc_exceeds(&nested(181), 180));
         assert!(check_update_depth(&nested(181)).is_err());
+        // The encoded update check agrees with the decoded one, message too.
+        let raw = |d| RawDocumentBuf::from_document(&d).unwrap();
+        assert!(check_update_depth_raw(&raw(nested(180))).is_ok());
+        assert_eq!(
+            check_update_depth_raw(&raw(nested(181))).unwrap_err(),
+            check_update_depth(&nested(181)).unwrap_err()
+        );
         assert!(!bson_exceeds(&Bson::Array(vec![]), 1));
         assert!(bson_exceeds(&Bson::Array(vec![Bson::Array(vec![])]), 1));
     }

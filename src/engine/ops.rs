@@ -1477,6 +1477,46 @@ fn merge(
     })?
 }
 
+/// The target document a `$merge` input matched.
+enum Existing {
+    /// Found through the `_id` index: only its record id, decoded when
+    /// needed.
+    Found(RecordId),
+    /// Found by a planned query, decoded.
+    Selected(Hit),
+}
+
+impl Existing {
+    fn rid(&self) -> RecordId {
+        match self {
+            Existing::Found(rid) => *rid,
+            Existing::Selected(hit) => hit.rid,
+        }
+    }
+
+    fn hit(self, c: &Collection) -> Result<Hit> {
+        match self {
+            Existing::Selected(hit) => Ok(hit),
+            Existing::Found(rid) => Ok(Hit {
+                rid,
+                doc: c.doc(rid)?.ok_or_else(|| {
+                    EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished")
+                })?,
+                position: None,
+            }),
+        }
+    }
+}
+
+/// An `_id` whose equality query gets the IDHACK plan (the planner's own
+/// test: not an operator document, an array, a regular expression, null,
+/// NaN or a min/max key, which match more than themselves or plan
+/// otherwise).
+fn is_plain_id(id: &Bson) -> bool {
+    super::planner::index_friendly(id)
+        && !matches!(id, Bson::Document(d) if d.keys().any(|k| k.starts_with('$')))
+}
+
 /// `$merge`'s writes into its target, under the target's lock.
 #[allow(clippy::too_many_arguments)]
 fn merge_into(
@@ -1512,35 +1552,52 @@ fn merge_into(
                 }
             }
         }
-        let filter = Filter::parse(&key, None)?;
-        let existing = if key.is_empty() {
-            None
-        } else {
-            let q = Query {
-                limit: Some(1),
-                ..Query::new(&filter)
-            };
-            select(Some(&*c), &ns, &q, vars, Mode::All, None)?
-                .0
-                .into_iter()
-                .next()
+        let existing = match key.get("_id") {
+            _ if key.is_empty() => None,
+            // On `_id` alone, the `_id` index is probed directly, as the
+            // IDHACK plan a query on it would get probes it (and counts).
+            Some(id) if on.len() == 1 && is_plain_id(id) => {
+                let rid = c.find_by_id(id);
+                let n = u64::from(rid.is_some());
+                super::metrics::examined(n, n);
+                rid.map(Existing::Found)
+            }
+            _ => {
+                let filter = Filter::parse(&key, None)?;
+                let q = Query {
+                    limit: Some(1),
+                    ..Query::new(&filter)
+                };
+                select(Some(&*c), &ns, &q, vars, Mode::All, None)?
+                    .0
+                    .into_iter()
+                    .next()
+                    .map(Existing::Selected)
+            }
         };
         match existing {
-            Some(hit) => match &when_matched {
+            // Merged in its bytes: the fields the target keeps are copied,
+            // not decoded and encoded again.
+            Some(found) if when_matched.as_str() == Some("merge") => {
+                let rid = found.rid();
+                let base = c.raw(rid).ok_or_else(|| {
+                    EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished")
+                })?;
+                let merged = codec::merge_fields(base, &d)
+                    .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+                c.replace_raw(&ns, rid, merged)?;
+            }
+            Some(found) => match &when_matched {
                 Bson::String(mode) => match mode.as_str() {
-                    "replace" => c.replace(
-                        &ns,
-                        hit.rid,
-                        &with_id(d, hit.doc.get("_id").cloned().unwrap_or(Bson::Null)),
-                    )?,
-                    "keepExisting" => {}
-                    "merge" => {
-                        let mut merged = hit.doc.clone();
-                        for (k, v) in d {
-                            merged.insert(k, v);
-                        }
-                        c.replace(&ns, hit.rid, &merged)?;
+                    "replace" => {
+                        let hit = found.hit(c)?;
+                        c.replace(
+                            &ns,
+                            hit.rid,
+                            &with_id(d, hit.doc.get("_id").cloned().unwrap_or(Bson::Null)),
+                        )?
                     }
+                    "keepExisting" => {}
                     "fail" => {
                         // mongod reports this as the duplicate key it is,
                         // with the `on` fields as pattern and value.
@@ -1575,6 +1632,7 @@ fn merge_into(
                     if let Some(Bson::Document(l)) = spec.get("let") {
                         mvars.bind_let(l, &d)?;
                     }
+                    let hit = found.hit(c)?;
                     if let Some(new) = apply_update(&update, &hit, now, &mvars)? {
                         c.replace(&ns, hit.rid, &new)?;
                     }

@@ -348,6 +348,11 @@ impl<'a> Value<'a> {
         self.kind
     }
 
+    /// Its bytes as stored (without tag and key).
+    pub fn raw_bytes(self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// The text of a string or symbol.
     pub fn as_str(self) -> Option<&'a str> {
         match self.kind {
