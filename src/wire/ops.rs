@@ -26,6 +26,8 @@ const COMMAND_SHOWN_BYTES: u64 = 1024;
 pub struct OpTable {
     next: AtomicU32,
     running: Mutex<BTreeMap<u32, Running>>,
+    /// `next` when [`OpTable::idle_since_last_look`] last looked.
+    looked: AtomicU32,
 }
 
 /// One running operation.
@@ -130,6 +132,15 @@ impl OpTable {
         }
     }
 
+    /// Whether nothing is running and no command started since the last
+    /// call (the first call counts every command since the start): the
+    /// server has been idle at least since then.
+    pub fn idle_since_last_look(&self) -> bool {
+        let started = self.next.load(Ordering::Relaxed);
+        let before = self.looked.swap(started, Ordering::Relaxed);
+        started == before && self.running.lock().is_empty()
+    }
+
     /// `killOp`: mark operation `opid` killed, if it is running; it stops
     /// at its next checkpoint with 11601 Interrupted.
     pub fn kill(&self, opid: u32) -> bool {
@@ -194,5 +205,21 @@ mod tests {
         assert!(table.in_progress().is_empty());
         let _ping = table.register(3, None, "admin", &doc! {"ping": 1});
         assert_eq!(table.in_progress()[0].get_str("ns").unwrap(), "admin.$cmd");
+    }
+
+    /// Idle means a whole period without a command: one that ran and
+    /// ended since the last look counts, and so does one still running.
+    #[test]
+    fn idle_means_no_command_since_the_last_look() {
+        let table = Arc::new(OpTable::default());
+        assert!(table.idle_since_last_look());
+        drop(table.register(1, None, "d", &doc! {"ping": 1}));
+        assert!(!table.idle_since_last_look(), "one ran since");
+        assert!(table.idle_since_last_look());
+        let running = table.register(1, None, "d", &doc! {"find": "c"});
+        assert!(!table.idle_since_last_look());
+        assert!(!table.idle_since_last_look(), "still running");
+        drop(running);
+        assert!(table.idle_since_last_look());
     }
 }

@@ -257,20 +257,32 @@ const COLD_AFTER: Duration = Duration::from_secs(3);
 
 /// Every second: keep the engine's records within
 /// `schemalabRecordCacheBytes` by spilling the coldest collections, then
-/// give the memory freed since the last pass back to the system (see
-/// `engine::release`), so that a server gone idle does not keep it.
+/// give what that freed back to the system (see `engine::release`), and
+/// everything freed once the server has gone idle, so that it does not
+/// keep it.
 pub(crate) async fn memory_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiver<()>) {
     every(SPILL_PERIOD, shared, shutdown, |shared| {
+        let mut spilled = false;
         if !shared.spill_failed.load(Ordering::Relaxed) {
             let budget = crate::engine::limits::RECORD_CACHE_BYTES.get();
-            if shared.engine.spill_cold(budget, COLD_AFTER).is_err() {
+            match shared.engine.spill_cold(budget, COLD_AFTER) {
+                Ok(report) => spilled = report.freed > 0,
                 // No temporary file to write to (or it is full): nothing
                 // is lost, what was not written stays in memory, and the
                 // server stops trying.
-                shared.spill_failed.store(true, Ordering::Relaxed);
+                Err(_) => shared.spill_failed.store(true, Ordering::Relaxed),
             }
         }
-        crate::engine::release::give_back();
+        // Records just spilled are given back at once; anything else only
+        // once the server has been idle a whole period. While it works,
+        // the allocator reuses what was freed (and returns what it keeps
+        // unused past its own delay), and giving everything back every
+        // second made it fault the same pages in again, zeroed, a moment
+        // later (a seventh of a large lesson's time).
+        let idle = shared.ops.idle_since_last_look();
+        if spilled || idle {
+            crate::engine::release::give_back();
+        }
     })
     .await
 }
