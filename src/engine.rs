@@ -490,7 +490,11 @@ impl Engine {
         coll: &str,
         specs: &[Document],
     ) -> Result<CreateIndexesOutcome> {
-        self.store.create_indexes(db, coll, specs)
+        let outcome = self.store.create_indexes(db, coll, specs);
+        // A build gathers and sorts every key first: give that back before
+        // the next build (a setup makes several in a row) adds its own.
+        release::give_back();
+        outcome
     }
 
     /// The index specs of a collection, as `listIndexes` returns them.

@@ -8,8 +8,8 @@
 //! idle, since it only looks at what to return when it is asked for
 //! memory. So the allocator may wait, and [`give_back`] is called when a
 //! large amount has just been freed (after a collection or database is
-//! dropped) and by the server after its spill pass, once it has been idle
-//! a whole second.
+//! dropped, or an index built from its sorted keys) and by the server
+//! after its spill pass, once it has been idle a whole second.
 //!
 //! The engine forbids unsafe code and does not know which allocator the
 //! program uses, so the program registers what "give it back now" means
