@@ -161,25 +161,25 @@ pub async fn measure_collection(
 /// `collStats` command).
 async fn storage_stats(client: &Client, db: &str, coll: &str) -> Result<Document, String> {
     let database = client.database(db);
-    Ok(
-        match database
-            .collection::<Document>(coll)
-            .aggregate(vec![doc! {"$collStats": {"storageStats": {}}}])
+    let pipeline = vec![doc! {"$collStats": {"storageStats": {}}}];
+    match database
+        .collection::<Document>(coll)
+        .aggregate(pipeline)
+        .await
+    {
+        Ok(cursor) => {
+            let docs: Vec<Document> = cursor.try_collect().await.map_err(|e| e.to_string())?;
+            Ok(docs
+                .first()
+                .and_then(|d| d.get_document("storageStats").ok())
+                .cloned()
+                .unwrap_or_default())
+        }
+        Err(_) => database
+            .run_command(doc! {"collStats": coll})
             .await
-        {
-            Ok(cursor) => {
-                let docs: Vec<Document> = cursor.try_collect().await.map_err(|e| e.to_string())?;
-                docs.first()
-                    .and_then(|d| d.get_document("storageStats").ok())
-                    .cloned()
-                    .unwrap_or_default()
-            }
-            Err(_) => database
-                .run_command(doc! {"collStats": coll})
-                .await
-                .map_err(|e| e.to_string())?,
-        },
-    )
+            .map_err(|e| e.to_string()),
+    }
 }
 
 /// The largest document's exact BSON size: `$bsonSize` on the server, or

@@ -122,13 +122,18 @@ pub fn encode_into(doc: &Document, out: &mut Vec<u8>) -> Result<()> {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     for (k, v) in doc {
-        out.push(v.element_type() as u8);
-        write_cstring(out, k)?;
-        write_value(out, v)?;
+        write_element(out, k, v)?;
     }
     out.push(0);
     patch_length(out, start);
     Ok(())
+}
+
+/// One element: type byte, key, value.
+fn write_element(out: &mut Vec<u8>, key: &str, v: &Bson) -> Result<()> {
+    out.push(v.element_type() as u8);
+    write_cstring(out, key)?;
+    write_value(out, v)
 }
 
 fn patch_length(out: &mut [u8], start: usize) {
@@ -268,10 +273,7 @@ pub fn merge_fields(base: &RawDocument, fields: &Document) -> Result<RawDocument
         match fields.keys().position(|k| k == key) {
             Some(i) if !set[i] => {
                 set[i] = true;
-                let v = &fields[key];
-                out.push(v.element_type() as u8);
-                write_cstring(&mut out, key)?;
-                write_value(&mut out, v)?;
+                write_element(&mut out, key, &fields[key])?;
             }
             // A key the base holds twice: set once, in its first place.
             Some(_) => {}
@@ -283,9 +285,7 @@ pub fn merge_fields(base: &RawDocument, fields: &Document) -> Result<RawDocument
         }
     }
     for ((k, v), _) in fields.iter().zip(&set).filter(|(_, set)| !**set) {
-        out.push(v.element_type() as u8);
-        write_cstring(&mut out, k)?;
-        write_value(&mut out, v)?;
+        write_element(&mut out, k, v)?;
     }
     out.push(0);
     patch_length(&mut out, 0);

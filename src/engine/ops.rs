@@ -19,7 +19,7 @@
 
 use std::collections::HashSet;
 
-use bson::{Bson, Document, RawDocumentBuf, doc, oid::ObjectId};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc, oid::ObjectId};
 
 use super::catalog::{Catalog, Collection, Store, to_document};
 use super::collation::Collation;
@@ -1494,14 +1494,19 @@ impl Existing {
         }
     }
 
+    /// Its stored bytes.
+    fn raw<'c>(&self, c: &'c Collection) -> Result<&'c RawDocument> {
+        c.raw(self.rid())
+            .ok_or_else(|| EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished"))
+    }
+
+    /// It decoded.
     fn hit(self, c: &Collection) -> Result<Hit> {
         match self {
             Existing::Selected(hit) => Ok(hit),
             Existing::Found(rid) => Ok(Hit {
                 rid,
-                doc: c.doc(rid)?.ok_or_else(|| {
-                    EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished")
-                })?,
+                doc: to_document(self.raw(c)?)?,
                 position: None,
             }),
         }
@@ -1579,13 +1584,9 @@ fn merge_into(
             // Merged in its bytes: the fields the target keeps are copied,
             // not decoded and encoded again.
             Some(found) if when_matched.as_str() == Some("merge") => {
-                let rid = found.rid();
-                let base = c.raw(rid).ok_or_else(|| {
-                    EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished")
-                })?;
-                let merged = codec::merge_fields(base, &d)
+                let merged = codec::merge_fields(found.raw(c)?, &d)
                     .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
-                c.replace_raw(&ns, rid, merged)?;
+                c.replace_raw(&ns, found.rid(), merged)?;
             }
             Some(found) => match &when_matched {
                 Bson::String(mode) => match mode.as_str() {
