@@ -1042,3 +1042,72 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+#[test]
+fn unsetting_top_level_fields_of_many_documents_removes_them_and_their_keys() {
+    let e = Engine::new();
+    index(&e, "u", doc! {"key": {"gone": 1}, "name": "gone_1"}).unwrap();
+    index(&e, "u", doc! {"key": {"kept": 1}, "name": "kept_1"}).unwrap();
+    insert(
+        &e,
+        "u",
+        vec![
+            doc! {"_id": 1, "gone": 1, "kept": "a", "also": [1, 2], "z": 0},
+            doc! {"_id": 2, "kept": "b"},
+            doc! {"_id": 3, "also": {"x": 1}, "gone": "s", "kept": "c"},
+        ],
+    );
+    let unset = |filter: Document, fields: Document| {
+        e.update(
+            "t",
+            "u",
+            &[UpdateStatement {
+                filter,
+                update: Bson::Document(doc! {"$unset": fields}),
+                upsert: false,
+                multi: true,
+                array_filters: vec![],
+                collation: None,
+                hint: None,
+                sort: None,
+                let_vars: None,
+            }],
+            true,
+        )
+        .unwrap()
+    };
+    let out = unset(doc! {}, doc! {"gone": "", "also": 1, "missing": ""});
+    // Every document matched; the one holding none of the fields is left
+    // as it was, and not counted as modified.
+    assert_eq!((out.matched, out.modified), (3, 2));
+    assert_eq!(
+        find(&e, "u", doc! {}),
+        vec![
+            doc! {"_id": 1, "kept": "a", "z": 0},
+            doc! {"_id": 2, "kept": "b"},
+            doc! {"_id": 3, "kept": "c"},
+        ]
+    );
+    // The removed field's index now holds null for every document; the
+    // other index still finds each one by its value.
+    let hinted = |filter: Document, hint: &str| {
+        e.find(
+            "t",
+            "u",
+            &FindRequest {
+                filter,
+                hint: Some(Bson::String(hint.into())),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .len()
+    };
+    assert_eq!(hinted(doc! {"gone": null}, "gone_1"), 3);
+    assert_eq!(hinted(doc! {"gone": {"$in": [1, "s"]}}, "gone_1"), 0);
+    assert_eq!(hinted(doc! {"kept": "c"}, "kept_1"), 1);
+    // `_id` is immutable: unsetting it is refused, and nothing changes.
+    let out = unset(doc! {"_id": 2}, doc! {"_id": ""});
+    assert_eq!(out.errors[0].error.code, ErrorCode::IMMUTABLE_FIELD);
+    assert_eq!(find(&e, "u", doc! {"_id": 2}).len(), 1);
+}

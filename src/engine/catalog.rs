@@ -415,21 +415,17 @@ impl Collection {
         self.indexes.len() == 1 && self.validator.is_none()
     }
 
-    /// Compute every index's keys for `doc`, checking unique constraints
-    /// against records other than `except`.
-    fn keys_checked(
-        &self,
-        ns: &str,
-        doc: &Document,
-        except: Option<RecordId>,
-    ) -> Result<Vec<DocKeys>> {
+    /// Compute every index's keys for a new record, read from its bytes,
+    /// checking unique constraints (the record is decoded only for the
+    /// error that names it).
+    fn keys_checked(&self, ns: &str, raw: &RawDocument) -> Result<Vec<DocKeys>> {
         let mut all = Vec::with_capacity(self.indexes.len());
         for index in &self.indexes {
-            let keys = index.keys_for(doc)?;
+            let keys = index.keys_for_raw(raw)?;
             if index.spec.unique {
                 for key in &keys.keys {
-                    if index.conflicts(key, except).is_some() {
-                        return Err(duplicate_key(ns, &index.spec, doc));
+                    if index.conflicts(key, None).is_some() {
+                        return Err(duplicate_key(ns, &index.spec, &to_document(raw)?));
                     }
                 }
             }
@@ -534,10 +530,11 @@ impl Collection {
             }
             super::metrics::keys_written(1, 0);
         } else {
-            let doc = to_document(raw)?;
-            check_id(doc.get("_id").unwrap_or(&Bson::Null))?;
-            self.validate(&doc)?;
-            let keys = self.keys_checked(ns, &doc, None)?;
+            check_id(&id_of(raw))?;
+            if self.validator.is_some() {
+                self.validate(&to_document(raw)?)?;
+            }
+            let keys = self.keys_checked(ns, raw)?;
             for (index, k) in self.indexes.iter_mut().zip(&keys) {
                 index.insert_keys(k, rid);
                 super::metrics::keys_written(k.keys.len() as u64, 0);
@@ -597,9 +594,14 @@ impl Collection {
         // The old keys come from the stored bytes (only the fields each
         // key pattern reads are decoded). A unique index is only checked
         // for the keys the update adds: one it keeps is this record's own.
-        let mut new_keys = Vec::with_capacity(self.indexes.len());
-        let mut old_keys = Vec::with_capacity(self.indexes.len());
+        // An index whose fields kept their bytes keeps its keys, and is
+        // left alone.
+        let mut changed = Vec::with_capacity(self.indexes.len());
         for index in &self.indexes {
+            if index.reads_same(old_raw, &raw) {
+                changed.push(None);
+                continue;
+            }
             let new = match new_doc {
                 Some(d) => index.keys_for(d)?,
                 None => index.keys_for_raw(&raw)?,
@@ -616,11 +618,12 @@ impl Collection {
                     }
                 }
             }
-            new_keys.push(new);
-            old_keys.push(old);
+            changed.push(Some((old, new)));
         }
-        for ((index, old), new) in self.indexes.iter_mut().zip(&old_keys).zip(&new_keys) {
-            if old != new {
+        for (index, keys) in self.indexes.iter_mut().zip(&changed) {
+            if let Some((old, new)) = keys
+                && old != new
+            {
                 index.remove_keys(old, rid);
                 index.insert_keys(new, rid);
                 // mongod counts the keys that changed, not every key.
@@ -731,7 +734,7 @@ impl Collection {
         for (rid, raw) in self.records() {
             // Only the fields the key reads are decoded; the whole record
             // only for the error that names it.
-            keys.push_doc(&index.keys_for_raw(raw)?, rid);
+            index.gather_keys(raw, rid, &mut keys)?;
         }
         if let Err(rid) = index.bulk_load(keys) {
             let raw = self.raw(rid).ok_or_else(|| {

@@ -262,34 +262,72 @@ fn write_value(out: &mut Vec<u8>, v: &Bson) -> Result<()> {
 
 /// `base` with every field of `fields` set as `Document::insert` sets it on
 /// the decoded base: a field the base has keeps its place with its new
-/// value, the others follow in their order. The base's other fields are
-/// copied as they are, not decoded (`$merge`'s `whenMatched: "merge"`).
-pub fn merge_fields(base: &RawDocument, fields: &Document) -> Result<RawDocumentBuf> {
-    let mut out = Vec::with_capacity(base.as_bytes().len() + size(fields));
+/// value, the others follow in their order (`$merge`'s `whenMatched:
+/// "merge"`). Neither document is decoded: elements are copied as they
+/// are. `fields` names each field once (it was encoded from a document).
+pub fn merge_fields(base: &RawDocument, fields: &RawDocument) -> Result<RawDocumentBuf> {
+    let malformed = |e: walk::WalkError| CodecError::malformed(e.to_string());
+    let fields: Vec<(&str, walk::Value<'_>)> = walk::Doc::from_raw(fields)
+        .iter()
+        .collect::<std::result::Result<_, _>>()
+        .map_err(malformed)?;
+    let mut out = Vec::with_capacity(base.as_bytes().len() + fields.len() * 16);
     out.extend_from_slice(&[0; 4]);
+    let copy = |out: &mut Vec<u8>, key: &str, value: walk::Value<'_>| -> Result<()> {
+        out.push(value.element_type() as u8);
+        write_cstring(out, key)?;
+        out.extend_from_slice(value.raw_bytes());
+        Ok(())
+    };
     let mut set = vec![false; fields.len()];
     for element in walk::Doc::from_raw(base).iter() {
-        let (key, value) = element.map_err(|e| CodecError::malformed(e.to_string()))?;
-        match fields.keys().position(|k| k == key) {
+        let (key, value) = element.map_err(malformed)?;
+        match fields.iter().position(|(k, _)| *k == key) {
             Some(i) if !set[i] => {
                 set[i] = true;
-                write_element(&mut out, key, &fields[key])?;
+                copy(&mut out, key, fields[i].1)?;
             }
             // A key the base holds twice: set once, in its first place.
             Some(_) => {}
-            None => {
-                out.push(value.element_type() as u8);
-                write_cstring(&mut out, key)?;
-                out.extend_from_slice(value.raw_bytes());
-            }
+            None => copy(&mut out, key, value)?,
         }
     }
     for ((k, v), _) in fields.iter().zip(&set).filter(|(_, set)| !**set) {
-        write_element(&mut out, k, v)?;
+        copy(&mut out, k, *v)?;
     }
     out.push(0);
     patch_length(&mut out, 0);
     RawDocumentBuf::from_bytes(out).map_err(|e| CodecError::malformed(e.to_string()))
+}
+
+/// `doc` without its elements named in `names`, copied as it is
+/// otherwise; `None` when it has no such element (nothing to remove).
+pub fn without_fields(doc: &RawDocument, names: &[&str]) -> Result<Option<RawDocumentBuf>> {
+    let malformed = |e: walk::WalkError| CodecError::malformed(e.to_string());
+    let mut out: Option<Vec<u8>> = None;
+    let bytes = doc.as_bytes();
+    // Where the element being read starts: elements are back to back
+    // from offset 4, so each one's bytes run up to where the next begins.
+    let mut at = 4;
+    let mut iter = walk::Doc::from_raw(doc).iter();
+    while let Some(element) = iter.next() {
+        let (key, _) = element.map_err(malformed)?;
+        let end = iter.offset();
+        if names.contains(&key) {
+            out.get_or_insert_with(|| bytes[..at].to_vec());
+        } else if let Some(out) = &mut out {
+            out.extend_from_slice(&bytes[at..end]);
+        }
+        at = end;
+    }
+    let Some(mut out) = out else {
+        return Ok(None);
+    };
+    out.push(0);
+    patch_length(&mut out, 0);
+    RawDocumentBuf::from_bytes(out)
+        .map(Some)
+        .map_err(|e| CodecError::malformed(e.to_string()))
 }
 
 /// An array encoded as its values are added, for a value that collects

@@ -17,8 +17,10 @@ mod keyset;
 use std::collections::{BTreeSet, HashSet};
 use std::ops::Bound;
 
+use bson::spec::ElementType;
 use bson::{Bson, Document};
 
+use super::codec::walk::Doc;
 use super::collation::Collation;
 use super::error::{EngineError, ErrorCode, Result};
 use super::expr::Vars;
@@ -574,9 +576,22 @@ pub struct BulkKeys {
 
 #[derive(Debug)]
 struct BulkKey {
+    /// The key's first 8 bytes, big-endian, zero-padded: keys whose
+    /// prefixes differ sort as their prefixes do, so most comparisons of
+    /// the sort read no key bytes (which lie all over the buffer).
+    prefix: u64,
     start: usize,
     end: usize,
     rid: RecordId,
+}
+
+impl BulkKey {
+    fn prefix_of(key: &[u8]) -> u64 {
+        let mut p = [0u8; 8];
+        let n = key.len().min(8);
+        p[..n].copy_from_slice(&key[..n]);
+        u64::from_be_bytes(p)
+    }
 }
 
 impl BulkKeys {
@@ -592,9 +607,16 @@ impl BulkKeys {
     pub fn push(&mut self, key: &[u8], rid: RecordId) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(key);
+        self.close_key(start, rid);
+    }
+
+    /// Record the key written to `bytes` from `start` on, under `rid`.
+    fn close_key(&mut self, start: usize, rid: RecordId) {
+        let end = self.bytes.len();
         self.keys.push(BulkKey {
+            prefix: BulkKey::prefix_of(&self.bytes[start..end]),
             start,
-            end: self.bytes.len(),
+            end,
             rid,
         });
     }
@@ -679,8 +701,10 @@ impl Index {
     /// fields the key pattern reads (the whole record for a partial or
     /// wildcard index).
     pub fn keys_for_raw(&self, raw: &bson::RawDocument) -> Result<DocKeys> {
-        let whole =
-            self.spec.partial.is_some() || self.spec.fields.iter().any(|(p, _)| p.contains("$**"));
+        let whole = self.reads_whole_record();
+        if !whole && let Some(keys) = self.plain_keys_raw(raw) {
+            return Ok(keys);
+        }
         let doc = if whole {
             crate::engine::codec::decode(raw)
         } else {
@@ -694,6 +718,115 @@ impl Index {
         }
         .map_err(|e| EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}")))?;
         self.keys_for(&doc)
+    }
+
+    /// Whether this index's keys may depend on any field of a record (a
+    /// partial filter's, a wildcard's), not only on its key pattern's.
+    fn reads_whole_record(&self) -> bool {
+        self.spec.partial.is_some() || self.spec.fields.iter().any(|(p, _)| p.contains("$**"))
+    }
+
+    /// The keys of a record none of whose key paths meets an array, read
+    /// from its bytes: one key, or none for a sparse index that finds no
+    /// field. `None` when a path meets an array (its expansion is
+    /// [`KeyGen`]'s) or the bytes are malformed (the decoding path reports
+    /// that). A value is read as decoding finds it: the last element of a
+    /// name, a scalar mid-path is missing (null).
+    fn plain_keys_raw(&self, raw: &bson::RawDocument) -> Option<DocKeys> {
+        let mut key = Vec::new();
+        let written = self.plain_key_into(raw, &mut key)?;
+        Some(DocKeys {
+            keys: if written { vec![key] } else { Vec::new() },
+            multikey_paths: vec![BTreeSet::new(); self.spec.fields.len()],
+        })
+    }
+
+    /// Add a record's keys to an index build's: a plain key (see
+    /// [`Self::plain_keys_raw`]) is encoded straight into the build's
+    /// buffer.
+    pub fn gather_keys(
+        &self,
+        raw: &bson::RawDocument,
+        rid: RecordId,
+        into: &mut BulkKeys,
+    ) -> Result<()> {
+        let start = into.bytes.len();
+        if !self.reads_whole_record() {
+            match self.plain_key_into(raw, &mut into.bytes) {
+                Some(true) => {
+                    into.close_key(start, rid);
+                    return Ok(());
+                }
+                Some(false) => return Ok(()),
+                None => {}
+            }
+        }
+        into.push_doc(&self.keys_for_raw(raw)?, rid);
+        Ok(())
+    }
+
+    /// Append the plain key of `raw` to `out`: `Some(true)` when written,
+    /// `Some(false)` when a sparse index finds no field, `None` (and `out`
+    /// as it was) when the record is not plain.
+    fn plain_key_into(&self, raw: &bson::RawDocument, out: &mut Vec<u8>) -> Option<bool> {
+        let n = self.spec.fields.len();
+        let mut values = Vec::with_capacity(n);
+        let mut not_found = 0;
+        for (path, _) in &self.spec.fields {
+            let mut doc = Doc::from_raw(raw);
+            let mut parts = path.split('.').peekable();
+            let found = loop {
+                let part = parts.next()?;
+                let Some(v) = doc.get_last(part).ok()? else {
+                    break None;
+                };
+                if v.element_type() == ElementType::Array {
+                    return None;
+                }
+                if parts.peek().is_none() {
+                    break Some(v);
+                }
+                match v.as_document() {
+                    Some(_) => doc = v.nested().ok()??,
+                    None => break None,
+                }
+            };
+            match found {
+                Some(v) => values.push(v.decode().ok()?),
+                None => {
+                    not_found += 1;
+                    values.push(Bson::Null);
+                }
+            }
+        }
+        if self.spec.sparse && not_found == n {
+            return Some(false);
+        }
+        for (v, (_, ascending)) in values.iter().zip(&self.spec.fields) {
+            keystring::append_component(out, v, *ascending, self.spec.collation.as_ref());
+        }
+        keystring::end_key(out);
+        Some(true)
+    }
+
+    /// Whether two versions of a record certainly have the same keys here:
+    /// every top-level field the key pattern reads holds the same bytes in
+    /// both (so an update that left them alone need not compute keys).
+    /// False for an index that may read any field, or on malformed bytes.
+    pub fn reads_same(&self, a: &bson::RawDocument, b: &bson::RawDocument) -> bool {
+        if self.reads_whole_record() {
+            return false;
+        }
+        self.spec.fields.iter().all(|(path, _)| {
+            let name = path.split('.').next().unwrap_or(path);
+            let bytes = |raw| {
+                Doc::from_raw(raw)
+                    .get_last(name)
+                    .ok()
+                    .map(|v| v.map(|v| (v.element_type(), v.raw_bytes())))
+            };
+            matches!((bytes(a), bytes(b)), (Some(x), Some(y)) if x == y)
+        })
     }
 
     /// Whether a key (from [`Self::keys_for`]) is present for a record other
@@ -773,7 +906,12 @@ impl Index {
             multikey_paths,
         } = keys;
         let key = |k: &BulkKey| &bytes[k.start..k.end];
-        keys.sort_unstable_by(|a, b| key(a).cmp(key(b)).then(a.rid.cmp(&b.rid)));
+        keys.sort_unstable_by(|a, b| {
+            a.prefix
+                .cmp(&b.prefix)
+                .then_with(|| key(a).cmp(key(b)))
+                .then(a.rid.cmp(&b.rid))
+        });
         if self.spec.unique
             && let Some(w) = keys
                 .windows(2)
@@ -781,6 +919,9 @@ impl Index {
         {
             return Err(w[1].rid);
         }
+        let rid_bytes = std::mem::size_of::<RecordId>();
+        self.entries
+            .reserve(keys.len(), bytes.len() + rid_bytes * keys.len());
         let mut e = Vec::new();
         for k in &keys {
             e.clear();
@@ -1111,6 +1252,92 @@ mod tests {
 
     fn spec(key: Document) -> IndexSpec {
         IndexSpec::parse(&doc! {"key": key}, None).unwrap()
+    }
+
+    /// Keys read from a record's bytes are the keys of the record decoded,
+    /// for plain records (read without decoding) and the others alike.
+    #[test]
+    fn keys_read_from_bytes_are_the_decoded_records_keys() {
+        let specs = [
+            doc! {"key": {"a": 1}},
+            doc! {"key": {"a": 1, "b": -1}},
+            doc! {"key": {"a.b": 1}},
+            doc! {"key": {"a": 1}, "sparse": true},
+            doc! {"key": {"a.b": 1, "c": -1}, "sparse": true},
+            doc! {"key": {"b": 1}, "collation": {"locale": "en", "strength": 2}},
+            doc! {"key": {"a": 1}, "partialFilterExpression": {"c": {"$gt": 0}}},
+        ];
+        // A record naming `b` twice: decoding keeps the last value.
+        let mut twice = bson::RawDocumentBuf::new();
+        twice.append("b", "Up");
+        twice.append("a", 1);
+        twice.append("b", "down");
+        let mut records: Vec<bson::RawDocumentBuf> = [
+            doc! {"a": 1, "b": "X", "c": 2},
+            doc! {"c": 1},
+            doc! {"a": {"b": 5}, "b": 2.5},
+            doc! {"a": 5, "c": 3},
+            doc! {"a": {"b": {"c": [1]}}, "c": null},
+            doc! {"a": [1, 2], "b": "y"},
+            doc! {"a": {"b": [3, 4]}, "c": 1},
+        ]
+        .iter()
+        .map(|d| bson::RawDocumentBuf::from_document(d).unwrap())
+        .collect();
+        records.push(twice);
+        let mut plain = 0;
+        for spec in &specs {
+            let index = Index::new(IndexSpec::parse(spec, None).unwrap());
+            for raw in &records {
+                let decoded = crate::engine::codec::decode(raw).unwrap();
+                let want = index.keys_for(&decoded).unwrap();
+                assert_eq!(index.keys_for_raw(raw).unwrap(), want, "{spec} {decoded}");
+                let mut gathered = BulkKeys::default();
+                index.gather_keys(raw, 7, &mut gathered).unwrap();
+                let mut pushed = BulkKeys::default();
+                pushed.push_doc(&want, 7);
+                assert_eq!(gathered.bytes, pushed.bytes, "{spec} {decoded}");
+                assert_eq!(gathered.len(), pushed.len());
+                if !index.reads_whole_record() && index.plain_keys_raw(raw).is_some() {
+                    plain += 1;
+                }
+            }
+        }
+        // Every record without an array on a key path was read plainly.
+        assert_eq!(plain, 41);
+    }
+
+    #[test]
+    fn an_index_whose_fields_kept_their_bytes_is_known_to_keep_its_keys() {
+        let raw = |d: Document| bson::RawDocumentBuf::from_document(&d).unwrap();
+        let ab = Index::new(spec(doc! {"a.x": 1, "b": 1}));
+        let before = raw(doc! {"_id": 1, "a": {"x": 1, "y": 2}, "c": 3});
+        // Other fields changed, moved or added: the same keys.
+        assert!(ab.reads_same(
+            &before,
+            &raw(doc! {"c": 4, "_id": 1, "a": {"x": 1, "y": 2}})
+        ));
+        // `b` missing in both is the same; gaining it, or any change
+        // inside `a` (even one the key does not read), is not.
+        assert!(!ab.reads_same(
+            &before,
+            &raw(doc! {"_id": 1, "a": {"x": 1, "y": 2}, "b": null})
+        ));
+        assert!(!ab.reads_same(
+            &before,
+            &raw(doc! {"_id": 1, "a": {"x": 1, "y": 3}, "c": 3})
+        ));
+        // The same value as another type is another key.
+        assert!(!ab.reads_same(&raw(doc! {"b": 1}), &raw(doc! {"b": 1_i64})));
+        // A partial index's filter may read any field.
+        let partial = Index::new(
+            IndexSpec::parse(
+                &doc! {"key": {"a": 1}, "partialFilterExpression": {"c": 1}},
+                None,
+            )
+            .unwrap(),
+        );
+        assert!(!partial.reads_same(&before, &before));
     }
 
     #[test]

@@ -374,6 +374,14 @@ fn apply_update(
     let changed = update.apply(&mut new, &ctx)?;
     let old_id = hit.doc.get("_id").cloned().unwrap_or(Bson::Null);
     match new.get("_id") {
+        // Operators that remove `_id` ($unset, $rename away) are refused
+        // before anything is written, as mongod refuses them.
+        None if !update.is_replacement() && !update.is_pipeline() => {
+            return Err(EngineError::new(
+                ErrorCode::IMMUTABLE_FIELD,
+                "Performing an update on the path '_id' would modify the immutable field '_id'",
+            ));
+        }
         None => new = with_id(new, old_id),
         Some(id)
             if !value::values_equal(id, &old_id, None)
@@ -615,6 +623,9 @@ fn update_one_statement(
         vars,
         hits,
     } = matches;
+    // An update that only removes top-level fields is applied to the
+    // records' bytes, which are never decoded.
+    let unset = update.unset_only();
     let mut hits = hits.into_iter().peekable();
     let mut chunk = WRITE_CHUNK;
     while hits.peek().is_some() {
@@ -627,12 +638,20 @@ fn update_one_statement(
             let Some(before) = view.raw(hit.rid) else {
                 continue;
             };
-            let hit = Hit {
-                doc: to_document(before)?,
-                ..hit
+            let rid = hit.rid;
+            let new = match &unset {
+                Some(names) => codec::without_fields(before, names)
+                    .map(|new| new.map(NewVersion::Raw))
+                    .map_err(|e| {
+                        EngineError::new(ErrorCode::INTERNAL_ERROR, format!("corrupt record: {e}"))
+                    }),
+                None => to_document(before).and_then(|doc| {
+                    let hit = Hit { doc, ..hit };
+                    apply_update(&update, &hit, now, &vars).map(|new| new.map(NewVersion::Doc))
+                }),
             };
-            match apply_update(&update, &hit, now, &vars) {
-                Ok(new) => computed.push((hit, Box::<[u8]>::from(before.as_bytes()), new)),
+            match new {
+                Ok(new) => computed.push((rid, Box::<[u8]>::from(before.as_bytes()), new)),
                 Err(e) => {
                     failed = Some(e);
                     break;
@@ -642,8 +661,8 @@ fn update_one_statement(
         drop(view);
         // Apply them under the collection's lock.
         let (applied, copied) = store.write_again(db, coll, &slot, |c| -> Result<()> {
-            for (hit, before, new) in computed {
-                let Some(raw) = c.raw(hit.rid) else {
+            for (rid, before, new) in computed {
+                let Some(raw) = c.raw(rid) else {
                     // Deleted since the snapshot.
                     continue;
                 };
@@ -657,17 +676,19 @@ fn update_one_statement(
                         continue;
                     }
                     let fresh = Hit {
-                        rid: hit.rid,
+                        rid,
                         doc,
                         position: details.array_position,
                     };
-                    apply_update(&update, &fresh, now, &vars)?
+                    apply_update(&update, &fresh, now, &vars)?.map(NewVersion::Doc)
                 };
                 outcome.matched += 1;
-                if let Some(new) = new {
-                    c.replace(ns, hit.rid, &new)?;
-                    outcome.modified += 1;
+                match new {
+                    Some(NewVersion::Doc(new)) => c.replace(ns, rid, &new)?,
+                    Some(NewVersion::Raw(new)) => c.replace_raw(ns, rid, new)?,
+                    None => continue,
                 }
+                outcome.modified += 1;
             }
             Ok(())
         })?;
@@ -680,6 +701,12 @@ fn update_one_statement(
         }
     }
     Ok(())
+}
+
+/// A record's next version, as a multi-update computed it.
+enum NewVersion {
+    Doc(Document),
+    Raw(RawDocumentBuf),
 }
 
 /// An update statement read (with [`update_run`]) and applied under its
@@ -1537,9 +1564,37 @@ fn merge_into(
 ) -> Result<()> {
     let ns = ns.to_string();
     for raw in docs {
+        // On `_id` alone, a plain `_id` is read from the bytes and the
+        // `_id` index probed directly, as the IDHACK plan a query on it
+        // would get probes it (and counts).
+        let plain_id = match on {
+            [only] if only == "_id" => codec::walk::Doc::from_raw(&raw)
+                .get_last("_id")
+                .ok()
+                .flatten()
+                .and_then(|v| v.decode().ok())
+                .filter(is_plain_id),
+            _ => None,
+        };
+        if let Some(id) = &plain_id {
+            let rid = c.find_by_id(id);
+            let n = u64::from(rid.is_some());
+            super::metrics::examined(n, n);
+            // Merged in its bytes: neither document is decoded.
+            if let Some(rid) = rid
+                && when_matched.as_str() == Some("merge")
+            {
+                let target = c.raw(rid).ok_or_else(|| {
+                    EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished")
+                })?;
+                let merged = codec::merge_fields(target, &raw)
+                    .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+                c.replace_raw(&ns, rid, merged)?;
+                continue;
+            }
+        }
         // Decoded one at a time: the input stays at its BSON size.
         let d = to_document(&raw)?;
-        drop(raw);
         let mut key = Document::new();
         for field in on {
             match d.get(field) {
@@ -1559,14 +1614,8 @@ fn merge_into(
         }
         let existing = match key.get("_id") {
             _ if key.is_empty() => None,
-            // On `_id` alone, the `_id` index is probed directly, as the
-            // IDHACK plan a query on it would get probes it (and counts).
-            Some(id) if on.len() == 1 && is_plain_id(id) => {
-                let rid = c.find_by_id(id);
-                let n = u64::from(rid.is_some());
-                super::metrics::examined(n, n);
-                rid.map(Existing::Found)
-            }
+            // Probed above.
+            Some(id) if plain_id.is_some() => c.find_by_id(id).map(Existing::Found),
             _ => {
                 let filter = Filter::parse(&key, None)?;
                 let q = Query {
@@ -1584,7 +1633,7 @@ fn merge_into(
             // Merged in its bytes: the fields the target keeps are copied,
             // not decoded and encoded again.
             Some(found) if when_matched.as_str() == Some("merge") => {
-                let merged = codec::merge_fields(found.raw(c)?, &d)
+                let merged = codec::merge_fields(found.raw(c)?, &raw)
                     .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
                 c.replace_raw(&ns, found.rid(), merged)?;
             }

@@ -204,6 +204,26 @@ impl Update {
         &self.source
     }
 
+    /// The top-level fields this update removes, when removing them is all
+    /// it does (`$unset` of top-level fields other than `_id`): such an
+    /// update can be applied to a record's bytes by leaving those elements
+    /// out ([`crate::engine::codec::without_fields`]).
+    pub fn unset_only(&self) -> Option<Vec<&str>> {
+        let Kind::Operators { root, renames, .. } = &self.kind else {
+            return None;
+        };
+        if !renames.is_empty() || root.positional.is_some() {
+            return None;
+        }
+        root.children
+            .iter()
+            .map(|(name, node)| match node {
+                tree::Node::Leaf(modifier::Op::Unset) if name != "_id" => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether this is a replacement document.
     pub fn is_replacement(&self) -> bool {
         matches!(self.kind, Kind::Replacement(_))

@@ -394,3 +394,66 @@ fn array_builder_keeps_nothing_of_a_value_it_cannot_encode() {
     b.push(&Bson::Int32(2)).unwrap();
     assert_eq!(b.finish().unwrap(), vec![Bson::Int32(1), Bson::Int32(2)]);
 }
+
+proptest! {
+    #[test]
+    fn removing_fields_from_bytes_is_removing_them_from_the_document(
+        d in document(false),
+        picks in proptest::collection::vec(any::<proptest::sample::Index>(), 0..3),
+    ) {
+        let keys: Vec<String> = d.keys().cloned().collect();
+        let mut names: Vec<&str> = Vec::new();
+        if !keys.is_empty() {
+            names = picks.iter().map(|i| keys[i.index(keys.len())].as_str()).collect();
+        }
+        names.push("not-a-field");
+        let raw = encode(&d).unwrap();
+        let mut expected = d.clone();
+        for name in &names {
+            expected.remove(*name);
+        }
+        match without_fields(&raw, &names).unwrap() {
+            None => prop_assert_eq!(expected.len(), d.len()),
+            Some(out) => {
+                prop_assert!(expected.len() < d.len());
+                let want = encode(&expected).unwrap();
+                prop_assert_eq!(out.as_bytes(), want.as_bytes());
+            }
+        }
+    }
+
+    #[test]
+    fn merging_in_bytes_is_inserting_into_the_document(
+        base in document(false),
+        fields in document(false),
+    ) {
+        let mut expected = base.clone();
+        for (k, v) in &fields {
+            expected.insert(k.clone(), v.clone());
+        }
+        let merged = merge_fields(&encode(&base).unwrap(), &encode(&fields).unwrap()).unwrap();
+        let want = encode(&expected).unwrap();
+        prop_assert_eq!(merged.as_bytes(), want.as_bytes());
+    }
+}
+
+#[test]
+fn merging_sets_a_field_the_base_holds_twice_once_in_its_first_place() {
+    let mut base = RawDocumentBuf::new();
+    base.append("a", 1);
+    base.append("b", 2);
+    base.append("a", 3);
+    let merged = merge_fields(&base, &encode(&doc! {"a": "x", "c": true}).unwrap()).unwrap();
+    assert_eq!(
+        merged.as_bytes(),
+        encode(&doc! {"a": "x", "b": 2, "c": true})
+            .unwrap()
+            .as_bytes()
+    );
+    let mut twice = RawDocumentBuf::new();
+    twice.append("a", 1);
+    twice.append("b", 2);
+    twice.append("a", 3);
+    let out = without_fields(&twice, &["a"]).unwrap().unwrap();
+    assert_eq!(out.as_bytes(), encode(&doc! {"b": 2}).unwrap().as_bytes());
+}

@@ -251,6 +251,27 @@ impl<'a> Doc<'a> {
         Ok(None)
     }
 
+    /// The value of the last element named `key`: the one decoding into a
+    /// `Document` keeps when a name repeats. Every element is framed and
+    /// its key checked; only the value returned is checked as a value.
+    pub fn get_last(self, key: &str) -> Result<Option<Value<'a>>> {
+        let d = self.0;
+        let wanted = key.as_bytes();
+        let mut off = 4;
+        let mut last = None;
+        while let Some(f) = self.frame(off)? {
+            let name = &d[f.key_start..f.key_end];
+            if name == wanted {
+                last = Some(f);
+            } else if !name.is_ascii() {
+                utf8(name)?;
+            }
+            off = f.start + f.size;
+        }
+        last.map(|f| Value::new(f.kind, &d[f.start..f.start + f.size]))
+            .transpose()
+    }
+
     /// The elements' keys and values, in order, as `RawDocument::iter`
     /// yields them.
     pub fn iter(self) -> Iter<'a> {
@@ -274,6 +295,14 @@ pub struct Iter<'a> {
     doc: Doc<'a>,
     off: usize,
     done: bool,
+}
+
+impl Iter<'_> {
+    /// Where the next element starts in the document's bytes (after the
+    /// last one, where the previous one ended).
+    pub fn offset(&self) -> usize {
+        self.off
+    }
 }
 
 impl<'a> Iterator for Iter<'a> {

@@ -222,6 +222,16 @@ impl KeySet {
         true
     }
 
+    /// Make room for `strings` more strings of `bytes` bytes in all, to be
+    /// appended in order (an index build's): they then fill buffers of the
+    /// right size instead of doubling into them.
+    pub fn reserve(&mut self, strings: usize, bytes: usize) {
+        if let Some(base) = Arc::get_mut(&mut self.base) {
+            base.bytes.reserve(bytes);
+            base.ends.reserve(strings);
+        }
+    }
+
     /// Remove every string.
     pub fn clear(&mut self) {
         *self = Self::default();
