@@ -1111,3 +1111,64 @@ fn unsetting_top_level_fields_of_many_documents_removes_them_and_their_keys() {
     assert_eq!(out.errors[0].error.code, ErrorCode::IMMUTABLE_FIELD);
     assert_eq!(find(&e, "u", doc! {"_id": 2}).len(), 1);
 }
+
+/// A `$project` of the document's size and top-level fields at the head of
+/// a pipeline is answered from the stored bytes: the same results as the
+/// decoded stage gives (the size of each stored document, missing fields
+/// left out), and its explain entry still counts every document it passed.
+#[test]
+fn a_leading_size_projection_reads_the_stored_bytes_and_is_counted() {
+    let e = Engine::new();
+    let docs: Vec<Document> = (0..50)
+        .map(|i| match i % 3 {
+            0 => doc! {"_id": i, "k": i % 5, "pad": "x".repeat(i as usize)},
+            1 => doc! {"_id": i, "pad": [i, {"n": i}]},
+            _ => doc! {"_id": i, "k": "five", "sub": {"a": i}},
+        })
+        .collect();
+    let sizes: Vec<i64> = docs
+        .iter()
+        .map(|d| raw(d.clone()).as_bytes().len() as i64)
+        .collect();
+    insert(&e, "sized", docs);
+    let opts = schemalab::engine::AggregateOptions::default();
+    let pipeline = [
+        doc! {"$project": {"_id": 0, "k": "$k", "s": {"$bsonSize": "$$ROOT"}}},
+        doc! {"$group": {"_id": null, "max": {"$max": "$s"}, "sum": {"$sum": "$s"}, "ks": {"$addToSet": "$k"}}},
+    ];
+    let out = e.aggregate("t", Some("sized"), &pipeline, &opts).unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!(int(&out[0], "max"), *sizes.iter().max().unwrap());
+    assert_eq!(int(&out[0], "sum"), sizes.iter().sum::<i64>());
+    // `k` is missing from a third of the documents: left out, not null.
+    let ks = out[0].get_array("ks").unwrap();
+    assert_eq!(ks.len(), 6, "{ks:?}");
+    assert!(!ks.contains(&Bson::Null));
+
+    let explained = e
+        .explain_doc(
+            "t",
+            &doc! {"aggregate": "sized", "pipeline": pipeline.to_vec(), "cursor": {}},
+            "executionStats",
+        )
+        .unwrap();
+    let stages = explained.get_array("stages").unwrap();
+    let project = stages
+        .iter()
+        .filter_map(Bson::as_document)
+        .find(|s| s.contains_key("$project"))
+        .expect("a $project entry");
+    assert_eq!(int(project, "nReturned"), 50, "{explained}");
+    let cursor = stages[0]
+        .as_document()
+        .unwrap()
+        .get_document("$cursor")
+        .unwrap();
+    assert_eq!(
+        int(
+            cursor.get_document("executionStats").unwrap(),
+            "totalDocsExamined"
+        ),
+        50
+    );
+}

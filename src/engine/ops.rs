@@ -38,7 +38,7 @@ use super::*;
 
 /// A matched record: its id, its document and the matched array position.
 pub(super) struct Hit {
-    rid: RecordId,
+    pub(super) rid: RecordId,
     pub(super) doc: Document,
     position: Option<usize>,
 }

@@ -438,6 +438,15 @@ impl Pipeline {
             _ => None,
         }
     }
+
+    /// When this pipeline is one `$project` that a record's bytes can
+    /// answer, that projection ([`shape::RawProjection`]).
+    pub(crate) fn raw_projection(&self) -> Option<shape::RawProjection> {
+        match self.parsed.as_slice() {
+            [Stage::Project(p)] => p.raw_plan(),
+            _ => None,
+        }
+    }
 }
 
 fn parse_stage(stage: &Document, index: usize, total: usize, nesting: Nesting) -> Result<Stage> {

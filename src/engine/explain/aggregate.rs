@@ -20,7 +20,7 @@ use super::{Explained, Verbosity};
 use crate::engine::AggregateOptions;
 use crate::engine::catalog::{Catalog, to_document};
 use crate::engine::collation::Collation;
-use crate::engine::error::Result;
+use crate::engine::error::{EngineError, ErrorCode, Result};
 use crate::engine::exec;
 use crate::engine::exec::Mode;
 use crate::engine::expr::Vars;
@@ -645,7 +645,20 @@ fn stream_cursor(
         .as_ref()
         .map(|p| doc! {"$project": p.clone()});
     let later: Vec<Document> = rest.iter().flat_map(Opt::runnable).collect();
-    let fields = crate::engine::pipeline::deps::top_level_fields(leading.iter().chain(&later));
+    // A first stage that is a `$project` of top-level fields, constants
+    // and the document's size is answered from each record's bytes: the
+    // cursor then decodes nothing, and the stage is counted and timed
+    // where it runs, as the first link. (At the top of a pipeline
+    // `$$ROOT` is the stored document: `CURRENT` is rebound only inside
+    // `$let`, and no user variable may be named `ROOT`.)
+    let raw_first = match (&projection, chain.links.first()) {
+        (None, Some(Link::Run(p))) => p.raw_projection(),
+        _ => None,
+    };
+    let fields = match raw_first {
+        Some(_) => Some(std::collections::BTreeSet::new()),
+        None => crate::engine::pipeline::deps::top_level_fields(leading.iter().chain(&later)),
+    };
     let started = Instant::now();
     let cursor = ops::select_each(
         c,
@@ -656,6 +669,15 @@ fn stream_cursor(
         verbosity,
         fields.as_ref(),
         &mut |hit| {
+            if let Some(raw_project) = &raw_first {
+                let raw = c.and_then(|c| c.raw(hit.rid)).ok_or_else(|| {
+                    EngineError::new(ErrorCode::INTERNAL_ERROR, "a selected record vanished")
+                })?;
+                n_cursor += 1;
+                let d = chain.clocks[0].time(|| raw_project.apply(raw))?;
+                chain.returned[0] += 1;
+                return chain.feed(1, vec![d], &source, vars, &mut |d| deliver(d, false));
+            }
             let mut docs = vec![hit.doc];
             if let Some(p) = &projection {
                 docs = projection_clock.time(|| p.run_streaming(docs, &source, vars))?;

@@ -251,6 +251,118 @@ impl Projection {
     }
 }
 
+impl Projection {
+    /// This projection as a [`RawProjection`], when every field it keeps
+    /// or computes can be read from a record's bytes without decoding the
+    /// record: a flat inclusion (no dotted paths) of top-level fields,
+    /// `_id` kept or excluded, and computed fields that are constants,
+    /// top-level field paths or the document's size
+    /// (`{$bsonSize: "$$ROOT"}`). `None` for anything else.
+    pub(super) fn raw_plan(&self) -> Option<RawProjection> {
+        if !self.inclusion {
+            return None;
+        }
+        let mut include = Vec::new();
+        let mut computed = Vec::new();
+        for (k, node) in &self.tree {
+            match node {
+                Node::Include => include.push(k.clone()),
+                // Only `_id` may be excluded from an inclusion.
+                Node::Exclude => {}
+                Node::Computed(e) => computed.push((k.clone(), RawValue::of(e)?)),
+                Node::Sub(_) => return None,
+            }
+        }
+        Some(RawProjection { include, computed })
+    }
+}
+
+/// A computed field of a [`RawProjection`].
+#[derive(Debug, Clone)]
+enum RawValue {
+    Literal(Bson),
+    /// `"$name"`: a top-level field, left out when missing.
+    Field(String),
+    /// `{$bsonSize: "$$ROOT"}`.
+    RootSize,
+}
+
+impl RawValue {
+    fn of(e: &Expr) -> Option<RawValue> {
+        match e {
+            Expr::Literal(v) => Some(RawValue::Literal(v.clone())),
+            Expr::Field(path) if path.len() == 1 => Some(RawValue::Field(path[0].clone())),
+            Expr::Call { op, args } if op == "$bsonSize" => match args.as_slice() {
+                [Expr::Var { name, path }] if name == "ROOT" && path.is_empty() => {
+                    Some(RawValue::RootSize)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// A record whose bytes could not be read: the engine stored them, so
+/// this is an internal error, as for every stored-record decode.
+fn corrupt(e: impl std::fmt::Display) -> crate::engine::error::EngineError {
+    crate::engine::error::EngineError::new(
+        crate::engine::error::ErrorCode::INTERNAL_ERROR,
+        format!("corrupt record: {e}"),
+    )
+}
+
+/// A `$project` answered from a stored record's bytes (see
+/// [`Projection::raw_plan`]): what the decoded `$project` returns for that
+/// record, with only the values it outputs decoded. It is used where the
+/// stage reads the records straight from the collection, where `$$ROOT`
+/// is the stored document and `CURRENT` is not rebound.
+#[derive(Debug, Clone)]
+pub(crate) struct RawProjection {
+    /// Top-level fields kept (`_id` among them unless excluded).
+    include: Vec<String>,
+    /// Computed fields, in the specification's order.
+    computed: Vec<(String, RawValue)>,
+}
+
+impl RawProjection {
+    /// The projected document of the record `raw`. As with the decoded
+    /// record, a repeated name takes its first place and its last value;
+    /// the size is the stored document's, as mongod's `$bsonSize` of
+    /// `$$ROOT` is.
+    pub(crate) fn apply(&self, raw: &bson::RawDocument) -> Result<Document> {
+        use crate::engine::codec::walk::{Doc, Value};
+        let decode = |v: Value<'_>| v.decode().map_err(corrupt);
+        let doc = Doc::from_raw(raw);
+        let mut out = Document::new();
+        // Kept fields in the document's own order…
+        if !self.include.is_empty() {
+            for element in doc.iter() {
+                let (k, _) = element.map_err(corrupt)?;
+                if out.contains_key(k) || !self.include.iter().any(|f| f == k) {
+                    continue;
+                }
+                if let Some(v) = doc.get_last(k).map_err(corrupt)? {
+                    out.insert(k, decode(v)?);
+                }
+            }
+        }
+        // …then computed fields, in the specification's order.
+        for (k, v) in &self.computed {
+            let value = match v {
+                RawValue::Literal(v) => Some(v.clone()),
+                RawValue::Field(f) => doc.get_last(f).map_err(corrupt)?.map(decode).transpose()?,
+                RawValue::RootSize => Some(Bson::Int32(raw.as_bytes().len() as i32)),
+            };
+            if let Some(value) = value {
+                out.insert(k.clone(), value);
+            }
+        }
+        crate::engine::limits::check_output_depth(&out)?;
+        Ok(out)
+    }
+}
+
 fn has_computed(tree: &[(String, Node)]) -> bool {
     tree.iter().any(|(_, n)| match n {
         Node::Computed(_) => true,
@@ -606,6 +718,112 @@ impl Unwind {
                 }
             }
             Some(_) => out.push(with_index(doc, Bson::Null)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, Document, RawDocumentBuf, doc};
+    use proptest::prelude::*;
+
+    use super::Projection;
+    use crate::engine::catalog::to_document;
+    use crate::engine::expr::Vars;
+
+    fn value() -> impl Strategy<Value = Bson> {
+        let leaf = prop_oneof![
+            Just(Bson::Null),
+            any::<i32>().prop_map(Bson::Int32),
+            "[a-z]{0,6}".prop_map(Bson::String),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Bson::Array),
+                proptest::collection::vec(("[ab]", inner), 0..3)
+                    .prop_map(|kv| Bson::Document(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A stored record written element by element, so that a name may
+    /// repeat (a document decoded from it keeps one of each).
+    fn record() -> impl Strategy<Value = RawDocumentBuf> {
+        proptest::collection::vec(
+            (
+                prop_oneof![Just("_id"), Just("a"), Just("b"), Just("c")],
+                value(),
+            ),
+            0..6,
+        )
+        .prop_map(|elements| {
+            let mut raw = RawDocumentBuf::new();
+            for (k, v) in elements {
+                let v = bson::RawBson::try_from(v).expect("a value of the strategy");
+                raw.append(k, v);
+            }
+            raw
+        })
+    }
+
+    /// Projections a record's bytes can answer.
+    fn raw_spec() -> impl Strategy<Value = Document> {
+        prop_oneof![
+            Just(doc! {"_id": 0, "s": {"$bsonSize": "$$ROOT"}}),
+            Just(doc! {"a": 1, "b": true}),
+            Just(doc! {"_id": 0, "c": 1, "x": "$b", "k": {"$literal": 5}, "t": "text"}),
+            Just(doc! {"b": 1, "_id": 1, "n": "$a", "s": {"$bsonSize": "$$ROOT"}}),
+            Just(doc! {"c": 1, "q": "$missing", "a": 1.0}),
+            Just(doc! {"_id": 1}),
+        ]
+    }
+
+    proptest! {
+        /// The raw projection returns what the decoded `$project` returns
+        /// for the same record, except that the size is the stored
+        /// bytes' (mongod's `$bsonSize` of `$$ROOT`), which differs from
+        /// the decoded document's only when a name repeats.
+        #[test]
+        fn raw_projection_matches_the_decoded_project(raw in record(), spec in raw_spec()) {
+            let projection = Projection::parse(&spec).expect("a valid projection");
+            let plan = projection.raw_plan().expect("answerable from bytes");
+            let decoded = to_document(&raw).expect("a well-formed record");
+            let mut expected = projection.apply(&decoded, &Vars::default()).expect("projects");
+            if expected.contains_key("s") {
+                expected.insert("s", raw.as_bytes().len() as i32);
+            }
+            let got = plan.apply(&raw).expect("projects");
+            prop_assert_eq!(
+                got.iter().collect::<Vec<_>>(),
+                expected.iter().collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn the_size_is_the_stored_documents() {
+        let raw = bson::rawdoc! {"_id": 1, "a": "xyz"};
+        let decoded = to_document(&raw).expect("a well-formed record");
+        let spec = doc! {"_id": 0, "s": {"$bsonSize": "$$ROOT"}};
+        let plan = Projection::parse(&spec).unwrap().raw_plan().unwrap();
+        let n = raw.as_bytes().len() as i32;
+        assert_eq!(n, crate::engine::value::bson_size(&decoded) as i32);
+        assert_eq!(plan.apply(&raw).unwrap(), doc! {"s": n});
+    }
+
+    #[test]
+    fn projections_that_need_the_decoded_document_have_no_raw_plan() {
+        for spec in [
+            doc! {"a.b": 1},
+            doc! {"a": {"b": 1}},
+            doc! {"a": 0},
+            doc! {"x": {"$add": [1, 2]}},
+            doc! {"x": "$a.b"},
+            doc! {"s": {"$bsonSize": "$a"}},
+            doc! {"s": {"$bsonSize": "$$CURRENT"}},
+        ] {
+            let projection = Projection::parse(&spec).unwrap();
+            assert!(projection.raw_plan().is_none(), "{spec}");
         }
     }
 }
