@@ -181,26 +181,23 @@ fn take_document<'a>(
 }
 
 /// Walk every element once, so that nothing downstream (the engine works on
-/// raw documents) meets a malformed one. Iterative, so any nesting is
-/// walked without recursion; a document nested deeper than mongod accepts is
-/// well formed and gets a command error (see `engine::limits`), not a closed
-/// connection.
+/// raw documents) meets a malformed one. The walk is the engine's element
+/// walker (`codec::walk`), which accepts and rejects exactly what `bson`'s
+/// iterator does, strings' UTF-8 included, without building an element for
+/// every step. Iterative, so any nesting is walked without recursion; a
+/// document nested deeper than mongod accepts is well formed and gets a
+/// command error (see `engine::limits`), not a closed connection.
 fn validate(doc: &RawDocument) -> Result<(), String> {
-    let mut stack = vec![doc.into_iter()];
+    use crate::engine::codec::walk::Doc;
+    let mut stack = vec![Doc::from_raw(doc).iter()];
     while let Some(top) = stack.last_mut() {
         let Some(element) = top.next() else {
             stack.pop();
             continue;
         };
         let (_, value) = element.map_err(|e| e.to_string())?;
-        match value {
-            bson::RawBsonRef::Document(d) => stack.push(d.into_iter()),
-            bson::RawBsonRef::Array(a) => {
-                let as_doc = RawDocument::from_bytes(a.as_bytes()).map_err(|e| e.to_string())?;
-                stack.push(as_doc.into_iter());
-            }
-            bson::RawBsonRef::JavaScriptCodeWithScope(c) => stack.push(c.scope.into_iter()),
-            _ => {}
+        if let Some(child) = value.nested().map_err(|e| e.to_string())? {
+            stack.push(child.iter());
         }
     }
     Ok(())
@@ -390,6 +387,78 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use bson::rawdoc;
+    use proptest::prelude::*;
+
+    /// What the wire layer validated with before: `bson`'s own iterator
+    /// over every element, nested documents, arrays and scopes included.
+    fn bson_validates(doc: &RawDocument) -> bool {
+        let mut stack = vec![doc.into_iter()];
+        while let Some(top) = stack.last_mut() {
+            let Some(element) = top.next() else {
+                stack.pop();
+                continue;
+            };
+            let Ok((_, value)) = element else {
+                return false;
+            };
+            match value {
+                bson::RawBsonRef::Document(d) => stack.push(d.into_iter()),
+                bson::RawBsonRef::Array(a) => match RawDocument::from_bytes(a.as_bytes()) {
+                    Ok(d) => stack.push(d.into_iter()),
+                    Err(_) => return false,
+                },
+                bson::RawBsonRef::JavaScriptCodeWithScope(c) => stack.push(c.scope.into_iter()),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    fn sample() -> bson::RawDocumentBuf {
+        rawdoc! {
+            "_id": bson::oid::ObjectId::from_bytes([7; 12]),
+            "s": "héllo",
+            "n": 42,
+            "arr": [1, "two", {"three": [3.0, null]}],
+            "sub": {"k": true, "t": bson::DateTime::from_millis(5)},
+            "code": bson::RawJavaScriptCodeWithScope {
+                code: "f()".into(),
+                scope: rawdoc! {"x": "y"},
+            },
+            "bin": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] },
+        }
+    }
+
+    proptest! {
+        /// Frame validation accepts exactly the documents `bson`'s
+        /// iterator accepts, however their bytes are damaged.
+        #[test]
+        fn validation_accepts_what_bsons_iterator_accepts(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)
+        ) {
+            let mut bytes = sample().into_bytes();
+            for (at, byte) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = byte;
+            }
+            if let Ok(doc) = RawDocument::from_bytes(&bytes) {
+                prop_assert_eq!(validate(doc).is_ok(), bson_validates(doc), "{:?}", bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_string_deep_inside_is_refused() {
+        let good = sample();
+        assert!(validate(&good).is_ok() && bson_validates(&good));
+        let mut bytes = good.into_bytes();
+        // A byte of the string "two" inside `arr`, made invalid UTF-8.
+        let at = bytes.windows(3).position(|w| w == b"two").unwrap();
+        bytes[at] = 0xff;
+        let doc = RawDocument::from_bytes(&bytes).unwrap();
+        assert!(!bson_validates(doc));
+        assert!(validate(doc).is_err());
+    }
 
     #[test]
     fn partial_input_asks_for_more() {
