@@ -517,3 +517,31 @@ proptest! {
         prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
     }
 }
+
+/// A `$topN` passes over a document its kept values outrank without
+/// evaluating its output only when that output cannot fail: an output
+/// that fails on such a document (here, a division by zero in the last
+/// and worst-ranked one) fails the group, as mongod evaluates it for
+/// every document. With a field path as output, the same documents give
+/// the n best.
+#[test]
+fn top_n_evaluates_an_output_that_can_fail_for_every_document() {
+    let docs: Vec<Document> = (0..40)
+        .map(|i| bson::doc! {"_id": i, "k": i, "d": if i == 39 { 0 } else { 1 }})
+        .collect();
+    let run = |output: Bson| {
+        let pipeline = [bson::doc! {"$group": {
+            "_id": null,
+            "top": {"$topN": {"n": 2, "sortBy": {"k": 1}, "output": output}},
+        }}];
+        Pipeline::parse(&pipeline).unwrap().run(
+            docs.clone(),
+            &Collections(HashMap::new()),
+            &Vars::with_now(now()),
+        )
+    };
+    let err = run(bson::bson!({"$divide": [1, "$d"]})).unwrap_err();
+    assert_eq!(err.code.0, 2, "{err}");
+    let kept = run(Bson::String("$_id".into())).unwrap();
+    assert_eq!(kept, vec![bson::doc! {"_id": null, "top": [0, 1]}]);
+}

@@ -882,6 +882,22 @@ impl Expr {
     pub fn is_field_path(&self) -> bool {
         matches!(self, Expr::Field(_))
     }
+
+    /// Whether evaluating this can never fail: constants, field paths,
+    /// the system variables that are always bound, and documents and
+    /// arrays built of those. (A user variable can be unbound, and an
+    /// operator can fail on its input.)
+    pub(crate) fn cannot_fail(&self) -> bool {
+        match self {
+            Expr::Literal(_) | Expr::Field(_) => true,
+            Expr::Var { name, .. } => {
+                matches!(name.as_str(), "ROOT" | "CURRENT" | "REMOVE" | "NOW")
+            }
+            Expr::Object(fields) => fields.iter().all(|(_, e)| e.cannot_fail()),
+            Expr::Array(items) => items.iter().all(Expr::cannot_fail),
+            Expr::Call { .. } | Expr::Named { .. } => false,
+        }
+    }
 }
 
 fn check_arity_range(op: &str, n: usize) -> Result<()> {

@@ -49,6 +49,8 @@ enum AccOp {
 pub(super) struct Acc {
     op: AccOp,
     arg: Expr,
+    /// `arg` cannot fail to evaluate ([`Expr::cannot_fail`]).
+    infallible: bool,
     n: Option<Expr>,
     sort: Option<SortSpec>,
 }
@@ -110,6 +112,7 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
             Ok(Acc {
                 op,
                 arg: Expr::Literal(Bson::Int32(1)),
+                infallible: true,
                 n: None,
                 sort: None,
             })
@@ -167,9 +170,11 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
             } else {
                 None
             };
+            let arg = Expr::parse(value)?;
             Ok(Acc {
                 op,
-                arg: Expr::parse(value)?,
+                infallible: arg.cannot_fail(),
+                arg,
                 n,
                 sort,
             })
@@ -189,6 +194,7 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
             };
             Ok(Acc {
                 op,
+                infallible: arg.cannot_fail(),
                 arg,
                 n: None,
                 sort: None,
@@ -207,6 +213,9 @@ struct Collected {
     /// For the `$top`/`$bottom` family, each value kept, encoded after the
     /// sort values of the document it came from ([`ranked`]).
     ranked: Vec<Box<[u8]>>,
+    /// Whether `ranked` has been trimmed: its first `n` values are then
+    /// the best so far, in order ([`Acc::outranked`]).
+    trimmed: bool,
     /// Boxed, as `best` is: a `Bson` is over 100 bytes, and a group keeps
     /// one `Collected` per accumulator, most of which use neither.
     n: Option<Box<Bson>>,
@@ -223,16 +232,14 @@ struct Collected {
 
 impl Acc {
     fn collect(&self, state: &mut Collected, doc: &Document, vars: &Vars) -> Result<()> {
+        if let Some(spec) = &self.sort {
+            return self.collect_ranked(spec, state, doc, vars);
+        }
         let v = self.arg.eval(doc, vars)?;
         if state.n.is_none()
             && let Some(n) = &self.n
         {
             state.n = n.eval(doc, vars)?.map(Box::new);
-        }
-        if let Some(spec) = &self.sort {
-            state.ranked.push(ranked(spec, doc, v, vars.collation())?);
-            self.bound(state, vars.collation());
-            return Ok(());
         }
         if let Some(value) = &v {
             let keeps = match self.op {
@@ -311,6 +318,72 @@ impl Acc {
         Ok(())
     }
 
+    /// [`Acc::collect`] for the `$top`/`$bottom` family. The document's
+    /// sort values are encoded first; when the values kept already
+    /// outrank it ([`Acc::outranked`]) and its output cannot fail to
+    /// evaluate, it is passed over without evaluating or encoding that
+    /// output: `finish` could never return it. An output that can fail is
+    /// evaluated for every document, as mongod evaluates it, so its errors
+    /// are the same.
+    fn collect_ranked(
+        &self,
+        spec: &SortSpec,
+        state: &mut Collected,
+        doc: &Document,
+        vars: &Vars,
+    ) -> Result<()> {
+        let infallible = self.infallible;
+        let early = if infallible {
+            None
+        } else {
+            Some(self.arg.eval(doc, vars)?)
+        };
+        if state.n.is_none()
+            && let Some(n) = &self.n
+        {
+            state.n = n.eval(doc, vars)?.map(Box::new);
+        }
+        let key = spec.encoded_key(doc, vars.collation());
+        if infallible && self.outranked(state, &key) {
+            return Ok(());
+        }
+        let v = match early {
+            Some(v) => v,
+            None => self.arg.eval(doc, vars)?,
+        };
+        state.ranked.push(ranked(&key, v)?);
+        self.bound(state, vars.collation());
+        Ok(())
+    }
+
+    /// Whether a document whose sort values encode as `key` can no longer
+    /// be among the values a `$top`-family accumulator returns. Once
+    /// [`Acc::bound`] has trimmed the state, its first `n` values are the
+    /// best so far, in order, and stay in place until the next trim: for
+    /// `$top`/`$topN` a key not below the n-th loses (a tie goes to the
+    /// earlier document, as the stable sort orders them), for
+    /// `$bottom`/`$bottomN` a key below the first of them loses (a tie
+    /// goes to the later one).
+    fn outranked(&self, state: &Collected, key: &[u8]) -> bool {
+        if !state.trimmed {
+            return false;
+        }
+        let Some(n) = self.kept(state) else {
+            return false;
+        };
+        match self.op {
+            AccOp::Top | AccOp::TopN => state
+                .ranked
+                .get(n.saturating_sub(1))
+                .is_some_and(|worst| key >= keystring::key_of(worst)),
+            AccOp::Bottom | AccOp::BottomN => state
+                .ranked
+                .first()
+                .is_some_and(|least| key < keystring::key_of(least)),
+            _ => false,
+        }
+    }
+
     /// How many values the n-accumulators return, once `n` is known and
     /// valid (an invalid one fails when the group is finished); 1 for
     /// `$top` and `$bottom`.
@@ -367,6 +440,7 @@ impl Acc {
                     let extra = state.ranked.len() - n;
                     state.ranked.drain(..extra);
                 }
+                state.trimmed = true;
             }
             _ => {}
         }
@@ -482,16 +556,10 @@ impl Acc {
 /// key ([`SortSpec::encoded_key`], whose byte order is the `sortBy`
 /// order), then the value as the BSON document `{"": value}` (a missing
 /// value is null, as `finish` returns it).
-fn ranked(
-    spec: &SortSpec,
-    doc: &Document,
-    v: Option<Bson>,
-    coll: Option<&Collation>,
-) -> Result<Box<[u8]>> {
-    let key = spec.encoded_key(doc, coll);
+fn ranked(key: &[u8], v: Option<Bson>) -> Result<Box<[u8]>> {
     let mut wrapper = Document::new();
     wrapper.insert("", v.unwrap_or(Bson::Null));
-    keystring::keyed(&key, |out| crate::engine::codec::encode_into(&wrapper, out)).map_err(|e| {
+    keystring::keyed(key, |out| crate::engine::codec::encode_into(&wrapper, out)).map_err(|e| {
         crate::engine::error::EngineError::new(
             crate::engine::error::ErrorCode::INTERNAL_ERROR,
             format!("$top: {e}"),
@@ -788,6 +856,7 @@ pub(super) fn sort_by_count(e: &Expr, docs: Vec<Document>, ctx: &Ctx<'_>) -> Res
         Acc {
             op: AccOp::Sum,
             arg: Expr::Literal(Bson::Int32(1)),
+            infallible: true,
             n: None,
             sort: None,
         },
@@ -816,6 +885,7 @@ fn default_output() -> Vec<(String, Acc)> {
         Acc {
             op: AccOp::Sum,
             arg: Expr::Literal(Bson::Int32(1)),
+            infallible: true,
             n: None,
             sort: None,
         },
