@@ -3,24 +3,25 @@
 //! `memLimit`; going over fails with code 292 as mongod does without
 //! `allowDiskUse`.
 //!
-//! What it buffers is each input's sort values (computed once, from the
-//! raw record where the document was not decoded yet) and its record id,
-//! never the document: the collection cannot change under a running plan,
+//! What it buffers is each input's sort values, computed once (from the
+//! raw record where the document was not decoded yet) and encoded as one
+//! index key whose byte order is the sort order (`SortSpec::encoded_key`),
+//! so that the sort compares bytes; and its record id, never the document: the collection cannot change under a running plan,
 //! so the record is read again when the sorted member is consumed. The
 //! memory it accounts (and `totalDataSizeSorted`) is still the documents'
 //! BSON size, as mongod's.
 
-use bson::{Bson, Document, doc};
+use bson::{Document, doc};
 
 use super::{BoxStage, Counters, Ctx, Member, Stage, State, stage_doc};
 use crate::engine::error::{EngineError, ErrorCode, Result};
 use crate::engine::sort::SortSpec;
 use crate::engine::value::bson_size;
 
-/// One buffered input: its sort values, the member without its document,
-/// and the document's size.
+/// One buffered input: its sort values encoded, the member without its
+/// document, and the document's size.
 struct Entry {
-    keys: Box<[Bson]>,
+    key: Box<[u8]>,
     member: Member,
     size: u64,
 }
@@ -52,12 +53,9 @@ impl Sort {
         }
     }
 
-    fn order(&mut self, ctx: &Ctx<'_>) {
-        let spec = &self.spec;
-        let collation = ctx.collation;
+    fn order(&mut self) {
         // Stable: ties keep their input order.
-        self.buffer
-            .sort_by(|a, b| spec.compare_keys(&a.keys, &b.keys, collation));
+        self.buffer.sort_by(|a, b| a.key.cmp(&b.key));
         if let Some(l) = self.limit
             && self.buffer.len() as u64 > l
         {
@@ -70,18 +68,18 @@ impl Sort {
     /// The member's sort values and document size, from its document or
     /// its stored record; `None` when the record is gone.
     fn entry(&self, m: Member, ctx: &Ctx<'_>) -> Result<Option<Entry>> {
-        let (keys, size) = match &m.doc {
-            Some(d) => (self.spec.keys_of(d, ctx.collation), bson_size(d) as u64),
+        let (key, size) = match &m.doc {
+            Some(d) => (self.spec.encoded_key(d, ctx.collation), bson_size(d) as u64),
             None => match ctx.coll.raw(m.rid) {
                 Some(raw) => (
-                    self.spec.keys_of_raw(raw, ctx.collation)?,
+                    self.spec.encoded_key_of_raw(raw, ctx.collation)?,
                     raw.as_bytes().len() as u64,
                 ),
                 None => return Ok(None),
             },
         };
         Ok(Some(Entry {
-            keys,
+            key: key.into_boxed_slice(),
             member: Member { doc: None, ..m },
             size,
         }))
@@ -105,7 +103,7 @@ impl Sort {
                 if let Some(l) = self.limit
                     && self.buffer.len() as u64 > 2 * l.max(1)
                 {
-                    self.order(ctx);
+                    self.order();
                 }
                 let limit = crate::engine::limits::SORT_MEMORY.get();
                 if self.bytes > limit && !crate::engine::limits::allow_disk_use() {
@@ -120,7 +118,7 @@ impl Sort {
             }
             State::NeedTime => Ok(State::NeedTime),
             State::Eof => {
-                self.order(ctx);
+                self.order();
                 self.output = Some(std::mem::take(&mut self.buffer).into_iter());
                 Ok(State::NeedTime)
             }
