@@ -103,6 +103,45 @@ impl Run {
         lo
     }
 
+    /// [`Run::count_below`] when every string before `start` is known to
+    /// be below `s`: galloping forward from `start` (1, 2, 4, … strings
+    /// on), then a binary search of the last step, so that the end of a
+    /// short range costs a comparison or two near its start instead of a
+    /// search of the whole run. Where the strings at `start` are not
+    /// below `s` (a range that ends before it starts) the answer is
+    /// `start`.
+    fn count_below_from(&self, start: usize, s: &[u8], include_equal: bool) -> usize {
+        let below = |i: usize| {
+            if include_equal {
+                self.get(i) <= s
+            } else {
+                self.get(i) < s
+            }
+        };
+        let n = self.len();
+        let (mut lo, mut step) = (start.min(n), 1usize);
+        let mut hi = loop {
+            let probe = lo.saturating_add(step - 1);
+            if probe >= n {
+                break n;
+            }
+            if !below(probe) {
+                break probe;
+            }
+            lo = probe + 1;
+            step = step.saturating_mul(2);
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     /// The position of `s`, if present.
     fn find(&self, s: &[u8]) -> Option<usize> {
         let i = self.count_below(s, false);
@@ -250,9 +289,12 @@ impl KeySet {
             Bound::Excluded(s) => self.base.count_below(s, true),
             Bound::Unbounded => 0,
         };
+        // Every string before `front` is below a bound past the start, so
+        // the end is found from the start (a point lookup's range holds
+        // one string or none).
         let back = match hi {
-            Bound::Included(s) => self.base.count_below(s, true),
-            Bound::Excluded(s) => self.base.count_below(s, false),
+            Bound::Included(s) => self.base.count_below_from(front, s, true),
+            Bound::Excluded(s) => self.base.count_below_from(front, s, false),
             Bound::Unbounded => self.base.len(),
         };
         // `BTreeSet::range` panics on a range that ends before it starts.
