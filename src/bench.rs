@@ -5,15 +5,20 @@
 //! `/proc/self/clear_refs`), and the resident memory once the lesson's
 //! databases are dropped, which shows whether memory is given back. Figures
 //! are measured, never estimated; where the platform cannot give one it is
-//! reported as missing.
+//! reported as missing. With `--steps` it also prints, as each step of a
+//! lesson ends, that step's wall time and peak resident memory, to show
+//! which step a lesson's time or memory goes to.
 
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::course::{self, CancelFlag, CatalogLoader, CourseError, RunOptions, RunStatus, Scale};
+use crate::course::{
+    self, CancelFlag, CatalogLoader, CourseError, Progress, RunOptions, RunStatus, Scale,
+};
 use crate::locale::{Lang, Message, pad};
 
 /// Why the bench could not run.
@@ -70,14 +75,58 @@ pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
+/// One finished step of a lesson, as `--steps` prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepBench {
+    /// `experiment/variant step`.
+    pub step: String,
+    pub seconds: f64,
+    /// Peak resident memory during the step, bytes.
+    pub peak_rss: Option<u64>,
+}
+
+/// Times the steps of one lesson from its progress reports: each report
+/// ends the step before it. The peak counter is reset at every step, so the
+/// tracker also keeps the lesson's own peak.
+struct StepTracker<'a> {
+    current: Mutex<Option<(String, Instant)>>,
+    lesson_peak: Mutex<Option<u64>>,
+    each: &'a (dyn Fn(&StepBench) + Send + Sync),
+}
+
+impl StepTracker<'_> {
+    /// End the running step, if any, and start `next`.
+    fn next(&self, next: Option<String>) {
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((step, started)) = current.take() {
+            let peak_rss = proc_status_bytes("VmHWM:");
+            let mut lesson_peak = self.lesson_peak.lock().unwrap_or_else(|e| e.into_inner());
+            *lesson_peak = (*lesson_peak).max(peak_rss);
+            (self.each)(&StepBench {
+                step,
+                seconds: started.elapsed().as_secs_f64(),
+                peak_rss,
+            });
+            reset_peak_rss();
+        }
+        *current = next.map(|n| (n, Instant::now()));
+    }
+
+    fn progress(&self, p: &Progress) {
+        self.next(Some(format!("{}/{} {}", p.experiment, p.variant, p.step)));
+    }
+}
+
 /// Run the lessons `ids` (all when empty) of the course under `root` at
 /// `scale` against `uri`, one after the other; `each` sees every result as
-/// it comes.
+/// it comes, and `steps`, when given, every step of every lesson as it
+/// ends.
 pub async fn bench_course(
     root: &Path,
     uri: &str,
     scale: Scale,
     ids: &[String],
+    steps: Option<&(dyn Fn(&StepBench) + Send + Sync)>,
     mut each: impl FnMut(&LessonBench),
 ) -> Result<Vec<LessonBench>, BenchError> {
     let course = course::Course::load(root)?;
@@ -95,11 +144,21 @@ pub async fn bench_course(
     let mut out = Vec::new();
     for id in ids {
         let lesson = course.lesson(&id)?;
+        let tracker = steps.map(|each| StepTracker {
+            current: Mutex::new(None),
+            lesson_peak: Mutex::new(None),
+            each,
+        });
+        let progress = |p: &Progress| {
+            if let Some(t) = &tracker {
+                t.progress(p);
+            }
+        };
         let opts = RunOptions {
             scale,
             loader: &loader,
             cancel: CancelFlag::new(),
-            progress: None,
+            progress: tracker.is_some().then_some(&progress as _),
         };
         // Without a reset the high-water mark is the process's, not this
         // lesson's: reported as missing rather than misattributed.
@@ -107,7 +166,13 @@ pub async fn bench_course(
         let started = Instant::now();
         let result = course::run_lesson(&client, &lesson, &opts).await;
         let seconds = started.elapsed().as_secs_f64();
-        let peak_rss = proc_status_bytes("VmHWM:").filter(|_| reset);
+        let mut peak_rss = proc_status_bytes("VmHWM:");
+        if let Some(t) = &tracker {
+            t.next(None);
+            let lesson_peak = *t.lesson_peak.lock().unwrap_or_else(|e| e.into_inner());
+            peak_rss = peak_rss.max(lesson_peak);
+        }
+        let peak_rss = peak_rss.filter(|_| reset);
         // Give the lesson's databases back, as the course does between
         // runs, and see what memory remains.
         for exp in &lesson.experiments {
@@ -145,6 +210,16 @@ pub async fn bench_course(
 
 fn mib(b: Option<u64>) -> String {
     b.map_or_else(|| "n/a".into(), |b| format!("{:.0}", b as f64 / 1048576.0))
+}
+
+/// One line of `--steps`: the step, its seconds and its peak MiB.
+pub fn step_row(s: &StepBench) -> String {
+    format!(
+        "{:<40} {:>8.2} s {:>6} MiB",
+        s.step,
+        s.seconds,
+        mib(s.peak_rss)
+    )
 }
 
 /// One line of the printed table, in English.
@@ -266,6 +341,46 @@ mod tests {
         let peak = proc_status_bytes("VmHWM:").expect("VmHWM");
         assert!(rss > 1024 * 1024 && peak >= rss, "rss {rss} peak {peak}");
         assert_eq!(proc_status_bytes("NoSuchField:"), None);
+    }
+
+    #[test]
+    fn steps_are_reported_as_the_next_one_starts_and_the_lesson_keeps_its_peak() {
+        let seen = Mutex::new(Vec::new());
+        let each = |s: &StepBench| seen.lock().unwrap().push(s.clone());
+        let tracker = StepTracker {
+            current: Mutex::new(None),
+            lesson_peak: Mutex::new(None),
+            each: &each,
+        };
+        let progress = |variant: &str, step: &str| Progress {
+            experiment: "e".into(),
+            variant: variant.into(),
+            step: step.into(),
+            done: 0,
+            total: 3,
+        };
+        tracker.progress(&progress("a", "load"));
+        assert!(
+            seen.lock().unwrap().is_empty(),
+            "a step is reported when it ends"
+        );
+        // Memory the second step holds shows in its own peak.
+        tracker.progress(&progress("a", "setup"));
+        let held = vec![1u8; 64 << 20];
+        std::hint::black_box(&held);
+        tracker.progress(&progress("b", "op show"));
+        drop(held);
+        tracker.next(None);
+        let seen = seen.lock().unwrap();
+        let names: Vec<&str> = seen.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(names, ["e/a load", "e/a setup", "e/b op show"]);
+        if Path::new("/proc/self/status").exists() {
+            let setup = seen[1].peak_rss.expect("VmHWM");
+            assert!(setup >= 64 << 20, "the setup step held 64 MiB: {setup}");
+            let lesson = tracker.lesson_peak.lock().unwrap().expect("a peak");
+            assert!(seen.iter().all(|s| s.peak_rss <= Some(lesson)));
+        }
+        assert!(step_row(&seen[0]).starts_with("e/a load"));
     }
 
     #[test]

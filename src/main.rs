@@ -247,6 +247,10 @@ enum BenchCommand {
         /// Fail (exit 1) when a lesson takes longer than this many seconds.
         #[arg(long, value_name = "SECONDS")]
         max_seconds: Option<f64>,
+        /// Also print, on stderr, each step's wall time and peak resident
+        /// memory as it ends.
+        #[arg(long)]
+        steps: bool,
     },
 }
 
@@ -548,6 +552,7 @@ fn real_main() -> anyhow::Result<()> {
             json,
             max_peak_mib,
             max_seconds,
+            steps,
         })) => {
             let root = content_root()?;
             let scale = scale.parse().map_err(bad_option("--scale"))?;
@@ -560,6 +565,9 @@ fn real_main() -> anyhow::Result<()> {
                 database.uri(),
                 scale,
                 &lessons,
+                steps.then_some(&|s: &schemalab::bench::StepBench| {
+                    eprintln!("  {}", schemalab::bench::step_row(s));
+                }),
                 |b| {
                     if !json {
                         println!("{}", schemalab::bench::row_in(b, lang));
