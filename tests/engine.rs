@@ -41,6 +41,20 @@ fn find(e: &Engine, coll: &str, filter: Document) -> Vec<Document> {
     .unwrap()
 }
 
+/// `find` read through the index named `hint`.
+fn find_hinted(e: &Engine, coll: &str, filter: Document, hint: &str) -> Vec<Document> {
+    e.find(
+        "t",
+        coll,
+        &FindRequest {
+            filter,
+            hint: Some(Bson::String(hint.into())),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 fn index(e: &Engine, coll: &str, spec: Document) -> schemalab::engine::Result<()> {
     e.create_indexes("t", coll, &[spec]).map(|_| ())
 }
@@ -843,19 +857,10 @@ fn merging_into_matched_documents_sets_fields_in_place_and_keeps_indexes_true() 
     );
     // Read through each index: the old keys are gone, the new ones there.
     let by = |filter: Document, hint: &str| {
-        e.find(
-            "t",
-            "dst",
-            &FindRequest {
-                filter,
-                hint: Some(Bson::String(hint.into())),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        .into_iter()
-        .map(|d| d.get("a").cloned().unwrap())
-        .collect::<Vec<_>>()
+        find_hinted(&e, "dst", filter, hint)
+            .into_iter()
+            .map(|d| d.get("a").cloned().unwrap())
+            .collect::<Vec<_>>()
     };
     assert_eq!(by(doc! {"b": "x"}, "b_1"), Vec::<Bson>::new());
     assert_eq!(by(doc! {"b": "z"}, "b_1"), vec![Bson::Int32(1)]);
@@ -1090,19 +1095,7 @@ fn unsetting_top_level_fields_of_many_documents_removes_them_and_their_keys() {
     );
     // The removed field's index now holds null for every document; the
     // other index still finds each one by its value.
-    let hinted = |filter: Document, hint: &str| {
-        e.find(
-            "t",
-            "u",
-            &FindRequest {
-                filter,
-                hint: Some(Bson::String(hint.into())),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        .len()
-    };
+    let hinted = |filter: Document, hint: &str| find_hinted(&e, "u", filter, hint).len();
     assert_eq!(hinted(doc! {"gone": null}, "gone_1"), 3);
     assert_eq!(hinted(doc! {"gone": {"$in": [1, "s"]}}, "gone_1"), 0);
     assert_eq!(hinted(doc! {"kept": "c"}, "kept_1"), 1);
