@@ -731,11 +731,12 @@ impl Collection {
     fn build_index(&self, ns: &str, spec: IndexSpec) -> Result<Index> {
         let mut index = Index::new(spec);
         let mut keys = BulkKeys::with_capacity(self.len());
-        for (rid, raw) in self.records() {
-            // Only the fields the key reads are decoded; the whole record
-            // only for the error that names it.
-            index.gather_keys(raw, rid, &mut keys)?;
-        }
+        // Only the fields the key reads are decoded; the whole record only
+        // for the error that names it. A spilled record is read for the
+        // build and stays in the file.
+        let first = self.first_record;
+        self.records
+            .scan(|i, raw| index.gather_keys(raw, first + i as u64, &mut keys))?;
         if let Err(rid) = index.bulk_load(keys) {
             let raw = self.raw(rid).ok_or_else(|| {
                 EngineError::new(ErrorCode::INTERNAL_ERROR, "an index key names no record")

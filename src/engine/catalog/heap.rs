@@ -295,6 +295,47 @@ impl Heap {
             .filter_map(move |(i, &loc)| self.record(loc).map(|r| (from + i, r)))
     }
 
+    /// Visit every live record with its slot, in order, as
+    /// [`Heap::iter_from`]`(0)` yields them, without bringing spilled chunks
+    /// back into memory for good: a chunk in the file is read into a buffer
+    /// of this scan's own while the slots stay in it ([`Spilled::read_passing`]).
+    /// A chunk met again after the scan has moved on (a record rewritten
+    /// into a later chunk) is read back as any reader reads it, so that no
+    /// order of slots reads a chunk more than twice. An index build scans
+    /// a whole collection this way; `visit`'s first error stops the scan.
+    pub fn scan<E>(
+        &self,
+        mut visit: impl FnMut(usize, &RawDocument) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut passing: Option<(u32, Box<[u8]>)> = None;
+        let mut passed = HashSet::new();
+        for (i, &loc) in self.slots.iter().enumerate() {
+            if !loc.is_live() {
+                continue;
+            }
+            let Some(chunk) = self.chunks.get(loc.chunk as usize) else {
+                continue;
+            };
+            let bytes: &[u8] = match &**chunk {
+                ChunkBuf::Spilled(s) if !s.is_loaded() && !passed.contains(&loc.chunk) => {
+                    let current = passing.as_ref().map(|(c, _)| *c);
+                    if current != Some(loc.chunk) {
+                        if let Some(c) = current {
+                            passed.insert(c);
+                        }
+                        passing = Some((loc.chunk, s.read_passing()));
+                    }
+                    passing.as_ref().map_or(&[][..], |(_, b)| &b[..])
+                }
+                other => other,
+            };
+            if let Some(raw) = record_at(bytes, loc.offset as usize) {
+                visit(i, raw)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The first live slot at or after `from`.
     pub fn live_from(&self, from: usize) -> Option<usize> {
         self.slots
@@ -558,6 +599,13 @@ mod tests {
             .map(|(i, r)| (i, r.as_bytes().to_vec()))
             .collect();
         assert_eq!(got, live);
+        let mut scanned = Vec::new();
+        heap.scan(|i, r| {
+            scanned.push((i, r.as_bytes().to_vec()));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(scanned, live, "a scan yields what iteration yields");
         let back: Vec<usize> = heap.iter_from(0).rev().map(|(i, _)| i).collect();
         assert_eq!(back, live.iter().rev().map(|(i, _)| *i).collect::<Vec<_>>());
         assert_eq!(heap.live(), live.len());
@@ -701,6 +749,23 @@ mod tests {
         // A second pass lets the loaded copy go without writing again.
         heap.spill(&file, &mut Spilling::default()).unwrap();
         assert_eq!(heap.resident(&mut HashSet::new()), open);
+        // A scan reads every record and leaves the spilled chunks in the
+        // file; its first error stops it.
+        let mut seen = 0;
+        heap.scan(|_, raw| {
+            assert_eq!(raw.as_bytes(), r.as_bytes());
+            seen += 1;
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(seen, 3000);
+        assert_eq!(heap.resident(&mut HashSet::new()), open);
+        let mut visits = 0;
+        let stopped = heap.scan(|i, _| {
+            visits += 1;
+            if i == 2000 { Err(i) } else { Ok(()) }
+        });
+        assert_eq!((stopped, visits), (Err(2000), 2001));
         // Writes to spilled records land in memory; reads see them.
         let big = record(2, 1200);
         heap.replace(10, big.as_bytes());

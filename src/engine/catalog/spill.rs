@@ -158,6 +158,17 @@ impl Spilled {
         })
     }
 
+    /// The chunk's bytes read from the file for one reader, leaving the
+    /// chunk as it was: a whole-collection scan reads each chunk once, and
+    /// keeping every one in memory would bring the whole collection back
+    /// until the next spill pass. Panics as [`Spilled::bytes`] does.
+    pub fn read_passing(&self) -> Box<[u8]> {
+        match self.extent.read() {
+            Ok(bytes) => bytes,
+            Err(e) => panic!("a spilled chunk could not be read back from its file: {e}"),
+        }
+    }
+
     /// The chunk's length, without reading it back.
     pub fn len(&self) -> usize {
         self.extent.len
