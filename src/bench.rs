@@ -87,21 +87,33 @@ pub struct StepBench {
 
 /// Times the steps of one lesson from its progress reports: each report
 /// ends the step before it. The peak counter is reset at every step, so the
-/// tracker also keeps the lesson's own peak.
+/// tracker also keeps the lesson's own peak, the highest of its steps'.
 struct StepTracker<'a> {
-    current: Mutex<Option<(String, Instant)>>,
-    lesson_peak: Mutex<Option<u64>>,
+    state: Mutex<Steps>,
     each: &'a (dyn Fn(&StepBench) + Send + Sync),
 }
 
-impl StepTracker<'_> {
+/// The running step and the lesson's peak so far.
+#[derive(Default)]
+struct Steps {
+    current: Option<(String, Instant)>,
+    lesson_peak: Option<u64>,
+}
+
+impl<'a> StepTracker<'a> {
+    fn new(each: &'a (dyn Fn(&StepBench) + Send + Sync)) -> Self {
+        StepTracker {
+            state: Mutex::new(Steps::default()),
+            each,
+        }
+    }
+
     /// End the running step, if any, and start `next`.
     fn next(&self, next: Option<String>) {
-        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((step, started)) = current.take() {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((step, started)) = state.current.take() {
             let peak_rss = proc_status_bytes("VmHWM:");
-            let mut lesson_peak = self.lesson_peak.lock().unwrap_or_else(|e| e.into_inner());
-            *lesson_peak = (*lesson_peak).max(peak_rss);
+            state.lesson_peak = state.lesson_peak.max(peak_rss);
             (self.each)(&StepBench {
                 step,
                 seconds: started.elapsed().as_secs_f64(),
@@ -109,11 +121,20 @@ impl StepTracker<'_> {
             });
             reset_peak_rss();
         }
-        *current = next.map(|n| (n, Instant::now()));
+        state.current = next.map(|n| (n, Instant::now()));
     }
 
     fn progress(&self, p: &Progress) {
         self.next(Some(format!("{}/{} {}", p.experiment, p.variant, p.step)));
+    }
+
+    /// End the last step; the lesson's peak.
+    fn finish(&self) -> Option<u64> {
+        self.next(None);
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lesson_peak
     }
 }
 
@@ -144,11 +165,7 @@ pub async fn bench_course(
     let mut out = Vec::new();
     for id in ids {
         let lesson = course.lesson(&id)?;
-        let tracker = steps.map(|each| StepTracker {
-            current: Mutex::new(None),
-            lesson_peak: Mutex::new(None),
-            each,
-        });
+        let tracker = steps.map(StepTracker::new);
         let progress = |p: &Progress| {
             if let Some(t) = &tracker {
                 t.progress(p);
@@ -166,13 +183,11 @@ pub async fn bench_course(
         let started = Instant::now();
         let result = course::run_lesson(&client, &lesson, &opts).await;
         let seconds = started.elapsed().as_secs_f64();
-        let mut peak_rss = proc_status_bytes("VmHWM:");
-        if let Some(t) = &tracker {
-            t.next(None);
-            let lesson_peak = *t.lesson_peak.lock().unwrap_or_else(|e| e.into_inner());
-            peak_rss = peak_rss.max(lesson_peak);
+        let peak_rss = match &tracker {
+            Some(t) => t.finish(),
+            None => proc_status_bytes("VmHWM:"),
         }
-        let peak_rss = peak_rss.filter(|_| reset);
+        .filter(|_| reset);
         // Give the lesson's databases back, as the course does between
         // runs, and see what memory remains.
         for exp in &lesson.experiments {
@@ -347,11 +362,7 @@ mod tests {
     fn steps_are_reported_as_the_next_one_starts_and_the_lesson_keeps_its_peak() {
         let seen = Mutex::new(Vec::new());
         let each = |s: &StepBench| seen.lock().unwrap().push(s.clone());
-        let tracker = StepTracker {
-            current: Mutex::new(None),
-            lesson_peak: Mutex::new(None),
-            each: &each,
-        };
+        let tracker = StepTracker::new(&each);
         let progress = |variant: &str, step: &str| Progress {
             experiment: "e".into(),
             variant: variant.into(),
@@ -368,17 +379,18 @@ mod tests {
         tracker.progress(&progress("a", "setup"));
         let held = vec![1u8; 64 << 20];
         std::hint::black_box(&held);
-        tracker.progress(&progress("b", "op show"));
         drop(held);
-        tracker.next(None);
+        tracker.progress(&progress("b", "op show"));
+        let lesson = tracker.finish();
         let seen = seen.lock().unwrap();
         let names: Vec<&str> = seen.iter().map(|s| s.step.as_str()).collect();
         assert_eq!(names, ["e/a load", "e/a setup", "e/b op show"]);
         if Path::new("/proc/self/status").exists() {
             let setup = seen[1].peak_rss.expect("VmHWM");
             assert!(setup >= 64 << 20, "the setup step held 64 MiB: {setup}");
-            let lesson = tracker.lesson_peak.lock().unwrap().expect("a peak");
-            assert!(seen.iter().all(|s| s.peak_rss <= Some(lesson)));
+            // The lesson's peak is its highest step's, not its last one's.
+            let highest = seen.iter().filter_map(|s| s.peak_rss).max();
+            assert_eq!(lesson, highest);
         }
         assert!(step_row(&seen[0]).starts_with("e/a load"));
     }

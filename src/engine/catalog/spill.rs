@@ -152,10 +152,7 @@ impl Spilled {
     /// failed, which mongod too treats as fatal. The server turns a panic
     /// into an error reply for the one command that met it.
     pub fn bytes(&self) -> &[u8] {
-        self.loaded.get_or_init(|| match self.extent.read() {
-            Ok(bytes) => bytes,
-            Err(e) => panic!("a spilled chunk could not be read back from its file: {e}"),
-        })
+        self.loaded.get_or_init(|| self.read_passing())
     }
 
     /// The chunk's bytes read from the file for one reader, leaving the
