@@ -249,6 +249,31 @@ async fn insert_many_then_find_across_get_mores() {
     assert!(names.contains(&"shop".to_string()), "{names:?}");
 }
 
+/// A `find` over more than 16 MiB of small documents: each `getMore`'s
+/// batch counts every array element's overhead (type byte and index key),
+/// so its reply stays under the 16 MiB + 16 KiB limit instead of failing
+/// with 10334 BSONObjectTooLarge, and every document comes back once.
+#[tokio::test]
+async fn find_over_sixteen_mebibytes_of_small_documents() {
+    let (_server, client) = start().await;
+    let coll = client.database("big").collection::<Document>("small");
+    // 41 bytes each: 430,000 of them are 17.6 MB, more than one batch, and
+    // a full batch of ~409,000 carries ~3.2 MB of element overhead.
+    let n = 430_000;
+    let docs: Vec<Document> = (0..n)
+        .map(|i| doc! {"_id": i, "s": "x".repeat(19)})
+        .collect();
+    assert_eq!(bson::to_vec(&docs[0]).unwrap().len(), 41);
+    coll.insert_many(docs).await.unwrap();
+    let mut cursor = coll.find(doc! {}).await.unwrap();
+    let mut next = 0;
+    while let Some(d) = cursor.try_next().await.unwrap() {
+        assert_eq!(d.get_i32("_id").unwrap(), next);
+        next += 1;
+    }
+    assert_eq!(next, n);
+}
+
 #[tokio::test]
 async fn kill_cursors() {
     let (_server, client) = start().await;

@@ -11,7 +11,10 @@
 //! non-zero id until it is exhausted, `killCursors` drops it or it times
 //! out. Batches follow mongod's sizing: the first holds at most 101
 //! documents unless `batchSize` says otherwise, and every batch stops
-//! before 16 MiB (but always carries one document). One document is read
+//! before its array would pass 16 MiB, counting each element's type byte
+//! and index key as well as its document (but always carries one
+//! document), so that the reply stays under mongod's 16 MiB + 16 KiB
+//! internal limit however small the documents are. One document is read
 //! ahead of each batch, to answer id 0 when nothing remains, as before.
 //!
 //! Cursors are bounded: a cursor idle longer than mongod's
@@ -31,8 +34,19 @@ use crate::engine::{EngineError, ErrorCode, Result};
 
 /// Documents in a first batch when the client gives no `batchSize`.
 pub const DEFAULT_FIRST_BATCH: usize = 101;
-/// The most bytes of documents in one batch.
+/// The most bytes one batch array may take: its documents and, per
+/// element, the overhead [`element_overhead`] counts.
 pub const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
+
+/// What the `index`-th element of a batch array takes beyond its
+/// document: the type byte, the decimal key (`"0"`, `"1"`, … `"123456"`)
+/// and the key's terminating nul. Counting only documents let a batch of
+/// small documents carry up to ~8 bytes per document more than 16 MiB,
+/// which the reply's 16 KiB of headroom does not cover.
+fn element_overhead(index: usize) -> usize {
+    let digits = index.checked_ilog10().map_or(1, |d| d as usize + 1);
+    1 + digits + 1
+}
 /// How long an unused cursor lives by default, as mongod's
 /// `cursorTimeoutMillis` (`setParameter` changes
 /// `limits::CURSOR_TIMEOUT_MILLIS`).
@@ -197,11 +211,12 @@ impl Cursor {
             if len > crate::engine::limits::MAX_INTERNAL_OBJECT_SIZE {
                 return Err(crate::engine::limits::object_too_large(len));
             }
-            if count > 0 && bytes + len > MAX_BATCH_BYTES {
+            let cost = len + element_overhead(count);
+            if count > 0 && bytes + cost > MAX_BATCH_BYTES {
                 self.pending = Some(raw);
                 break;
             }
-            bytes += len;
+            bytes += cost;
             count += 1;
             batch.push(raw);
         }
@@ -468,6 +483,93 @@ mod tests {
         assert_eq!(n, 15);
         let rest = table.get_more(id, "d.c", None).unwrap();
         assert_eq!(batch(&rest, "nextBatch"), (5, 0));
+    }
+
+    /// A source of `n` documents of exactly `size` bytes each.
+    struct Sized {
+        left: usize,
+        doc: RawDocumentBuf,
+    }
+
+    impl Sized {
+        fn new(n: usize, size: usize) -> Self {
+            // `{s: "<pad>"}`: 4 (length) + 1 (type) + 2 ("s\0") + 4 (string
+            // length) + pad + 1 (nul) + 1 (the document's nul) = pad + 13.
+            assert!(size >= 13);
+            let doc = RawDocumentBuf::from_document(&doc! {"s": "x".repeat(size - 13)}).unwrap();
+            assert_eq!(doc.as_bytes().len(), size);
+            Sized { left: n, doc }
+        }
+    }
+
+    impl Source for Sized {
+        fn next_doc(&mut self) -> Result<Option<RawDocumentBuf>> {
+            if self.left == 0 {
+                return Ok(None);
+            }
+            self.left -= 1;
+            Ok(Some(self.doc.clone()))
+        }
+
+        fn held_bytes(&self) -> u64 {
+            0
+        }
+    }
+
+    /// Over 16 MiB of documents of many sizes, the smallest included, every
+    /// reply stays within mongod's internal limit, every batch array within
+    /// 16 MiB, each full batch holds as many documents as fit (one more
+    /// would pass 16 MiB), and every document is handed out once.
+    #[test]
+    fn every_batch_fits_the_reply_limit_whatever_the_document_size() {
+        use crate::engine::limits::MAX_INTERNAL_OBJECT_SIZE;
+        for size in [
+            13, 14, 17, 31, 64, 100, 257, 1_000, 4_099, 65_536, 1_048_577,
+        ] {
+            let n = (40 * 1024 * 1024) / size + 3;
+            let table = CursorTable::default();
+            let first = table
+                .open_source("d.c".into(), Box::new(Sized::new(n, size)), Some(n), false)
+                .unwrap();
+            let mut replies = vec![(first, "firstBatch")];
+            let mut seen = 0;
+            loop {
+                let (reply, key) = replies.last().unwrap();
+                let len = reply.as_bytes().len();
+                assert!(
+                    len <= MAX_INTERNAL_OBJECT_SIZE,
+                    "size {size}: reply of {len}"
+                );
+                let cursor = reply.get_document("cursor").unwrap();
+                let array = cursor.get_array(key).unwrap();
+                let array_len = array.as_bytes().len();
+                // The array's own header (length) and trailing nul.
+                assert!(array_len - 5 <= MAX_BATCH_BYTES, "size {size}: {array_len}");
+                let count = array.into_iter().count();
+                seen += count;
+                let id = cursor.get_i64("id").unwrap();
+                if id == 0 {
+                    break;
+                }
+                let next = size + element_overhead(count);
+                assert!(
+                    array_len - 5 + next > MAX_BATCH_BYTES,
+                    "size {size}: a batch of {count} stopped early"
+                );
+                replies.push((table.get_more(id, "d.c", Some(n)).unwrap(), "nextBatch"));
+            }
+            assert_eq!(seen, n, "size {size}");
+            assert!(replies.len() >= 3, "size {size}: {} batches", replies.len());
+        }
+    }
+
+    #[test]
+    fn element_overhead_counts_the_key_digits() {
+        assert_eq!(element_overhead(0), 3);
+        assert_eq!(element_overhead(9), 3);
+        assert_eq!(element_overhead(10), 4);
+        assert_eq!(element_overhead(999_999), 8);
+        assert_eq!(element_overhead(1_000_000), 9);
     }
 
     #[test]
