@@ -1294,3 +1294,130 @@ fn the_outline_shows_runs_claims_held_and_the_next_lesson() {
         "{screen}"
     );
 }
+
+/// Ends the run in progress with an error (the walk below needs no figures,
+/// only the run to be over so that the next `r` starts one).
+fn fail_run(app: &mut App) {
+    let id = app.run.as_ref().expect("a run in progress").id;
+    app.update(Action::Task(TaskMsg::RunFinished {
+        run_id: id,
+        result: Err("not run in this test".into()),
+    }));
+}
+
+/// The `StartRun` effect among `effects`: (lesson, experiment).
+fn started(effects: &[Effect]) -> Option<(usize, usize)> {
+    effects.iter().find_map(|e| match e {
+        Effect::StartRun {
+            lesson, experiment, ..
+        } => Some((*lesson, *experiment)),
+        _ => None,
+    })
+}
+
+/// The instructor's blocker: `1 6 r`, `l l l` (the anti-patterns lesson's
+/// fourth experiment), `esc esc`, `1 0 r` starts the bucket lesson's first
+/// experiment, with its first operation selected (the experiment index
+/// used to be carried over, leaving "This lesson has no experiment").
+#[test]
+fn a_lesson_opened_from_the_outline_starts_at_its_first_experiment() {
+    let mut app = app_with(Theme::normal(), true, (100, 30));
+    let anti = app
+        .course
+        .lessons
+        .iter()
+        .position(|l| l.id == "anti-patterns")
+        .unwrap();
+    assert_eq!(
+        anti, 15,
+        "the key sequence assumes lesson 16 is anti-patterns"
+    );
+    assert_eq!(app.course.lessons[anti].experiments().len(), 4);
+    assert_eq!(started(&chars(&mut app, "16r")), Some((15, 0)));
+    fail_run(&mut app);
+    chars(&mut app, "lll");
+    assert_eq!(app.experiment.experiment, 3);
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Outline);
+    assert_eq!(started(&chars(&mut app, "10r")), Some((9, 0)));
+    assert_eq!(app.current_lesson().unwrap().id, "bucket");
+    assert!(app.current_experiment().is_some());
+    assert_eq!(app.experiment.op, 0);
+    assert_eq!(app.notice, None);
+}
+
+/// Every lesson's every experiment, in order, from the outline: each
+/// lesson's `r` starts its own first experiment with the first operation
+/// selected, and `l` reaches each of its experiments in turn, so no lesson
+/// ever shows "has no experiment" or another lesson's selection.
+#[test]
+fn walking_every_lesson_through_every_experiment_carries_nothing_over() {
+    for present in [false, true] {
+        let mut app = app_with(Theme::normal(), present, (120, 36));
+        let lessons = app.course.lessons.len();
+        let mut walked = 0;
+        for index in 0..lessons {
+            let experiments = app.course.lessons[index].experiments().len();
+            while app.outline.selected != index {
+                key(&mut app, KeyCode::Down);
+            }
+            let effects = chars(&mut app, "r");
+            if experiments == 0 {
+                assert_eq!(started(&effects), None);
+                key(&mut app, KeyCode::Esc);
+                continue;
+            }
+            assert_eq!(started(&effects), Some((index, 0)), "lesson {index}");
+            fail_run(&mut app);
+            assert_eq!(app.lesson, index);
+            for exp in 0..experiments {
+                assert_eq!(app.experiment.experiment, exp, "lesson {index}");
+                assert_eq!(app.experiment.op, 0, "lesson {index} experiment {exp}");
+                let id = app.current_experiment().map(|e| e.id.get_ref().to_string());
+                assert!(id.is_some(), "lesson {index} experiment {exp}");
+                // Select a later operation, as a learner would, before moving on.
+                if !present {
+                    key(&mut app, KeyCode::Down);
+                }
+                walked += 1;
+                if exp + 1 < experiments {
+                    key(&mut app, KeyCode::Char('l'));
+                }
+            }
+            key(&mut app, KeyCode::Esc);
+            key(&mut app, KeyCode::Esc);
+            assert_eq!(app.screen, Screen::Outline);
+        }
+        let total: usize = app
+            .course
+            .lessons
+            .iter()
+            .map(|l| l.experiments().len())
+            .sum();
+        assert_eq!(walked, total);
+        assert!(
+            total > lessons,
+            "the course has lessons with several experiments"
+        );
+    }
+}
+
+/// `s` on the outline opens the shell in the selected lesson's database,
+/// not the lesson last opened.
+#[test]
+fn the_shell_from_the_outline_is_the_selected_lessons() {
+    let mut app = app_with(Theme::normal(), false, (100, 30));
+    chars(&mut app, "10r");
+    fail_run(&mut app);
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Esc);
+    chars(&mut app, "11");
+    let selected = app.course.lessons[app.outline.selected].id.clone();
+    assert_ne!(selected, "bucket");
+    chars(&mut app, "s");
+    assert_eq!(app.screen, Screen::Shell);
+    let first = &app.course.lessons[app.outline.selected].experiments()[0].variants[0];
+    let want = schemalab::course::db_name(&selected, first.id.get_ref());
+    assert_eq!(app.shell_db(), want);
+}

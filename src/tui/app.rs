@@ -112,6 +112,20 @@ pub struct ExperimentState {
     pub slide: usize,
 }
 
+impl Default for ExperimentState {
+    /// A lesson's first experiment, its first operation, folded.
+    fn default() -> Self {
+        ExperimentState {
+            experiment: 0,
+            op: 0,
+            tab: ExpTab::Operations,
+            folded: true,
+            scroll: 0,
+            slide: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExplainState {
     pub side: usize,
@@ -216,14 +230,7 @@ impl App {
                 revealed: 1,
                 ..ReaderState::default()
             },
-            experiment: ExperimentState {
-                experiment: 0,
-                op: 0,
-                tab: ExpTab::Operations,
-                folded: true,
-                scroll: 0,
-                slide: 0,
-            },
+            experiment: ExperimentState::default(),
             explain: ExplainState::default(),
             shell: ShellState::default(),
             exercises: screens::exercises::ExercisesState::default(),
@@ -386,21 +393,24 @@ impl App {
         self.reader.scroll = self.reader.scroll.min(max);
     }
 
+    /// Make lesson `index` the current one. Everything the experiment
+    /// screen selected belongs to the lesson it was selected in, so moving
+    /// to another lesson starts it over at its first experiment and
+    /// operation (the one place `lesson` changes: setting it anywhere else
+    /// would carry the previous lesson's experiment index over).
+    fn select_lesson(&mut self, index: usize) {
+        if self.lesson != index {
+            self.experiment = ExperimentState::default();
+            self.explain = ExplainState::default();
+        }
+        self.lesson = index;
+    }
+
     fn open_lesson(&mut self, index: usize) -> Vec<Effect> {
         if index >= self.course.lessons.len() {
             return Vec::new();
         }
-        if self.lesson != index {
-            self.experiment = ExperimentState {
-                experiment: 0,
-                op: 0,
-                tab: ExpTab::Operations,
-                folded: true,
-                scroll: 0,
-                slide: 0,
-            };
-        }
-        self.lesson = index;
+        self.select_lesson(index);
         self.screen = Screen::Reader;
         self.reader.scroll = 0;
         self.reader.revealed = 1;
@@ -846,7 +856,6 @@ impl App {
             }
             Action::Run => {
                 if self.screen == Screen::Outline {
-                    self.lesson = self.outline.selected;
                     let mut effects = self.open_lesson(self.outline.selected);
                     effects.extend(self.start_run());
                     return effects;
@@ -970,6 +979,12 @@ impl App {
             }
             Action::ToggleFold => self.experiment.folded = !self.experiment.folded,
             Action::OpenShell => {
+                // From the outline, the shell is the selected lesson's.
+                if self.screen == Screen::Outline
+                    && self.outline.selected < self.course.lessons.len()
+                {
+                    self.select_lesson(self.outline.selected);
+                }
                 // A shell left in another lesson's database starts over in
                 // this experiment's first variant.
                 let dbs = self.variant_dbs();
