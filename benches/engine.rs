@@ -17,7 +17,7 @@
 //!   Rust loop reading field `a` from the same raw BSON; the ratio of their
 //!   docs/s is printed (target >= 0.5), both measured in the same run.
 //!
-//! - `codec`: the engine's BSON codec (`schemalab::engine::codec`) against
+//! - `codec`: the engine's BSON codec (`schemalab_engine::codec`) against
 //!   the `bson` crate's own conversions, on a community `post` (a
 //!   1,500-character body, an author sub-document, tags, a comment array;
 //!   about 2 KB) and on the small `{_id, a, b}` of `scan`: `decode` against
@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 use bson::{Document, RawDocumentBuf, doc, oid::ObjectId};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use mongodb::{Client, Collection, IndexModel};
-use schemalab::engine::{Engine, FindRequest};
-use schemalab::wire::{BackgroundServer, spawn_background};
+use schemalab_engine::{Engine, FindRequest};
+use schemalab_wire::{BackgroundServer, spawn_background};
 use tokio::runtime::Runtime;
 
 const LOAD: usize = 1_000_000;
@@ -431,7 +431,7 @@ fn post() -> Document {
 }
 
 fn codec(c: &mut Criterion) {
-    use schemalab::engine::codec;
+    use schemalab_engine::codec;
     let cases = [
         ("post", post()),
         ("small", doc! {"_id": 1, "a": 7, "b": format!("{:020}", 1)}),

@@ -14,7 +14,7 @@ use bson::oid::ObjectId;
 use bson::{Bson, doc};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use schemalab::engine::index::{Index, IndexSpec};
+use schemalab_engine::index::{Index, IndexSpec};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 /// The system allocator, counting what it hands out and takes back.

@@ -12,7 +12,7 @@
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use schemalab::engine::{Engine, FindRequest};
+use schemalab_engine::{Engine, FindRequest};
 
 const DOCS: i64 = 100_000;
 
@@ -52,7 +52,7 @@ fn query(hint: Option<&str>) -> FindRequest {
 fn planning(c: &mut Criterion) {
     let e = setup();
     let winner = {
-        let explained = schemalab::wire::cmd::explain::explain_document(
+        let explained = schemalab_wire::cmd::explain::explain_document(
             &e,
             "bench",
             &doc! {"find": "plans", "filter": query(None).filter},

@@ -17,7 +17,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use bson::{Document, RawDocumentBuf, doc};
-use schemalab::wire::frame;
+use schemalab_wire::frame;
 
 fn connect(port: u16) -> TcpStream {
     TcpStream::connect(("127.0.0.1", port)).unwrap()

@@ -8,9 +8,9 @@ use std::future::Future;
 
 use tokio::runtime::{Handle, Runtime};
 
-use crate::engine::Engine;
 use crate::locale::Message;
-use crate::wire::BackgroundServer;
+use schemalab_engine::Engine;
+use schemalab_wire::BackgroundServer;
 
 /// Why the database could not be opened.
 /// Each variant's words are one [`Message`] ([`ConnectError::message`]);
@@ -83,8 +83,8 @@ impl Database {
                 })
             }
             None => {
-                let server =
-                    crate::wire::spawn_background(Engine::new()).map_err(ConnectError::Embedded)?;
+                let server = schemalab_wire::spawn_background(Engine::new())
+                    .map_err(ConnectError::Embedded)?;
                 Ok(Database {
                     runtime,
                     uri: server.uri(),

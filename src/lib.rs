@@ -3,10 +3,14 @@
 //!
 //! # Layout
 //!
-//! - [`engine`]: the embedded, in-memory, MongoDB-compatible database. It
-//!   knows nothing of the layers above it.
-//! - [`wire`]: the MongoDB wire protocol server that exposes the engine on
-//!   127.0.0.1, so the official driver, mongosh and pymongo can use it.
+//! The app is the top layer of a workspace of three crates:
+//!
+//! - `schemalab-engine` (`crates/engine`): the embedded, in-memory,
+//!   MongoDB-compatible database. It knows nothing of the layers above it.
+//! - `schemalab-wire` (`crates/wire`): the MongoDB wire protocol server
+//!   that exposes the engine on 127.0.0.1, so the official driver, mongosh
+//!   and pymongo can use it.
+//! - this crate, whose modules are:
 //!
 //! - [`connect`]: opens the database for every command and the TUI (the
 //!   embedded engine on a loopback port, or `--uri`).
@@ -24,8 +28,6 @@ pub mod connect;
 pub mod course;
 pub mod datasets;
 pub mod dialect;
-pub mod engine;
 pub mod exercises;
 pub mod locale;
 pub mod tui;
-pub mod wire;

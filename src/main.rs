@@ -22,7 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// dropped, and from the server once a second, so that a process gone
 /// idle after a run does not keep what it freed.
 fn tune_allocator() {
-    schemalab::engine::release::set_hook(collect_freed_memory);
+    schemalab_engine::release::set_hook(collect_freed_memory);
     disable_transparent_huge_pages();
 }
 
@@ -476,7 +476,7 @@ fn real_main() -> anyhow::Result<()> {
         Some(Command::Serve { port }) => {
             let runtime = Runtime::new().context(lang.t("starting the async runtime"))?;
             runtime
-                .block_on(schemalab::wire::run_serve(port))
+                .block_on(schemalab_wire::run_serve(port))
                 .with_context(|| lang.f("serving on 127.0.0.1:{port}", &[("port", &port)]))?;
         }
         Some(Command::Lessons) => {

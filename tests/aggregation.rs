@@ -27,10 +27,10 @@ use std::path::Path;
 
 use bson::{Bson, Document};
 use proptest::prelude::*;
-use schemalab::engine::Result;
-use schemalab::engine::collation::Collation;
-use schemalab::engine::expr::{Expr, Vars};
-use schemalab::engine::pipeline::{Pipeline, Source};
+use schemalab_engine::Result;
+use schemalab_engine::collation::Collation;
+use schemalab_engine::expr::{Expr, Vars};
+use schemalab_engine::pipeline::{Pipeline, Source};
 
 /// Collections a fixture makes visible to `$lookup` and friends.
 struct Collections(HashMap<String, Vec<Document>>);
@@ -417,7 +417,7 @@ proptest! {
         for (i, k) in keys.iter().enumerate() {
             let id = Bson::Int32(i as i32);
             match want.iter_mut().find(|(g, _)| {
-                schemalab::engine::value::compare(g, k, collation.as_ref()) == std::cmp::Ordering::Equal
+                schemalab_engine::value::compare(g, k, collation.as_ref()) == std::cmp::Ordering::Equal
             }) {
                 Some((_, ids)) => ids.push(id),
                 None => want.push((k.clone(), vec![id])),
@@ -454,7 +454,7 @@ proptest! {
         ks in proptest::collection::vec(tied_value(), 0..600),
         n in 1..6usize,
     ) {
-        use schemalab::engine::value::compare;
+        use schemalab_engine::value::compare;
         let docs: Vec<Document> = ks
             .iter()
             .enumerate()

@@ -17,9 +17,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
-use schemalab::engine::{DeleteStatement, Engine, UpdateStatement};
-use schemalab::wire::frame;
-use schemalab::wire::{BackgroundServer, spawn_background};
+use schemalab_engine::{DeleteStatement, Engine, UpdateStatement};
+use schemalab_wire::frame;
+use schemalab_wire::{BackgroundServer, spawn_background};
 
 fn server() -> SocketAddr {
     static SERVER: OnceLock<BackgroundServer> = OnceLock::new();

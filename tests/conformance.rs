@@ -82,9 +82,9 @@ async fn unified_crud_spec() {
     let files = spec::load_dir(&dir).unwrap();
     assert!(!files.is_empty(), "no spec files in {}", dir.display());
 
-    let server = schemalab::wire::serve(
+    let server = schemalab_wire::serve(
         "127.0.0.1:0".parse().unwrap(),
-        schemalab::engine::Engine::new(),
+        schemalab_engine::Engine::new(),
     )
     .await
     .unwrap();

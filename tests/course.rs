@@ -19,9 +19,9 @@ use schemalab::course::{
     CancelFlag, CatalogLoader, Course, CourseError, DatasetLoader, Format, LessonReport, OpKind,
     Progress, RunOptions, RunStatus, Scale, lint, prepare_lesson, render, run_lesson,
 };
-use schemalab::engine::Engine;
 use schemalab::locale::Message;
-use schemalab::wire::{BackgroundServer, spawn_background};
+use schemalab_engine::Engine;
+use schemalab_wire::{BackgroundServer, spawn_background};
 
 fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -783,7 +783,7 @@ trait ExplainDoc {
         db: &str,
         command: &Document,
         verbosity: &str,
-    ) -> schemalab::engine::Result<Document>;
+    ) -> schemalab_engine::Result<Document>;
 }
 
 impl ExplainDoc for Engine {
@@ -792,8 +792,8 @@ impl ExplainDoc for Engine {
         db: &str,
         command: &Document,
         verbosity: &str,
-    ) -> schemalab::engine::Result<Document> {
-        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    ) -> schemalab_engine::Result<Document> {
+        schemalab_wire::cmd::explain::explain_document(self, db, command, verbosity)
     }
 }
 

@@ -542,9 +542,9 @@ async fn load_refuses_databases_outside_schemalab() {
 
 #[tokio::test]
 async fn load_community_tiny_into_the_embedded_engine() {
-    let server = schemalab::wire::serve(
+    let server = schemalab_wire::serve(
         "127.0.0.1:0".parse().unwrap(),
-        schemalab::engine::Engine::new(),
+        schemalab_engine::Engine::new(),
     )
     .await
     .unwrap();
@@ -668,9 +668,9 @@ fn size_table() {
 #[tokio::test]
 #[ignore = "a measurement (default-scale load speed), run on demand with --ignored"]
 async fn load_speed_community_default() {
-    let server = schemalab::wire::serve(
+    let server = schemalab_wire::serve(
         "127.0.0.1:0".parse().unwrap(),
-        schemalab::engine::Engine::new(),
+        schemalab_engine::Engine::new(),
     )
     .await
     .unwrap();
@@ -733,7 +733,7 @@ fn serde_bytes(d: &Document) -> Vec<u8> {
 /// (empty ones too) with only the `_id` index.
 #[tokio::test]
 async fn loads_store_the_generated_documents_byte_for_byte_in_order() {
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
     let cat = catalog();
     for spec in cat.datasets() {
@@ -779,7 +779,7 @@ async fn loads_store_the_generated_documents_byte_for_byte_in_order() {
 /// collection boundaries, with the running totals.
 #[tokio::test]
 async fn load_progress_is_reported_batch_by_batch() {
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
     let text = catalog_text();
     let edited = text.replacen("minutes = 240", "minutes = 6000", 1);
@@ -826,7 +826,7 @@ async fn load_progress_is_reported_batch_by_batch() {
 /// generator's error, before anything in the database is dropped.
 #[tokio::test]
 async fn a_generation_error_fails_the_load_before_any_drop() {
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
     let db = client.database("schemalab_broken");
     db.collection::<Document>("readings")
@@ -875,7 +875,7 @@ async fn a_generation_error_fails_the_load_before_any_drop() {
 #[tokio::test]
 #[ignore = "a measurement (load against server-side copy), run on demand with --ignored"]
 async fn copy_speed_community() {
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
     for scale in [Scale::Tiny, Scale::Default] {
         let mut loads = Vec::new();

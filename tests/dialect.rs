@@ -574,9 +574,9 @@ fn fixtures_all_parse_and_are_enough() {
     }
 }
 
-async fn engine_session(db: &str) -> (schemalab::wire::ServerHandle, Session) {
-    let engine = schemalab::engine::Engine::new();
-    let server = schemalab::wire::serve("127.0.0.1:0".parse().unwrap(), engine)
+async fn engine_session(db: &str) -> (schemalab_wire::ServerHandle, Session) {
+    let engine = schemalab_engine::Engine::new();
+    let server = schemalab_wire::serve("127.0.0.1:0".parse().unwrap(), engine)
         .await
         .unwrap();
     let session = Session::connect(&server.uri(), db).await.unwrap();
@@ -701,9 +701,9 @@ async fn server_errors_and_partial_output() {
 
 #[tokio::test]
 async fn run_file_stops_at_first_error() {
-    let server = schemalab::wire::serve(
+    let server = schemalab_wire::serve(
         "127.0.0.1:0".parse().unwrap(),
-        schemalab::engine::Engine::new(),
+        schemalab_engine::Engine::new(),
     )
     .await
     .unwrap();

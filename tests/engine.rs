@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use proptest::prelude::*;
-use schemalab::engine::{Clock, DeleteStatement, Engine, ErrorCode, FindRequest, UpdateStatement};
+use schemalab_engine::{Clock, DeleteStatement, Engine, ErrorCode, FindRequest, UpdateStatement};
 
 /// A figure as mongod sends it: int32 when it fits, int64 otherwise.
 fn int(d: &bson::Document, key: &str) -> i64 {
@@ -24,7 +24,7 @@ fn raw(d: Document) -> RawDocumentBuf {
     RawDocumentBuf::from_document(&d).unwrap()
 }
 
-fn insert(e: &Engine, coll: &str, docs: Vec<Document>) -> schemalab::engine::InsertOutcome {
+fn insert(e: &Engine, coll: &str, docs: Vec<Document>) -> schemalab_engine::InsertOutcome {
     e.insert("t", coll, docs.into_iter().map(raw).collect(), true)
         .unwrap()
 }
@@ -55,7 +55,7 @@ fn find_hinted(e: &Engine, coll: &str, filter: Document, hint: &str) -> Vec<Docu
     .unwrap()
 }
 
-fn index(e: &Engine, coll: &str, spec: Document) -> schemalab::engine::Result<()> {
+fn index(e: &Engine, coll: &str, spec: Document) -> schemalab_engine::Result<()> {
     e.create_indexes("t", coll, &[spec]).map(|_| ())
 }
 
@@ -683,7 +683,7 @@ trait ExplainDoc {
         db: &str,
         command: &Document,
         verbosity: &str,
-    ) -> schemalab::engine::Result<Document>;
+    ) -> schemalab_engine::Result<Document>;
 }
 
 impl ExplainDoc for Engine {
@@ -692,8 +692,8 @@ impl ExplainDoc for Engine {
         db: &str,
         command: &Document,
         verbosity: &str,
-    ) -> schemalab::engine::Result<Document> {
-        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    ) -> schemalab_engine::Result<Document> {
+        schemalab_wire::cmd::explain::explain_document(self, db, command, verbosity)
     }
 }
 
@@ -711,7 +711,7 @@ fn lone_out_copies_the_stored_documents() {
             .map(|i| doc! {"_id": 50 - i, "k": i % 7, "s": format!("v{i}")})
             .collect(),
     );
-    let opts = schemalab::engine::AggregateOptions::default();
+    let opts = schemalab_engine::AggregateOptions::default();
     let out = e
         .aggregate(
             "t",
@@ -748,7 +748,7 @@ fn lone_out_copies_the_stored_documents() {
 /// blocking stage.
 #[test]
 fn writes_store_what_the_pipeline_returns() {
-    use schemalab::engine::AggregateOptions;
+    use schemalab_engine::AggregateOptions;
     let e = Engine::new();
     let docs: Vec<Document> = (0..300)
         .map(|i| doc! {"_id": i, "k": i % 7, "v": format!("v{i}"), "n": i64::from(i) * 3})
@@ -808,7 +808,7 @@ fn writes_store_what_the_pipeline_returns() {
 /// key twice, and an input matching nothing is discarded.
 #[test]
 fn merging_into_matched_documents_sets_fields_in_place_and_keeps_indexes_true() {
-    use schemalab::engine::AggregateOptions;
+    use schemalab_engine::AggregateOptions;
     let e = Engine::new();
     insert(
         &e,
@@ -886,8 +886,8 @@ fn merging_into_matched_documents_sets_fields_in_place_and_keeps_indexes_true() 
 /// of `the_cursor_hands_on_what_the_stages_read`.
 struct Whole(std::collections::HashMap<String, Vec<Document>>);
 
-impl schemalab::engine::pipeline::Source for Whole {
-    fn collection_docs(&self, collection: &str) -> schemalab::engine::Result<Vec<Document>> {
+impl schemalab_engine::pipeline::Source for Whole {
+    fn collection_docs(&self, collection: &str) -> schemalab_engine::Result<Vec<Document>> {
         Ok(self.0.get(collection).cloned().unwrap_or_default())
     }
 }
@@ -969,15 +969,15 @@ fn the_cursor_hands_on_what_the_stages_read() {
         ],
     ];
     let source = Whole([("refs".to_string(), refs)].into_iter().collect());
-    let opts = schemalab::engine::AggregateOptions::default();
+    let opts = schemalab_engine::AggregateOptions::default();
     for p in pipelines {
         let got = e.aggregate("t", Some("src"), &p, &opts).unwrap();
-        let want = schemalab::engine::pipeline::Pipeline::parse(&p)
+        let want = schemalab_engine::pipeline::Pipeline::parse(&p)
             .unwrap()
             .run(
                 docs.clone(),
                 &source,
-                &schemalab::engine::expr::Vars::default(),
+                &schemalab_engine::expr::Vars::default(),
             )
             .unwrap();
         assert!(!want.is_empty(), "{p:?} returns nothing");
@@ -1038,11 +1038,11 @@ proptest! {
             doc! {"$sort": {"a": dir(asc_a), "b": dir(asc_b)}},
             doc! {"$project": {"_id": 1}},
         ];
-        let opts = schemalab::engine::AggregateOptions::default();
+        let opts = schemalab_engine::AggregateOptions::default();
         let got = e.aggregate("t", Some("s"), &pipeline, &opts).unwrap();
-        let want = schemalab::engine::pipeline::Pipeline::parse(&pipeline)
+        let want = schemalab_engine::pipeline::Pipeline::parse(&pipeline)
             .unwrap()
-            .run(docs, &Whole(Default::default()), &schemalab::engine::expr::Vars::default())
+            .run(docs, &Whole(Default::default()), &schemalab_engine::expr::Vars::default())
             .unwrap();
         prop_assert_eq!(got, want);
     }
@@ -1124,7 +1124,7 @@ fn a_leading_size_projection_reads_the_stored_bytes_and_is_counted() {
         .map(|d| raw(d.clone()).as_bytes().len() as i64)
         .collect();
     insert(&e, "sized", docs);
-    let opts = schemalab::engine::AggregateOptions::default();
+    let opts = schemalab_engine::AggregateOptions::default();
     let pipeline = [
         doc! {"$project": {"_id": 0, "k": "$k", "s": {"$bsonSize": "$$ROOT"}}},
         doc! {"$group": {"_id": null, "max": {"$max": "$s"}, "sum": {"$sum": "$s"}, "ks": {"$addToSet": "$k"}}},

@@ -62,7 +62,7 @@ fn grade(id: &str) {
         .iter()
         .find(|e| e.id == id)
         .unwrap_or_else(|| panic!("no exercise {id}"));
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = rt
         .block_on(mongodb::Client::with_uri_str(server.uri()))
@@ -168,7 +168,7 @@ graded! {
 fn the_million_follower_stress_run_fails_as_predicted() {
     let all = exercises::exercises(root()).unwrap();
     let ex = all.iter().find(|e| e.id == "follows-two-way").unwrap();
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = rt
         .block_on(mongodb::Client::with_uri_str(server.uri()))
@@ -303,7 +303,7 @@ fn the_same_seed_draws_the_same_parameters_and_others_differ() {
             .iter()
             .all(|p| p.pick == exercises::manifest::Pick::Random)
     );
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = rt
         .block_on(mongodb::Client::with_uri_str(server.uri()))

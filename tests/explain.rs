@@ -24,7 +24,7 @@
 use std::path::Path;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
-use schemalab::engine::{Engine, FindRequest};
+use schemalab_engine::{Engine, FindRequest};
 
 fn load(e: &Engine, coll: &str, spec: &Document) {
     let docs: Vec<RawDocumentBuf> = spec
@@ -362,11 +362,11 @@ fn sort_over_memory_limit_fails_with_292_when_disk_use_is_refused() {
         ..Default::default()
     };
     // With `allowDiskUse: false` the sort stops at its budget…
-    let refused = schemalab::engine::limits::Operation {
+    let refused = schemalab_engine::limits::Operation {
         allow_disk_use: Some(false),
         ..Default::default()
     };
-    let err = schemalab::engine::limits::run_as(refused, || e.find("t", "big", &req)).unwrap_err();
+    let err = schemalab_engine::limits::run_as(refused, || e.find("t", "big", &req)).unwrap_err();
     assert_eq!(err.code.code(), 292);
     // …and saying nothing lets it through, as mongod 7.0 spills to disk
     // (`allowDiskUseByDefault`).
@@ -489,7 +489,7 @@ mod planned_equals_scanned {
             // Compare sort keys (an array sorts by its smallest element
             // ascending, its largest descending), not raw values: documents
             // with equal sort keys may come in either order, in mongod too.
-            let keys = |v: &[Document]| v.iter().map(|d| schemalab::engine::sort::sort_key(d, &["a"], !desc, None).to_string()).collect::<Vec<_>>();
+            let keys = |v: &[Document]| v.iter().map(|d| schemalab_engine::sort::sort_key(d, &["a"], !desc, None).to_string()).collect::<Vec<_>>();
             prop_assert_eq!(keys(&sorted), keys(&reference));
             prop_assert_eq!(ids(&sorted), ids(&reference));
         }
@@ -589,7 +589,7 @@ mod regex_planned_equals_scanned {
                 prop_assert_eq!(planned.as_deref().map(values), scanned.as_deref().map(values));
                 let sorted = run(FindRequest { filter: filter.clone(), projection: projection.clone(), sort: sort.clone(), ..Default::default() });
                 let reference = run(FindRequest { filter: filter.clone(), projection: projection.clone(), sort, hint: natural.clone(), ..Default::default() });
-                let keys = |v: &[Document]| v.iter().map(|d| schemalab::engine::sort::sort_key(d, &["a"], !desc, None).to_string()).collect::<Vec<_>>();
+                let keys = |v: &[Document]| v.iter().map(|d| schemalab_engine::sort::sort_key(d, &["a"], !desc, None).to_string()).collect::<Vec<_>>();
                 prop_assert_eq!(sorted.as_deref().map(keys), reference.as_deref().map(keys));
             }
         }
@@ -660,9 +660,9 @@ fn count_and_find_honour_a_hinted_sparse_index() {
         .unwrap();
     // Without a hint the record count answers; with the sparse index
     // hinted, mongod counts what the index holds.
-    let plain = schemalab::engine::CountRequest::default();
+    let plain = schemalab_engine::CountRequest::default();
     assert_eq!(e.count("t", "s", &plain).unwrap(), 3);
-    let hinted = schemalab::engine::CountRequest {
+    let hinted = schemalab_engine::CountRequest {
         hint: Some(Bson::String("a_1".into())),
         ..Default::default()
     };
@@ -716,7 +716,7 @@ trait ExplainDoc {
         db: &str,
         command: &Document,
         verbosity: &str,
-    ) -> schemalab::engine::Result<Document>;
+    ) -> schemalab_engine::Result<Document>;
 }
 
 impl ExplainDoc for Engine {
@@ -725,7 +725,7 @@ impl ExplainDoc for Engine {
         db: &str,
         command: &Document,
         verbosity: &str,
-    ) -> schemalab::engine::Result<Document> {
-        schemalab::wire::cmd::explain::explain_document(self, db, command, verbosity)
+    ) -> schemalab_engine::Result<Document> {
+        schemalab_wire::cmd::explain::explain_document(self, db, command, verbosity)
     }
 }

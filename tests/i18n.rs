@@ -44,7 +44,7 @@ fn course_copy() -> tempfile::TempDir {
 fn the_whole_course_runs_in_chinese_and_every_claim_holds() {
     let course = Course::load_in(root(), Lang::ZhCn).unwrap();
     assert!(has_cjk(&course.manifest.title), "{}", course.manifest.title);
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let ids = course.lesson_ids();
@@ -281,7 +281,7 @@ fn exercises_come_in_chinese() {
 
 /// Run lesson `id` at tiny scale in `lang`.
 fn run(id: &str, lang: Lang) -> course::LessonReport {
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let opts = RunOptions {

@@ -120,7 +120,7 @@ fn probe_course() -> tempfile::TempDir {
 /// One run of the probe lesson, at the tiny scale on the embedded engine.
 fn run_probe() -> LessonReport {
     let dir = probe_course();
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let loader = CatalogLoader::for_course(dir.path()).unwrap();
     let opts = RunOptions {
@@ -451,7 +451,7 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
         "",
     ]
     .join("\n");
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = rt
         .block_on(mongodb::Client::with_uri_str(server.uri()))

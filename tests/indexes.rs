@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use bson::{Bson, Document};
-use schemalab::engine::Engine;
+use schemalab_engine::Engine;
 
 fn docs(v: Option<&Bson>) -> Vec<Document> {
     match v {

@@ -41,7 +41,7 @@ fn run_course(scale: Scale) -> Vec<LessonReport> {
         "the course has {} lessons",
         lessons.len()
     );
-    let server = schemalab::wire::spawn_background(schemalab::engine::Engine::new()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let mut reports = Vec::new();

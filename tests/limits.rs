@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use bson::{Bson, Document, RawDocumentBuf, doc, rawdoc};
 use proptest::prelude::*;
-use schemalab::engine::Engine;
-use schemalab::wire::frame;
-use schemalab::wire::{BackgroundServer, spawn_background};
+use schemalab_engine::Engine;
+use schemalab_wire::frame;
+use schemalab_wire::{BackgroundServer, spawn_background};
 
 fn server() -> SocketAddr {
     static SERVER: OnceLock<BackgroundServer> = OnceLock::new();

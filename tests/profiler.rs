@@ -7,8 +7,8 @@
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
 use mongodb::Client;
-use schemalab::engine::Engine;
-use schemalab::wire::serve;
+use schemalab_engine::Engine;
+use schemalab_wire::serve;
 
 fn n(d: &Document, key: &str) -> i64 {
     match d.get(key) {

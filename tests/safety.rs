@@ -12,8 +12,8 @@ use schemalab::course::Check;
 use schemalab::datasets::Catalog;
 use schemalab::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
 use schemalab::dialect::{DialectError, Output, Pos, Session, parse_program};
-use schemalab::engine::Engine;
-use schemalab::wire::{BackgroundServer, spawn_background};
+use schemalab_engine::Engine;
+use schemalab_wire::{BackgroundServer, spawn_background};
 
 async fn session(db: &str) -> (BackgroundServer, Session) {
     let server = spawn_background(Engine::new()).unwrap();

@@ -33,7 +33,7 @@
 use std::path::{Path, PathBuf};
 
 use bson::{Bson, Document, RawDocumentBuf};
-use schemalab::engine::{Engine, FindRequest};
+use schemalab_engine::{Engine, FindRequest};
 
 const DB: &str = "semantics";
 

@@ -4,8 +4,8 @@
 //! Every case runs the built binary; servers bind 127.0.0.1:0.
 #![allow(clippy::unwrap_used)]
 
-use schemalab::engine::Engine;
-use schemalab::wire::spawn_background;
+use schemalab_engine::Engine;
+use schemalab_wire::spawn_background;
 
 /// Runs the built binary; returns (exit code, stdout, stderr).
 fn schemalab(args: &[&str]) -> (i32, String, String) {

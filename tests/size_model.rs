@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used)]
 
 use bson::{Document, RawDocumentBuf, doc, oid::ObjectId};
-use schemalab::engine::Engine;
+use schemalab_engine::Engine;
 
 /// A figure as mongod sends it: int32 when it fits, int64 otherwise.
 fn int(d: &bson::Document, key: &str) -> i64 {

@@ -12,9 +12,9 @@ use std::path::Path;
 
 use bson::{Bson, Document};
 use proptest::prelude::*;
-use schemalab::engine::error::{EngineError, ErrorCode};
-use schemalab::engine::expr::Vars;
-use schemalab::engine::update::{ApplyContext, Update, upsert_seed};
+use schemalab_engine::error::{EngineError, ErrorCode};
+use schemalab_engine::expr::Vars;
+use schemalab_engine::update::{ApplyContext, Update, upsert_seed};
 
 fn to_bson(v: &serde_json::Value) -> Bson {
     Bson::try_from(v.clone()).unwrap()
@@ -34,13 +34,13 @@ fn bytes(d: &Document) -> Vec<u8> {
 /// The filter module (branch wt/query) may still be a stub; cases that need
 /// it are skipped, loudly, until it lands.
 fn filter_available() -> bool {
-    let f = schemalab::engine::filter::Filter::parse(&bson::doc! {"a": 1}, None).unwrap();
+    let f = schemalab_engine::filter::Filter::parse(&bson::doc! {"a": 1}, None).unwrap();
     f.matches(&bson::doc! {"a": 1}, &Vars::default()).is_ok()
 }
 
 /// Likewise for update pipelines (branch wt/agg).
 fn pipeline_available() -> bool {
-    schemalab::engine::pipeline::Pipeline::parse(&[bson::doc! {"$set": {"a": 1}}]).is_ok()
+    schemalab_engine::pipeline::Pipeline::parse(&[bson::doc! {"$set": {"a": 1}}]).is_ok()
 }
 
 fn now() -> bson::DateTime {

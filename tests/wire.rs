@@ -8,9 +8,9 @@ use bson::{Bson, Document, RawDocumentBuf, doc, rawdoc};
 use futures_util::TryStreamExt;
 use mongodb::Client;
 use mongodb::error::{ErrorKind, WriteFailure};
-use schemalab::engine::Engine;
-use schemalab::wire::frame::{self, DocumentSequence};
-use schemalab::wire::{ServerHandle, serve, spawn_background};
+use schemalab_engine::Engine;
+use schemalab_wire::frame::{self, DocumentSequence};
+use schemalab_wire::{ServerHandle, serve, spawn_background};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

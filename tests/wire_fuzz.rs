@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use bson::{Document, rawdoc};
 use proptest::prelude::*;
-use schemalab::engine::Engine;
-use schemalab::wire::frame::{self, DocumentSequence};
-use schemalab::wire::{BackgroundServer, spawn_background};
+use schemalab_engine::Engine;
+use schemalab_wire::frame::{self, DocumentSequence};
+use schemalab_wire::{BackgroundServer, spawn_background};
 
 fn server() -> SocketAddr {
     static SERVER: OnceLock<BackgroundServer> = OnceLock::new();

@@ -258,7 +258,7 @@ pub struct ClaimResult {
 /// command errors do so checks can say `error == "DuplicateKey"`.
 fn code_name(code: i32, given: &str) -> String {
     if given.is_empty() {
-        crate::engine::ErrorCode(code).name()
+        schemalab_engine::ErrorCode(code).name()
     } else {
         given.to_string()
     }

@@ -217,8 +217,8 @@ mod tests {
     use bson::doc;
 
     use super::*;
-    use crate::engine::Engine;
-    use crate::wire::spawn_background;
+    use schemalab_engine::Engine;
+    use schemalab_wire::spawn_background;
 
     fn numbered(n: u64, bad: Option<u64>) -> impl Iterator<Item = Document> {
         (0..n).map(move |i| {

@@ -645,7 +645,7 @@ fn op_error(e: &DialectError, src: &str) -> OpError {
         } => OpError {
             code: Some(*code),
             code_name: if code_name.is_empty() {
-                crate::engine::ErrorCode(*code).name()
+                schemalab_engine::ErrorCode(*code).name()
             } else {
                 code_name.clone()
             },
@@ -653,7 +653,7 @@ fn op_error(e: &DialectError, src: &str) -> OpError {
         },
         DialectError::BulkWrite { code, message, .. } => OpError {
             code: Some(*code),
-            code_name: crate::engine::ErrorCode(*code).name(),
+            code_name: schemalab_engine::ErrorCode(*code).name(),
             message: Message::verbatim(message),
         },
         other => OpError {

@@ -114,7 +114,7 @@ pub fn install_panic_hook() {
         std::panic::set_hook(Box::new(move |info| {
             // A panic inside an embedded server's command becomes that
             // command's error reply: the workbench goes on, screen untouched.
-            if crate::wire::cmd::panic_will_be_caught() {
+            if schemalab_wire::cmd::panic_will_be_caught() {
                 return;
             }
             if !active() {
