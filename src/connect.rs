@@ -51,6 +51,12 @@ impl crate::locale::Localized for ConnectError {
     }
 }
 
+/// The multi-thread runtime a command drives the driver (or `serve` the
+/// wire server) with: the one place the app builds one.
+pub fn runtime() -> Result<Runtime, ConnectError> {
+    Runtime::new().map_err(ConnectError::Runtime)
+}
+
 /// An open database: a runtime for the driver, the URI to connect to and,
 /// on the embedded engine, the server that keeps it alive. Dropping it
 /// stops the embedded server.
@@ -67,8 +73,7 @@ impl Database {
     /// Open the server `uri` names, or the embedded engine when it is
     /// `None`, with a default multi-thread runtime.
     pub fn open(uri: Option<String>) -> Result<Database, ConnectError> {
-        let runtime = Runtime::new().map_err(ConnectError::Runtime)?;
-        Database::open_with(uri, runtime)
+        Database::open_with(uri, runtime()?)
     }
 
     /// [`Database::open`] on a runtime of the caller's making.

@@ -1,0 +1,18 @@
+//! `schemalab lessons`: the course outline, one numbered line per lesson.
+
+use std::process::ExitCode;
+
+use super::Context;
+
+pub fn run(ctx: &Context) -> anyhow::Result<ExitCode> {
+    let lessons = schemalab::course::list_lessons_in(ctx.content_root()?, ctx.lang)?;
+    for (n, l) in lessons.iter().enumerate() {
+        println!(
+            "{:>2}. {} {}",
+            n + 1,
+            schemalab::locale::pad(&l.id, 24, true),
+            l.title
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,59 @@
+//! `schemalab watch [exercise]`: re-check on every save of a solution,
+//! the given exercise's or whichever the learner edits.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use schemalab::exercises::{Workspace, manifest, watch, workspace};
+
+use super::check::{Draw, check_once};
+use super::error::causes_in;
+use super::{Context, ServerArgs, dumb_terminal};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The exercise to re-check (default: whichever solution you save).
+    exercise: Option<String>,
+    /// The workspace folder.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
+    let lang = ctx.lang;
+    let ws = Workspace::locate(args.dir.as_deref());
+    let root = ctx.content_root()?;
+    let all = manifest::exercises_in(&root, lang)?;
+    let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+    let rows = ws.rows(&all)?;
+    let first = args
+        .exercise
+        .clone()
+        .or_else(|| workspace::summary(&rows).1.map(|r| r.id.clone()));
+    let database = ctx.open(&args.server)?;
+    let check = |id: &str| {
+        if let Err(e) = check_once(ctx, &database, &ws, &root, id, Draw::default()) {
+            eprintln!("{}", causes_in(&e, lang));
+        }
+    };
+    if let Some(id) = &first {
+        check(id);
+    }
+    eprintln!(
+        "{}",
+        lang.f(
+            "watching {dir} — save a solution.js to re-check, Ctrl-C to stop",
+            &[("dir", &ws.dir.display())]
+        )
+    );
+    watch::watch(&ws.dir, &ids, args.exercise.as_deref(), |id| {
+        if !dumb_terminal() {
+            print!("\x1b[2J\x1b[H");
+        }
+        check(id);
+        true
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
