@@ -1,10 +1,12 @@
 //! Rendering cost of the experiment view (target: ≤ 2 ms per frame), drawn
 //! from the real course and a real tiny run of the bucket lesson (the
-//! tests' `common` state) into a TestBackend at 100×30 and 200×60.
+//! tests' `support` state) into a TestBackend at 100×30 and 200×60.
 #![allow(clippy::unwrap_used)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+// The test binary's helpers; this bench uses a few of them.
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code)]
+mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -18,7 +20,7 @@ use schemalab::tui::{strings, view};
 
 fn comparison(width: u16, height: u16) -> App {
     let mut app = App::new(
-        common::course(),
+        support::course(),
         Theme::normal(),
         false,
         EngineStatus {
@@ -35,7 +37,7 @@ fn comparison(width: u16, height: u16) -> App {
     let id = app.run.as_ref().unwrap().id;
     app.update(Action::Task(TaskMsg::RunFinished {
         run_id: id,
-        result: Ok(Box::new(common::bucket_report())),
+        result: Ok(Box::new(support::bucket_report())),
     }));
     app
 }

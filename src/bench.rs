@@ -139,12 +139,12 @@ impl<'a> StepTracker<'a> {
 }
 
 /// Run the lessons `ids` (all when empty) of the course under `root` at
-/// `scale` against `uri`, one after the other; `each` sees every result as
+/// `scale` through `client`, one after the other; `each` sees every result as
 /// it comes, and `steps`, when given, every step of every lesson as it
 /// ends.
 pub async fn bench_course(
     root: &Path,
-    uri: &str,
+    client: &mongodb::Client,
     scale: Scale,
     ids: &[String],
     steps: Option<&(dyn Fn(&StepBench) + Send + Sync)>,
@@ -159,9 +159,6 @@ pub async fn bench_course(
             .collect::<Result<_, _>>()?
     };
     let loader = CatalogLoader::for_course(root)?;
-    let client = mongodb::Client::with_uri_str(uri)
-        .await
-        .map_err(|e| BenchError::Server(e.to_string()))?;
     let mut out = Vec::new();
     for id in ids {
         let lesson = course.lesson(&id)?;
@@ -181,7 +178,7 @@ pub async fn bench_course(
         // lesson's: reported as missing rather than misattributed.
         let reset = reset_peak_rss();
         let started = Instant::now();
-        let result = course::run_lesson(&client, &lesson, &opts).await;
+        let result = course::run_lesson(client, &lesson, &opts).await;
         let seconds = started.elapsed().as_secs_f64();
         let peak_rss = match &tracker {
             Some(t) => t.finish(),

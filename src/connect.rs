@@ -1,8 +1,10 @@
 //! The one place that opens the database every command and the TUI talk
 //! to: the embedded engine, served over the wire protocol on an ephemeral
 //! loopback port from a thread of its own, or the server a `--uri` names.
-//! Either way callers get a `mongodb://` URI and a tokio runtime to drive
-//! the official driver with, so every figure comes through the same path.
+//! Either way callers get one [`Database`]: a tokio runtime and one driver
+//! `Client` (whose clones share its connection pool) to reach it with, so
+//! every figure comes through the same path. Runtimes and clients are
+//! built here and nowhere else.
 
 use std::future::Future;
 
@@ -23,7 +25,8 @@ pub enum ConnectError {
     /// The embedded engine's server could not start.
     #[error("{}", self.message())]
     Embedded(std::io::Error),
-    /// The `--uri` is not a connection string the driver can parse.
+    /// The `--uri` is not a connection string the driver can parse, or
+    /// the driver refused its options.
     #[error("{}", self.message())]
     BadUri { uri: String, message: String },
 }
@@ -52,9 +55,20 @@ impl crate::locale::Localized for ConnectError {
 }
 
 /// The multi-thread runtime a command drives the driver (or `serve` the
-/// wire server) with: the one place the app builds one.
+/// wire server) with, a worker per core.
 pub fn runtime() -> Result<Runtime, ConnectError> {
     Runtime::new().map_err(ConnectError::Runtime)
+}
+
+/// A runtime of one worker thread named `name`, for a process that mostly
+/// waits (the TUI: the engine serves from threads of its own).
+pub fn small_runtime(name: &str) -> Result<Runtime, ConnectError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .thread_name(name)
+        .build()
+        .map_err(ConnectError::Runtime)
 }
 
 /// An open database: a runtime for the driver, the URI to connect to and,
@@ -64,6 +78,8 @@ pub fn runtime() -> Result<Runtime, ConnectError> {
 pub struct Database {
     runtime: Runtime,
     uri: String,
+    /// The driver's client, made on `runtime` (its monitors run there).
+    client: mongodb::Client,
     /// The embedded engine's server (on its own threads, named
     /// `schemalab-server`/`schemalab-wire`); `None` with `--uri`.
     server: Option<BackgroundServer>,
@@ -76,27 +92,30 @@ impl Database {
         Database::open_with(uri, runtime()?)
     }
 
-    /// [`Database::open`] on a runtime of the caller's making.
+    /// [`Database::open`] on a runtime made by [`runtime`] or
+    /// [`small_runtime`].
     pub fn open_with(uri: Option<String>, runtime: Runtime) -> Result<Database, ConnectError> {
-        match uri {
-            Some(uri) => {
-                check_uri(&runtime, &uri)?;
-                Ok(Database {
-                    runtime,
-                    uri,
-                    server: None,
-                })
-            }
+        let (uri, server) = match uri {
+            Some(uri) => (uri, None),
             None => {
                 let server = schemalab_wire::spawn_background(Engine::new())
                     .map_err(ConnectError::Embedded)?;
-                Ok(Database {
-                    runtime,
-                    uri: server.uri(),
-                    server: Some(server),
-                })
+                (server.uri(), Some(server))
             }
-        }
+        };
+        let client = runtime.block_on(client(&uri))?;
+        Ok(Database {
+            runtime,
+            uri,
+            client,
+            server,
+        })
+    }
+
+    /// The driver's client (clone it to hand it to a task: clones share
+    /// one connection pool).
+    pub fn client(&self) -> &mongodb::Client {
+        &self.client
     }
 
     /// The `mongodb://` URI to connect to.
@@ -132,14 +151,17 @@ impl Database {
     }
 }
 
-/// A `--uri` the driver cannot parse is named in one line, before anything
-/// tries to connect with it.
-fn check_uri(runtime: &Runtime, uri: &str) -> Result<(), ConnectError> {
-    runtime
-        .block_on(async { mongodb::options::ClientOptions::parse(uri).await })
-        .map(|_| ())
-        .map_err(|e| ConnectError::BadUri {
-            uri: uri.to_string(),
-            message: e.kind.to_string(),
-        })
+/// A driver client for `uri` (to be awaited on the runtime that will drive
+/// it). A `--uri` the driver cannot parse is named in one line, before
+/// anything tries to connect with it; creating the client does not
+/// connect.
+pub async fn client(uri: &str) -> Result<mongodb::Client, ConnectError> {
+    let bad = |e: mongodb::error::Error| ConnectError::BadUri {
+        uri: uri.to_string(),
+        message: e.kind.to_string(),
+    };
+    let options = mongodb::options::ClientOptions::parse(uri)
+        .await
+        .map_err(bad)?;
+    mongodb::Client::with_options(options).map_err(bad)
 }

@@ -69,55 +69,38 @@ pub fn list_lessons_in(
         .collect())
 }
 
-/// Connect to `uri` and run lesson `id` of the course under `root`: what
-/// `schemalab run` does once it has a URI.
+/// Run lesson `id` of the course under `root` through `client`, its
+/// strings in `lang`: what `schemalab run` does once the database is open.
+/// `id` may be the lesson id, its number in the outline (`10`) or its
+/// folder (`10-bucket`).
 pub async fn run_by_id(
     root: impl AsRef<std::path::Path>,
     id: &str,
-    uri: &str,
-    opts: &RunOptions<'_>,
-) -> Result<LessonReport, CourseError> {
-    run_by_id_in(root, id, uri, opts, crate::locale::Lang::En).await
-}
-
-/// [`run_by_id`] with the lesson's strings in `lang`; `id` may also be the
-/// lesson's number in the outline (`10`) or its folder (`10-bucket`).
-pub async fn run_by_id_in(
-    root: impl AsRef<std::path::Path>,
-    id: &str,
-    uri: &str,
+    client: &mongodb::Client,
     opts: &RunOptions<'_>,
     lang: crate::locale::Lang,
 ) -> Result<LessonReport, CourseError> {
     let course = Course::load_in(root, lang)?;
     let id = course.resolve(id)?;
     let lesson = course.lesson(&id)?;
-    let client = mongodb::Client::with_uri_str(uri)
-        .await
-        .map_err(|e| CourseError::Server(Message::verbatim(format!("{uri}: {e}"))))?;
-    run_lesson(&client, &lesson, opts).await
+    run_lesson(client, &lesson, opts).await
 }
 
-/// Connect to `uri` and prepare lesson `id`'s databases (every variant, or
-/// only `variant`) as a run would before measuring: what
-/// `schemalab shell --lesson` does before it opens the shell. `id` may be
-/// the lesson id, its number in the outline or its folder, as for
-/// [`run_by_id_in`].
-pub async fn prepare_by_id_in(
+/// Prepare lesson `id`'s databases (every variant, or only `variant`) as a
+/// run would before measuring: what `schemalab shell --lesson` does before
+/// it opens the shell. `id` is resolved as for [`run_by_id`].
+pub async fn prepare_by_id(
     root: impl AsRef<std::path::Path>,
     id: &str,
     variant: Option<&str>,
-    uri: &str,
+    client: &mongodb::Client,
     opts: &RunOptions<'_>,
     lang: crate::locale::Lang,
 ) -> Result<PreparedLesson, CourseError> {
     let course = Course::load_in(root, lang)?;
     let id = course.resolve(id)?;
     let lesson = course.lesson(&id)?;
-    let client = mongodb::Client::with_uri_str(uri)
-        .await
-        .map_err(|e| CourseError::Server(Message::verbatim(format!("{uri}: {e}"))))?;
-    prepare_lesson(&client, &lesson, variant, opts).await
+    prepare_lesson(client, &lesson, variant, opts).await
 }
 
 /// How a run ended: `schemalab run` exits 0 only when every variant ran and

@@ -32,11 +32,19 @@ pub use gate::WritePolicy;
 pub use lexer::is_complete;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
 pub use parser::parse_program;
-pub use shell::{
-    CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_file_in, run_interactive,
-    run_interactive_in, run_interactive_on,
-};
+pub use shell::{CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_interactive};
 pub use suggest::{edit_distance, suggest};
+
+/// The server's name for error `code` when it gave one (`given`), else
+/// mongod's (the driver passes no codeName inside `writeErrors`), so that
+/// checks can say `error == "DuplicateKey"` whichever way it came.
+pub fn code_name(code: i32, given: &str) -> String {
+    if given.is_empty() {
+        schemalab_engine::ErrorCode(code).name()
+    } else {
+        given.to_string()
+    }
+}
 
 /// A 1-based line and column (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]

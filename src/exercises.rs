@@ -117,25 +117,14 @@ pub fn guard_db(name: &str, id: &str) -> Result<(), ExerciseError> {
     }
 }
 
-/// What `schemalab check` does once it has a server: load exercise `id`
-/// of the course under `root`, check the learner's files of `ws` against
-/// the reference, and record the attempt in the workspace's progress.
+/// What `schemalab check` does once the database is open: load exercise
+/// `id` of the course under `root` (its strings in `lang`), check the
+/// learner's files of `ws` against the reference through `client`, and
+/// record the attempt in the workspace's progress.
 pub async fn check_in_workspace(
     root: &std::path::Path,
     ws: &Workspace,
-    uri: &str,
-    id: &str,
-    seed: u64,
-    scale: Option<crate::course::Scale>,
-) -> Result<CheckReport, ExerciseError> {
-    check_in_workspace_in(root, ws, uri, id, seed, scale, crate::locale::Lang::En).await
-}
-
-/// [`check_in_workspace`] with the exercise's strings in `lang`.
-pub async fn check_in_workspace_in(
-    root: &std::path::Path,
-    ws: &Workspace,
-    uri: &str,
+    client: &mongodb::Client,
     id: &str,
     seed: u64,
     scale: Option<crate::course::Scale>,
@@ -144,15 +133,12 @@ pub async fn check_in_workspace_in(
     let ex = manifest::find_in(root, id, lang)?;
     let (solution, answers) = ws.attempt(&ex)?;
     let loader = crate::course::CatalogLoader::for_course(root)?;
-    let client = mongodb::Client::with_uri_str(uri)
-        .await
-        .map_err(|e| ExerciseError::Server(Message::verbatim(format!("{uri}: {e}"))))?;
     let opts = CheckOptions {
         scale,
         seed,
         loader: &loader,
     };
-    let report = check_exercise(&client, &ex, &solution, answers.as_deref(), &opts).await?;
+    let report = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await?;
     ws.record_check(id, report.passed(), seed)?;
     Ok(report)
 }

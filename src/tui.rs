@@ -101,7 +101,9 @@ pub enum TuiError {
 
 /// What a runner gets for one experiment run.
 pub struct RunContext<'a> {
-    pub uri: &'a str,
+    /// The TUI's database: its runtime and the driver's client.
+    pub runtime: &'a tokio::runtime::Handle,
+    pub client: &'a mongodb::Client,
     /// The lesson's id.
     pub lesson: &'a str,
     /// The id of the experiment to run.
@@ -147,13 +149,10 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
             return Err(e);
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .thread_name("schemalab-tui")
-        .build()?;
     // The embedded engine (or --uri) lives as long as the TUI, opened the
-    // way every command opens it.
+    // way every command opens it; runs, checks and the shell all go
+    // through its one client, on its one runtime.
+    let rt = crate::connect::small_runtime("schemalab-tui")?;
     let database = Database::open_with(opts.uri.clone(), rt)?;
     let uri = database.uri().to_string();
     let embedded = database.is_embedded();
@@ -197,9 +196,13 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
             .name("schemalab-fault".into())
             .spawn(|| panic!("injected fault: a background thread panicked"))?;
     }
-    database
-        .handle()
-        .spawn(probe(uri.clone(), embedded, opts.lang, tx.clone()));
+    database.handle().spawn(probe(
+        database.client().clone(),
+        uri.clone(),
+        embedded,
+        opts.lang,
+        tx.clone(),
+    ));
     // The shell pane writes anywhere on the embedded engine; against a real
     // server only into `schemalab_` databases, as the `--uri` help promises.
     let shell_policy = if embedded {
@@ -207,7 +210,12 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     } else {
         crate::dialect::WritePolicy::Prefix(crate::course::DB_PREFIX.to_string())
     };
-    let shell_tx = spawn_shell_worker(uri.clone(), shell_policy, tx.clone());
+    let shell_tx = spawn_shell_worker(
+        database.handle().clone(),
+        database.client().clone(),
+        shell_policy,
+        tx.clone(),
+    );
     let mut cancel: Option<CancelFlag> = None;
 
     let size = guard.terminal.size()?;
@@ -260,7 +268,8 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                     cancel = Some(flag.clone());
                     let job = RunJob {
                         runner: runner.clone(),
-                        uri: uri.clone(),
+                        runtime: database.handle().clone(),
+                        client: database.client().clone(),
                         lesson: l,
                         experiment: e,
                         scale,
@@ -281,17 +290,17 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                     let _ = shell_tx.send((db, src));
                 }
                 Effect::CheckExercise { id } => {
-                    let (tx, uri, root, ws) = (
+                    let (tx, client, root, ws) = (
                         tx.clone(),
-                        uri.clone(),
+                        database.client().clone(),
                         course_root.clone(),
                         workspace.clone(),
                     );
                     let lang = opts.lang;
                     database.handle().spawn(async move {
                         let seed = crate::exercises::fresh_seed();
-                        let res = crate::exercises::check_in_workspace_in(
-                            &root, &ws, &uri, &id, seed, None, lang,
+                        let res = crate::exercises::check_in_workspace(
+                            &root, &ws, &client, &id, seed, None, lang,
                         )
                         .await;
                         let (text, passed) = match res {
@@ -430,7 +439,8 @@ fn show_startup_error(problems: &[String]) -> Result<(), TuiError> {
 
 struct RunJob {
     runner: Arc<dyn ExperimentRunner>,
-    uri: String,
+    runtime: tokio::runtime::Handle,
+    client: mongodb::Client,
     lesson: String,
     experiment: String,
     scale: Scale,
@@ -447,7 +457,8 @@ impl RunJob {
             let _ = tx.send(Event::Task(TaskMsg::RunProgress { run_id, progress }));
         };
         let result = self.runner.run(RunContext {
-            uri: &self.uri,
+            runtime: &self.runtime,
+            client: &self.client,
             lesson: &self.lesson,
             experiment: &self.experiment,
             scale: self.scale,
@@ -463,8 +474,14 @@ impl RunJob {
 
 /// Asks the server who it is, for the status bar (in `lang`: this runs on
 /// a worker thread, not the one that draws).
-async fn probe(uri: String, embedded: bool, lang: Lang, tx: Sender<Event>) {
-    let msg = match tokio::time::timeout(Duration::from_secs(10), build_info(&uri)).await {
+async fn probe(
+    client: mongodb::Client,
+    uri: String,
+    embedded: bool,
+    lang: Lang,
+    tx: Sender<Event>,
+) {
+    let msg = match tokio::time::timeout(Duration::from_secs(10), build_info(&client, &uri)).await {
         Ok(Ok((version, host))) => TaskMsg::Connected {
             label: if embedded {
                 lang.t(strings::EMBEDDED_ENGINE).to_string()
@@ -481,7 +498,8 @@ async fn probe(uri: String, embedded: bool, lang: Lang, tx: Sender<Event>) {
     let _ = tx.send(Event::Task(msg));
 }
 
-async fn build_info(uri: &str) -> Result<(String, String), String> {
+/// The server's version, and the first host `uri` names (for the label).
+async fn build_info(client: &mongodb::Client, uri: &str) -> Result<(String, String), String> {
     let options = mongodb::options::ClientOptions::parse(uri)
         .await
         .map_err(|e| e.to_string())?;
@@ -490,7 +508,6 @@ async fn build_info(uri: &str) -> Result<(String, String), String> {
         .first()
         .map(|h| h.to_string())
         .unwrap_or_default();
-    let client = mongodb::Client::with_options(options).map_err(|e| e.to_string())?;
     let info = client
         .database("admin")
         .run_command(bson::doc! {"buildInfo": 1})
@@ -502,7 +519,8 @@ async fn build_info(uri: &str) -> Result<(String, String), String> {
 /// The shell's session lives on its own thread (one statement at a time,
 /// in order); statements arrive over a channel, output goes back as tasks.
 fn spawn_shell_worker(
-    uri: String,
+    rt: tokio::runtime::Handle,
+    client: mongodb::Client,
     policy: crate::dialect::WritePolicy,
     tx: Sender<Event>,
 ) -> Sender<(String, String)> {
@@ -510,17 +528,11 @@ fn spawn_shell_worker(
     let _ = std::thread::Builder::new()
         .name("schemalab-shell".into())
         .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
             let mut session: Option<(String, crate::dialect::Session)> = None;
             while let Ok((db, src)) = shell_rx.recv() {
                 let msg = rt.block_on(async {
                     if session.as_ref().is_none_or(|(d, _)| d != &db) {
-                        match crate::dialect::Session::connect(&uri, &db).await {
+                        match crate::dialect::Session::connect(&client, &db) {
                             Ok(s) => session = Some((db.clone(), s.with_policy(policy.clone()))),
                             Err(e) => {
                                 return TaskMsg::ShellOutput {

@@ -57,7 +57,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     }
     let all = database.block_on(bench::bench_course(
         &root,
-        database.uri(),
+        database.client(),
         scale,
         &lessons,
         steps.then_some(&|s: &bench::StepBench| {

@@ -76,10 +76,10 @@ pub fn check_once(
 ) -> anyhow::Result<bool> {
     let lang = ctx.lang;
     let seed = draw.seed.unwrap_or_else(exercises::fresh_seed);
-    let report = database.block_on(exercises::check_in_workspace_in(
+    let report = database.block_on(exercises::check_in_workspace(
         root,
         ws,
-        database.uri(),
+        database.client(),
         id,
         seed,
         draw.scale,

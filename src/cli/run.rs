@@ -64,10 +64,10 @@ fn measure(ctx: &Context, args: &Args) -> anyhow::Result<(LessonReport, Format)>
         cancel: course::CancelFlag::new(),
         progress: Some(&progress),
     };
-    let report = database.block_on(course::run_by_id_in(
+    let report = database.block_on(course::run_by_id(
         &root,
         &args.lesson,
-        database.uri(),
+        database.client(),
         &opts,
         ctx.lang,
     ))?;

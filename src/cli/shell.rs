@@ -71,11 +71,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
                 progress: Some(&progress),
             };
             let prepared = database
-                .block_on(course::prepare_by_id_in(
+                .block_on(course::prepare_by_id(
                     &root,
                     query,
                     args.variant.as_deref(),
-                    database.uri(),
+                    database.client(),
                     &opts,
                     lang,
                 ))
@@ -86,8 +86,8 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     };
     match args.file {
         Some(path) => {
-            let ran = database.block_on(dialect::run_file_in(
-                database.uri(),
+            let ran = database.block_on(dialect::run_file(
+                database.client(),
                 &db,
                 &path,
                 policy,
@@ -98,7 +98,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        None => dialect::run_interactive_in(database.handle(), database.uri(), &db, policy, lang)
+        None => dialect::run_interactive(database.handle(), database.client(), &db, policy, lang)
             .map_err(|e| anyhow::anyhow!("shell: {}", e.line_in(lang)))?,
     }
     Ok(ExitCode::SUCCESS)

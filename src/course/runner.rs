@@ -34,7 +34,7 @@ use super::measure::{
 };
 use super::{CourseError, Scale, db_name, guard_db};
 use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
-use crate::dialect::{DialectError, Output, Session, Value, parse_program};
+use crate::dialect::{DialectError, Output, Session, Value, code_name, parse_program};
 use crate::locale::Message;
 
 /// A shared flag: set it and the run stops at the next step boundary.
@@ -252,16 +252,6 @@ pub struct ClaimResult {
     pub check: String,
     #[serde(flatten)]
     pub verdict: Verdict,
-}
-
-/// mongod sends no codeName inside `writeErrors`; name the code the way
-/// command errors do so checks can say `error == "DuplicateKey"`.
-fn code_name(code: i32, given: &str) -> String {
-    if given.is_empty() {
-        schemalab_engine::ErrorCode(code).name()
-    } else {
-        given.to_string()
-    }
 }
 
 fn op_error(e: &DialectError) -> OpError {

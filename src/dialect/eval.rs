@@ -357,11 +357,11 @@ fn sanitize_doc(d: Document) -> Document {
 }
 
 impl Session {
-    /// Connect to `uri` and start in database `db`.
-    pub async fn connect(uri: &str, db: &str) -> R<Self> {
+    /// A session through `client` (a clone shares its connection pool),
+    /// starting in database `db`, whose name is checked first.
+    pub fn connect(client: &Client, db: &str) -> R<Self> {
         super::names::check_db_name(db)?;
-        let client = Client::with_uri_str(uri).await.map_err(driver_err)?;
-        Ok(Session::new(client, db))
+        Ok(Session::new(client.clone(), db))
     }
 
     /// A session over an existing client.

@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use mongodb::Client;
+
 use super::{DialectError, Output, Session, WritePolicy};
 use crate::locale::{Lang, Message};
 
@@ -51,22 +53,13 @@ pub fn read_script(path: &Path) -> Result<String, DialectError> {
     }
 }
 
-/// Run every statement of `path` against `uri`/`db` (every command through
-/// `policy`'s write gate), printing outputs to stdout. Every failure is
-/// printed to stderr as one line naming the place (`file: message
-/// (line:col)`, then the source line and a caret) and returned.
+/// Run every statement of `path` through `client` in `db` (every command
+/// through `policy`'s write gate), printing outputs to stdout. Every
+/// failure is printed to stderr as one line naming the place (`file:
+/// message (line:col)`, then the source line and a caret, schemalab's own
+/// words in `lang`) and returned.
 pub async fn run_file(
-    uri: &str,
-    db: &str,
-    path: &Path,
-    policy: WritePolicy,
-) -> Result<(), DialectError> {
-    run_file_in(uri, db, path, policy, Lang::En).await
-}
-
-/// [`run_file`], writing schemalab's own words of an error in `lang`.
-pub async fn run_file_in(
-    uri: &str,
+    client: &Client,
     db: &str,
     path: &Path,
     policy: WritePolicy,
@@ -79,7 +72,7 @@ pub async fn run_file_in(
             return Err(e);
         }
     };
-    let mut session = match Session::connect(uri, db).await {
+    let mut session = match Session::connect(client, db) {
         Ok(s) => s.with_policy(policy),
         Err(e) => {
             eprintln!("{}", e.line_in(lang));
@@ -127,39 +120,17 @@ pub fn prompt(db: &str) -> String {
 /// The prompt before each further line of an unfinished statement.
 pub const CONTINUATION_PROMPT: &str = "... ";
 
-/// The interactive shell. Blocks the calling thread (it builds its own
-/// tokio runtime for the driver); must not be called from async code.
-pub fn run_interactive(uri: &str, db: &str, policy: WritePolicy) -> Result<(), DialectError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| DialectError::Io(Message::verbatim(e)))?;
-    run_interactive_on(rt.handle(), uri, db, policy)
-}
-
-/// The interactive shell on an existing runtime (e.g. the one serving the
-/// embedded engine). Blocks the calling thread, which must not be one of
-/// the runtime's async tasks.
-pub fn run_interactive_on(
+/// The interactive shell through `client`, on the runtime `rt` that drives
+/// it, its banner and schemalab's own words of errors in `lang`. Blocks
+/// the calling thread, which must not be one of the runtime's async tasks.
+pub fn run_interactive(
     rt: &tokio::runtime::Handle,
-    uri: &str,
-    db: &str,
-    policy: WritePolicy,
-) -> Result<(), DialectError> {
-    run_interactive_in(rt, uri, db, policy, Lang::En)
-}
-
-/// [`run_interactive_on`], writing its banner and schemalab's own words of
-/// errors in `lang`.
-pub fn run_interactive_in(
-    rt: &tokio::runtime::Handle,
-    uri: &str,
+    client: &Client,
     db: &str,
     policy: WritePolicy,
     lang: Lang,
 ) -> Result<(), DialectError> {
-    let mut session = rt.block_on(Session::connect(uri, db))?.with_policy(policy);
+    let mut session = Session::connect(client, db)?.with_policy(policy);
     let mut editor =
         rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     let history = directories::ProjectDirs::from("", "", "schemalab")

@@ -644,16 +644,12 @@ fn op_error(e: &DialectError, src: &str) -> OpError {
             ..
         } => OpError {
             code: Some(*code),
-            code_name: if code_name.is_empty() {
-                schemalab_engine::ErrorCode(*code).name()
-            } else {
-                code_name.clone()
-            },
+            code_name: crate::dialect::code_name(*code, code_name),
             message: Message::verbatim(message),
         },
         DialectError::BulkWrite { code, message, .. } => OpError {
             code: Some(*code),
-            code_name: schemalab_engine::ErrorCode(*code).name(),
+            code_name: crate::dialect::code_name(*code, ""),
             message: Message::verbatim(message),
         },
         other => OpError {

@@ -32,16 +32,12 @@ impl CourseRunner {
 
 impl ExperimentRunner for CourseRunner {
     fn run(&self, ctx: RunContext<'_>) -> Result<LessonReport, String> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        rt.block_on(self.run_async(ctx))
+        ctx.runtime.block_on(self.run_async(&ctx))
     }
 }
 
 impl CourseRunner {
-    async fn run_async(&self, ctx: RunContext<'_>) -> Result<LessonReport, String> {
+    async fn run_async(&self, ctx: &RunContext<'_>) -> Result<LessonReport, String> {
         // The lesson as it is on disk now: an edit applies on the next run.
         let course = Course::load_in(&self.root, self.lang).map_err(|e| e.render_in(self.lang))?;
         let mut lesson = course
@@ -57,9 +53,6 @@ impl CourseRunner {
             ));
         }
         let loader = CatalogLoader::for_course(&self.root).map_err(|e| e.render_in(self.lang))?;
-        let client = mongodb::Client::with_uri_str(ctx.uri)
-            .await
-            .map_err(|e| e.to_string())?;
         let progress = |p: &Progress| (ctx.progress)(p.clone());
         let opts = RunOptions {
             scale: ctx.scale,
@@ -67,7 +60,7 @@ impl CourseRunner {
             cancel: ctx.cancel.clone(),
             progress: Some(&progress),
         };
-        let report = run_lesson(&client, &lesson, &opts)
+        let report = run_lesson(ctx.client, &lesson, &opts)
             .await
             .map_err(|e| e.render_in(self.lang))?;
         if ctx.cancel.is_cancelled() {

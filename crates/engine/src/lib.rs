@@ -96,6 +96,8 @@ pub struct Engine {
     clock: Arc<dyn Clock>,
     /// Per database, the profiler's level and `slowms` (absent: level 0).
     profiling: Arc<parking_lot::Mutex<std::collections::HashMap<String, (i32, i64)>>>,
+    /// This server's `setParameter` values (each engine is a server).
+    params: Arc<limits::Params>,
 }
 
 /// mongod's default `slowms`.
@@ -296,7 +298,14 @@ impl Engine {
             store: Arc::default(),
             clock,
             profiling: Arc::default(),
+            params: Arc::default(),
         }
+    }
+
+    /// This server's parameters: what `setParameter` changes, and what
+    /// every operation run with them in its [`limits::Operation`] obeys.
+    pub fn params(&self) -> &Arc<limits::Params> {
+        &self.params
     }
 
     /// The `profile` command: set the database profiler's level (0, 1, 2;

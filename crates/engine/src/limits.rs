@@ -272,6 +272,36 @@ mod tests {
         run_as(Operation::default(), || assert!(allow_disk_use()));
     }
 
+    /// Each parameter sits at its own index, and two servers' values are
+    /// their own: setting one leaves the other, and code outside any
+    /// operation, at the default.
+    #[test]
+    fn every_server_has_its_own_parameters() {
+        for (i, p) in params().into_iter().enumerate() {
+            assert_eq!(p.index, i, "{}", p.name);
+        }
+        let (a, b) = (
+            std::sync::Arc::new(Params::default()),
+            std::sync::Arc::new(Params::default()),
+        );
+        assert_eq!(a.set(&SORT_MEMORY, 5), SORT_MEMORY.default_value());
+        let on = |params: &std::sync::Arc<Params>| Operation {
+            params: Some(params.clone()),
+            ..Operation::default()
+        };
+        assert_eq!(run_as(on(&a), || SORT_MEMORY.get()), 5);
+        assert_eq!(run_as(on(&b), || SORT_MEMORY.get()), HUNDRED_MB);
+        assert_eq!(SORT_MEMORY.get(), HUNDRED_MB);
+        // A nested operation keeps its server's parameters when it says so.
+        run_as(on(&a), || {
+            let nested = Operation {
+                params: params_in_force(),
+                ..Operation::default()
+            };
+            assert_eq!(run_as(nested, || SORT_MEMORY.get()), 5);
+        });
+    }
+
     #[test]
     fn path_lengths() {
         let p = vec!["a"; 200].join(".");
@@ -304,6 +334,9 @@ pub struct Operation {
     pub allow_disk_use: Option<bool>,
     /// Set by `killOp`: the operation stops at its next checkpoint.
     pub killed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The server parameters in force (the engine's own, see
+    /// [`Params`]); without them, every [`Param`] reads its default.
+    pub params: Option<std::sync::Arc<Params>>,
 }
 
 /// A cheap question the running operation may ask (is the client gone?).
@@ -415,6 +448,12 @@ fn check(op: &Operation) -> Result<()> {
     Ok(())
 }
 
+/// The parameters of the running operation's server, for a nested
+/// operation (a `getMore`'s own time budget) to keep.
+pub fn params_in_force() -> Option<std::sync::Arc<Params>> {
+    CURRENT.with(|c| c.borrow().as_ref().and_then(|cur| cur.op.params.clone()))
+}
+
 /// The running operation's deadline, if any.
 pub fn deadline() -> Option<std::time::Instant> {
     CURRENT.with(|c| c.borrow().as_ref().and_then(|cur| cur.op.deadline))
@@ -436,47 +475,52 @@ pub fn allow_disk_use() -> bool {
 }
 
 // ---------------------------------------------------------------------------
-// Server parameters (process-wide, as mongod's `setParameter` ones are).
+// Server parameters: each engine has its own values (as each mongod
+// process has), which `setParameter` changes and every operation the
+// engine runs reads through its [`Operation::params`].
 // ---------------------------------------------------------------------------
 
-/// A limit or switch that `setParameter` can change.
+/// A limit or switch that `setParameter` can change: its name, default and
+/// slot in a server's [`Params`].
 #[derive(Debug)]
 pub struct Param {
     /// mongod's name for it.
     pub name: &'static str,
-    value: std::sync::atomic::AtomicU64,
+    /// Its place in [`params`] and in [`Params`].
+    index: usize,
     default: u64,
     /// A boolean parameter (`true`/`false` on the wire, 1/0 here).
     pub boolean: bool,
 }
 
 impl Param {
-    const fn new(name: &'static str, default: u64) -> Self {
+    const fn new(index: usize, name: &'static str, default: u64) -> Self {
         Self {
             name,
-            value: std::sync::atomic::AtomicU64::new(default),
+            index,
             default,
             boolean: false,
         }
     }
 
-    const fn flag(name: &'static str, default: bool) -> Self {
+    const fn flag(index: usize, name: &'static str, default: bool) -> Self {
         Self {
             name,
-            value: std::sync::atomic::AtomicU64::new(default as u64),
+            index,
             default: default as u64,
             boolean: true,
         }
     }
 
-    /// The current value.
+    /// The value in force for the running operation: its server's, or the
+    /// default outside an operation of a server.
     pub fn get(&self) -> u64 {
-        self.value.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Set a new value, returning the old one.
-    pub fn set(&self, v: u64) -> u64 {
-        self.value.swap(v, std::sync::atomic::Ordering::Relaxed)
+        CURRENT.with(
+            |c| match c.borrow().as_ref().and_then(|cur| cur.op.params.as_ref()) {
+                Some(params) => params.get(self),
+                None => self.default,
+            },
+        )
     }
 
     /// mongod's default.
@@ -485,44 +529,81 @@ impl Param {
     }
 }
 
+/// One server's values of every [`Param`] (an engine's: its clones share
+/// them), starting at mongod's defaults.
+#[derive(Debug)]
+pub struct Params {
+    values: [std::sync::atomic::AtomicU64; PARAM_COUNT],
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            values: params().map(|p| std::sync::atomic::AtomicU64::new(p.default)),
+        }
+    }
+}
+
+impl Params {
+    /// `param`'s value on this server.
+    pub fn get(&self, param: &Param) -> u64 {
+        self.values[param.index].load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Set `param` on this server, returning its old value.
+    pub fn set(&self, param: &Param, v: u64) -> u64 {
+        self.values[param.index].swap(v, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 const HUNDRED_MB: u64 = 100 * 1024 * 1024;
 
 /// `$sort` in a pipeline (and a find's SORT stage).
-pub static SORT_MEMORY: Param =
-    Param::new("internalQueryMaxBlockingSortMemoryUsageBytes", HUNDRED_MB);
+pub static SORT_MEMORY: Param = Param::new(
+    4,
+    "internalQueryMaxBlockingSortMemoryUsageBytes",
+    HUNDRED_MB,
+);
 /// `$group`'s groups and accumulators.
 pub static GROUP_MEMORY: Param =
-    Param::new("internalDocumentSourceGroupMaxMemoryBytes", HUNDRED_MB);
+    Param::new(5, "internalDocumentSourceGroupMaxMemoryBytes", HUNDRED_MB);
 /// One `$push` accumulator.
-pub static PUSH_BYTES: Param = Param::new("internalQueryMaxPushBytes", HUNDRED_MB);
+pub static PUSH_BYTES: Param = Param::new(6, "internalQueryMaxPushBytes", HUNDRED_MB);
 /// One `$addToSet` accumulator.
-pub static ADD_TO_SET_BYTES: Param = Param::new("internalQueryMaxAddToSetBytes", HUNDRED_MB);
+pub static ADD_TO_SET_BYTES: Param = Param::new(7, "internalQueryMaxAddToSetBytes", HUNDRED_MB);
 /// `$graphLookup`'s visited set and queue (`maxMemoryUsageBytes`).
 pub static GRAPH_LOOKUP_MEMORY: Param = Param::new(
+    8,
     "internalDocumentSourceGraphLookupMaxMemoryBytes",
     HUNDRED_MB,
 );
 /// The values one `$range` may produce (16 bytes each).
-pub static RANGE_BYTES: Param = Param::new("internalQueryMaxRangeBytes", HUNDRED_MB);
+pub static RANGE_BYTES: Param = Param::new(3, "internalQueryMaxRangeBytes", HUNDRED_MB);
 /// Idle cursors are killed after this long (milliseconds).
-pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new("cursorTimeoutMillis", 10 * 60 * 1000);
+pub static CURSOR_TIMEOUT_MILLIS: Param = Param::new(9, "cursorTimeoutMillis", 10 * 60 * 1000);
 /// Whether an operation that does not say `allowDiskUse` may go past the
 /// blocking-stage limits (mongod 6.0 and later: true).
-pub static ALLOW_DISK_USE_BY_DEFAULT: Param = Param::flag("allowDiskUseByDefault", true);
+pub static ALLOW_DISK_USE_BY_DEFAULT: Param = Param::flag(2, "allowDiskUseByDefault", true);
 
 /// How large an explain may grow before the rest of its plan trees are
 /// left out, each stage replaced by a warning (mongod: 10 MiB).
-pub static EXPLAIN_SIZE_THRESHOLD: Param =
-    Param::new("internalQueryExplainSizeThresholdBytes", 10 * 1024 * 1024);
+pub static EXPLAIN_SIZE_THRESHOLD: Param = Param::new(
+    1,
+    "internalQueryExplainSizeThresholdBytes",
+    10 * 1024 * 1024,
+);
 
 /// The record bytes the engine keeps in memory before it spills the
 /// chunks of its least recently used collections to a temporary file
 /// (schemalab's own parameter; mongod's nearest is the WiredTiger cache
 /// size, `wiredTigerCacheSizeGB`).
-pub static RECORD_CACHE_BYTES: Param = Param::new("schemalabRecordCacheBytes", 512 << 20);
+pub static RECORD_CACHE_BYTES: Param = Param::new(0, "schemalabRecordCacheBytes", 512 << 20);
 
-/// Every parameter `setParameter`/`getParameter` know.
-pub fn params() -> [&'static Param; 10] {
+/// How many parameters there are.
+const PARAM_COUNT: usize = 10;
+
+/// Every parameter `setParameter`/`getParameter` know, each at its index.
+pub fn params() -> [&'static Param; PARAM_COUNT] {
     [
         &RECORD_CACHE_BYTES,
         &EXPLAIN_SIZE_THRESHOLD,

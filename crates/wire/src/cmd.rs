@@ -334,8 +334,8 @@ impl Command {
             Command::Ping | Command::EndSessions => raw(Document::new()),
             Command::CurrentOp(c) => raw(c.apply(ctx)?),
             Command::KillOp(c) => raw(c.apply(ctx)),
-            Command::GetParameter(c) => raw(c.apply()),
-            Command::SetParameter(c) => raw(c.apply()),
+            Command::GetParameter(c) => raw(c.apply(ctx.engine.params())),
+            Command::SetParameter(c) => raw(c.apply(ctx.engine.params())),
             Command::GetLog(c) => raw(c.apply()),
             Command::ConnectionStatus => raw(admin::connection_status()),
             Command::WhatsMyUri => raw(admin::whatsmyuri(ctx)),
@@ -449,7 +449,10 @@ fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocument
             killed: running.as_ref().map(|r| r.kill_flag()),
             ..op
         }),
-        Err(_) => Ok(limits::Operation::default()),
+        Err(_) => Ok(limits::Operation {
+            params: Some(session.engine.params().clone()),
+            ..limits::Operation::default()
+        }),
     };
     let outcome = op.and_then(|op| limits::run_as(op, || guarded(|| run_command(cmd, session))));
     reply_of(outcome)
@@ -494,6 +497,7 @@ fn operation(cmd: &CommandDoc, session: &Session) -> Result<limits::Operation> {
         client_gone: session.client_gone.clone(),
         allow_disk_use,
         killed: None,
+        params: Some(session.engine.params().clone()),
     })
 }
 

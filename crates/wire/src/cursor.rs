@@ -56,9 +56,15 @@ pub const MAX_OPEN_CURSORS: usize = 10_000;
 /// The most bytes of results the open cursors may hold between them.
 pub const MAX_PARKED_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The idle timeout in force.
+/// The idle timeout in force for the running command (its server's
+/// `cursorTimeoutMillis`).
 pub fn cursor_timeout() -> Duration {
     Duration::from_millis(schemalab_engine::limits::CURSOR_TIMEOUT_MILLIS.get())
+}
+
+/// The idle timeout `params` set (for the monitor, outside any command).
+pub fn cursor_timeout_of(params: &schemalab_engine::limits::Params) -> Duration {
+    Duration::from_millis(params.get(&schemalab_engine::limits::CURSOR_TIMEOUT_MILLIS))
 }
 
 /// Where a cursor's documents come from, one at a time.
@@ -381,6 +387,7 @@ impl CursorTable {
                 let op = schemalab_engine::limits::Operation {
                     deadline: Some(started + budget),
                     killed: schemalab_engine::limits::kill_flag(),
+                    params: schemalab_engine::limits::params_in_force(),
                     ..Default::default()
                 };
                 schemalab_engine::limits::run_as(op, || cursor.fill(batch_size))

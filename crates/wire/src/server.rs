@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 
 use super::cmd::{self, CommandDoc, Session};
 use super::connection::Connection;
-use super::cursor::{CursorTable, cursor_timeout};
+use super::cursor::{CursorTable, cursor_timeout_of};
 use super::dispatch::{self, Weight};
 use super::frame::{self, Frame, Request};
 use super::ops::OpTable;
@@ -245,7 +245,9 @@ pub(crate) async fn ttl_monitor(shared: Arc<Shared>, shutdown: broadcast::Receiv
     every(TTL_MONITOR_PERIOD, shared, shutdown, |shared| {
         let engine = &shared.engine;
         engine.expire_ttl(engine.now());
-        shared.cursors.reap_idle(cursor_timeout());
+        shared
+            .cursors
+            .reap_idle(cursor_timeout_of(shared.engine.params()));
     })
     .await
 }
@@ -269,7 +271,10 @@ pub(crate) async fn memory_monitor(shared: Arc<Shared>, shutdown: broadcast::Rec
     every(SPILL_PERIOD, shared, shutdown, |shared| {
         let mut spilled = false;
         if !shared.spill_failed.load(Ordering::Relaxed) {
-            let budget = schemalab_engine::limits::RECORD_CACHE_BYTES.get();
+            let budget = shared
+                .engine
+                .params()
+                .get(&schemalab_engine::limits::RECORD_CACHE_BYTES);
             match shared.engine.spill_cold(budget, COLD_AFTER) {
                 Ok(report) => spilled = report.freed > 0,
                 // No temporary file to write to (or it is full): nothing

@@ -189,8 +189,8 @@ impl GetParameter {
         Self { all, names }
     }
 
-    /// The known parameters that were asked for.
-    pub fn apply(&self) -> Document {
+    /// The known parameters that were asked for, as this server has them.
+    pub fn apply(&self, params: &limits::Params) -> Document {
         let mut reply = Document::new();
         if self.all
             || self
@@ -202,10 +202,11 @@ impl GetParameter {
         }
         for p in limits::params() {
             if self.all || self.names.iter().any(|n| n == p.name) {
+                let v = params.get(p);
                 if p.boolean {
-                    reply.insert(p.name, p.get() != 0);
+                    reply.insert(p.name, v != 0);
                 } else {
-                    reply.insert(p.name, p.get() as i64);
+                    reply.insert(p.name, v as i64);
                 }
             }
         }
@@ -214,7 +215,8 @@ impl GetParameter {
 }
 
 /// `setParameter` for the limits the engine enforces (see
-/// `engine::limits`): process-wide, as mongod's are.
+/// `schemalab_engine::limits`): the server's own, as a mongod process's
+/// are.
 #[derive(Debug, Clone)]
 pub struct SetParameter {
     settings: Vec<(&'static limits::Param, u64)>,
@@ -274,11 +276,12 @@ impl SetParameter {
         Ok(Self { settings })
     }
 
-    /// Set the values; `was` is the first one's previous value.
-    pub fn apply(&self) -> Document {
+    /// Set the values on this server; `was` is the first one's previous
+    /// value.
+    pub fn apply(&self, params: &limits::Params) -> Document {
         let mut reply = Document::new();
         for (param, v) in &self.settings {
-            let was = param.set(*v);
+            let was = params.set(param, *v);
             if !reply.contains_key("was") {
                 if param.boolean {
                     reply.insert("was", was != 0);

@@ -1,0 +1,141 @@
+//! The command line as people use it: lessons by number or folder with a
+//! "did you mean" for typos, options only on the commands that use them, the
+//! course built into the binary (any working directory works; `--content`
+//! overrides it), the language from `--lang` or the environment, and
+//! `TERM=dumb` getting plain text instead of a TUI.
+
+use crate::support::cli::schemalab_in;
+use std::path::Path;
+
+fn here() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_lesson_is_found_by_id_number_or_folder_and_typos_get_a_suggestion() {
+    for query in ["bucket", "10", "10-bucket"] {
+        let out = schemalab_in(
+            here(),
+            &[],
+            &["run", query, "--scale", "tiny", "--format", "json"],
+        );
+        assert_eq!(out.code, 0, "{query}: {}", out.stderr);
+        let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(report["lesson"], "bucket", "{query}");
+    }
+    let out = schemalab_in(here(), &[], &["run", "buckt", "--scale", "tiny"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("did you mean 'bucket'?"),
+        "{}",
+        out.stderr
+    );
+    // Nothing close: no suggestion, the list of lessons instead.
+    let out = schemalab_in(here(), &[], &["run", "zzzzzz", "--scale", "tiny"]);
+    assert_eq!(out.code, 2);
+    assert!(!out.stderr.contains("did you mean"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("lessons: thinking-in-documents"),
+        "{}",
+        out.stderr
+    );
+    let out = schemalab_in(here(), &[], &["run", "99", "--scale", "tiny"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+}
+
+#[test]
+fn options_appear_only_on_the_commands_that_use_them() {
+    let help = |cmd: &str| schemalab_in(here(), &[], &[cmd, "--help"]).stdout;
+    for cmd in ["lint", "lessons", "serve"] {
+        let h = help(cmd);
+        assert!(!h.contains("--uri"), "{cmd} offers --uri:\n{h}");
+        assert!(!h.contains("--present"), "{cmd} offers --present:\n{h}");
+    }
+    for cmd in ["run", "shell", "check", "watch"] {
+        assert!(help(cmd).contains("--uri"), "{cmd} lacks --uri");
+    }
+    let out = schemalab_in(here(), &[], &["lint", "--present"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("--present"), "{}", out.stderr);
+}
+
+#[test]
+fn the_course_is_built_in_so_any_folder_works_and_content_overrides_it() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let cache_env = cache.path().display().to_string();
+    let env = [
+        ("XDG_CACHE_HOME", cache_env.as_str()),
+        ("HOME", cache_env.as_str()),
+    ];
+    let out = schemalab_in(elsewhere.path(), &env, &["lessons"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 18, "{}", out.stdout);
+    assert!(out.stdout.contains("10. bucket"), "{}", out.stdout);
+    let out = schemalab_in(elsewhere.path(), &env, &["lint"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // --content names an instructor's own copy; a folder without a course
+    // is an error that says so.
+    let out = schemalab_in(elsewhere.path(), &env, &["--content", ".", "lessons"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("no lessons/manifest.toml"),
+        "{}",
+        out.stderr
+    );
+    let course = here().display().to_string();
+    let out = schemalab_in(elsewhere.path(), &env, &["--content", &course, "lessons"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 18);
+}
+
+#[test]
+fn the_language_comes_from_the_flag_or_the_environment() {
+    let zh = schemalab_in(here(), &[], &["--lang", "zh-CN", "lessons"]);
+    assert!(
+        zh.stdout.contains("10. bucket                   桶模式"),
+        "{}",
+        zh.stdout
+    );
+    let env = schemalab_in(here(), &[("LANG", "zh_CN.UTF-8")], &["lessons"]);
+    assert_eq!(env.stdout, zh.stdout);
+    // --lang wins over the environment; LC_ALL over LANG.
+    let forced = schemalab_in(
+        here(),
+        &[("LANG", "zh_CN.UTF-8")],
+        &["--lang", "en", "lessons"],
+    );
+    assert!(
+        forced.stdout.contains("The bucket pattern"),
+        "{}",
+        forced.stdout
+    );
+    let lc_all = schemalab_in(
+        here(),
+        &[("LANG", "zh_CN.UTF-8"), ("LC_ALL", "C")],
+        &["lessons"],
+    );
+    assert_eq!(lc_all.stdout, forced.stdout);
+    let bad = schemalab_in(here(), &[], &["--lang", "fr", "lessons"]);
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stderr.contains("unknown language 'fr'"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn a_dumb_terminal_gets_plain_text_not_the_workbench() {
+    let out = schemalab_in(here(), &[("TERM", "dumb")], &[]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("TERM=dumb"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("schemalab run <lesson>"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains('\u{1b}') && !out.stderr.contains('\u{1b}'));
+    // Ordinary errors are one message, no backtrace.
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}

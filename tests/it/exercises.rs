@@ -1,0 +1,412 @@
+//! Every exercise of the course, at the tiny scale on the embedded engine:
+//! the reference solution passes on several seeds, the starter fails, and
+//! the wrong solution fails on the check that names its mistake. Also the
+//! workspace commands (init never overwrites, hints one stage at a time,
+//! solutions locked until passed) and lint of exercise content.
+
+use std::path::PathBuf;
+
+use crate::support::{copy_dir, root};
+use schemalab::course::CatalogLoader;
+use schemalab::exercises::{self, CheckOptions, CheckReport, Exercise, Workspace};
+
+fn answers(ex: &Exercise, which: &str) -> Option<String> {
+    ex.spec.answers.as_ref().map(|a| {
+        let f = match which {
+            "reference" => &a.reference,
+            "wrong" => &a.wrong,
+            _ => &a.starter,
+        };
+        ex.read(f.get_ref()).unwrap()
+    })
+}
+
+fn check(
+    rt: &tokio::runtime::Runtime,
+    client: &mongodb::Client,
+    ex: &Exercise,
+    file: &str,
+    which: &str,
+    seed: u64,
+) -> CheckReport {
+    let loader = CatalogLoader::for_course(root()).unwrap();
+    let opts = CheckOptions {
+        scale: None,
+        seed,
+        loader: &loader,
+    };
+    let sol = ex.read(file).unwrap();
+    let ans = answers(ex, which);
+    rt.block_on(exercises::check_exercise(
+        client,
+        ex,
+        &sol,
+        ans.as_deref(),
+        &opts,
+    ))
+    .unwrap_or_else(|e| panic!("{}: {e}", ex.id))
+}
+
+/// Grade one exercise: its reference passes on two seeds (with no failure
+/// on the reference side), its starter fails, and its wrong solution fails
+/// on every check its `wrong_fails` names.
+fn grade(id: &str) {
+    let all = exercises::exercises(root()).unwrap();
+    let ex = all
+        .iter()
+        .find(|e| e.id == id)
+        .unwrap_or_else(|| panic!("no exercise {id}"));
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let mut problems = Vec::new();
+    for seed in [1, 7] {
+        let r = check(
+            &rt,
+            &client,
+            ex,
+            ex.spec.reference.get_ref(),
+            "reference",
+            seed,
+        );
+        if !r.passed() || !r.ref_errors.is_empty() {
+            problems.push(format!("reference, seed {seed}:\n{}", r.render()));
+        }
+    }
+    let r = check(&rt, &client, ex, ex.spec.starter.get_ref(), "starter", 3);
+    if r.passed() {
+        problems.push("the starter passes".to_string());
+    }
+    let r = check(&rt, &client, ex, ex.spec.wrong.get_ref(), "wrong", 3);
+    assert!(!ex.spec.wrong_fails.is_empty());
+    for named in &ex.spec.wrong_fails {
+        let res = r.results.iter().find(|c| &c.id == named.get_ref());
+        if res.is_none_or(|c| c.passed) {
+            problems.push(format!(
+                "the wrong solution does not fail '{}':\n{}",
+                named.get_ref(),
+                r.render()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{id}: {}", problems.join("\n\n"));
+}
+
+/// The exercises with a grading test of their own (run in parallel).
+const GRADED: [&str; 14] = [
+    "host-logs",
+    "follows-two-way",
+    "order-snapshots",
+    "recent-invoices",
+    "leaderboard",
+    "history-buckets",
+    "spec-search",
+    "one-inbox",
+    "future-version",
+    "crowd-cast",
+    "comment-tree",
+    "planted-copies",
+    "blog-mix",
+    "social-network",
+];
+
+/// Exercises added without a test of their own below (an instructor's new
+/// content) are graded here; the listed ones must still exist.
+#[test]
+fn every_exercise_on_disk_is_graded() {
+    let ids: Vec<String> = exercises::exercises(root())
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert!(ids.len() >= 14, "the course has {} exercises", ids.len());
+    for g in GRADED {
+        assert!(ids.iter().any(|i| i == g), "{g} is graded but gone");
+    }
+    for id in ids.iter().filter(|i| !GRADED.contains(&i.as_str())) {
+        grade(id);
+    }
+}
+
+macro_rules! graded {
+    ($($name:ident => $id:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                grade($id);
+            }
+        )*
+    };
+}
+
+graded! {
+    grade_host_logs => "host-logs",
+    grade_follows_two_way => "follows-two-way",
+    grade_order_snapshots => "order-snapshots",
+    grade_recent_invoices => "recent-invoices",
+    grade_leaderboard => "leaderboard",
+    grade_history_buckets => "history-buckets",
+    grade_spec_search => "spec-search",
+    grade_one_inbox => "one-inbox",
+    grade_future_version => "future-version",
+    grade_crowd_cast => "crowd-cast",
+    grade_comment_tree => "comment-tree",
+    grade_planted_copies => "planted-copies",
+    grade_blog_mix => "blog-mix",
+    grade_social_network => "social-network",
+}
+
+#[test]
+fn the_million_follower_stress_run_fails_as_predicted() {
+    let all = exercises::exercises(root()).unwrap();
+    let ex = all.iter().find(|e| e.id == "follows-two-way").unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let r = check(
+        &rt,
+        &client,
+        ex,
+        ex.spec.reference.get_ref(),
+        "reference",
+        2,
+    );
+    let note = r
+        .notes
+        .iter()
+        .map(ToString::to_string)
+        .find(|n| n.contains("million"))
+        .unwrap_or_else(|| panic!("no stress note:\n{}", r.render()));
+    assert!(
+        note.contains("failed") && note.contains("16777216"),
+        "{note}"
+    );
+    assert!(r.render().contains("stress run:"));
+}
+
+#[test]
+fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
+    let errors = schemalab::course::lint(root());
+    assert!(
+        errors.is_empty(),
+        "{}",
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // A broken copy: a check naming a missing operation, a wrong_fails
+    // naming a missing check, and a reference missing an op section.
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("lessons"), &tmp.path().join("lessons"));
+    copy_dir(&root().join("datasets"), &tmp.path().join("datasets"));
+    let ex = exercises::exercises(tmp.path()).unwrap().remove(0);
+    let toml_path = ex.dir.join("exercise.toml");
+    let text = std::fs::read_to_string(&toml_path).unwrap();
+    let broken = text.replacen("wrong_fails = [", "wrong_fails = [\"no-such-check\", ", 1)
+        + "\n[[checks]]\nid = \"ghost\"\ntext = \"x\"\ncheck = \"mine.op.nope.docsExamined <= 1\"\n";
+    std::fs::write(&toml_path, broken).unwrap();
+    std::fs::write(ex.dir.join(ex.spec.reference.get_ref()), "db.x.find(\n").unwrap();
+    let errors: Vec<String> = schemalab::course::lint(tmp.path())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let all = errors.join("\n");
+    assert!(all.contains("no check 'no-such-check'"), "{all}");
+    assert!(all.contains("no operation 'nope'"), "{all}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains(ex.spec.reference.get_ref()) && e.contains(":1:")),
+        "{all}"
+    );
+}
+
+#[test]
+fn workspace_init_keeps_files_hints_are_staged_and_solutions_locked() {
+    let all = exercises::exercises(root()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = Workspace {
+        dir: tmp.path().join("ws"),
+    };
+    let written = ws.init(&all).unwrap();
+    assert!(written.len() > all.len());
+    let ex = &all[0];
+    let sol = ws.solution_path(&ex.id);
+    std::fs::write(&sol, "// mine\n").unwrap();
+    assert!(ws.init(&all).unwrap().is_empty(), "re-init wrote files");
+    assert_eq!(std::fs::read_to_string(&sol).unwrap(), "// mine\n");
+
+    let (h1, total) = ws.next_hint(ex).unwrap();
+    assert_eq!(h1.len(), 1);
+    assert!(total >= 2);
+    let (h2, _) = ws.next_hint(ex).unwrap();
+    assert_eq!(h2.len(), 2);
+    assert_eq!(ws.progress().unwrap().exercises[&ex.id].hints_used, 2);
+
+    assert!(ws.solution(ex, false).is_err());
+    assert!(ws.solution(ex, true).unwrap().contains("```js"));
+    ws.record_check(&ex.id, false, 5).unwrap();
+    ws.record_check(&ex.id, true, 6).unwrap();
+    ws.record_check(&ex.id, false, 7).unwrap();
+    let p = &ws.progress().unwrap().exercises[&ex.id];
+    assert!(p.passed && p.attempts == 3);
+    assert!(ws.solution(ex, false).is_ok());
+
+    ws.reset(ex).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&sol).unwrap(),
+        ex.read(ex.spec.starter.get_ref()).unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(sol.with_extension("js.bak")).unwrap(),
+        "// mine\n"
+    );
+    let rows = ws.rows(&all).unwrap();
+    let (score, next) = exercises::workspace::summary(&rows);
+    assert_eq!(score, format!("1/{}", all.len()));
+    assert_ne!(next.map(|r| r.id.as_str()), Some(ex.id.as_str()));
+}
+
+#[test]
+fn the_same_seed_draws_the_same_parameters_and_others_differ() {
+    let all = exercises::exercises(root()).unwrap();
+    // A quick exercise with three parameters drawn at random.
+    let ex = all.iter().find(|e| e.id == "spec-search").unwrap();
+    assert!(
+        ex.spec
+            .params
+            .iter()
+            .all(|p| p.pick == exercises::manifest::Pick::Random)
+    );
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let starter = ex.spec.starter.get_ref().clone();
+    let a = check(&rt, &client, ex, &starter, "starter", 11);
+    let b = check(&rt, &client, ex, &starter, "starter", 11);
+    assert_eq!(a.params, b.params);
+    let differs =
+        (12..16).any(|s| check(&rt, &client, ex, &starter, "starter", s).params != a.params);
+    assert!(differs, "{}: every seed draws the same parameters", ex.id);
+    // A check writes only the exercise's two databases.
+    let names = rt
+        .block_on(async { client.list_database_names().await })
+        .unwrap();
+    let written: Vec<&String> = names
+        .iter()
+        .filter(|n| !["admin", "config", "local"].contains(&n.as_str()))
+        .collect();
+    assert_eq!(
+        written,
+        vec!["schemalab_ex_spec-search", "schemalab_ex_spec-search_ref"],
+        "{names:?}"
+    );
+}
+
+#[test]
+fn tui_exercises_screen_lists_status_prompt_path_and_hints() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use schemalab::course::Scale;
+    use schemalab::tui::action::{Action, Effect, TaskMsg};
+    use schemalab::tui::app::{App, ConnState, EngineStatus, Screen};
+    use schemalab::tui::progress::Progress;
+    use schemalab::tui::screens::exercises::ExercisesState;
+    use schemalab::tui::theme::Theme;
+    use schemalab::tui::{strings, view};
+
+    let mut app = App::new(
+        crate::support::course(),
+        Theme::select(false, true),
+        false,
+        EngineStatus {
+            label: strings::EMBEDDED_ENGINE.into(),
+            state: ConnState::Connected,
+        },
+        Scale::Default,
+        Progress::default(),
+    );
+    app.update(Action::Resize {
+        width: 100,
+        height: 30,
+    });
+    // A workspace that does not exist yet: no progress, fixed paths.
+    let ws = Workspace {
+        dir: PathBuf::from("schemalab-exercises"),
+    };
+    app.exercises = ExercisesState::load(&root(), &ws);
+    assert!(app.exercises.items.len() >= 14);
+
+    // From the bucket lesson, `x` jumps to its exercise; Esc comes back.
+    let bucket = app
+        .course
+        .lessons
+        .iter()
+        .position(|l| l.id == "bucket")
+        .unwrap();
+    app.outline.selected = bucket;
+    app.update(Action::Open);
+    assert_eq!(app.screen, Screen::Reader);
+    app.update(Action::OpenExercises);
+    assert_eq!(app.screen, Screen::Exercises);
+    assert_eq!(
+        app.exercises.current().unwrap().id,
+        "history-buckets",
+        "the lesson's own exercise is selected"
+    );
+    let effects = app.update(Action::Hint);
+    assert_eq!(
+        effects,
+        vec![Effect::RecordHint {
+            id: "history-buckets".into()
+        }]
+    );
+    let effects = app.update(Action::Check);
+    assert_eq!(
+        effects,
+        vec![Effect::CheckExercise {
+            id: "history-buckets".into()
+        }]
+    );
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| view::render(&app, f)).unwrap();
+    insta::assert_snapshot!(
+        "exercises_screen_hint_checking",
+        format!("{}", terminal.backend())
+    );
+
+    app.update(Action::Task(TaskMsg::CheckFinished {
+        id: "history-buckets".into(),
+        text: "history-buckets · demo\n  ✓ All 620 recorded views are written.  [writes]\n  ✗ No bucket holds more than 500 views.  [cap]\n      measured 1   required == 0\n1/2 checks pass\n".into(),
+        passed: false,
+    }));
+    assert!(app.exercises.checking.is_none());
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| view::render(&app, f)).unwrap();
+    let screen = format!("{}", terminal.backend());
+    assert!(screen.contains("measured 1   required == 0"), "{screen}");
+    assert!(screen.contains("0/"), "{screen}");
+
+    // Watching re-checks the saved exercise.
+    assert_eq!(
+        app.update(Action::ToggleWatch),
+        vec![Effect::WatchExercises(true)]
+    );
+    assert_eq!(
+        app.update(Action::Task(TaskMsg::ExerciseChanged("spec-search".into()))),
+        vec![Effect::CheckExercise {
+            id: "spec-search".into()
+        }]
+    );
+    assert_eq!(app.exercises.current().unwrap().id, "spec-search");
+    app.update(Action::Back);
+    assert_eq!(app.screen, Screen::Reader);
+}
