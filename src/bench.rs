@@ -150,7 +150,7 @@ pub async fn bench_course(
     steps: Option<&(dyn Fn(&StepBench) + Send + Sync)>,
     mut each: impl FnMut(&LessonBench),
 ) -> Result<Vec<LessonBench>, BenchError> {
-    let course = course::Course::load(root)?;
+    let course = course::Course::load(root, Lang::En)?;
     let ids: Vec<String> = if ids.is_empty() {
         course.lesson_ids()
     } else {
@@ -202,7 +202,7 @@ pub async fn bench_course(
         let (held, problem) = match &result {
             Ok(report) => match RunStatus::of(report) {
                 s if s.exit_code() == 0 => (true, None),
-                s => (false, Some(s.message())),
+                s => (false, Some(s.message(Lang::En))),
             },
             Err(e) => (false, Some(e.to_string())),
         };
@@ -234,14 +234,9 @@ pub fn step_row(s: &StepBench) -> String {
     )
 }
 
-/// One line of the printed table, in English.
-pub fn row(b: &LessonBench) -> String {
-    row_in(b, Lang::En)
-}
-
 /// One line of the printed table in `lang` (columns padded by display
 /// width; a failure's own text stays as the run wrote it).
-pub fn row_in(b: &LessonBench, lang: Lang) -> String {
+pub fn row(b: &LessonBench, lang: Lang) -> String {
     let verdict = match &b.problem {
         None => lang.t("held").to_string(),
         Some(p) => Message::new("FAILED: {problem}")
@@ -260,7 +255,7 @@ pub fn row_in(b: &LessonBench, lang: Lang) -> String {
 /// The table's heading, in English.
 pub const HEADER: &str = "lesson                    seconds  peak MiB  after drop  claims";
 
-/// The table's heading in `lang`, lined up with [`row_in`].
+/// The table's heading in `lang`, lined up with [`row`].
 pub fn header_in(lang: Lang) -> String {
     if lang == Lang::En {
         return HEADER.to_string();

@@ -106,9 +106,9 @@ enum Command {
     /// Re-check on every save (the given exercise, or whichever you edit).
     Watch(watch::Args),
     /// Reveal the next hint of an exercise, one stage at a time.
-    Hint(hint::Args),
+    Hint(exercises::ExerciseArgs),
     /// Restore an exercise's starter files (a .bak keeps yours).
-    Reset(reset::Args),
+    Reset(exercises::ExerciseArgs),
     /// The reference solution and its explanation, once you have passed.
     Solution(solution::Args),
 }
@@ -140,16 +140,33 @@ impl Context {
         server.uri.clone().or_else(|| self.uri.clone())
     }
 
-    /// One line on stderr per step of a lesson's run or preparation.
-    pub fn print_progress(&self, p: &schemalab::course::Progress) {
-        eprintln!(
-            "[{}/{}] {} · {} · {}",
-            p.done + 1,
-            p.total,
-            p.experiment,
-            p.variant,
-            p.step_in(self.lang)
-        );
+    /// Run `f` with the options of a lesson run at `scale` over the
+    /// course under `root`, each step reported on stderr as one line.
+    pub fn with_run_options<T>(
+        &self,
+        root: &std::path::Path,
+        scale: schemalab::course::Scale,
+        f: impl FnOnce(&schemalab::course::RunOptions<'_>) -> T,
+    ) -> anyhow::Result<T> {
+        use schemalab::course::{CancelFlag, CatalogLoader, Progress, RunOptions};
+        let loader = CatalogLoader::for_course(root)?;
+        let progress = |p: &Progress| {
+            eprintln!(
+                "[{}/{}] {} · {} · {}",
+                p.done + 1,
+                p.total,
+                p.experiment,
+                p.variant,
+                p.step_in(self.lang)
+            );
+        };
+        let opts = RunOptions {
+            scale,
+            loader: &loader,
+            cancel: CancelFlag::new(),
+            progress: Some(&progress),
+        };
+        Ok(f(&opts))
     }
 }
 

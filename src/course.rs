@@ -46,17 +46,12 @@ pub struct LessonSummary {
     pub experiments: usize,
 }
 
-/// The lessons of the course under `root`, in course order.
-pub fn list_lessons(root: impl AsRef<std::path::Path>) -> Result<Vec<LessonSummary>, CourseError> {
-    list_lessons_in(root, crate::locale::Lang::En)
-}
-
 /// The lessons of the course under `root`, in course order, in `lang`.
-pub fn list_lessons_in(
+pub fn list_lessons(
     root: impl AsRef<std::path::Path>,
     lang: crate::locale::Lang,
 ) -> Result<Vec<LessonSummary>, CourseError> {
-    let course = Course::load_in(root, lang)?;
+    let course = Course::load(root, lang)?;
     Ok(course
         .lessons()?
         .into_iter()
@@ -80,7 +75,7 @@ pub async fn run_by_id(
     opts: &RunOptions<'_>,
     lang: crate::locale::Lang,
 ) -> Result<LessonReport, CourseError> {
-    let course = Course::load_in(root, lang)?;
+    let course = Course::load(root, lang)?;
     let id = course.resolve(id)?;
     let lesson = course.lesson(&id)?;
     run_lesson(client, &lesson, opts).await
@@ -97,7 +92,7 @@ pub async fn prepare_by_id(
     opts: &RunOptions<'_>,
     lang: crate::locale::Lang,
 ) -> Result<PreparedLesson, CourseError> {
-    let course = Course::load_in(root, lang)?;
+    let course = Course::load(root, lang)?;
     let id = course.resolve(id)?;
     let lesson = course.lesson(&id)?;
     prepare_lesson(client, &lesson, variant, opts).await
@@ -162,13 +157,8 @@ impl RunStatus {
         }
     }
 
-    /// One line saying which, for stderr.
-    pub fn message(&self) -> String {
-        self.message_in(crate::locale::Lang::En)
-    }
-
     /// [`RunStatus::message`] in `lang`.
-    pub fn message_in(&self, lang: crate::locale::Lang) -> String {
+    pub fn message(&self, lang: crate::locale::Lang) -> String {
         let list = |items: &[Message]| {
             items
                 .iter()

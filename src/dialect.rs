@@ -281,14 +281,8 @@ impl DialectError {
         }
     }
 
-    /// The message on one line, ending with `(line:col)` whenever the
-    /// error has a place (runtime errors included, unlike mongosh).
-    pub fn line(&self) -> String {
-        self.line_in(crate::locale::Lang::En)
-    }
-
     /// [`DialectError::line`] in `lang`.
-    pub fn line_in(&self, lang: crate::locale::Lang) -> String {
+    pub fn line(&self, lang: crate::locale::Lang) -> String {
         self.line_message().render_in(lang)
     }
 

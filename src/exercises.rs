@@ -130,7 +130,7 @@ pub async fn check_in_workspace(
     scale: Option<crate::course::Scale>,
     lang: crate::locale::Lang,
 ) -> Result<CheckReport, ExerciseError> {
-    let ex = manifest::find_in(root, id, lang)?;
+    let ex = manifest::find(root, id, lang)?;
     let (solution, answers) = ws.attempt(&ex)?;
     let loader = crate::course::CatalogLoader::for_course(root)?;
     let opts = CheckOptions {

@@ -30,4 +30,5 @@ pub mod datasets;
 pub mod dialect;
 pub mod exercises;
 pub mod locale;
+pub mod place;
 pub mod tui;

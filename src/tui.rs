@@ -182,7 +182,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     // Exercises: the workspace in the working folder (or ./schemalab-exercises).
     let course_root = opts.root.clone();
     let workspace = crate::exercises::Workspace::locate(None);
-    app.exercises = screens::exercises::ExercisesState::load(&course_root, &workspace);
+    app.exercises = screens::exercises::ExercisesState::load(&course_root, &workspace, opts.lang);
     let mut watcher: Option<crate::exercises::watch::Watcher> = None;
 
     let (tx, rx) = mpsc::channel::<Event>();
@@ -327,7 +327,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                     }
                 }
                 Effect::RecordHint { id } => {
-                    let res = crate::exercises::manifest::find(&course_root, &id)
+                    let res = crate::exercises::manifest::find(&course_root, &id, opts.lang)
                         .and_then(|ex| workspace.next_hint(&ex));
                     if let Err(e) = res {
                         app.notice = Some(e.to_string());

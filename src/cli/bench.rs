@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         }),
         |b| {
             if !json {
-                println!("{}", bench::row_in(b, lang));
+                println!("{}", bench::row(b, lang));
             }
         },
     ))?;

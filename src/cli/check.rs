@@ -100,7 +100,7 @@ pub fn check_once(
         )
     );
     if report.passed() {
-        let all = manifest::exercises_in(root, lang)?;
+        let all = manifest::exercises(root, lang)?;
         let rows = ws.rows(&all)?;
         let (score, next) = workspace::summary(&rows);
         println!(

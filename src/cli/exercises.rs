@@ -4,9 +4,34 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use schemalab::exercises::{Workspace, manifest, workspace};
+use schemalab::exercises::{Exercise, Workspace, manifest, workspace};
 
 use super::Context;
+
+/// One exercise of a workspace: what `hint`, `reset` and `solution` are
+/// given.
+#[derive(Debug, clap::Args)]
+pub struct ExerciseArgs {
+    /// The exercise id (see `schemalab exercises list`).
+    exercise: String,
+    /// The workspace folder.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+impl ExerciseArgs {
+    /// The workspace and the exercise, its words in the context's language.
+    pub fn open(&self, ctx: &Context) -> anyhow::Result<(Workspace, Exercise)> {
+        let ws = Workspace::locate(self.dir.as_deref());
+        let ex = manifest::find(ctx.content_root()?, &self.exercise, ctx.lang)?;
+        Ok((ws, ex))
+    }
+
+    /// The exercise's id as given.
+    pub fn id(&self) -> &str {
+        &self.exercise
+    }
+}
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -36,7 +61,7 @@ fn init(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let lang = ctx.lang;
     let dir = dir.unwrap_or_else(|| PathBuf::from(workspace::DEFAULT_DIR));
     let ws = Workspace::locate(Some(&dir));
-    let all = manifest::exercises_in(ctx.content_root()?, lang)?;
+    let all = manifest::exercises(ctx.content_root()?, lang)?;
     let written = ws.init(&all)?;
     println!(
         "{}",
@@ -62,7 +87,7 @@ fn init(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 fn list(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let lang = ctx.lang;
     let ws = Workspace::locate(dir.as_deref());
-    let all = manifest::exercises_in(ctx.content_root()?, lang)?;
+    let all = manifest::exercises(ctx.content_root()?, lang)?;
     let rows = ws.rows(&all)?;
     for r in &rows {
         let status = if r.progress.passed {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use super::Context;
 
 pub fn run(ctx: &Context) -> anyhow::Result<ExitCode> {
-    let lessons = schemalab::course::list_lessons_in(ctx.content_root()?, ctx.lang)?;
+    let lessons = schemalab::course::list_lessons(ctx.content_root()?, ctx.lang)?;
     for (n, l) in lessons.iter().enumerate() {
         println!(
             "{:>2}. {} {}",

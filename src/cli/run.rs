@@ -29,7 +29,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
         Ok((report, format)) => {
             print!("{}", course::report::render_in(&report, format, lang));
             let status = course::RunStatus::of(&report);
-            eprintln!("{}", status.message_in(lang));
+            eprintln!("{}", status.message(lang));
             Ok(ExitCode::from(
                 u8::try_from(status.exit_code()).unwrap_or(2),
             ))
@@ -56,20 +56,14 @@ fn measure(ctx: &Context, args: &Args) -> anyhow::Result<(LessonReport, Format)>
     let scale = args.scale.parse().map_err(bad_option("--scale"))?;
     let format = args.format.parse().map_err(bad_option("--format"))?;
     let database = ctx.open(&args.server)?;
-    let loader = course::CatalogLoader::for_course(&root)?;
-    let progress = |p: &course::Progress| ctx.print_progress(p);
-    let opts = course::RunOptions {
-        scale,
-        loader: &loader,
-        cancel: course::CancelFlag::new(),
-        progress: Some(&progress),
-    };
-    let report = database.block_on(course::run_by_id(
-        &root,
-        &args.lesson,
-        database.client(),
-        &opts,
-        ctx.lang,
-    ))?;
+    let report = ctx.with_run_options(&root, scale, |opts| {
+        database.block_on(course::run_by_id(
+            &root,
+            &args.lesson,
+            database.client(),
+            opts,
+            ctx.lang,
+        ))
+    })??;
     Ok((report, format))
 }

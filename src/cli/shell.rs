@@ -62,25 +62,19 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
             // script's output stays its own.
             let root = ctx.content_root()?;
             let scale = args.scale.parse().map_err(bad_option("--scale"))?;
-            let loader = course::CatalogLoader::for_course(&root)?;
-            let progress = |p: &course::Progress| ctx.print_progress(p);
-            let opts = course::RunOptions {
-                scale,
-                loader: &loader,
-                cancel: course::CancelFlag::new(),
-                progress: Some(&progress),
-            };
-            let prepared = database
-                .block_on(course::prepare_by_id(
-                    &root,
-                    query,
-                    args.variant.as_deref(),
-                    database.client(),
-                    &opts,
-                    lang,
-                ))
+            let prepared = ctx
+                .with_run_options(&root, scale, |opts| {
+                    database.block_on(course::prepare_by_id(
+                        &root,
+                        query,
+                        args.variant.as_deref(),
+                        database.client(),
+                        opts,
+                        lang,
+                    ))
+                })?
                 .map_err(|e| anyhow::Error::new(e).context(format!("shell --lesson {query}")))?;
-            eprint!("{}", prepared.listing_in(lang));
+            eprint!("{}", prepared.listing(lang));
             prepared.current_db().to_string()
         }
     };
@@ -99,7 +93,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         None => dialect::run_interactive(database.handle(), database.client(), &db, policy, lang)
-            .map_err(|e| anyhow::anyhow!("shell: {}", e.line_in(lang)))?,
+            .map_err(|e| anyhow::anyhow!("shell: {}", e.line(lang)))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -25,7 +25,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     let lang = ctx.lang;
     let ws = Workspace::locate(args.dir.as_deref());
     let root = ctx.content_root()?;
-    let all = manifest::exercises_in(&root, lang)?;
+    let all = manifest::exercises(&root, lang)?;
     let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
     let rows = ws.rows(&all)?;
     let first = args

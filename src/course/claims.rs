@@ -14,6 +14,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::locale::Message;
+use crate::place::line_col;
 
 /// A parse error at a 1-based character column of the parsed text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -773,13 +774,6 @@ pub struct PlaceholderError {
     pub line: usize,
     pub col: usize,
     pub message: Message,
-}
-
-fn line_col(text: &str, byte: usize) -> (usize, usize) {
-    let before = &text[..byte];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, text[line_start..byte].chars().count() + 1)
 }
 
 /// Find and parse every `{{ … }}` in `text`.

@@ -20,6 +20,7 @@ use super::runner::{explain_form, stays_in};
 use super::{OpKind, db_name, is_plain_name};
 use crate::dialect::{DialectError, parse_program};
 use crate::locale::{Lang, Localized, Message};
+use crate::place::line_col;
 
 /// One problem, at a 1-based line and column of a file. `Display` writes
 /// it in English, [`Localized::render_in`] in any language (the place
@@ -66,15 +67,6 @@ impl fmt::Display for LintError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.render_in(Lang::En))
     }
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-fn line_col(text: &str, byte: usize) -> (usize, usize) {
-    let byte = byte.min(text.len());
-    let before = text.get(..byte).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[start..].chars().count() + 1)
 }
 
 struct Linter {

@@ -19,17 +19,10 @@ use super::manifest::{
 };
 use crate::exercises::manifest::{CheckStrings, ExerciseSpec, ExerciseStrings, exercise_dirs};
 use crate::locale::{Lang, Message, is_cjk};
+use crate::place::line_col;
 
 struct L {
     errors: Vec<LintError>,
-}
-
-fn line_col(text: &str, byte: usize) -> (usize, usize) {
-    let byte = byte.min(text.len());
-    let before = text.get(..byte).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[start..].chars().count() + 1)
 }
 
 impl L {

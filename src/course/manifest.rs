@@ -2,7 +2,7 @@
 //! `lessons/<dir>/lesson.toml` with its prose, deserialised as written.
 //! Fields keep their TOML spans so [`super::lint`] can point at them.
 //!
-//! A course loaded in another language ([`Course::load_in`]) is the same
+//! A course loaded in another language ([`Course::load`]) is the same
 //! model with its strings replaced from the translation files beside the
 //! English ones ([`LessonStrings`], `lesson.<lang>.md`), English wherever a
 //! translation is missing: the runner, reports and TUI never know which
@@ -283,14 +283,9 @@ pub(crate) fn read(path: &Path) -> Result<String, CourseError> {
 }
 
 impl Course {
-    /// Read `root/lessons/manifest.toml`, in English.
-    pub fn load(root: impl AsRef<Path>) -> Result<Course, CourseError> {
-        Course::load_in(root, Lang::En)
-    }
-
     /// Read `root/lessons/manifest.toml` and give its lessons in `lang`
     /// (English wherever the translation is missing).
-    pub fn load_in(root: impl AsRef<Path>, lang: Lang) -> Result<Course, CourseError> {
+    pub fn load(root: impl AsRef<Path>, lang: Lang) -> Result<Course, CourseError> {
         let root = root.as_ref().to_path_buf();
         let path = root.join("lessons").join("manifest.toml");
         let text = read(&path)?;

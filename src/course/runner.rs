@@ -533,15 +533,8 @@ impl PreparedLesson {
             .map_or("test", |v| v.database.as_str())
     }
 
-    /// What the shell says before its prompt: each database (the current
-    /// one marked `*`) with its experiment, variant and title, any load or
-    /// setup failure under it, and how to switch.
-    pub fn listing(&self) -> String {
-        self.listing_in(crate::locale::Lang::En)
-    }
-
     /// [`Prepared::listing`] in `lang`.
-    pub fn listing_in(&self, lang: crate::locale::Lang) -> String {
+    pub fn listing(&self, lang: crate::locale::Lang) -> String {
         let width = self
             .variants
             .iter()

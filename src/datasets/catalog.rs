@@ -11,6 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::locale::Message;
+use crate::place::line_col;
 
 use super::{
     DatasetError, DatasetStream, ExtJsonMode, ParamKind, ParamValue, Params, Scale, family,
@@ -277,12 +278,4 @@ struct RawDataset {
     tiny: Spanned<BTreeMap<String, Spanned<toml::Value>>>,
     default: Spanned<BTreeMap<String, Spanned<toml::Value>>>,
     large: Spanned<BTreeMap<String, Spanned<toml::Value>>>,
-}
-
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
 }

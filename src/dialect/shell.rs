@@ -68,14 +68,14 @@ pub async fn run_file(
     let src = match read_script(path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}", e.line_in(lang));
+            eprintln!("{}", e.line(lang));
             return Err(e);
         }
     };
     let mut session = match Session::connect(client, db) {
         Ok(s) => s.with_policy(policy),
         Err(e) => {
-            eprintln!("{}", e.line_in(lang));
+            eprintln!("{}", e.line(lang));
             return Err(e);
         }
     };

@@ -17,16 +17,9 @@ use crate::course::runner::stays_in;
 use crate::course::{LintError, OpKind, is_plain_name};
 use crate::dialect::parse_program;
 use crate::locale::Message;
+use crate::place::line_col;
 
 const VARIANTS: [&str; 4] = ["mine", "ref", "mine_start", "ref_start"];
-
-fn line_col(text: &str, byte: usize) -> (usize, usize) {
-    let byte = byte.min(text.len());
-    let before = text.get(..byte).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[start..].chars().count() + 1)
-}
 
 struct L<'a> {
     errors: &'a mut Vec<LintError>,

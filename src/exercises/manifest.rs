@@ -2,7 +2,7 @@
 //! files it names, found for every lesson of the manifest in course order,
 //! and the learner-facing solution file format (`solution.js`): a setup
 //! section, then one `// @op <id>` section per workload operation.
-//! [`load_exercise_in`] gives an exercise in another language: the same
+//! [`load_exercise`] gives an exercise in another language: the same
 //! model, its strings from `exercise.<lang>.toml` ([`ExerciseStrings`]) and
 //! its prompt and explanation from `prompt.<lang>.md`/`explanation.<lang>.md`.
 
@@ -340,14 +340,9 @@ impl ExerciseStrings {
     }
 }
 
-/// Load one exercise folder, in English.
-pub fn load_exercise(lesson: &str, dir: &Path) -> Result<Exercise, ExerciseError> {
-    load_exercise_in(lesson, dir, Lang::En)
-}
-
 /// Load one exercise folder with its strings and prose files in `lang`
 /// (English wherever the translation is missing).
-pub fn load_exercise_in(lesson: &str, dir: &Path, lang: Lang) -> Result<Exercise, ExerciseError> {
+pub fn load_exercise(lesson: &str, dir: &Path, lang: Lang) -> Result<Exercise, ExerciseError> {
     let path = dir.join("exercise.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
     let mut spec: ExerciseSpec = toml::from_str(&text).map_err(|e| {
@@ -381,7 +376,8 @@ pub fn load_exercise_in(lesson: &str, dir: &Path, lang: Lang) -> Result<Exercise
 /// The exercise folders of the course under `root`, in course order (by
 /// lesson, then folder name), as (lesson id, folder).
 pub fn exercise_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, ExerciseError> {
-    let course = Course::load(root)?;
+    // Only the folders are read: any edition lists the same ones.
+    let course = Course::load(root, Lang::En)?;
     let mut out = Vec::new();
     for entry in &course.manifest.lessons {
         let ex_dir = root
@@ -402,27 +398,17 @@ pub fn exercise_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, ExerciseErro
     Ok(out)
 }
 
-/// Every exercise of the course under `root`, in course order, in English.
-pub fn exercises(root: impl AsRef<Path>) -> Result<Vec<Exercise>, ExerciseError> {
-    exercises_in(root, Lang::En)
-}
-
 /// Every exercise of the course under `root`, in course order, in `lang`.
-pub fn exercises_in(root: impl AsRef<Path>, lang: Lang) -> Result<Vec<Exercise>, ExerciseError> {
+pub fn exercises(root: impl AsRef<Path>, lang: Lang) -> Result<Vec<Exercise>, ExerciseError> {
     exercise_dirs(root.as_ref())?
         .iter()
-        .map(|(lesson, dir)| load_exercise_in(lesson, dir, lang))
+        .map(|(lesson, dir)| load_exercise(lesson, dir, lang))
         .collect()
 }
 
-/// Find one exercise by id, in English.
-pub fn find(root: impl AsRef<Path>, id: &str) -> Result<Exercise, ExerciseError> {
-    find_in(root, id, Lang::En)
-}
-
 /// Find one exercise by id, in `lang`.
-pub fn find_in(root: impl AsRef<Path>, id: &str, lang: Lang) -> Result<Exercise, ExerciseError> {
-    let all = exercises_in(root, lang)?;
+pub fn find(root: impl AsRef<Path>, id: &str, lang: Lang) -> Result<Exercise, ExerciseError> {
+    let all = exercises(root, lang)?;
     let known = all
         .iter()
         .map(|e| e.id.as_str())

@@ -223,15 +223,9 @@ impl Workspace {
         Ok((shown, total))
     }
 
-    /// The reference solution and its explanation: only once the exercise
-    /// has passed, unless `reveal`.
-    pub fn solution(&self, ex: &Exercise, reveal: bool) -> Result<String, ExerciseError> {
-        self.solution_in(ex, reveal, crate::locale::Lang::En)
-    }
-
     /// [`Workspace::solution`] with its heading in `lang` (the explanation
     /// comes translated with the exercise).
-    pub fn solution_in(
+    pub fn solution(
         &self,
         ex: &Exercise,
         reveal: bool,

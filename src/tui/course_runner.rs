@@ -39,7 +39,7 @@ impl ExperimentRunner for CourseRunner {
 impl CourseRunner {
     async fn run_async(&self, ctx: &RunContext<'_>) -> Result<LessonReport, String> {
         // The lesson as it is on disk now: an edit applies on the next run.
-        let course = Course::load_in(&self.root, self.lang).map_err(|e| e.render_in(self.lang))?;
+        let course = Course::load(&self.root, self.lang).map_err(|e| e.render_in(self.lang))?;
         let mut lesson = course
             .lesson(ctx.lesson)
             .map_err(|e| e.render_in(self.lang))?;

@@ -39,7 +39,7 @@ impl CourseState {
     /// translation is missing). Only a manifest that cannot be read fails;
     /// a lesson that cannot is kept with its error.
     pub fn load(root: &Path, lang: Lang) -> Result<CourseState, CourseError> {
-        Course::load_in(root, lang).map(CourseState::from_course)
+        Course::load(root, lang).map(CourseState::from_course)
     }
 
     /// Load every lesson of `course`.

@@ -70,7 +70,7 @@ async fn server() -> (BackgroundServer, Client) {
 }
 
 async fn run(client: &Client, root: &str, lesson: &str) -> LessonReport {
-    let course = Course::load(fixture(root)).unwrap();
+    let course = Course::load(fixture(root), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson(lesson).unwrap();
     let opts = RunOptions {
         scale: Scale::Tiny,
@@ -212,7 +212,7 @@ async fn mini_course_runs_and_claims_evaluate() {
 }
 
 fn course_prose() -> String {
-    let course = Course::load(fixture("")).unwrap();
+    let course = Course::load(fixture(""), schemalab::locale::Lang::En).unwrap();
     course
         .lesson("embed")
         .unwrap()
@@ -224,7 +224,7 @@ fn course_prose() -> String {
 #[tokio::test]
 async fn run_reports_progress_and_cancels() {
     let (_server, client) = server().await;
-    let course = Course::load(fixture("")).unwrap();
+    let course = Course::load(fixture(""), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson("embed").unwrap();
     let cancel = CancelFlag::new();
     let steps = std::sync::Mutex::new(Vec::new());
@@ -405,7 +405,12 @@ async fn joins_are_summed_and_multi_statement_writes_add_up() {
     assert!(exp.variants.iter().all(|v| v.failure.is_none()));
     assert!(op(0, "dup").expected_error);
     let status = RunStatus::of(&report);
-    assert_eq!(status.exit_code(), 1, "{}", status.message());
+    assert_eq!(
+        status.exit_code(),
+        1,
+        "{}",
+        status.message(schemalab::locale::Lang::En)
+    );
 }
 
 #[tokio::test]
@@ -437,8 +442,13 @@ async fn a_failed_variant_is_loud_and_wins_nothing() {
         exp.claims[1].verdict.reason
     );
     let status = RunStatus::of(&report);
-    assert_eq!(status.exit_code(), 2, "{}", status.message());
-    assert!(status.message().contains("bad"));
+    assert_eq!(
+        status.exit_code(),
+        2,
+        "{}",
+        status.message(schemalab::locale::Lang::En)
+    );
+    assert!(status.message(schemalab::locale::Lang::En).contains("bad"));
     for format in [Format::Table, Format::Markdown] {
         let out = render(&report, format);
         assert!(out.contains("✗ FAILED bad: setup failed"), "{out}");
@@ -950,7 +960,7 @@ async fn copied_variant_databases_are_identical_to_fresh_loads() {
     let dir = copy_course();
     let catalog = CatalogLoader::for_course(dir.path()).unwrap();
     let loader = Recording::new(&catalog);
-    let course = Course::load(dir.path()).unwrap();
+    let course = Course::load(dir.path(), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson("copies").unwrap();
     let opts = RunOptions {
         scale: Scale::Tiny,
@@ -1038,7 +1048,7 @@ async fn copied_variant_databases_are_identical_to_fresh_loads() {
 async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
     let (_server, client) = server().await;
     let dir = copy_course();
-    let course = Course::load(dir.path()).unwrap();
+    let course = Course::load(dir.path(), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson("copies").unwrap();
     let all = [
         "schemalab_copies_one",
@@ -1090,7 +1100,7 @@ async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
 #[tokio::test]
 async fn every_scale_loads_once_per_experiment() {
     let (_server, client) = server().await;
-    let course = Course::load(fixture("")).unwrap();
+    let course = Course::load(fixture(""), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson("embed").unwrap();
     for (scale, want) in [
         (Scale::Tiny, &["schemalab_embed_refs"][..]),

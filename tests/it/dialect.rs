@@ -131,7 +131,7 @@ fn use_accepts_hyphenated_and_other_mongod_names() {
 /// Every database the course's runner creates can be reached with `use`.
 #[test]
 fn use_reaches_every_lesson_variant_database() {
-    let course = schemalab::course::Course::load(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let course = schemalab::course::Course::load(env!("CARGO_MANIFEST_DIR"), Lang::En).unwrap();
     let mut hyphenated = 0;
     for lesson in course.lessons().unwrap() {
         for exp in &lesson.experiments {
@@ -193,7 +193,7 @@ async fn use_and_get_sibling_db_switch_to_hyphenated_names() {
     );
     let e = s.eval("db.getSiblingDB('a.b').c.find()").await.unwrap_err();
     assert_eq!(
-        e.line(),
+        e.line(Lang::En),
         "MongoServerError[InvalidNamespace]: Invalid database name: 'a.b' (1:3)"
     );
     assert_eq!(s.db_name(), "schemalab_one-to-few_embedded");

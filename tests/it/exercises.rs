@@ -51,7 +51,7 @@ fn check(
 /// on the reference side), its starter fails, and its wrong solution fails
 /// on every check its `wrong_fails` names.
 fn grade(id: &str) {
-    let all = exercises::exercises(root()).unwrap();
+    let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     let ex = all
         .iter()
         .find(|e| e.id == id)
@@ -116,7 +116,7 @@ const GRADED: [&str; 14] = [
 /// content) are graded here; the listed ones must still exist.
 #[test]
 fn every_exercise_on_disk_is_graded() {
-    let ids: Vec<String> = exercises::exercises(root())
+    let ids: Vec<String> = exercises::exercises(root(), schemalab::locale::Lang::En)
         .unwrap()
         .into_iter()
         .map(|e| e.id)
@@ -160,7 +160,7 @@ graded! {
 
 #[test]
 fn the_million_follower_stress_run_fails_as_predicted() {
-    let all = exercises::exercises(root()).unwrap();
+    let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     let ex = all.iter().find(|e| e.id == "follows-two-way").unwrap();
     let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -205,7 +205,9 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(&root().join("lessons"), &tmp.path().join("lessons"));
     copy_dir(&root().join("datasets"), &tmp.path().join("datasets"));
-    let ex = exercises::exercises(tmp.path()).unwrap().remove(0);
+    let ex = exercises::exercises(tmp.path(), schemalab::locale::Lang::En)
+        .unwrap()
+        .remove(0);
     let toml_path = ex.dir.join("exercise.toml");
     let text = std::fs::read_to_string(&toml_path).unwrap();
     let broken = text.replacen("wrong_fails = [", "wrong_fails = [\"no-such-check\", ", 1)
@@ -229,7 +231,7 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
 
 #[test]
 fn workspace_init_keeps_files_hints_are_staged_and_solutions_locked() {
-    let all = exercises::exercises(root()).unwrap();
+    let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let ws = Workspace {
         dir: tmp.path().join("ws"),
@@ -249,14 +251,18 @@ fn workspace_init_keeps_files_hints_are_staged_and_solutions_locked() {
     assert_eq!(h2.len(), 2);
     assert_eq!(ws.progress().unwrap().exercises[&ex.id].hints_used, 2);
 
-    assert!(ws.solution(ex, false).is_err());
-    assert!(ws.solution(ex, true).unwrap().contains("```js"));
+    assert!(ws.solution(ex, false, schemalab::locale::Lang::En).is_err());
+    assert!(
+        ws.solution(ex, true, schemalab::locale::Lang::En)
+            .unwrap()
+            .contains("```js")
+    );
     ws.record_check(&ex.id, false, 5).unwrap();
     ws.record_check(&ex.id, true, 6).unwrap();
     ws.record_check(&ex.id, false, 7).unwrap();
     let p = &ws.progress().unwrap().exercises[&ex.id];
     assert!(p.passed && p.attempts == 3);
-    assert!(ws.solution(ex, false).is_ok());
+    assert!(ws.solution(ex, false, schemalab::locale::Lang::En).is_ok());
 
     ws.reset(ex).unwrap();
     assert_eq!(
@@ -275,7 +281,7 @@ fn workspace_init_keeps_files_hints_are_staged_and_solutions_locked() {
 
 #[test]
 fn the_same_seed_draws_the_same_parameters_and_others_differ() {
-    let all = exercises::exercises(root()).unwrap();
+    let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     // A quick exercise with three parameters drawn at random.
     let ex = all.iter().find(|e| e.id == "spec-search").unwrap();
     assert!(
@@ -342,7 +348,7 @@ fn tui_exercises_screen_lists_status_prompt_path_and_hints() {
     let ws = Workspace {
         dir: PathBuf::from("schemalab-exercises"),
     };
-    app.exercises = ExercisesState::load(&root(), &ws);
+    app.exercises = ExercisesState::load(&root(), &ws, schemalab::locale::Lang::En);
     assert!(app.exercises.items.len() >= 14);
 
     // From the bucket lesson, `x` jumps to its exercise; Esc comes back.

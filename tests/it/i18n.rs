@@ -14,7 +14,7 @@ use schemalab::locale::{Lang, is_cjk, width};
 
 #[test]
 fn the_whole_course_runs_in_chinese_and_every_claim_holds() {
-    let course = Course::load_in(root(), Lang::ZhCn).unwrap();
+    let course = Course::load(root(), Lang::ZhCn).unwrap();
     assert!(has_cjk(&course.manifest.title), "{}", course.manifest.title);
     let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -105,14 +105,14 @@ fn lint_is_clean_in_both_languages_and_the_chinese_edition_is_offered() {
         .into_iter()
         .map(|(_, p)| p)
         .collect();
-    let course = Course::load(root()).unwrap();
+    let course = Course::load(root(), Lang::En).unwrap();
     for entry in &course.manifest.lessons {
         let dir = root().join("lessons").join(entry.dir.get_ref());
         for f in ["lesson.zh-CN.toml", "lesson.zh-CN.md"] {
             assert!(files.contains(&dir.join(f)), "{} has no {f}", dir.display());
         }
     }
-    for ex in schemalab::exercises::exercises(root()).unwrap() {
+    for ex in schemalab::exercises::exercises(root(), Lang::En).unwrap() {
         for f in [
             "exercise.zh-CN.toml",
             "prompt.zh-CN.md",
@@ -201,8 +201,8 @@ fn a_missing_translation_falls_back_to_english() {
             .collect::<Vec<_>>()
             .join("\n")
     });
-    let zh = Course::load_in(dir.path(), Lang::ZhCn).unwrap();
-    let en = Course::load(dir.path()).unwrap();
+    let zh = Course::load(dir.path(), Lang::ZhCn).unwrap();
+    let en = Course::load(dir.path(), Lang::En).unwrap();
     let bucket_zh = zh.lesson("bucket").unwrap();
     let bucket_en = en.lesson("bucket").unwrap();
     assert_eq!(bucket_zh.title, bucket_en.title);
@@ -220,7 +220,10 @@ fn a_missing_translation_falls_back_to_english() {
         .collect();
     assert_eq!(untranslated, ["fewer_indexes"]);
     // The English edition is untouched by the Chinese files.
-    let real_en = Course::load(root()).unwrap().lesson("attribute").unwrap();
+    let real_en = Course::load(root(), Lang::En)
+        .unwrap()
+        .lesson("attribute")
+        .unwrap();
     assert!(!has_cjk(&real_en.title) && !has_cjk(&real_en.prose_text().unwrap().unwrap()));
 }
 
@@ -229,14 +232,14 @@ fn a_malformed_translation_is_an_error_with_its_place() {
     let dir = course_copy();
     let path = dir.path().join("lessons/10-bucket/lesson.zh-CN.toml");
     edit(&path, |t| t.replacen("title = ", "title = = ", 1));
-    let zh = Course::load_in(dir.path(), Lang::ZhCn).unwrap();
+    let zh = Course::load(dir.path(), Lang::ZhCn).unwrap();
     let e = zh.lesson("bucket").unwrap_err().to_string();
     assert!(e.contains("lesson.zh-CN.toml:1:"), "{e}");
 }
 
 #[test]
 fn exercises_come_in_chinese() {
-    let all = schemalab::exercises::manifest::exercises_in(root(), Lang::ZhCn).unwrap();
+    let all = schemalab::exercises::manifest::exercises(root(), Lang::ZhCn).unwrap();
     assert!(all.len() >= 14);
     for ex in &all {
         assert!(has_cjk(&ex.spec.title), "{}: {}", ex.id, ex.spec.title);

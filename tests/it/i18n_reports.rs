@@ -415,7 +415,7 @@ fn a_run_report_in_chinese_has_our_words_in_chinese_and_the_servers_as_written()
     );
 
     // The run's one line on stderr: which variants failed, in Chinese.
-    let status = course::RunStatus::of(&report).message_in(Lang::ZhCn);
+    let status = course::RunStatus::of(&report).message(Lang::ZhCn);
     assert!(
         status.contains("probe/bad：操作 'q' 失败") && status.contains(SERVER_WORDS),
         "{status}"
@@ -424,7 +424,7 @@ fn a_run_report_in_chinese_has_our_words_in_chinese_and_the_servers_as_written()
 
 #[test]
 fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
-    let all = schemalab::exercises::exercises(root()).unwrap();
+    let all = schemalab::exercises::exercises(root(), Lang::En).unwrap();
     let ex = all.iter().find(|e| e.id == "host-logs").unwrap();
     // A setup that does not parse, a read the server refuses, a section
     // left empty, and a write that works.

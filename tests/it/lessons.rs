@@ -32,7 +32,7 @@ fn content_lints_clean() {
 
 /// Run every lesson at `scale`; return the reports.
 fn run_course(scale: Scale) -> Vec<LessonReport> {
-    let lessons = course::list_lessons(root()).unwrap();
+    let lessons = course::list_lessons(root(), Lang::En).unwrap();
     assert!(
         lessons.len() >= 18,
         "the course has {} lessons",

@@ -735,7 +735,7 @@ fn lessons_and_bypassing_setups_leave_a_foreign_database_untouched() {
         cancel: CancelFlag::new(),
         progress: None,
     };
-    for lesson in course::list_lessons(&root).unwrap() {
+    for lesson in course::list_lessons(&root, schemalab::locale::Lang::En).unwrap() {
         rt.block_on(course::run_by_id(
             &root,
             &lesson.id,

@@ -1124,7 +1124,7 @@ fn broken_lessons_show_their_problem_and_a_broken_manifest_stops() {
     }
 }
 
-/// The TUI loads its course through `Course::load_in` with the language it
+/// The TUI loads its course through `Course::load` with the language it
 /// is given: the Chinese edition's titles and prose, placeholders still
 /// filled by the course's renderer.
 #[test]

@@ -81,7 +81,7 @@ pub fn run_tiny(root: &Path, id: &str) -> LessonReport {
 /// [`run_tiny`] with the lesson's strings in `lang`.
 pub fn run_tiny_in(root: &Path, id: &str, lang: Lang) -> LessonReport {
     let database = Database::open(None).unwrap();
-    let course = Course::load_in(root, lang).unwrap();
+    let course = Course::load(root, lang).unwrap();
     let lesson = course.lesson(id).unwrap();
     let loader = CatalogLoader::for_course(root).unwrap();
     let opts = RunOptions {

@@ -48,9 +48,10 @@ pub struct ExercisesState {
 }
 
 impl ExercisesState {
-    /// The course's exercises with the progress of workspace `ws`.
-    pub fn load(root: &Path, ws: &Workspace) -> ExercisesState {
-        let loaded = crate::exercises::exercises(root).and_then(|all| {
+    /// The course's exercises, their words in `lang`, with the progress of
+    /// workspace `ws`.
+    pub fn load(root: &Path, ws: &Workspace, lang: crate::locale::Lang) -> ExercisesState {
+        let loaded = crate::exercises::exercises(root, lang).and_then(|all| {
             let rows = ws.rows(&all)?;
             Ok(all
                 .iter()
