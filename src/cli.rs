@@ -7,6 +7,25 @@
 //! chosen language. A command never calls `process::exit`, so what it
 //! opened (the embedded engine above all) is closed on the way out.
 
+/// `println!` for a command's output: a closed stdout (`schemalab lessons
+/// | head -1`) is an error the command returns, which `main` takes as the
+/// normal end it is, instead of a panic.
+macro_rules! outln {
+    () => {
+        $crate::cli::write_out(format_args!("\n"))?
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// `print!` for a command's output, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_out(format_args!($($arg)*))?
+    };
+}
+
 pub mod allocator;
 mod bench;
 mod check;
@@ -223,6 +242,21 @@ impl Cli {
             None => workbench::run(&ctx, self.present),
         }
     }
+}
+
+/// Write a command's output to stdout (see [`outln!`]).
+pub fn write_out(args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    use std::io::Write;
+    std::io::stdout().lock().write_fmt(args)
+}
+
+/// Whether `e` is stdout (or stderr) closed by the reader: `schemalab
+/// lessons | head -1` has printed what was wanted.
+pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// A `--scale`/`--format` value that did not parse, named by its option.

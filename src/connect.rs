@@ -7,6 +7,7 @@
 //! built here and nowhere else.
 
 use std::future::Future;
+use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
 
@@ -29,7 +30,21 @@ pub enum ConnectError {
     /// the driver refused its options.
     #[error("{}", self.message())]
     BadUri { uri: String, message: String },
+    /// No host the `--uri` names accepted a connection within
+    /// [`REACH_TIMEOUT`] (the last host's failure is kept).
+    #[error("{}", self.message())]
+    Unreachable {
+        uri: String,
+        host: String,
+        reason: std::io::Error,
+    },
 }
+
+/// How long a `--uri`'s host has to accept a TCP connection when the
+/// database is opened. A refused connection fails at once; a host that
+/// does not answer fails after this, not after the driver's 30 s of
+/// server selection.
+pub const REACH_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl ConnectError {
     /// The error's words, for any language.
@@ -43,6 +58,21 @@ impl ConnectError {
                 Message::new("--uri '{uri}': not a MongoDB connection string: {message}")
                     .arg("uri", uri)
                     .arg("message", message)
+            }
+            ConnectError::Unreachable { uri, host, reason } => {
+                let why = match reason.kind() {
+                    std::io::ErrorKind::ConnectionRefused => Message::new("connection refused"),
+                    std::io::ErrorKind::TimedOut => {
+                        Message::new("no answer within {s} s").arg("s", REACH_TIMEOUT.as_secs())
+                    }
+                    _ => Message::verbatim(reason),
+                };
+                Message::new(
+                    "--uri '{uri}': cannot connect to {host}: {why}. Is a MongoDB server running there? Check the host and port, or leave --uri out to use the embedded engine.",
+                )
+                .arg("uri", uri)
+                .arg("host", host)
+                .arg_msg("why", why)
             }
         }
     }
@@ -103,7 +133,12 @@ impl Database {
                 (server.uri(), Some(server))
             }
         };
-        let client = runtime.block_on(client(&uri))?;
+        let client = runtime.block_on(async {
+            if server.is_none() {
+                reach(&uri).await?;
+            }
+            client(&uri).await
+        })?;
         Ok(Database {
             runtime,
             uri,
@@ -148,6 +183,39 @@ impl Database {
     pub fn close(self) {
         drop(self.server);
         self.runtime.shutdown_background();
+    }
+}
+
+/// Check that a host `uri` names accepts a TCP connection, so that a
+/// wrong address or a server that is not running is said at once, by the
+/// kind of its failure, instead of after the driver's server selection
+/// gives up. A unix socket or a URI the driver cannot parse is left to
+/// the driver.
+pub async fn reach(uri: &str) -> Result<(), ConnectError> {
+    let Ok(options) = mongodb::options::ClientOptions::parse(uri).await else {
+        return Ok(());
+    };
+    let mut last = None;
+    for address in &options.hosts {
+        let mongodb::options::ServerAddress::Tcp { host, port } = address else {
+            return Ok(());
+        };
+        let port = port.unwrap_or(27017);
+        let attempt = tokio::net::TcpStream::connect((host.as_str(), port));
+        let reason = match tokio::time::timeout(REACH_TIMEOUT, attempt).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => e,
+            Err(_) => std::io::Error::from(std::io::ErrorKind::TimedOut),
+        };
+        last = Some((format!("{host}:{port}"), reason));
+    }
+    match last {
+        Some((host, reason)) => Err(ConnectError::Unreachable {
+            uri: uri.to_string(),
+            host,
+            reason,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -20,7 +20,12 @@ fn main() -> ExitCode {
     }
 }
 
+/// An error as one line and exit 1; output cut short by its reader (a
+/// closed pipe) is no error.
 fn fail(e: &anyhow::Error, lang: schemalab::locale::Lang) -> ExitCode {
+    if cli::is_closed_pipe(e) {
+        return ExitCode::SUCCESS;
+    }
     eprintln!("{}", cli::error_line(e, lang));
     ExitCode::FAILURE
 }

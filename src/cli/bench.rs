@@ -53,7 +53,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     // Always the embedded engine: its memory is this process's.
     let database = Database::open(None)?;
     if !json {
-        println!("{}", bench::header_in(lang));
+        outln!("{}", bench::header_in(lang));
     }
     let all = database.block_on(bench::bench_course(
         &root,
@@ -64,15 +64,16 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
             eprintln!("  {}", bench::step_row(s));
         }),
         |b| {
+            // A closed stdout does not stop the benchmark.
             if !json {
-                println!("{}", bench::row(b, lang));
+                let _ = super::write_out(format_args!("{}\n", bench::row(b, lang)));
             }
         },
     ))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        outln!("{}", serde_json::to_string_pretty(&all)?);
     } else {
-        println!("{}", bench::summary_in(&all, lang));
+        outln!("{}", bench::summary_in(&all, lang));
     }
     let missed = bench::missed_targets_in(&all, max_peak_mib, max_seconds, lang);
     for line in &missed {

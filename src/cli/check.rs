@@ -88,11 +88,11 @@ pub fn check_once(
     if draw.json {
         // The checker's own words in the chosen language; keys unchanged.
         let json = schemalab::locale::serialize_in(lang, || serde_json::to_string_pretty(&report))?;
-        println!("{json}");
+        outln!("{json}");
         return Ok(report.passed());
     }
-    print!("{}", report.render_in(lang));
-    println!(
+    out!("{}", report.render_in(lang));
+    outln!(
         "{}",
         lang.f(
             "(edit {path}; repeat this draw with --seed {seed})",
@@ -103,7 +103,7 @@ pub fn check_once(
         let all = manifest::exercises(root, lang)?;
         let rows = ws.rows(&all)?;
         let (score, next) = workspace::summary(&rows);
-        println!(
+        outln!(
             "{}",
             lang.f(
                 "progress {score}; `schemalab solution {id}` shows the reference",
@@ -111,7 +111,7 @@ pub fn check_once(
             )
         );
         if let Some(n) = next {
-            println!("{}", lang.f("next: {id}", &[("id", &n.id)]));
+            outln!("{}", lang.f("next: {id}", &[("id", &n.id)]));
         }
     }
     Ok(report.passed())

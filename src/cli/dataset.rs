@@ -45,7 +45,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
         d::ExtJsonMode::Canonical,
     )?;
     for f in files {
-        println!("{}", f.display());
+        outln!("{}", f.display());
     }
     Ok(ExitCode::SUCCESS)
 }

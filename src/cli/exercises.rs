@@ -63,7 +63,7 @@ fn init(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ws = Workspace::locate(Some(&dir));
     let all = manifest::exercises(ctx.content_root()?, lang)?;
     let written = ws.init(&all)?;
-    println!(
+    outln!(
         "{}",
         lang.f(
             "{n} exercises in {dir} ({new} new file(s); existing files were kept)",
@@ -74,7 +74,7 @@ fn init(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             ]
         )
     );
-    println!(
+    outln!(
         "{}",
         lang.f(
             "start with: schemalab exercises list --dir {dir}",
@@ -97,7 +97,7 @@ fn list(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         } else {
             format!("· {}", lang.t("new"))
         };
-        println!(
+        outln!(
             "{}  {:<22} {:<20} {}  {}",
             schemalab::locale::pad(&status, 8, true),
             r.id,
@@ -113,16 +113,16 @@ fn list(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         );
     }
     let (score, next) = workspace::summary(&rows);
-    println!("\n{}", lang.f("{score} passed", &[("score", &score)]));
+    outln!("\n{}", lang.f("{score} passed", &[("score", &score)]));
     match next {
-        Some(n) => println!(
+        Some(n) => outln!(
             "{}",
             lang.f(
                 "next: {id} · edit {path} then `schemalab check {id}`",
                 &[("id", &n.id), ("path", &ws.solution_path(&n.id).display())]
             )
         ),
-        None => println!("{}", lang.t("every exercise passed")),
+        None => outln!("{}", lang.t("every exercise passed")),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@ pub fn run(ctx: &Context, args: ExerciseArgs) -> anyhow::Result<ExitCode> {
     let (ws, ex) = args.open(ctx)?;
     let (shown, total) = ws.next_hint(&ex)?;
     for (i, h) in shown.iter().enumerate() {
-        println!(
+        outln!(
             "{}",
             lang.f(
                 "hint {n}/{total}: {hint}",
@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, args: ExerciseArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if shown.len() == total {
-        println!(
+        outln!(
             "{}",
             lang.f(
                 "(that was the last hint; `schemalab solution {id} --reveal` shows the reference)",

@@ -7,7 +7,7 @@ use super::Context;
 pub fn run(ctx: &Context) -> anyhow::Result<ExitCode> {
     let lessons = schemalab::course::list_lessons(ctx.content_root()?, ctx.lang)?;
     for (n, l) in lessons.iter().enumerate() {
-        println!(
+        outln!(
             "{:>2}. {} {}",
             n + 1,
             schemalab::locale::pad(&l.id, 24, true),

@@ -9,7 +9,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<ExitCode> {
     let lang = ctx.lang;
     let errors = schemalab::course::lint(ctx.content_root()?);
     for e in &errors {
-        println!("{}", schemalab::locale::Localized::render_in(e, lang));
+        outln!("{}", schemalab::locale::Localized::render_in(e, lang));
     }
     if !errors.is_empty() {
         eprintln!("{}", lang.f("{n} problem(s)", &[("n", &errors.len())]));

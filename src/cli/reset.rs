@@ -9,7 +9,7 @@ use super::exercises::ExerciseArgs;
 pub fn run(ctx: &Context, args: ExerciseArgs) -> anyhow::Result<ExitCode> {
     let (ws, ex) = args.open(ctx)?;
     for f in ws.reset(&ex)? {
-        println!(
+        outln!(
             "{}",
             ctx.lang.f("restored {path}", &[("path", &f.display())])
         );

@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     let lang = ctx.lang;
     match measure(ctx, &args) {
         Ok((report, format)) => {
-            print!("{}", course::report::render_in(&report, format, lang));
+            out!("{}", course::report::render_in(&report, format, lang));
             let status = course::RunStatus::of(&report);
             eprintln!("{}", status.message(lang));
             Ok(ExitCode::from(
@@ -36,7 +36,12 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => {
             eprintln!("{}", error_line(&e, lang));
-            if course::runner::is_environment_error(&format!("{e:#}")) {
+            // A database that cannot be opened has said what is wrong; the
+            // advice is for a server that failed during the run.
+            let opening = e
+                .downcast_ref::<schemalab::connect::ConnectError>()
+                .is_some();
+            if !opening && course::runner::is_environment_error(&format!("{e:#}")) {
                 eprintln!(
                     "{}",
                     lang.t(

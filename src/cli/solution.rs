@@ -17,6 +17,6 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     let (ws, ex) = args.exercise.open(ctx)?;
-    print!("{}", ws.solution(&ex, args.reveal, ctx.lang)?);
+    out!("{}", ws.solution(&ex, args.reveal, ctx.lang)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -50,7 +50,8 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     );
     watch::watch(&ws.dir, &ids, args.exercise.as_deref(), |id| {
         if !dumb_terminal() {
-            print!("\x1b[2J\x1b[H");
+            // Clearing the screen is a nicety: a closed stdout stops nothing.
+            let _ = super::write_out(format_args!("\x1b[2J\x1b[H"));
         }
         check(id);
         true

@@ -95,11 +95,16 @@ pub async fn run_file(
     result
 }
 
+/// Print what statements printed, one per line. A reader that closed
+/// stdout (`shell --file x.js | head -1`) has all it wanted: the rest is
+/// dropped, not a panic.
 fn print_outputs(outputs: &[Output]) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
     for o in outputs {
         let s = o.render();
-        if !s.is_empty() {
-            println!("{s}");
+        if !s.is_empty() && writeln!(stdout, "{s}").is_err() {
+            return;
         }
     }
 }

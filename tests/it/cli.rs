@@ -139,3 +139,82 @@ fn a_dumb_terminal_gets_plain_text_not_the_workbench() {
     // Ordinary errors are one message, no backtrace.
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
 }
+
+/// Output cut short by its reader (`schemalab lessons | head -1`) ends the
+/// command quietly with exit 0: stdout is a pipe whose reading end is
+/// closed before the command starts, so its first write fails with
+/// EPIPE, which used to panic (exit 101, "failed printing to stdout").
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("print.js");
+    std::fs::write(&script, "print('one')\nprint('two')\n").unwrap();
+    let script = script.display().to_string();
+    for args in [
+        &["lessons"][..],
+        &["exercises", "list", "--dir", "no-such-workspace"],
+        &["run", "10", "--scale", "tiny", "--format", "json"],
+        &[
+            "solution",
+            "host-logs",
+            "--reveal",
+            "--dir",
+            "no-such-workspace",
+        ],
+        &["shell", "--file", &script],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+            .current_dir(here())
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .env_remove("MONGODB_URI")
+            .env_remove("LANG")
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}
+
+/// A `--uri` whose server is not running fails when the database is
+/// opened, by the kind of the failure: "connection refused" and the
+/// address, with what to do, and no advice to retry (the driver's
+/// server selection used to wait 30 s and print its topology dump). The
+/// workbench opens the database the same way before it takes the
+/// terminal.
+#[test]
+fn a_refused_connection_is_named_with_its_address() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let uri = format!("mongodb://127.0.0.1:{port}");
+    let host = format!("127.0.0.1:{port}");
+    let run = schemalab_in(
+        here(),
+        &[],
+        &["run", "10", "--scale", "tiny", "--uri", &uri],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("connection refused"), "{}", run.stderr);
+    assert!(run.stderr.contains(&host), "{}", run.stderr);
+    assert!(run.stderr.contains("leave --uri out"), "{}", run.stderr);
+    assert!(!run.stderr.contains("retry"), "{}", run.stderr);
+    for args in [&["check", "host-logs", "--uri", &uri][..], &["--uri", &uri]] {
+        let out = schemalab_in(here(), &[("TERM", "xterm")], args);
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("connection refused"), "{}", out.stderr);
+        assert!(out.stderr.contains(&host), "{}", out.stderr);
+    }
+    let zh = schemalab_in(
+        here(),
+        &[],
+        &["--lang", "zh-CN", "run", "10", "--uri", &uri],
+    );
+    assert!(zh.stderr.contains("连接被拒绝"), "{}", zh.stderr);
+}
