@@ -404,9 +404,11 @@ fn regex_of(a: &NamedVals, op: &str) -> Result<Option<(regex::Regex, String)>> {
     Ok(Some((re, flags)))
 }
 
-fn match_doc(s: &str, m: &regex::Captures<'_>) -> Bson {
+/// One match as `$regexFind` reports it; `idx` is the match's start in
+/// characters.
+fn match_doc(s: &str, m: &regex::Captures<'_>, idx: usize) -> Bson {
     let whole = m.get(0).map_or(0..0, |g| g.range());
-    let idx = s[..whole.start].chars().count() as i32;
+    let idx = i32::try_from(idx).unwrap_or(i32::MAX);
     let captures: Vec<Bson> = m
         .iter()
         .skip(1)
@@ -417,6 +419,23 @@ fn match_doc(s: &str, m: &regex::Captures<'_>) -> Bson {
     d.insert("idx", idx);
     d.insert("captures", captures);
     Bson::Document(d)
+}
+
+/// Every match of `re` in `s`. Each match's character index is counted on
+/// from the last one's, not from the start (which made a long input with
+/// many matches quadratic), and each match is a checkpoint of the running
+/// operation, so `maxTimeMS` and `killOp` stop a long search.
+fn find_all(re: &regex::Regex, s: &str) -> Result<Vec<Bson>> {
+    let mut out = Vec::new();
+    let (mut byte, mut chars) = (0, 0);
+    for m in re.captures_iter(s) {
+        crate::limits::checkpoint()?;
+        let start = m.get(0).map_or(0, |g| g.start());
+        chars += s[byte..start].chars().count();
+        byte = start;
+        out.push(match_doc(s, &m, chars));
+    }
+    Ok(out)
 }
 
 pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>> {
@@ -448,8 +467,11 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
             };
             Ok(Some(match op {
                 "$regexMatch" => Bson::Boolean(re.is_match(&s)),
-                "$regexFind" => re.captures(&s).map_or(Bson::Null, |m| match_doc(&s, &m)),
-                _ => Bson::Array(re.captures_iter(&s).map(|m| match_doc(&s, &m)).collect()),
+                "$regexFind" => re.captures(&s).map_or(Bson::Null, |m| {
+                    let start = m.get(0).map_or(0, |g| g.start());
+                    match_doc(&s, &m, s[..start].chars().count())
+                }),
+                _ => Bson::Array(find_all(&re, &s)?),
             }))
         })(),
         "$trim" | "$ltrim" | "$rtrim" => (|| {
@@ -537,4 +559,44 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
         })(),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod regex_tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::expr::{Expr, Vars};
+    use crate::limits::{Operation, run_as};
+    use bson::{Bson, Document, doc};
+
+    fn find_all(input: &str, regex: &str) -> crate::error::Result<Option<Bson>> {
+        let e = doc! {"$regexFindAll": {"input": input, "regex": regex}};
+        Expr::parse(&Bson::Document(e))?.eval(&Document::new(), &Vars::default())
+    }
+
+    /// Indexes are counted in characters, multi-byte ones included, and a
+    /// long input with a match every few characters is answered in one
+    /// pass; an operation whose time is up stops inside it with 50.
+    #[test]
+    fn find_all_counts_characters_in_one_pass_and_is_interruptible() {
+        let got = find_all("é-b-éé-b", "b").unwrap().unwrap();
+        let idx: Vec<i32> = got
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_document().unwrap().get_i32("idx").unwrap())
+            .collect();
+        assert_eq!(idx, [2, 7]);
+        let long = "éb".repeat(200_000);
+        let all = find_all(&long, "b").unwrap().unwrap();
+        let all = all.as_array().unwrap();
+        assert_eq!(all.len(), 200_000);
+        let last = all[199_999].as_document().unwrap();
+        assert_eq!(last.get_i32("idx").unwrap(), 399_999);
+        let expired = Operation {
+            deadline: Some(std::time::Instant::now()),
+            ..Operation::default()
+        };
+        let e = run_as(expired, || find_all(&long, "b")).unwrap_err();
+        assert_eq!(e.code, crate::ErrorCode::MAX_TIME_MS_EXPIRED);
+    }
 }
