@@ -29,6 +29,7 @@ pub mod course;
 pub mod datasets;
 pub mod dialect;
 pub mod exercises;
+pub mod files;
 pub mod locale;
 pub mod place;
 pub mod tui;

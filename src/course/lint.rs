@@ -93,8 +93,26 @@ impl Linter {
         });
     }
 
+    /// The content file `rel` of folder `dir`, named at `from` (file,
+    /// text, byte): it must stay inside `dir`.
+    fn read_content(
+        &mut self,
+        dir: &Path,
+        rel: &str,
+        from: (&Path, &str, usize),
+    ) -> Option<String> {
+        match crate::files::inside(dir, rel) {
+            Ok(path) => self.read(&path, Some(from)),
+            Err(e) => {
+                let (file, text, byte) = from;
+                self.at(file, text, byte, Message::new("{e}").arg("e", e));
+                None
+            }
+        }
+    }
+
     fn read(&mut self, path: &Path, from: Option<(&Path, &str, usize)>) -> Option<String> {
-        match std::fs::read_to_string(path) {
+        match crate::files::read_text(path) {
             Ok(t) => Some(t),
             Err(e) => {
                 let message = Message::new("cannot read {path}: {e}")
@@ -320,7 +338,9 @@ fn lint_lesson(
             let db = db_name(lesson_id, vid);
             if let Some(setup) = &v.setup {
                 let spath = dir.join(setup.get_ref());
-                if let Some(src) = l.read(&spath, Some((path, t, setup.span().start))) {
+                if let Some(src) =
+                    l.read_content(dir, setup.get_ref(), (path, t, setup.span().start))
+                {
                     match parse_program(&src) {
                         Ok(p) => {
                             if let Err(e) = stays_in(&p, &db) {
@@ -402,7 +422,7 @@ fn lint_lesson(
     }
     if let Some(prose) = &lesson.prose {
         let ppath = dir.join(prose.get_ref());
-        if let Some(md) = l.read(&ppath, Some((path, t, prose.span().start))) {
+        if let Some(md) = l.read_content(dir, prose.get_ref(), (path, t, prose.span().start)) {
             lint_prose(l, &ppath, &md, &all_variants, &all_ops);
         }
     }

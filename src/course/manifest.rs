@@ -276,10 +276,20 @@ pub(crate) fn malformed(path: &Path, text: &str, e: &toml::de::Error) -> CourseE
 }
 
 pub(crate) fn read(path: &Path) -> Result<String, CourseError> {
-    std::fs::read_to_string(path).map_err(|e| CourseError::Io {
+    crate::files::read_text(path).map_err(|e| CourseError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     })
+}
+
+/// The text of the content file `rel` of folder `dir`, which must stay
+/// inside it.
+fn read_inside(dir: &Path, rel: &str) -> Result<String, CourseError> {
+    let path = crate::files::inside(dir, rel).map_err(|e| CourseError::Io {
+        path: dir.join(rel).display().to_string(),
+        message: e.to_string(),
+    })?;
+    read(&path)
 }
 
 impl Course {
@@ -412,7 +422,7 @@ impl Lesson {
     /// The prose Markdown, if the lesson has a `prose` file.
     pub fn prose_text(&self) -> Result<Option<String>, CourseError> {
         match &self.prose {
-            Some(p) => read(&self.dir.join(p.get_ref())).map(Some),
+            Some(p) => read_inside(&self.dir, p.get_ref()).map(Some),
             None => Ok(None),
         }
     }
@@ -420,7 +430,7 @@ impl Lesson {
     /// A variant's setup script, if it has one.
     pub fn setup_text(&self, v: &Variant) -> Result<Option<String>, CourseError> {
         match &v.setup {
-            Some(p) => read(&self.dir.join(p.get_ref())).map(Some),
+            Some(p) => read_inside(&self.dir, p.get_ref()).map(Some),
             None => Ok(None),
         }
     }

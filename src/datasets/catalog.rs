@@ -263,7 +263,7 @@ pub fn range_errors(text: &str, file: &str) -> Vec<DatasetError> {
 /// Reads and checks a catalog file.
 pub fn load_catalog(path: impl AsRef<Path>) -> Result<Catalog, DatasetError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Io {
+    let text = crate::files::read_text(path).map_err(|source| DatasetError::Io {
         path: path.to_path_buf(),
         source,
     })?;

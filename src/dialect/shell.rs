@@ -21,7 +21,7 @@ pub fn read_script(path: &Path) -> Result<String, DialectError> {
             Message::new("{path}: is a directory, not a script file").arg("path", &shown),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::files::read_bytes(path).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => Message::new("no such file"),
             std::io::ErrorKind::PermissionDenied => Message::new("permission denied"),

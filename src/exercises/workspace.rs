@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::Exercise;
 use super::{ExerciseError, io_err};
+use crate::files;
 use crate::locale::Message;
 
 /// The default workspace folder name.
@@ -105,12 +106,13 @@ impl Workspace {
     pub fn init(&self, exercises: &[Exercise]) -> Result<Vec<PathBuf>, ExerciseError> {
         let mut written = Vec::new();
         std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
+        // Only what is not there is created: a file, a folder or a
+        // symlink (dangling or not) in its place is left alone.
         let mut put = |path: PathBuf, text: &str| -> Result<(), ExerciseError> {
-            if !path.exists() {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-                }
-                std::fs::write(&path, text).map_err(|e| io_err(&path, e))?;
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+            }
+            if files::write_new(&path, text.as_bytes()).map_err(|e| io_err(&path, e))? {
                 written.push(path);
             }
             Ok(())
@@ -133,7 +135,9 @@ impl Workspace {
         Ok(written)
     }
 
-    /// Restore an exercise's starter files, keeping `.bak` copies.
+    /// Restore an exercise's starter files, keeping the learner's as a
+    /// new backup each time (`.bak`, `.bak.2`, …), written atomically in
+    /// the workspace (a symlink there is replaced, not followed).
     pub fn reset(&self, ex: &Exercise) -> Result<Vec<PathBuf>, ExerciseError> {
         self.require()?;
         let mut files = vec![(self.solution_path(&ex.id), ex.spec.starter.get_ref())];
@@ -142,17 +146,15 @@ impl Workspace {
         }
         let mut out = Vec::new();
         for (path, starter) in files {
-            if path.exists() {
-                let bak = path.with_extension(format!(
-                    "{}.bak",
-                    path.extension().and_then(|e| e.to_str()).unwrap_or("")
-                ));
-                std::fs::copy(&path, &bak).map_err(|e| io_err(&bak, e))?;
+            let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+            if is_file {
+                files::backup(&path).map_err(|e| io_err(&path, e))?;
             }
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
             }
-            std::fs::write(&path, ex.read(starter)?).map_err(|e| io_err(&path, e))?;
+            files::write_atomic(&path, ex.read(starter)?.as_bytes())
+                .map_err(|e| io_err(&path, e))?;
             out.push(path);
         }
         Ok(out)
@@ -162,10 +164,10 @@ impl Workspace {
     pub fn attempt(&self, ex: &Exercise) -> Result<(String, Option<String>), ExerciseError> {
         self.require()?;
         let p = self.solution_path(&ex.id);
-        let sol = std::fs::read_to_string(&p).map_err(|e| io_err(&p, e))?;
+        let sol = files::read_text(&p).map_err(|e| io_err(&p, e))?;
         let answers = if ex.spec.answers.is_some() {
             let a = self.answers_path(&ex.id);
-            Some(std::fs::read_to_string(&a).map_err(|e| io_err(&a, e))?)
+            Some(files::read_text(&a).map_err(|e| io_err(&a, e))?)
         } else {
             None
         };
@@ -175,7 +177,7 @@ impl Workspace {
     /// Read `.progress.toml` (empty when there is none yet).
     pub fn progress(&self) -> Result<Progress, ExerciseError> {
         let p = self.dir.join(PROGRESS);
-        match std::fs::read_to_string(&p) {
+        match files::read_text(&p) {
             Ok(t) => toml::from_str(&t).map_err(|e| {
                 ExerciseError::Invalid(
                     Message::new("{path}: {message}")
@@ -192,17 +194,16 @@ impl Workspace {
         let p = self.dir.join(PROGRESS);
         let text = toml::to_string(progress)
             .map_err(|e| ExerciseError::Invalid(Message::new("{e}").arg("e", e)))?;
-        // Write then rename, so an interrupted save never corrupts it.
-        let tmp = self.dir.join(".progress.toml.tmp");
-        std::fs::write(&tmp, text).map_err(|e| io_err(&tmp, e))?;
-        std::fs::rename(&tmp, &p).map_err(|e| io_err(&p, e))
+        // Written beside it and renamed over it: an interrupted save never
+        // corrupts it, and a symlink in its place is not written through.
+        files::write_atomic(&p, text.as_bytes()).map_err(|e| io_err(&p, e))
     }
 
     /// Record a check's outcome (once passed, an exercise stays passed).
     pub fn record_check(&self, id: &str, passed: bool, seed: u64) -> Result<(), ExerciseError> {
         let mut p = self.progress()?;
         let e = p.exercises.entry(id.to_string()).or_default();
-        e.attempts += 1;
+        e.attempts = e.attempts.saturating_add(1);
         e.passed |= passed;
         e.last_seed = Some(seed);
         self.save(&p)
@@ -215,10 +216,12 @@ impl Workspace {
         let mut p = self.progress()?;
         let e = p.exercises.entry(ex.id.clone()).or_default();
         let total = ex.spec.hints.len();
-        if (e.hints_used as usize) < total {
-            e.hints_used += 1;
-        }
-        let shown = ex.spec.hints[..e.hints_used as usize].to_vec();
+        // A progress file may say more hints were used than there are (an
+        // exercise lost a hint, or the file was edited): all are shown.
+        let used = (e.hints_used as usize).min(total);
+        let used = (used + 1).min(total);
+        e.hints_used = u32::try_from(used).unwrap_or(u32::MAX);
+        let shown = ex.spec.hints[..used].to_vec();
         self.save(&p)?;
         Ok((shown, total))
     }

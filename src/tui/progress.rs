@@ -43,7 +43,7 @@ impl Progress {
     }
 
     pub fn load(path: &Path) -> Progress {
-        std::fs::read_to_string(path)
+        crate::files::read_text(path)
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default()
@@ -54,9 +54,7 @@ impl Progress {
             std::fs::create_dir_all(dir)?;
         }
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(tmp, path)
+        crate::files::write_atomic(path, text.as_bytes())
     }
 
     pub fn mark(&self, lesson: &str) -> Mark {

@@ -39,3 +39,4 @@ mod tui_zh;
 mod updates;
 mod wire;
 mod wire_fuzz;
+mod workspace_files;
