@@ -27,6 +27,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     let root = ctx.content_root()?;
     let all = manifest::exercises(&root, lang)?;
     let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+    // An id the course does not have is said at once (it used to watch
+    // for a file that no save would ever touch).
+    if let Some(id) = &args.exercise {
+        manifest::find(&root, id, lang)?;
+    }
     let rows = ws.rows(&all)?;
     let first = args
         .exercise

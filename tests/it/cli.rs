@@ -218,3 +218,22 @@ fn a_refused_connection_is_named_with_its_address() {
     );
     assert!(zh.stderr.contains("连接被拒绝"), "{}", zh.stderr);
 }
+
+/// `watch` with an exercise the course does not have fails at once with
+/// the list of exercises, instead of watching forever.
+#[test]
+fn watching_an_unknown_exercise_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    assert_eq!(
+        schemalab_in(here(), &[], &["exercises", "init", "--dir", &ws]).code,
+        0
+    );
+    let out = schemalab_in(here(), &[], &["watch", "no-such-exercise", "--dir", &ws]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no exercise 'no-such-exercise'"),
+        "{}",
+        out.stderr
+    );
+}
