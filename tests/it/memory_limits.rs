@@ -667,3 +667,50 @@ fn a_reply_over_the_bson_limit_is_mongods_error_10334() {
     // The connection goes on.
     ok(&call(&mut s, doc! {"ping": 1, "$db": "admin"}));
 }
+
+/// `$lookup` gathers at most `internalLookupStageIntermediateDocumentMaxSizeBytes`
+/// of foreign documents into one input's array (mongod: 100 MB, then
+/// 4568), and an array under the limit may pass 16 MiB on its way, as on
+/// mongod, when a later stage shrinks the document.
+#[test]
+fn lookup_arrays_are_bounded_by_mongods_parameter() {
+    let _guard = params_lock();
+    let mut s = connect();
+    fill(&mut s, "mem", "lookup_local", 1);
+    let foreign: Vec<Document> = (0..20)
+        .map(|i| doc! {"_id": i, "k": 1, "pad": "x".repeat(1_000_000)})
+        .collect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "lookup_foreign", "documents": foreign, "$db": "mem"},
+    ));
+    let pipeline = || {
+        vec![
+            doc! {"$limit": 1},
+            doc! {"$set": {"k": 1}},
+            doc! {"$lookup": {"from": "lookup_foreign", "localField": "k", "foreignField": "k", "as": "all"}},
+            doc! {"$project": {"n": {"$size": "$all"}}},
+        ]
+    };
+    // 20 MB gathered, 100 MB allowed: answered.
+    let reply = call(&mut s, aggregate("lookup_local", pipeline(), doc! {}));
+    ok(&reply);
+    let first = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(first[0].as_document().unwrap().get_i32("n"), Ok(20));
+    // A limit of 5 MB: mongod's error, naming the collection and limit.
+    let _limit = Param::set(
+        "internalLookupStageIntermediateDocumentMaxSizeBytes",
+        5_000_000,
+    );
+    let reply = call(&mut s, aggregate("lookup_local", pipeline(), doc! {}));
+    assert_eq!(code(&reply), 4568, "{reply}");
+    let msg = reply.get_str("errmsg").unwrap();
+    assert!(
+        msg.contains("lookup_foreign") && msg.contains("5000000 bytes"),
+        "{msg}"
+    );
+}

@@ -599,8 +599,17 @@ pub static EXPLAIN_SIZE_THRESHOLD: Param = Param::new(
 /// size, `wiredTigerCacheSizeGB`).
 pub static RECORD_CACHE_BYTES: Param = Param::new(0, "schemalabRecordCacheBytes", 512 << 20);
 
+/// The documents one `$lookup` may gather into one input's `as` array
+/// (mongod: 100 MB; past it, 4568). The array may pass 16 MiB on its way
+/// (a later stage can shrink the document), as on mongod.
+pub static LOOKUP_INTERMEDIATE_BYTES: Param = Param::new(
+    10,
+    "internalLookupStageIntermediateDocumentMaxSizeBytes",
+    HUNDRED_MB,
+);
+
 /// How many parameters there are.
-const PARAM_COUNT: usize = 10;
+const PARAM_COUNT: usize = 11;
 
 /// Every parameter `setParameter`/`getParameter` know, each at its index.
 pub fn params() -> [&'static Param; PARAM_COUNT] {
@@ -615,6 +624,7 @@ pub fn params() -> [&'static Param; PARAM_COUNT] {
         &ADD_TO_SET_BYTES,
         &GRAPH_LOOKUP_MEMORY,
         &CURSOR_TIMEOUT_MILLIS,
+        &LOOKUP_INTERMEDIATE_BYTES,
     ]
 }
 

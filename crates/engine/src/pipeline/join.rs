@@ -163,6 +163,20 @@ impl Lookup {
                     }
                 }
             };
+            let limit = crate::limits::LOOKUP_INTERMEDIATE_BYTES.get();
+            let mut total = 0u64;
+            for m in &matched {
+                total += crate::value::bson_size(m) as u64;
+                if total > limit {
+                    return Err(crate::error::EngineError::new(
+                        crate::error::ErrorCode(4568),
+                        format!(
+                            "Total size of documents in {} matching pipeline's $lookup stage exceeds {limit} bytes",
+                            self.from
+                        ),
+                    ));
+                }
+            }
             set_dotted(
                 &mut d,
                 &self.as_field,
