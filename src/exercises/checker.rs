@@ -31,7 +31,7 @@ use crate::course::runner::{
     ExperimentMetrics, OpError, OpResult, SHELL_ERROR, VariantReport, explain_form, stays_in,
 };
 use crate::course::{DatasetLoader, OpKind, Scale};
-use crate::dialect::ast::{Program, Stmt, StmtKind};
+use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
 use crate::dialect::{DialectError, Output, Session, Value, WritePolicy, parse_program};
 
 /// How to check.
@@ -356,6 +356,55 @@ async fn draw_params(
             out.push(Drawn {
                 name,
                 value,
+                seq: None,
+            });
+            continue;
+        }
+        if let (Some(coll), Some(stages)) = (&p.from, &p.pipeline) {
+            let invalid = |e: Message| {
+                ExerciseError::Invalid(
+                    Message::new("parameter {name}: {e}")
+                        .arg("name", &name)
+                        .arg_msg("e", e),
+                )
+            };
+            let mut pipeline: Vec<Document> = match literal(client, db, stages).await {
+                Ok(Bson::Array(a)) => a
+                    .into_iter()
+                    .filter_map(|s| match s {
+                        Bson::Document(d) => Some(d),
+                        _ => None,
+                    })
+                    .collect(),
+                Ok(other) => return Err(invalid(Message::verbatim(other))),
+                Err(e) => return Err(invalid(e.with_source(stages))),
+            };
+            pipeline.push(doc! {"$sort": {"_id": 1}});
+            let values: Vec<Document> = client
+                .database(db)
+                .collection::<Document>(coll)
+                .aggregate(pipeline)
+                .await
+                .map_err(|e| drawing(&name, e))?
+                .try_collect()
+                .await
+                .map_err(|e| drawing(&name, e))?;
+            if values.is_empty() {
+                return Err(ExerciseError::Invalid(
+                    Message::new("parameter {name}: {coll}.{field} has no values in the dataset")
+                        .arg("name", &name)
+                        .arg("coll", coll)
+                        .arg("field", "_id"),
+                ));
+            }
+            let i = match p.pick {
+                Pick::Random => rng.random_range(0..values.len()),
+                Pick::Most | Pick::Min => 0,
+                Pick::Max => values.len() - 1,
+            };
+            out.push(Drawn {
+                name,
+                value: values[i].get("_id").cloned().unwrap_or(Bson::Null),
                 seq: None,
             });
             continue;
@@ -807,24 +856,54 @@ async fn run_op(
             (result, None)
         }
         OpKind::Write => {
-            let (out, res) = session.eval_program(&program).await;
-            if let Err(e) = res {
-                result.error = Some(op_error(&e, src));
-                return (result, None);
-            }
+            // Statement by statement: a write the server answers with no
+            // counts (`aggregate` with `$merge`/`$out`, `findOneAnd…`) is
+            // measured by its effect on the data instead.
             let mut total: Option<WriteMetrics> = None;
-            for o in &out {
-                if let Output::Value(Value::Bson(Bson::Document(d))) = o
-                    && d.contains_key("acknowledged")
-                {
-                    let w = parse_write_result(d);
-                    total = Some(match total {
-                        None => w,
-                        Some(mut t) => {
-                            t.add(&w);
-                            t
+            let mut add = |w: WriteMetrics| {
+                total = Some(match total.take() {
+                    None => w,
+                    Some(mut t) => {
+                        t.add(&w);
+                        t
+                    }
+                });
+            };
+            for stmt in &program.stmts {
+                let one = Program {
+                    stmts: vec![stmt.clone()],
+                };
+                let before = if silent_write(stmt) {
+                    match snapshot(session.client(), db).await {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            result.error = Some(plain_error(Message::verbatim(e)));
+                            return (result, None);
                         }
-                    });
+                    }
+                } else {
+                    None
+                };
+                let (out, res) = session.eval_program(&one).await;
+                if let Err(e) = res {
+                    result.error = Some(op_error(&e, src));
+                    return (result, None);
+                }
+                for o in &out {
+                    if let Output::Value(Value::Bson(Bson::Document(d))) = o
+                        && d.contains_key("acknowledged")
+                    {
+                        add(parse_write_result(d));
+                    }
+                }
+                if let Some(before) = before {
+                    match snapshot(session.client(), db).await {
+                        Ok(after) => add(effect(&before, &after)),
+                        Err(e) => {
+                            result.error = Some(plain_error(Message::verbatim(e)));
+                            return (result, None);
+                        }
+                    }
                 }
             }
             result.millis = Some(started.elapsed().as_secs_f64() * 1000.0);
@@ -838,6 +917,101 @@ async fn run_op(
             }
             (result, None)
         }
+    }
+}
+
+/// Whether a statement writes without the server reporting counts for
+/// it: an `aggregate` with a `$merge` or `$out` stage, `findOneAndUpdate`,
+/// `findOneAndReplace`, `findOneAndDelete`, `findAndModify`, `runCommand`.
+fn silent_write(stmt: &Stmt) -> bool {
+    match &stmt.kind {
+        StmtKind::Expr(e) => expr_writes_silently(e),
+        StmtKind::Let { decls, .. } => decls
+            .iter()
+            .filter_map(|(_, e)| e.as_ref())
+            .any(expr_writes_silently),
+        StmtKind::Assign { value, .. } => expr_writes_silently(value),
+        StmtKind::ForOf { iterable, body, .. } => {
+            expr_writes_silently(iterable) || body.iter().any(silent_write)
+        }
+        StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => false,
+    }
+}
+
+fn expr_writes_silently(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { callee, args } => {
+            matches!(&callee.kind, ExprKind::Member { name, .. } if matches!(
+                name.as_str(),
+                "findOneAndUpdate" | "findOneAndReplace" | "findOneAndDelete" | "findAndModify" | "runCommand"
+            )) || expr_writes_silently(callee)
+                || args.iter().any(expr_writes_silently)
+        }
+        ExprKind::Object(fields) => fields
+            .iter()
+            .any(|(k, v)| k == "$merge" || k == "$out" || expr_writes_silently(v)),
+        ExprKind::Array(items) | ExprKind::New { args: items, .. } => {
+            items.iter().any(expr_writes_silently)
+        }
+        ExprKind::Member { object, .. } | ExprKind::Neg(object) => expr_writes_silently(object),
+        ExprKind::Index { object, index } => {
+            expr_writes_silently(object) || expr_writes_silently(index)
+        }
+        ExprKind::Binary { left, right, .. } => {
+            expr_writes_silently(left) || expr_writes_silently(right)
+        }
+        _ => false,
+    }
+}
+
+/// Every document of `db`, as collection and `_id` → a digest of its
+/// bytes: what a silent write is measured against.
+type Snapshot = std::collections::BTreeMap<(String, String), u64>;
+
+async fn snapshot(client: &Client, db: &str) -> Result<Snapshot, String> {
+    use std::hash::{Hash, Hasher};
+    let database = client.database(db);
+    let mut out = Snapshot::new();
+    let names = database
+        .list_collection_names()
+        .await
+        .map_err(|e| e.to_string())?;
+    for name in names.into_iter().filter(|n| !n.starts_with("system.")) {
+        let mut cursor = database
+            .collection::<bson::RawDocumentBuf>(&name)
+            .find(doc! {})
+            .await
+            .map_err(|e| e.to_string())?;
+        while let Some(raw) = cursor.try_next().await.map_err(|e| e.to_string())? {
+            let id = raw
+                .get("_id")
+                .ok()
+                .flatten()
+                .and_then(|v| v.to_raw_bson().try_into().ok())
+                .map_or_else(String::new, |b: Bson| canon(&b));
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            raw.as_bytes().hash(&mut h);
+            out.insert((name.clone(), id), h.finish());
+        }
+    }
+    Ok(out)
+}
+
+/// What changed between two snapshots, as a write's figures: `n` counts
+/// the documents inserted, changed or removed, `nModified` the changed.
+fn effect(before: &Snapshot, after: &Snapshot) -> WriteMetrics {
+    let changed = after
+        .iter()
+        .filter(|(k, h)| before.get(*k).is_some_and(|b| b != *h))
+        .count() as i64;
+    let inserted = after.keys().filter(|k| !before.contains_key(*k)).count() as i64;
+    let removed = before.keys().filter(|k| !after.contains_key(*k)).count() as i64;
+    WriteMetrics {
+        n: changed + inserted + removed,
+        n_modified: changed,
+        n_upserted: 0,
+        keys_inserted: None,
+        keys_deleted: None,
     }
 }
 
