@@ -728,10 +728,26 @@ fn read_expr(stmt: &Stmt) -> Option<Program> {
     let one = Program {
         stmts: vec![Stmt {
             pos: stmt.pos,
-            kind: StmtKind::Expr(expr),
+            kind: StmtKind::Expr(cursor_of(expr)),
         }],
     };
     explain_form(&one).ok()
+}
+
+/// The cursor a read materialises: `c.toArray()` and `c.toArray()[i]`
+/// read what `c` reads, so they are explained as `c`.
+fn cursor_of(expr: Expr) -> Expr {
+    let inner = match &expr.kind {
+        ExprKind::Index { object, .. } => (**object).clone(),
+        _ => expr.clone(),
+    };
+    match &inner.kind {
+        ExprKind::Call { callee, args } if args.is_empty() => match &callee.kind {
+            ExprKind::Member { object, name } if name == "toArray" => (**object).clone(),
+            _ => expr,
+        },
+        _ => expr,
+    }
 }
 
 fn sum_reads(acc: Option<ReadMetrics>, m: ReadMetrics) -> ReadMetrics {
