@@ -1333,6 +1333,61 @@ mod tests {
     use super::*;
 
     #[test]
+    fn writes_without_counts_are_found_and_measured_by_their_effect() {
+        let first = |src: &str| parse_program(src).unwrap().stmts.remove(0);
+        for silent in [
+            "db.a.aggregate([{$match: {}}, {$merge: {into: 'b'}}])",
+            "db.a.aggregate([{$out: 'b'}])",
+            "const r = db.a.findOneAndUpdate({}, {$inc: {n: 1}})",
+            "for (const x of [1]) { db.a.findOneAndDelete({_id: x}) }",
+        ] {
+            assert!(silent_write(&first(silent)), "{silent}");
+        }
+        for counted in [
+            "db.a.updateOne({}, {$set: {x: 1}})",
+            "db.a.insertOne({out: '$out'})",
+            "db.a.bulkWrite([{insertOne: {document: {x: 1}}}])",
+        ] {
+            assert!(!silent_write(&first(counted)), "{counted}");
+        }
+        let key = |c: &str, id: &str| (c.to_string(), id.to_string());
+        let before = Snapshot::from([
+            (key("a", "1"), 10),
+            (key("a", "2"), 20),
+            (key("b", "1"), 30),
+        ]);
+        let after = Snapshot::from([
+            (key("a", "1"), 10),
+            (key("a", "2"), 21),
+            (key("a", "3"), 40),
+        ]);
+        let w = effect(&before, &after);
+        assert_eq!(
+            (w.n, w.n_modified),
+            (3, 1),
+            "one changed, one inserted, one removed"
+        );
+        assert_eq!(effect(&before, &before).n, 0);
+    }
+
+    #[test]
+    fn a_materialised_cursor_is_explained_as_the_cursor() {
+        let stmt = parse_program("const x = db.a.find({k: 1}).sort({t: -1}).toArray()")
+            .unwrap()
+            .stmts
+            .remove(0);
+        let explained = format!("{:?}", read_expr(&stmt).unwrap());
+        assert!(explained.contains("\"explain\""), "{explained}");
+        assert!(!explained.contains("toArray"), "{explained}");
+        let indexed = parse_program("const x = db.a.find({k: 1}).toArray()[0]")
+            .unwrap()
+            .stmts
+            .remove(0);
+        let explained = format!("{:?}", read_expr(&indexed).unwrap());
+        assert!(!explained.contains("toArray"), "{explained}");
+    }
+
+    #[test]
     fn normalisation_unwinds_projects_and_sorts() {
         let spec = ResultSpec {
             unwind: Some("views".into()),

@@ -273,7 +273,8 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     let toml_path = ex.dir.join("exercise.toml");
     let text = std::fs::read_to_string(&toml_path).unwrap();
     let broken = text.replacen("wrong_fails = [", "wrong_fails = [\"no-such-check\", ", 1)
-        + "\n[[checks]]\nid = \"ghost\"\ntext = \"x\"\ncheck = \"mine.op.nope.docsExamined <= 1\"\n";
+        + "\n[[checks]]\nid = \"ghost\"\ntext = \"x\"\ncheck = \"mine.op.nope.docsExamined <= 1\"\n"
+        + "\n[[mistakes]]\nfile = \"no-such-mistake.js\"\nfails = [\"no-such-check-either\"]\n";
     std::fs::write(&toml_path, broken).unwrap();
     std::fs::write(ex.dir.join(ex.spec.reference.get_ref()), "db.x.find(\n").unwrap();
     let errors: Vec<String> = schemalab::course::lint(tmp.path())
@@ -283,6 +284,8 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     let all = errors.join("\n");
     assert!(all.contains("no check 'no-such-check'"), "{all}");
     assert!(all.contains("no operation 'nope'"), "{all}");
+    assert!(all.contains("no check 'no-such-check-either'"), "{all}");
+    assert!(all.contains("no-such-mistake.js does not exist"), "{all}");
     assert!(
         errors
             .iter()
