@@ -1311,7 +1311,21 @@ fn join_lines(lines: Vec<Message>) -> Message {
 }
 
 fn first_difference(mine: &[String], reference: &[String]) -> Message {
+    let mut sorted_mine = mine.to_vec();
+    let mut sorted_ref = reference.to_vec();
+    sorted_mine.sort();
+    sorted_ref.sort();
+    let reordered = sorted_mine == sorted_ref;
     for (i, (a, b)) in mine.iter().zip(reference).enumerate() {
+        if a != b && reordered {
+            // The right items in another order: say so, the order is the fault.
+            return Message::new(
+                "the same items in another order: item {n} is yours {mine}, the reference's {reference}",
+            )
+            .arg("n", i + 1)
+            .arg("mine", a)
+            .arg("reference", b);
+        }
         if a != b {
             return Message::new("item {n}: yours {mine}, the reference's {reference}")
                 .arg("n", i + 1)
@@ -1385,6 +1399,21 @@ mod tests {
             .remove(0);
         let explained = format!("{:?}", read_expr(&indexed).unwrap());
         assert!(!explained.contains("toArray"), "{explained}");
+    }
+
+    #[test]
+    fn a_list_in_another_order_is_said_to_be_reordered() {
+        let v = |xs: &[&str]| xs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let reordered = first_difference(&v(&["a", "c", "b"]), &v(&["a", "b", "c"])).to_string();
+        assert!(
+            reordered.contains("another order") && reordered.contains("item 2"),
+            "{reordered}"
+        );
+        let wrong = first_difference(&v(&["a", "x", "c"]), &v(&["a", "b", "c"])).to_string();
+        assert!(
+            !wrong.contains("another order") && wrong.contains("item 2"),
+            "{wrong}"
+        );
     }
 
     #[test]
