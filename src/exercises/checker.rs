@@ -31,7 +31,7 @@ use crate::course::runner::{
     ExperimentMetrics, OpError, OpResult, SHELL_ERROR, VariantReport, explain_form, stays_in,
 };
 use crate::course::{DatasetLoader, OpKind, Scale};
-use crate::dialect::ast::{Program, Stmt, StmtKind};
+use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
 use crate::dialect::{DialectError, Output, Session, Value, WritePolicy, parse_program};
 
 /// How to check.
@@ -360,6 +360,55 @@ async fn draw_params(
             });
             continue;
         }
+        if let (Some(coll), Some(stages)) = (&p.from, &p.pipeline) {
+            let invalid = |e: Message| {
+                ExerciseError::Invalid(
+                    Message::new("parameter {name}: {e}")
+                        .arg("name", &name)
+                        .arg_msg("e", e),
+                )
+            };
+            let mut pipeline: Vec<Document> = match literal(client, db, stages).await {
+                Ok(Bson::Array(a)) => a
+                    .into_iter()
+                    .filter_map(|s| match s {
+                        Bson::Document(d) => Some(d),
+                        _ => None,
+                    })
+                    .collect(),
+                Ok(other) => return Err(invalid(Message::verbatim(other))),
+                Err(e) => return Err(invalid(e.with_source(stages))),
+            };
+            pipeline.push(doc! {"$sort": {"_id": 1}});
+            let values: Vec<Document> = client
+                .database(db)
+                .collection::<Document>(coll)
+                .aggregate(pipeline)
+                .await
+                .map_err(|e| drawing(&name, e))?
+                .try_collect()
+                .await
+                .map_err(|e| drawing(&name, e))?;
+            if values.is_empty() {
+                return Err(ExerciseError::Invalid(
+                    Message::new("parameter {name}: {coll}.{field} has no values in the dataset")
+                        .arg("name", &name)
+                        .arg("coll", coll)
+                        .arg("field", "_id"),
+                ));
+            }
+            let i = match p.pick {
+                Pick::Random => rng.random_range(0..values.len()),
+                Pick::Most | Pick::Min => 0,
+                Pick::Max => values.len() - 1,
+            };
+            out.push(Drawn {
+                name,
+                value: values[i].get("_id").cloned().unwrap_or(Bson::Null),
+                seq: None,
+            });
+            continue;
+        }
         let (Some(coll), Some(field)) = (&p.from, &p.field) else {
             return Err(ExerciseError::Invalid(
                 Message::new("parameter {name} needs from + field, seq or value")
@@ -679,10 +728,26 @@ fn read_expr(stmt: &Stmt) -> Option<Program> {
     let one = Program {
         stmts: vec![Stmt {
             pos: stmt.pos,
-            kind: StmtKind::Expr(expr),
+            kind: StmtKind::Expr(cursor_of(expr)),
         }],
     };
     explain_form(&one).ok()
+}
+
+/// The cursor a read materialises: `c.toArray()` and `c.toArray()[i]`
+/// read what `c` reads, so they are explained as `c`.
+fn cursor_of(expr: Expr) -> Expr {
+    let inner = match &expr.kind {
+        ExprKind::Index { object, .. } => (**object).clone(),
+        _ => expr.clone(),
+    };
+    match &inner.kind {
+        ExprKind::Call { callee, args } if args.is_empty() => match &callee.kind {
+            ExprKind::Member { object, name } if name == "toArray" => (**object).clone(),
+            _ => expr,
+        },
+        _ => expr,
+    }
 }
 
 fn sum_reads(acc: Option<ReadMetrics>, m: ReadMetrics) -> ReadMetrics {
@@ -807,24 +872,54 @@ async fn run_op(
             (result, None)
         }
         OpKind::Write => {
-            let (out, res) = session.eval_program(&program).await;
-            if let Err(e) = res {
-                result.error = Some(op_error(&e, src));
-                return (result, None);
-            }
+            // Statement by statement: a write the server answers with no
+            // counts (`aggregate` with `$merge`/`$out`, `findOneAnd…`) is
+            // measured by its effect on the data instead.
             let mut total: Option<WriteMetrics> = None;
-            for o in &out {
-                if let Output::Value(Value::Bson(Bson::Document(d))) = o
-                    && d.contains_key("acknowledged")
-                {
-                    let w = parse_write_result(d);
-                    total = Some(match total {
-                        None => w,
-                        Some(mut t) => {
-                            t.add(&w);
-                            t
+            let mut add = |w: WriteMetrics| {
+                total = Some(match total.take() {
+                    None => w,
+                    Some(mut t) => {
+                        t.add(&w);
+                        t
+                    }
+                });
+            };
+            for stmt in &program.stmts {
+                let one = Program {
+                    stmts: vec![stmt.clone()],
+                };
+                let before = if silent_write(stmt) {
+                    match snapshot(session.client(), db).await {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            result.error = Some(plain_error(Message::verbatim(e)));
+                            return (result, None);
                         }
-                    });
+                    }
+                } else {
+                    None
+                };
+                let (out, res) = session.eval_program(&one).await;
+                if let Err(e) = res {
+                    result.error = Some(op_error(&e, src));
+                    return (result, None);
+                }
+                for o in &out {
+                    if let Output::Value(Value::Bson(Bson::Document(d))) = o
+                        && d.contains_key("acknowledged")
+                    {
+                        add(parse_write_result(d));
+                    }
+                }
+                if let Some(before) = before {
+                    match snapshot(session.client(), db).await {
+                        Ok(after) => add(effect(&before, &after)),
+                        Err(e) => {
+                            result.error = Some(plain_error(Message::verbatim(e)));
+                            return (result, None);
+                        }
+                    }
                 }
             }
             result.millis = Some(started.elapsed().as_secs_f64() * 1000.0);
@@ -838,6 +933,101 @@ async fn run_op(
             }
             (result, None)
         }
+    }
+}
+
+/// Whether a statement writes without the server reporting counts for
+/// it: an `aggregate` with a `$merge` or `$out` stage, `findOneAndUpdate`,
+/// `findOneAndReplace`, `findOneAndDelete`, `findAndModify`, `runCommand`.
+fn silent_write(stmt: &Stmt) -> bool {
+    match &stmt.kind {
+        StmtKind::Expr(e) => expr_writes_silently(e),
+        StmtKind::Let { decls, .. } => decls
+            .iter()
+            .filter_map(|(_, e)| e.as_ref())
+            .any(expr_writes_silently),
+        StmtKind::Assign { value, .. } => expr_writes_silently(value),
+        StmtKind::ForOf { iterable, body, .. } => {
+            expr_writes_silently(iterable) || body.iter().any(silent_write)
+        }
+        StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => false,
+    }
+}
+
+fn expr_writes_silently(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { callee, args } => {
+            matches!(&callee.kind, ExprKind::Member { name, .. } if matches!(
+                name.as_str(),
+                "findOneAndUpdate" | "findOneAndReplace" | "findOneAndDelete" | "findAndModify" | "runCommand"
+            )) || expr_writes_silently(callee)
+                || args.iter().any(expr_writes_silently)
+        }
+        ExprKind::Object(fields) => fields
+            .iter()
+            .any(|(k, v)| k == "$merge" || k == "$out" || expr_writes_silently(v)),
+        ExprKind::Array(items) | ExprKind::New { args: items, .. } => {
+            items.iter().any(expr_writes_silently)
+        }
+        ExprKind::Member { object, .. } | ExprKind::Neg(object) => expr_writes_silently(object),
+        ExprKind::Index { object, index } => {
+            expr_writes_silently(object) || expr_writes_silently(index)
+        }
+        ExprKind::Binary { left, right, .. } => {
+            expr_writes_silently(left) || expr_writes_silently(right)
+        }
+        _ => false,
+    }
+}
+
+/// Every document of `db`, as collection and `_id` → a digest of its
+/// bytes: what a silent write is measured against.
+type Snapshot = std::collections::BTreeMap<(String, String), u64>;
+
+async fn snapshot(client: &Client, db: &str) -> Result<Snapshot, String> {
+    use std::hash::{Hash, Hasher};
+    let database = client.database(db);
+    let mut out = Snapshot::new();
+    let names = database
+        .list_collection_names()
+        .await
+        .map_err(|e| e.to_string())?;
+    for name in names.into_iter().filter(|n| !n.starts_with("system.")) {
+        let mut cursor = database
+            .collection::<bson::RawDocumentBuf>(&name)
+            .find(doc! {})
+            .await
+            .map_err(|e| e.to_string())?;
+        while let Some(raw) = cursor.try_next().await.map_err(|e| e.to_string())? {
+            let id = raw
+                .get("_id")
+                .ok()
+                .flatten()
+                .and_then(|v| v.to_raw_bson().try_into().ok())
+                .map_or_else(String::new, |b: Bson| canon(&b));
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            raw.as_bytes().hash(&mut h);
+            out.insert((name.clone(), id), h.finish());
+        }
+    }
+    Ok(out)
+}
+
+/// What changed between two snapshots, as a write's figures: `n` counts
+/// the documents inserted, changed or removed, `nModified` the changed.
+fn effect(before: &Snapshot, after: &Snapshot) -> WriteMetrics {
+    let changed = after
+        .iter()
+        .filter(|(k, h)| before.get(*k).is_some_and(|b| b != *h))
+        .count() as i64;
+    let inserted = after.keys().filter(|k| !before.contains_key(*k)).count() as i64;
+    let removed = before.keys().filter(|k| !after.contains_key(*k)).count() as i64;
+    WriteMetrics {
+        n: changed + inserted + removed,
+        n_modified: changed,
+        n_upserted: 0,
+        keys_inserted: None,
+        keys_deleted: None,
     }
 }
 
@@ -1121,7 +1311,21 @@ fn join_lines(lines: Vec<Message>) -> Message {
 }
 
 fn first_difference(mine: &[String], reference: &[String]) -> Message {
+    let mut sorted_mine = mine.to_vec();
+    let mut sorted_ref = reference.to_vec();
+    sorted_mine.sort();
+    sorted_ref.sort();
+    let reordered = sorted_mine == sorted_ref;
     for (i, (a, b)) in mine.iter().zip(reference).enumerate() {
+        if a != b && reordered {
+            // The right items in another order: say so, the order is the fault.
+            return Message::new(
+                "the same items in another order: item {n} is yours {mine}, the reference's {reference}",
+            )
+            .arg("n", i + 1)
+            .arg("mine", a)
+            .arg("reference", b);
+        }
         if a != b {
             return Message::new("item {n}: yours {mine}, the reference's {reference}")
                 .arg("n", i + 1)
@@ -1141,6 +1345,76 @@ fn first_difference(mine: &[String], reference: &[String]) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_without_counts_are_found_and_measured_by_their_effect() {
+        let first = |src: &str| parse_program(src).unwrap().stmts.remove(0);
+        for silent in [
+            "db.a.aggregate([{$match: {}}, {$merge: {into: 'b'}}])",
+            "db.a.aggregate([{$out: 'b'}])",
+            "const r = db.a.findOneAndUpdate({}, {$inc: {n: 1}})",
+            "for (const x of [1]) { db.a.findOneAndDelete({_id: x}) }",
+        ] {
+            assert!(silent_write(&first(silent)), "{silent}");
+        }
+        for counted in [
+            "db.a.updateOne({}, {$set: {x: 1}})",
+            "db.a.insertOne({out: '$out'})",
+            "db.a.bulkWrite([{insertOne: {document: {x: 1}}}])",
+        ] {
+            assert!(!silent_write(&first(counted)), "{counted}");
+        }
+        let key = |c: &str, id: &str| (c.to_string(), id.to_string());
+        let before = Snapshot::from([
+            (key("a", "1"), 10),
+            (key("a", "2"), 20),
+            (key("b", "1"), 30),
+        ]);
+        let after = Snapshot::from([
+            (key("a", "1"), 10),
+            (key("a", "2"), 21),
+            (key("a", "3"), 40),
+        ]);
+        let w = effect(&before, &after);
+        assert_eq!(
+            (w.n, w.n_modified),
+            (3, 1),
+            "one changed, one inserted, one removed"
+        );
+        assert_eq!(effect(&before, &before).n, 0);
+    }
+
+    #[test]
+    fn a_materialised_cursor_is_explained_as_the_cursor() {
+        let stmt = parse_program("const x = db.a.find({k: 1}).sort({t: -1}).toArray()")
+            .unwrap()
+            .stmts
+            .remove(0);
+        let explained = format!("{:?}", read_expr(&stmt).unwrap());
+        assert!(explained.contains("\"explain\""), "{explained}");
+        assert!(!explained.contains("toArray"), "{explained}");
+        let indexed = parse_program("const x = db.a.find({k: 1}).toArray()[0]")
+            .unwrap()
+            .stmts
+            .remove(0);
+        let explained = format!("{:?}", read_expr(&indexed).unwrap());
+        assert!(!explained.contains("toArray"), "{explained}");
+    }
+
+    #[test]
+    fn a_list_in_another_order_is_said_to_be_reordered() {
+        let v = |xs: &[&str]| xs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let reordered = first_difference(&v(&["a", "c", "b"]), &v(&["a", "b", "c"])).to_string();
+        assert!(
+            reordered.contains("another order") && reordered.contains("item 2"),
+            "{reordered}"
+        );
+        let wrong = first_difference(&v(&["a", "x", "c"]), &v(&["a", "b", "c"])).to_string();
+        assert!(
+            !wrong.contains("another order") && wrong.contains("item 2"),
+            "{wrong}"
+        );
+    }
 
     #[test]
     fn normalisation_unwinds_projects_and_sorts() {

@@ -199,15 +199,18 @@ fn lint_spec(
         l.at(path, 1, 1, "the exercise has no [[operations]]");
     }
     for p in &spec.params {
-        let sources = usize::from(p.from.is_some() || p.field.is_some())
+        let sources = usize::from(p.from.is_some() || p.field.is_some() || p.pipeline.is_some())
             + usize::from(p.seq.is_some())
             + usize::from(p.value.is_some());
-        if sources != 1 || p.from.is_some() != p.field.is_some() {
+        if sources != 1
+            || p.from.is_some() != (p.field.is_some() || p.pipeline.is_some())
+            || (p.field.is_some() && p.pipeline.is_some())
+        {
             l.span(
                 path,
                 text,
                 &p.name,
-                "a parameter takes exactly one of from + field, seq or value",
+                "a parameter takes exactly one of from + field, from + pipeline, seq or value",
             );
         }
     }
@@ -220,6 +223,8 @@ fn lint_spec(
         (&spec.reference, true),
         (&spec.wrong, true),
     ];
+    files.extend(spec.alternatives.iter().map(|f| (f, true)));
+    files.extend(spec.mistakes.iter().map(|m| (&m.file, true)));
     if let Some(a) = &spec.answers {
         for f in [&a.starter, &a.reference, &a.wrong] {
             files.push((f, false));
@@ -424,7 +429,11 @@ fn lint_spec(
             "`wrong_fails` must name the check(s) the wrong solution fails",
         );
     }
-    for w in &spec.wrong_fails {
+    for w in spec
+        .wrong_fails
+        .iter()
+        .chain(spec.mistakes.iter().flat_map(|m| &m.fails))
+    {
         if !check_ids.contains(w.get_ref()) {
             l.span(
                 path,

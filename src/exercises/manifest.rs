@@ -45,6 +45,16 @@ pub struct ExerciseSpec {
     /// Checks the wrong solution must fail (tests prove it does).
     #[serde(default)]
     pub wrong_fails: Vec<Spanned<String>>,
+    /// Other correct solutions, written independently of the reference
+    /// (another index, another tie-breaker, another write form): the tests
+    /// require each to pass, with the reference's answers file. Never
+    /// shown to the learner.
+    #[serde(default)]
+    pub alternatives: Vec<Spanned<String>>,
+    /// More wrong solutions, each a realistic mistake with the checks it
+    /// must fail (the tests prove it does, with the wrong answers file).
+    #[serde(default)]
+    pub mistakes: Vec<Mistake>,
     /// The reference's explanation, shown by `schemalab solution`.
     #[serde(default = "default_explanation")]
     pub explanation: Spanned<String>,
@@ -96,6 +106,15 @@ pub struct AnswerFiles {
     pub wrong: Spanned<String>,
 }
 
+/// `[[mistakes]]`: a wrong solution beside `wrong`, and what it fails.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mistake {
+    pub file: Spanned<String>,
+    /// Checks this solution must fail.
+    pub fails: Vec<Spanned<String>>,
+}
+
 /// How a parameter is drawn from the loaded dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -117,8 +136,12 @@ pub struct Param {
     pub name: Spanned<String>,
     /// Drawn from this collection of the freshly loaded dataset …
     pub from: Option<String>,
-    /// … and this field (dotted path).
+    /// … and this field (dotted path), …
     pub field: Option<String>,
+    /// … or the `_id`s this aggregation pipeline (a mongosh array
+    /// literal) outputs from that collection: a value with a property the
+    /// workload needs (a comment with grandchildren).
+    pub pipeline: Option<String>,
     #[serde(default)]
     pub pick: Pick,
     /// Or a number that counts up with each repetition of an operation

@@ -47,10 +47,20 @@ fn check(
     .unwrap_or_else(|e| panic!("{}: {e}", ex.id))
 }
 
-/// Grade one exercise: its reference passes on two seeds (with no failure
-/// on the reference side), its starter fails, and its wrong solution fails
-/// on every check its `wrong_fails` names.
-fn grade(id: &str) {
+/// The seeds every exercise's reference is checked on in the always-run
+/// tests: eight, spread over 1–50 (the ignored sweep takes all fifty).
+const SPREAD: [u64; 8] = [1, 7, 13, 20, 27, 34, 42, 50];
+
+/// The seeds the alternative and wrong solutions are checked on in the
+/// always-run tests.
+const FEW: [u64; 1] = [19];
+
+/// Grade one exercise: its reference passes on every seed of `ref_seeds`
+/// (with no failure on the reference side), its starter fails, every
+/// alternative correct solution passes on every seed of `other_seeds`, and
+/// the wrong solution and every declared mistake fail, on each of those
+/// seeds, every check they name.
+fn grade_on(id: &str, ref_seeds: &[u64], other_seeds: &[u64]) {
     let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     let ex = all
         .iter()
@@ -62,7 +72,7 @@ fn grade(id: &str) {
         .block_on(mongodb::Client::with_uri_str(server.uri()))
         .unwrap();
     let mut problems = Vec::new();
-    for seed in [1, 7] {
+    for &seed in ref_seeds {
         let r = check(
             &rt,
             &client,
@@ -79,19 +89,71 @@ fn grade(id: &str) {
     if r.passed() {
         problems.push("the starter passes".to_string());
     }
-    let r = check(&rt, &client, ex, ex.spec.wrong.get_ref(), "wrong", 3);
     assert!(!ex.spec.wrong_fails.is_empty());
-    for named in &ex.spec.wrong_fails {
-        let res = r.results.iter().find(|c| &c.id == named.get_ref());
-        if res.is_none_or(|c| c.passed) {
-            problems.push(format!(
-                "the wrong solution does not fail '{}':\n{}",
-                named.get_ref(),
-                r.render()
-            ));
+    let mut wrongs = vec![(
+        ex.spec.wrong.get_ref().clone(),
+        "wrong",
+        &ex.spec.wrong_fails,
+    )];
+    wrongs.extend(
+        ex.spec
+            .mistakes
+            .iter()
+            .map(|m| (m.file.get_ref().clone(), "reference", &m.fails)),
+    );
+    for &seed in other_seeds {
+        for alt in &ex.spec.alternatives {
+            let r = check(&rt, &client, ex, alt.get_ref(), "reference", seed);
+            if !r.passed() {
+                problems.push(format!(
+                    "the alternative {}, seed {seed}, fails:\n{}",
+                    alt.get_ref(),
+                    r.render()
+                ));
+            }
+        }
+        for (file, answers, fails) in &wrongs {
+            assert!(!fails.is_empty(), "{file} names no check it fails");
+            let r = check(&rt, &client, ex, file, answers, seed);
+            for named in fails.iter() {
+                let res = r.results.iter().find(|c| &c.id == named.get_ref());
+                if res.is_none_or(|c| c.passed) {
+                    problems.push(format!(
+                        "{file}, seed {seed}, does not fail '{}':\n{}",
+                        named.get_ref(),
+                        r.render()
+                    ));
+                }
+            }
         }
     }
     assert!(problems.is_empty(), "{id}: {}", problems.join("\n\n"));
+}
+
+/// The always-run grading of one exercise.
+fn grade(id: &str) {
+    grade_on(id, &SPREAD, &FEW);
+}
+
+/// Every exercise, every solution (reference, alternatives, wrong and
+/// mistakes) on seeds 1–50: too slow for the debug run, so ignored and
+/// run in release (`cargo test --release --test it -- --ignored
+/// exercises::sweep_every_exercise_on_seeds_1_to_50`).
+#[test]
+#[ignore = "the 50-seed sweep: minutes in debug; run in release"]
+fn sweep_every_exercise_on_seeds_1_to_50() {
+    let seeds: Vec<u64> = (1..=50).collect();
+    let ids: Vec<String> = exercises::exercises(root(), schemalab::locale::Lang::En)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    let failed: Vec<String> = ids
+        .iter()
+        .filter(|id| std::panic::catch_unwind(|| grade_on(id, &seeds, &seeds)).is_err())
+        .cloned()
+        .collect();
+    assert!(failed.is_empty(), "failing on seeds 1–50: {failed:?}");
 }
 
 /// The exercises with a grading test of their own (run in parallel).
@@ -211,7 +273,8 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     let toml_path = ex.dir.join("exercise.toml");
     let text = std::fs::read_to_string(&toml_path).unwrap();
     let broken = text.replacen("wrong_fails = [", "wrong_fails = [\"no-such-check\", ", 1)
-        + "\n[[checks]]\nid = \"ghost\"\ntext = \"x\"\ncheck = \"mine.op.nope.docsExamined <= 1\"\n";
+        + "\n[[checks]]\nid = \"ghost\"\ntext = \"x\"\ncheck = \"mine.op.nope.docsExamined <= 1\"\n"
+        + "\n[[mistakes]]\nfile = \"no-such-mistake.js\"\nfails = [\"no-such-check-either\"]\n";
     std::fs::write(&toml_path, broken).unwrap();
     std::fs::write(ex.dir.join(ex.spec.reference.get_ref()), "db.x.find(\n").unwrap();
     let errors: Vec<String> = schemalab::course::lint(tmp.path())
@@ -221,6 +284,8 @@ fn exercise_content_lints_clean_and_lint_reports_broken_exercises() {
     let all = errors.join("\n");
     assert!(all.contains("no check 'no-such-check'"), "{all}");
     assert!(all.contains("no operation 'nope'"), "{all}");
+    assert!(all.contains("no check 'no-such-check-either'"), "{all}");
+    assert!(all.contains("no-such-mistake.js does not exist"), "{all}");
     assert!(
         errors
             .iter()

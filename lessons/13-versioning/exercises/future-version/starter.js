@@ -2,7 +2,7 @@
 
 
 // @op current
-// The version of policyNo in force today.
+// The version of policyNo in force today (`today`, not the clock).
 
 
 // @op amend

@@ -8,10 +8,10 @@ db.posts.aggregate([
 
 // Keep the handle (read with every post, rarely changed); drop the rest.
 db.posts.updateMany({}, {$unset: {author_followers: "", author_email: ""}})
-db.posts.createIndex({author_id: 1, created_at: -1})
+db.posts.createIndex({author_id: 1, created_at: -1, _id: -1})
 
 // @op author_page
-db.posts.find({author_id: authorId}, {title: 1, author_handle: 1}).sort({created_at: -1}).limit(20)
+db.posts.find({author_id: authorId}, {title: 1, author_handle: 1}).sort({created_at: -1, _id: -1}).limit(20)
 
 // @op new_follower
 db.users.updateOne({_id: authorId}, {$inc: {follower_count: 1}})
@@ -21,7 +21,7 @@ db.users.updateOne({_id: authorId}, {$set: {handle: newHandle}})
 db.posts.updateMany({author_id: authorId}, {$set: {author_handle: newHandle}})
 
 // @op author_page_after
-db.posts.find({author_id: authorId}, {title: 1, author_handle: 1}).sort({created_at: -1}).limit(20)
+db.posts.find({author_id: authorId}, {title: 1, author_handle: 1}).sort({created_at: -1, _id: -1}).limit(20)
 
 // @op follower_count
 db.users.findOne({_id: authorId}, {follower_count: 1})

@@ -16,3 +16,6 @@
 // @op analytics
 // {posts, likes, comments} over authorId's posts.
 
+
+// @op post_count
+// postId's comment count, as {comment_count}.

@@ -21,3 +21,6 @@ db.posts.updateOne({_id: postId}, {$push: {recent_comments: {$each: [{_id: comme
 
 // @op analytics
 db.posts.aggregate([{$match: {author_id: authorId}}, {$group: {_id: null, posts: {$sum: 1}, likes: {$sum: "$likes"}, comments: {$sum: "$comment_count"}}}])
+
+// @op post_count
+db.posts.findOne({_id: postId}, {comment_count: 1})

@@ -27,7 +27,7 @@ db.edges.aggregate([
 db.edges.deleteOne({follower_id: a, followee_id: b})
 
 // @op post
-db.posts.insertOne({author_id: a, title: "news", created_at: new Date(), likes: 0})
+db.posts.insertOne({_id: postId, author_id: a, title: "news", created_at: now, likes: 0})
 db.users.updateOne({_id: a}, {$inc: {post_count: 1}})
 
 // @op counts
@@ -35,4 +35,4 @@ db.users.find({_id: {$in: [userId, otherId, celebId]}}, {follower_count: 1, foll
 
 // @op feed
 const followed = db.edges.distinct("followee_id", {follower_id: userId})
-db.posts.find({author_id: {$in: followed}}).sort({created_at: -1}).limit(20)
+db.posts.find({author_id: {$in: followed}}).sort({created_at: -1, _id: -1}).limit(20)

@@ -13,7 +13,7 @@ db.users.updateOne({_id: b}, {$inc: {follower_count: -1}})
 db.users.updateOne({_id: a}, {$inc: {following_count: -1}})
 
 // @op post
-db.posts.insertOne({author_id: a, title: "news", created_at: new Date(), likes: 0})
+db.posts.insertOne({_id: postId, author_id: a, title: "news", created_at: now, likes: 0})
 db.users.updateOne({_id: a}, {$inc: {post_count: 1}})
 
 // @op counts
@@ -21,4 +21,4 @@ db.users.find({_id: {$in: [userId, otherId, celebId]}}, {follower_count: 1, foll
 
 // @op feed
 const followed = db.follows.distinct("followee_id", {follower_id: userId})
-db.posts.find({author_id: {$in: followed}}).sort({created_at: -1}).limit(20)
+db.posts.find({author_id: {$in: followed}}).sort({created_at: -1, _id: -1}).limit(20)
