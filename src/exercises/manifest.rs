@@ -268,8 +268,9 @@ pub struct Exercise {
 impl Exercise {
     /// Read a file of the exercise folder.
     pub fn read(&self, name: &str) -> Result<String, ExerciseError> {
-        let p = self.dir.join(name);
-        std::fs::read_to_string(&p).map_err(|e| io_err(&p, e))
+        let p =
+            crate::files::inside(&self.dir, name).map_err(|e| io_err(&self.dir.join(name), e))?;
+        crate::files::read_text(&p).map_err(|e| io_err(&p, e))
     }
 
     pub fn prompt_text(&self) -> Result<String, ExerciseError> {
@@ -367,7 +368,7 @@ impl ExerciseStrings {
 /// (English wherever the translation is missing).
 pub fn load_exercise(lesson: &str, dir: &Path, lang: Lang) -> Result<Exercise, ExerciseError> {
     let path = dir.join("exercise.toml");
-    let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
+    let text = crate::files::read_text(&path).map_err(|e| io_err(&path, e))?;
     let mut spec: ExerciseSpec = toml::from_str(&text).map_err(|e| {
         ExerciseError::Invalid(crate::course::manifest::malformed(&path, &text, &e).message())
     })?;
