@@ -134,10 +134,11 @@ impl Database {
             }
         };
         let client = runtime.block_on(async {
+            let options = options(&uri).await?;
             if server.is_none() {
-                reach(&uri).await?;
+                reach(&uri, &options).await?;
             }
-            client(&uri).await
+            mongodb::Client::with_options(options).map_err(|e| bad_uri(&uri, e))
         })?;
         Ok(Database {
             runtime,
@@ -189,12 +190,8 @@ impl Database {
 /// Check that a host `uri` names accepts a TCP connection, so that a
 /// wrong address or a server that is not running is said at once, by the
 /// kind of its failure, instead of after the driver's server selection
-/// gives up. A unix socket or a URI the driver cannot parse is left to
-/// the driver.
-pub async fn reach(uri: &str) -> Result<(), ConnectError> {
-    let Ok(options) = mongodb::options::ClientOptions::parse(uri).await else {
-        return Ok(());
-    };
+/// gives up. A unix socket is left to the driver.
+async fn reach(uri: &str, options: &mongodb::options::ClientOptions) -> Result<(), ConnectError> {
     let mut last = None;
     for address in &options.hosts {
         let mongodb::options::ServerAddress::Tcp { host, port } = address else {
@@ -224,12 +221,19 @@ pub async fn reach(uri: &str) -> Result<(), ConnectError> {
 /// anything tries to connect with it; creating the client does not
 /// connect.
 pub async fn client(uri: &str) -> Result<mongodb::Client, ConnectError> {
-    let bad = |e: mongodb::error::Error| ConnectError::BadUri {
+    mongodb::Client::with_options(options(uri).await?).map_err(|e| bad_uri(uri, e))
+}
+
+/// The driver's options for `uri`, or the one-line error naming it.
+async fn options(uri: &str) -> Result<mongodb::options::ClientOptions, ConnectError> {
+    mongodb::options::ClientOptions::parse(uri)
+        .await
+        .map_err(|e| bad_uri(uri, e))
+}
+
+fn bad_uri(uri: &str, e: mongodb::error::Error) -> ConnectError {
+    ConnectError::BadUri {
         uri: uri.to_string(),
         message: e.kind.to_string(),
-    };
-    let options = mongodb::options::ClientOptions::parse(uri)
-        .await
-        .map_err(bad)?;
-    mongodb::Client::with_options(options).map_err(bad)
+    }
 }
