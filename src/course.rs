@@ -4,8 +4,8 @@
 //! table, Markdown or JSON, and checked by `lint`.
 //!
 //! Pipeline: [`manifest`] (files → [`Course`]/[`Lesson`]) → [`runner`]
-//! (variants: fresh database, dataset, setup, operations) → [`measure`]
-//! (collStats, exact BSON sizes, explain) → [`claims`] (the `check` language
+//! (variants: fresh database, dataset, setup, operations measured by
+//! [`crate::measure`]: collStats, exact BSON sizes, explain) → [`claims`] (the `check` language
 //! and `{{ expr }}` prose placeholders) → [`report`] (table, Markdown,
 //! JSON). [`lint`] checks a course without a server.
 //!
@@ -17,7 +17,6 @@ pub mod claims;
 pub mod lint;
 pub mod lint_locale;
 pub mod manifest;
-pub mod measure;
 pub mod report;
 pub mod runner;
 
@@ -25,16 +24,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::locale::{Lang, Localized, Message};
 
+pub use crate::measure::figures::{CollStats, EngineInfo, ReadMetrics, StageFigures, WriteMetrics};
+pub use crate::measure::{OpError, OpResult};
 pub use claims::{Check, ClaimError, Metric, MetricSource, Val};
 pub use lint::{LintError, lint};
 pub use manifest::{Course, Experiment, Lesson, LessonEntry, OpKind, Operation, Variant};
-pub use measure::StageFigures;
-pub use measure::{CollStats, EngineInfo, ReadMetrics, WriteMetrics};
 pub use report::{Format, render};
 pub use runner::{
-    CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, OpResult,
-    PreparedLesson, PreparedVariant, Progress, RunOptions, Sample, VariantReport, prepare_lesson,
-    run_lesson,
+    CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, PreparedLesson,
+    PreparedVariant, Progress, RunOptions, Sample, VariantReport, prepare_lesson, run_lesson,
 };
 
 /// A lesson as `schemalab lessons` lists it.

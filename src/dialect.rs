@@ -10,13 +10,15 @@
 //! its prompt ([`prompt`]) and its "run or read another line" test
 //! ([`is_complete`], from the lexer) are public so every front end (the
 //! TUI's shell pane too) behaves the same. `names` holds mongod's rules
-//! for database names.
+//! for database names. [`observe`] lets the measurement path see every
+//! command a session sends.
 
 pub mod ast;
 mod eval;
 pub mod gate;
 mod lexer;
 mod names;
+pub mod observe;
 mod parser;
 pub mod print;
 mod shell;
@@ -27,10 +29,12 @@ use std::fmt;
 use crate::locale::Message;
 
 pub use ast::Program;
+pub(crate) use eval::driver_err as driver_error;
 pub use eval::{CursorSpec, Output, Session, Value};
 pub use gate::WritePolicy;
 pub use lexer::is_complete;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
+pub use observe::{Observer, Reply};
 pub use parser::parse_program;
 pub use shell::{CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_interactive};
 pub use suggest::{edit_distance, suggest};

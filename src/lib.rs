@@ -15,6 +15,7 @@
 //! - [`connect`]: opens the database for every command and the TUI (the
 //!   embedded engine on a loopback port, or `--uri`).
 //! - [`course`]: lessons, the experiment runner, claims and reports.
+//! - [`measure`]: the one measurement path lessons and exercises share.
 //! - [`tui`]: the terminal workbench, rendering the course's own types.
 //!
 //! Everything above the wire layer reaches the database only through the
@@ -31,5 +32,6 @@ pub mod dialect;
 pub mod exercises;
 pub mod files;
 pub mod locale;
+pub mod measure;
 pub mod place;
 pub mod tui;

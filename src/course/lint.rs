@@ -16,7 +16,7 @@ use toml::Spanned;
 
 use super::claims::{Check, Metric, Target, placeholders};
 use super::manifest::{FORMAT_VERSION, Lesson, Manifest};
-use super::runner::{explain_form, stays_in};
+use super::runner::stays_in;
 use super::{OpKind, db_name, is_plain_name};
 use crate::dialect::{DialectError, parse_program};
 use crate::locale::{Lang, Localized, Message};
@@ -457,9 +457,18 @@ fn lint_statement(
                 l.at_pos(path, line, col, e.message);
             }
             if kind == OpKind::Read
-                && let Err(e) = explain_form(&p)
+                && let Some((name, pos)) = first_write_call(&p)
             {
-                l.at(path, t, span.start, e);
+                let (line, col) = inner_pos(t, &span, pos.line as usize, pos.col as usize);
+                l.at_pos(
+                    path,
+                    line,
+                    col,
+                    Message::new(
+                        "{name}() is not a read (find, findOne, aggregate, countDocuments, distinct); declare the operation kind = \"write\"",
+                    )
+                    .arg("name", name),
+                );
             }
         }
         Err(e) => {
@@ -468,6 +477,59 @@ fn lint_statement(
             l.at_pos(path, line, col, e.message());
         }
     }
+}
+
+/// The first collection method a read statement calls that writes
+/// (measured reads must only read; the runner would refuse it when it
+/// finds no read, this says so before anything runs).
+fn first_write_call(p: &crate::dialect::Program) -> Option<(String, crate::dialect::Pos)> {
+    use crate::dialect::ast::{Expr, ExprKind, StmtKind};
+    const WRITES: &[&str] = &[
+        "insertOne",
+        "insertMany",
+        "updateOne",
+        "updateMany",
+        "replaceOne",
+        "deleteOne",
+        "deleteMany",
+        "bulkWrite",
+        "findOneAndUpdate",
+        "findOneAndReplace",
+        "findOneAndDelete",
+    ];
+    fn walk(e: &Expr) -> Option<(String, crate::dialect::Pos)> {
+        match &e.kind {
+            ExprKind::Call { callee, args } => {
+                if let ExprKind::Member { name, .. } = &callee.kind
+                    && WRITES.contains(&name.as_str())
+                {
+                    return Some((name.clone(), e.pos));
+                }
+                walk(callee).or_else(|| args.iter().find_map(walk))
+            }
+            ExprKind::Member { object, .. } | ExprKind::Neg(object) => walk(object),
+            ExprKind::Index { object, index } => walk(object).or_else(|| walk(index)),
+            ExprKind::Binary { left, right, .. } => walk(left).or_else(|| walk(right)),
+            ExprKind::Array(items) | ExprKind::New { args: items, .. } => {
+                items.iter().find_map(walk)
+            }
+            ExprKind::Object(fields) => fields.iter().find_map(|(_, v)| walk(v)),
+            _ => None,
+        }
+    }
+    fn stmt(s: &crate::dialect::ast::Stmt) -> Option<(String, crate::dialect::Pos)> {
+        match &s.kind {
+            StmtKind::Expr(e) | StmtKind::Assign { value: e, .. } => walk(e),
+            StmtKind::Let { decls, .. } => {
+                decls.iter().filter_map(|(_, e)| e.as_ref()).find_map(walk)
+            }
+            StmtKind::ForOf { iterable, body, .. } => {
+                walk(iterable).or_else(|| body.iter().find_map(stmt))
+            }
+            StmtKind::Show(_) | StmtKind::Use(_) | StmtKind::It => None,
+        }
+    }
+    p.stmts.iter().find_map(stmt)
 }
 
 fn lint_check(

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use super::CourseError;
@@ -93,13 +93,7 @@ pub struct Variant {
     pub recommended: bool,
 }
 
-/// Read (explained) or write (executed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OpKind {
-    Read,
-    Write,
-}
+pub use crate::measure::OpKind;
 
 /// One `[[experiments.operations]]`.
 #[derive(Debug, Clone, Deserialize)]

@@ -10,9 +10,10 @@
 //! too; columns are padded by display width, so CJK text lines up.
 
 use super::claims::format_number;
-use super::runner::{ExperimentReport, LessonReport, OpResult, is_environment_error};
+use super::runner::{ExperimentReport, LessonReport, is_environment_error};
 use super::{CourseError, OpKind};
 use crate::locale::{self, Lang, Message};
+use crate::measure::{OpResult, Timing};
 
 /// Output format of `schemalab run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,8 +83,8 @@ pub fn human_bytes(b: f64) -> String {
 pub enum Noise {
     /// Exact counts and sizes: equal values get no star.
     Count,
-    /// Milliseconds: no star when every time is under 1 ms or the
-    /// highest is within 20% of the lowest.
+    /// Milliseconds: starred only by [`time_marks`], when the spreads of
+    /// the samples separate.
     Time,
 }
 
@@ -93,7 +94,7 @@ pub fn legend(lang: Lang) -> &'static str {
     lang.t(LEGEND)
 }
 
-pub const LEGEND: &str = "★ = lowest cost in its row (×N: N times lower than the highest). No star when counts are equal, or times are under 1 ms or within 20%. Failed variants are shown as failed and win nothing.";
+pub const LEGEND: &str = "★ = lowest cost in its row (×N: N times lower than the highest). No star when counts are equal, or when times' runs overlap (a time is the median of 5+ runs, fastest–slowest in brackets). Failed variants are shown as failed and win nothing.";
 
 /// For each variant, `Some(factor)` when its figure is the lowest cost of
 /// the row by more than the noise floor (`factor` = highest / lowest,
@@ -109,7 +110,8 @@ pub fn star_marks(values: &[Option<f64>], noise: Noise) -> Vec<Option<f64>> {
     let worst = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let real = match noise {
         Noise::Count => worst > best,
-        Noise::Time => worst >= 1.0 && worst > best * 1.2,
+        // Times without their spreads never win: see `time_marks`.
+        Noise::Time => false,
     };
     if !real {
         return none;
@@ -123,6 +125,46 @@ pub fn star_marks(values: &[Option<f64>], noise: Noise) -> Vec<Option<f64>> {
         .iter()
         .map(|v| v.filter(|x| *x == best).map(|_| f))
         .collect()
+}
+
+/// For each variant, `Some(factor)` on the fastest (lowest median) when
+/// its spread lies wholly below every other variant's
+/// ([`Timing::clearly_below`]); `factor` = slowest median / fastest.
+/// `None` timings (failed or unmeasured) take no part.
+pub fn time_marks(timings: &[Option<&Timing>]) -> Vec<Option<f64>> {
+    let none = vec![None; timings.len()];
+    let present: Vec<(usize, &Timing)> = timings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.map(|t| (i, t)))
+        .collect();
+    if present.len() < 2 {
+        return none;
+    }
+    let Some(&(best_i, best)) = present
+        .iter()
+        .min_by(|a, b| a.1.median.total_cmp(&b.1.median))
+    else {
+        return none;
+    };
+    let separated = present
+        .iter()
+        .all(|(i, t)| *i == best_i || best.clearly_below(t));
+    if !separated {
+        return none;
+    }
+    let worst = present
+        .iter()
+        .map(|(_, t)| t.median)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let f = if best.median > 0.0 {
+        worst / best.median
+    } else {
+        f64::INFINITY
+    };
+    let mut marks = none;
+    marks[best_i] = Some(f);
+    marks
 }
 
 /// `★ ×12`, or `★` when the lowest is zero.
@@ -140,6 +182,8 @@ struct Row {
     label: String,
     cells: Vec<String>,
     values: Vec<Option<f64>>,
+    /// A time row's samples per variant (what [`time_marks`] stars by).
+    timings: Vec<Option<Timing>>,
     noise: Option<Noise>,
     /// Built from figures (blanked for failed variants).
     measured: bool,
@@ -152,6 +196,7 @@ impl Row {
             label: label.into(),
             cells,
             values: vec![None; n],
+            timings: vec![None; n],
             noise: None,
             measured: false,
         }
@@ -176,8 +221,28 @@ impl Row {
                 .iter()
                 .map(|v| v.map_or_else(|| "—".to_string(), fmt))
                 .collect(),
+            timings: vec![None; values.len()],
             values,
             noise: Some(noise),
+            measured: true,
+        }
+    }
+
+    /// A time row: each variant's median with its spread, starred by
+    /// [`time_marks`].
+    fn time(label: impl Into<String>, timings: Vec<Option<Timing>>) -> Row {
+        Row {
+            label: label.into(),
+            cells: timings
+                .iter()
+                .map(|t| t.as_ref().map_or_else(|| "—".to_string(), time_cell))
+                .collect(),
+            values: timings
+                .iter()
+                .map(|t| t.as_ref().map(|t| t.median))
+                .collect(),
+            timings,
+            noise: Some(Noise::Time),
             measured: true,
         }
     }
@@ -193,6 +258,9 @@ impl Row {
                     if let Some(v) = self.values.get_mut(i) {
                         *v = None;
                     }
+                    if let Some(t) = self.timings.get_mut(i) {
+                        *t = None;
+                    }
                 }
             }
         }
@@ -201,6 +269,9 @@ impl Row {
 
     fn marks(&self) -> Vec<Option<f64>> {
         match self.noise {
+            Some(Noise::Time) => {
+                time_marks(&self.timings.iter().map(Option::as_ref).collect::<Vec<_>>())
+            }
             Some(n) => star_marks(&self.values, n),
             None => vec![None; self.values.len()],
         }
@@ -233,6 +304,27 @@ fn factor(f: f64) -> String {
 
 fn int_fmt(v: f64) -> String {
     format_number(v)
+}
+
+/// `2.4 ms (2.3–2.9)`: the median, and the fastest and slowest run when
+/// there was more than one.
+fn time_cell(t: &Timing) -> String {
+    let spread = spread_text(t);
+    if spread.is_empty() {
+        ms_fmt(t.median)
+    } else {
+        format!("{} ({spread})", ms_fmt(t.median))
+    }
+}
+
+/// `2.3–2.9`: a time's fastest and slowest run, as the course formats
+/// numbers; empty when they are the same (a single run).
+pub fn spread_text(t: &Timing) -> String {
+    if t.low >= t.high {
+        String::new()
+    } else {
+        format!("{}–{}", format_number(t.low), format_number(t.high))
+    }
 }
 
 fn ms_fmt(v: f64) -> String {
@@ -374,11 +466,25 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
             int_fmt,
             Noise::Count,
         ));
-        rows.push(Row::cost(
+        rows.push(Row::time(
             lang.t("per 100 requests: time (weighted)"),
-            weighted(&|r| r.millis),
-            ms_fmt,
-            Noise::Time,
+            vs.iter()
+                .map(|v| {
+                    let parts: Vec<(f64, Option<&Timing>)> = exp
+                        .operations
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, o)| o.weight_percent > 0.0)
+                        .map(|(i, o)| {
+                            (
+                                o.weight_percent,
+                                v.operations.get(i).and_then(|r| r.timing.as_ref()),
+                            )
+                        })
+                        .collect();
+                    Timing::weighted_sum(&parts)
+                })
+                .collect(),
         ));
     }
     for (i, op) in exp.operations.iter().enumerate() {
@@ -541,11 +647,12 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
                 rows.push(del);
             }
         }
-        rows.push(Row::cost(
+        rows.push(Row::time(
             sub("time"),
-            results.iter().map(|r| r.and_then(|r| r.millis)).collect(),
-            ms_fmt,
-            Noise::Time,
+            results
+                .iter()
+                .map(|r| r.and_then(|r| r.timing.clone()))
+                .collect(),
         ));
     }
     rows.into_iter()
@@ -622,7 +729,11 @@ fn trade_off(exp: &ExperimentReport, rows: &[Row], lang: Lang) -> Option<String>
             .copied()
             .flatten()
             .is_some_and(|x| match r.noise {
-                Some(Noise::Time) => x >= 1.0 && x > best * 1.2,
+                // Slower only when another variant's runs all beat its own.
+                Some(Noise::Time) => marks
+                    .iter()
+                    .enumerate()
+                    .any(|(i, m)| m.is_some() && i != rec),
                 _ => x > best,
             });
         match marks.get(rec).copied().flatten() {
@@ -909,19 +1020,30 @@ mod tests {
             star_marks(&[Some(60051.0), Some(60051.0)], Noise::Count),
             [None, None]
         );
-        // Sub-millisecond and within-20% times.
+        // Bare times never win: only their spreads can (`time_marks`).
         assert_eq!(
-            star_marks(&[Some(0.2), Some(0.9)], Noise::Time),
+            star_marks(&[Some(10.0), Some(130.0)], Noise::Time),
             [None, None]
         );
+        let t = |xs: &[f64]| Timing::of(xs.to_vec());
+        let fast = t(&[10.0, 11.0, 10.5, 10.2, 10.8]);
+        let slow = t(&[13.0, 12.0, 14.0, 13.5, 12.5]);
+        let overlapping = t(&[10.9, 12.0, 14.0, 13.5, 12.5]);
         assert_eq!(
-            star_marks(&[Some(10.0), Some(11.9)], Noise::Time),
+            time_marks(&[Some(&fast), Some(&slow)]),
+            [Some(13.0 / 10.5), None]
+        );
+        assert_eq!(
+            time_marks(&[Some(&slow), Some(&fast)]),
+            [None, Some(13.0 / 10.5)]
+        );
+        assert_eq!(time_marks(&[Some(&fast), Some(&overlapping)]), [None, None]);
+        // One run each (writes): never starred, however far apart.
+        assert_eq!(
+            time_marks(&[Some(&t(&[1.0])), Some(&t(&[90.0]))]),
             [None, None]
         );
-        assert_eq!(
-            star_marks(&[Some(10.0), Some(13.0)], Noise::Time),
-            [Some(1.3), None]
-        );
+        assert_eq!(time_marks(&[Some(&fast), None]), [None, None]);
         // A returned count is a figure, not a cost.
         let r = Row::figure("returned", vec![Some(1.0), Some(9.0)], int_fmt);
         assert_eq!(r.marked_cells(), ["1", "9"]);

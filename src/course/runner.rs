@@ -2,7 +2,7 @@
 //! `schemalab_<lesson>_<variant>` database, the seeded dataset, the setup
 //! script (one function, `prepare_variant`, which [`prepare_lesson`] also
 //! uses to open `schemalab shell --lesson` on those databases), every
-//! operation (reads explained, writes executed), then the measurements;
+//! operation (measured by [`crate::measure::Meter`]), then the measurements;
 //! finally the claims. Each dataset is generated once per lesson: the
 //! first variant to need it is loaded and, before its setup, copied on the
 //! server into every other variant that starts from it (`Seeding`).
@@ -16,26 +16,21 @@
 //! the reader's language by `report`, the TUI and the JSON writer; what
 //! the server or the driver wrote stays inside it as written.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
-
-use bson::Bson;
 use futures_util::future::BoxFuture;
 use mongodb::Client;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::claims::{Check, CollField, Metric, MetricSource, Target, Val, Verdict};
 use super::manifest::{Experiment, Lesson, OpKind, Variant};
-use super::measure::{
-    CollStats, EngineInfo, ReadMetrics, WriteMetrics, engine_info, measure_db, parse_explain,
-    parse_write_result, sample_documents,
-};
 use super::{CourseError, Scale, db_name, guard_db};
 use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
-use crate::dialect::{DialectError, Output, Session, Value, code_name, parse_program};
+use crate::dialect::{Output, Session, parse_program};
 use crate::locale::Message;
+use crate::measure::figures::{CollStats, EngineInfo, engine_info, measure_db, sample_documents};
+use crate::measure::{Meter, OpError, OpResult};
 
 /// A shared flag: set it and the run stops at the next step boundary.
 #[derive(Debug, Clone, Default)]
@@ -215,36 +210,6 @@ impl VariantReport {
     }
 }
 
-/// One operation's outcome in one variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpResult {
-    pub id: String,
-    pub kind: OpKind,
-    /// Untimed statements run first to bind names (`null` when none).
-    #[serde(default)]
-    pub prepare: Option<String>,
-    pub statement: String,
-    pub millis: Option<f64>,
-    pub read: Option<ReadMetrics>,
-    pub write: Option<WriteMetrics>,
-    pub error: Option<OpError>,
-    /// The error is one the lesson declared as expected (`expect_error`).
-    #[serde(default)]
-    pub expected_error: bool,
-}
-
-/// A failed operation: the server's code and codeName when it gave them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OpError {
-    pub code: Option<i32>,
-    pub code_name: String,
-    /// The server's or the driver's errmsg as written, or the shell's
-    /// error (in the reader's language, the place and class name kept),
-    /// inside whatever schemalab says around it.
-    pub message: Message,
-}
-
 /// A claim with its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClaimResult {
@@ -253,43 +218,6 @@ pub struct ClaimResult {
     #[serde(flatten)]
     pub verdict: Verdict,
 }
-
-fn op_error(e: &DialectError) -> OpError {
-    match e {
-        DialectError::Server {
-            code,
-            code_name,
-            message,
-            ..
-        } => OpError {
-            code: Some(*code),
-            code_name: self::code_name(*code, code_name),
-            message: Message::verbatim(message),
-        },
-        DialectError::BulkWrite { code, message, .. } => OpError {
-            code: Some(*code),
-            code_name: code_name(*code, ""),
-            message: Message::verbatim(message),
-        },
-        DialectError::Driver { message, .. } => OpError {
-            code: None,
-            code_name: DRIVER_ERROR.into(),
-            message: Message::verbatim(message),
-        },
-        other => OpError {
-            code: None,
-            code_name: SHELL_ERROR.into(),
-            message: other.message(),
-        },
-    }
-}
-
-/// codeName of an error raised on the shell side (syntax, type, unknown
-/// name, a statement that leaves its database …): never `""`, so a check
-/// `error == ""` only holds when the statement succeeded.
-pub const SHELL_ERROR: &str = "ShellError";
-/// codeName of a driver-side failure (connection, timeout …).
-pub const DRIVER_ERROR: &str = "DriverError";
 
 /// Whether an error looks like the environment's fault (a slow or
 /// unreachable server) rather than the lesson's.
@@ -411,27 +339,17 @@ async fn run_experiment(
             .await?;
         report.load_error = prepared.load_error;
         report.setup_error = prepared.setup_error;
-        let mut profile_seen = 0usize;
+        let mut meter = Meter::new(client, &db).with_samples(crate::measure::SAMPLES);
 
         for op in &exp.operations {
             let oid = op.id.get_ref().clone();
             step(vid, format!("op {oid}"), done)?;
             let Some(stmt) = op.run.get(vid) else {
-                report.operations.push(OpResult {
-                    id: oid,
-                    kind: op.kind,
-                    prepare: None,
-                    statement: String::new(),
-                    millis: None,
-                    read: None,
-                    write: None,
-                    error: Some(OpError {
-                        code: None,
-                        code_name: SHELL_ERROR.into(),
-                        message: Message::new("no statement for variant '{vid}'").arg("vid", vid),
-                    }),
-                    expected_error: false,
-                });
+                let mut missing = OpResult::new(&oid, op.kind, "");
+                missing.error = Some(OpError::shell(
+                    Message::new("no statement for variant '{vid}'").arg("vid", vid),
+                ));
+                report.operations.push(missing);
                 continue;
             };
             let spec = OpSpec {
@@ -443,7 +361,7 @@ async fn run_experiment(
             };
             report
                 .operations
-                .push(run_op(client, &mut session, &spec, &db, &mut profile_seen).await);
+                .push(run_op(&mut meter, &mut session, &spec, &db).await);
         }
 
         step(vid, "measure".into(), done)?;
@@ -881,431 +799,45 @@ struct OpSpec<'a> {
     expect: &'a [String],
 }
 
-fn shell_fail(message: Message) -> OpError {
-    OpError {
-        code: None,
-        code_name: SHELL_ERROR.into(),
-        message,
-    }
-}
-
 fn parse_in(src: &str, db: &str) -> Result<Program, OpError> {
-    let program = parse_program(src).map_err(|e| shell_fail(e.with_source(src)))?;
-    stays_in(&program, db).map_err(|e| shell_fail(e.to_message()))?;
+    let program = parse_program(src).map_err(|e| OpError::shell(e.with_source(src)))?;
+    stays_in(&program, db).map_err(|e| OpError::shell(e.to_message()))?;
     Ok(program)
 }
 
+/// Run one operation through the measurement path ([`Meter`]), its
+/// `prepare` lines first (untimed, unmeasured: they bind the names the
+/// measured statement uses).
 async fn run_op(
-    client: &Client,
+    meter: &mut Meter<'_>,
     session: &mut Session,
     spec: &OpSpec<'_>,
     db: &str,
-    profile_seen: &mut usize,
 ) -> OpResult {
-    let mut result = OpResult {
-        id: spec.id.to_string(),
-        kind: spec.kind,
-        prepare: spec.prepare.map(str::to_string),
-        statement: spec.stmt.to_string(),
-        millis: None,
-        read: None,
-        write: None,
-        error: None,
-        expected_error: false,
-    };
-    if let Err(e) = run_op_inner(client, session, spec, db, profile_seen, &mut result).await {
+    let mut result = OpResult::new(spec.id, spec.kind, spec.stmt);
+    result.prepare = spec.prepare.map(str::to_string);
+    let measured = async {
+        if let Some(prep) = spec.prepare {
+            let program = parse_in(prep, db)?;
+            let (_, res) = session.eval_program(&program).await;
+            res.map_err(|e| {
+                let mut err = OpError::from_dialect(&e, prep);
+                err.message = Message::new("preparing: {e}").arg_msg("e", e.with_source(prep));
+                err
+            })?;
+        }
+        let program = parse_in(spec.stmt, db)?;
+        meter.run(session, &program, spec.stmt, spec.kind).await
+    }
+    .await;
+    result.set(measured);
+    if let Some(e) = &result.error {
         result.expected_error = spec
             .expect
             .iter()
             .any(|x| *x == e.code_name || e.code.is_some_and(|c| c.to_string() == *x));
-        result.error = Some(e);
-        result.read = None;
-        result.write = None;
     }
     result
-}
-
-async fn run_op_inner(
-    client: &Client,
-    session: &mut Session,
-    spec: &OpSpec<'_>,
-    db: &str,
-    profile_seen: &mut usize,
-    result: &mut OpResult,
-) -> Result<(), OpError> {
-    // Untimed, unmeasured: bind the names the measured statements use.
-    if let Some(prep) = spec.prepare {
-        let program = parse_in(prep, db)?;
-        let (_, res) = session.eval_program(&program).await;
-        res.map_err(|e| {
-            let mut err = op_error(&e);
-            err.message = Message::new("preparing: {e}").arg_msg("e", e.with_source(prep));
-            err
-        })?;
-    }
-    let program = parse_in(spec.stmt, db)?;
-    match spec.kind {
-        OpKind::Read => {
-            let explain = explain_form(&program).map_err(shell_fail)?;
-            let started = Instant::now();
-            let (out, res) = session.eval_program(&explain).await;
-            let wall = started.elapsed().as_secs_f64() * 1000.0;
-            if let Err(DialectError::Server { code: 10334, .. }) = &res {
-                // The explain reply would pass 16 MiB (a huge `$in`
-                // echoed three times), as on mongod: measure the read
-                // itself through the profiler instead.
-                return read_through_profiler(client, session, &program, db, profile_seen, result)
-                    .await;
-            }
-            res.map_err(|e| op_error(&e))?;
-            let doc = last_document(&out).ok_or_else(|| {
-                shell_fail(Message::new("the statement produced no result document"))
-            })?;
-            let (mut m, _server_millis) = parse_explain(&doc).map_err(shell_fail)?;
-            // Keep what was measured, so a plan view never re-explains
-            // (a later write would change the plan it describes).
-            m.explain = Some(doc);
-            // The same clock for every read, find or pipeline: the explain's
-            // round trip, which executes the whole read (a find's
-            // executionTimeMillis is whole milliseconds and leaves joins out).
-            result.millis = Some(wall);
-            // Untimed: fetch what the read sends to the client and weigh it.
-            let fetch = fetch_form(&program).map_err(shell_fail)?;
-            let (out, res) = session.eval_program(&fetch).await;
-            m.bytes_returned = match res {
-                Ok(()) => out.iter().rev().find_map(|o| match o {
-                    Output::Value(Value::Bson(b)) => Some(bson_bytes(b)),
-                    _ => None,
-                }),
-                Err(_) => None,
-            };
-            result.read = Some(m);
-        }
-        OpKind::Write => {
-            let profiling = client
-                .database(db)
-                .run_command(bson::doc! {"profile": 2})
-                .await
-                .is_ok();
-            let started = Instant::now();
-            let (out, res) = session.eval_program(&program).await;
-            let wall = started.elapsed().as_secs_f64() * 1000.0;
-            let keys = if profiling {
-                read_profile(client, db, profile_seen).await
-            } else {
-                (None, None)
-            };
-            res.map_err(|e| op_error(&e))?;
-            let replies: Vec<WriteMetrics> = out
-                .iter()
-                .filter_map(|o| match o {
-                    Output::Value(Value::Bson(Bson::Document(d)))
-                        if d.contains_key("acknowledged") =>
-                    {
-                        Some(parse_write_result(d))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let Some((first, rest)) = replies.split_first() else {
-                return Err(shell_fail(Message::new(
-                    "the statement produced no write result (insertOne, updateMany, …)",
-                )));
-            };
-            let mut w = first.clone();
-            for r in rest {
-                w.add(r);
-            }
-            (w.keys_inserted, w.keys_deleted) = keys;
-            result.millis = Some(wall);
-            result.write = Some(w);
-        }
-    }
-    Ok(())
-}
-
-fn last_document(out: &[Output]) -> Option<bson::Document> {
-    out.iter().rev().find_map(|o| match o {
-        Output::Value(Value::Bson(Bson::Document(d))) => Some(d.clone()),
-        _ => None,
-    })
-}
-
-/// BSON bytes the client receives for a read's result: the sum of each
-/// document's size (an array of documents, one document, or nothing).
-fn bson_bytes(b: &Bson) -> i64 {
-    match b {
-        Bson::Array(items) => items.iter().map(bson_bytes).sum(),
-        Bson::Document(d) => bson::to_vec(d).map_or(0, |v| v.len() as i64),
-        _ => 0,
-    }
-}
-
-/// Switch the profiler off and sum `keysInserted`/`keysDeleted` over the
-/// entries written since the last call; then drop `system.profile` (mongod
-/// allows it once profiling is off) so the next operation starts afresh.
-async fn read_profile(client: &Client, db: &str, seen: &mut usize) -> (Option<i64>, Option<i64>) {
-    match take_profile(client, db, seen).await {
-        Some(fresh) => super::measure::profile_keys(&fresh),
-        None => (None, None),
-    }
-}
-
-/// Stop profiling `db` and take the entries recorded since the last take
-/// (`seen` of them were there before); `None` when the profiler cannot be
-/// read.
-async fn take_profile(client: &Client, db: &str, seen: &mut usize) -> Option<Vec<bson::Document>> {
-    use futures_util::TryStreamExt;
-    let database = client.database(db);
-    database.run_command(bson::doc! {"profile": 0}).await.ok()?;
-    let entries: Vec<bson::Document> = database
-        .collection::<bson::Document>("system.profile")
-        .find(bson::doc! {})
-        .await
-        .ok()?
-        .try_collect()
-        .await
-        .unwrap_or_default();
-    let fresh = entries.get(*seen..).unwrap_or(&[]).to_vec();
-    if database
-        .run_command(bson::doc! {"drop": "system.profile"})
-        .await
-        .is_ok()
-    {
-        *seen = 0;
-    } else {
-        *seen = entries.len();
-    }
-    Some(fresh)
-}
-
-/// Measure a read whose explain the server cannot send: run it with the
-/// profiler on (timed, as the explain would have been), and take its
-/// figures from the profiler's entries ([`super::measure::read_from_profile`]).
-async fn read_through_profiler(
-    client: &Client,
-    session: &mut Session,
-    program: &Program,
-    db: &str,
-    profile_seen: &mut usize,
-    result: &mut OpResult,
-) -> Result<(), OpError> {
-    client
-        .database(db)
-        .run_command(bson::doc! {"profile": 2})
-        .await
-        .map_err(|e| shell_fail(Message::new("profiling the read: {cause}").arg("cause", e)))?;
-    let fetch = fetch_form(program).map_err(shell_fail)?;
-    let started = Instant::now();
-    let (out, res) = session.eval_program(&fetch).await;
-    let wall = started.elapsed().as_secs_f64() * 1000.0;
-    let entries = take_profile(client, db, profile_seen).await;
-    res.map_err(|e| op_error(&e))?;
-    let mut m = entries
-        .as_deref()
-        .and_then(super::measure::read_from_profile)
-        .ok_or_else(|| {
-            shell_fail(Message::new(
-                "the profiler recorded no read for the statement",
-            ))
-        })?;
-    m.bytes_returned = out.iter().rev().find_map(|o| match o {
-        Output::Value(Value::Bson(b)) => Some(bson_bytes(b)),
-        _ => None,
-    });
-    result.millis = Some(wall);
-    result.read = Some(m);
-    Ok(())
-}
-
-fn call(object: Expr, name: &str, args: Vec<Expr>) -> Expr {
-    let pos = object.pos;
-    Expr {
-        pos,
-        kind: ExprKind::Call {
-            callee: Box::new(Expr {
-                pos,
-                kind: ExprKind::Member {
-                    object: Box::new(object),
-                    name: name.to_string(),
-                },
-            }),
-            args,
-        },
-    }
-}
-
-fn lit(pos: crate::dialect::Pos, kind: ExprKind) -> Expr {
-    Expr { pos, kind }
-}
-
-/// Turn a read statement (`find`, `findOne`, `aggregate`, `countDocuments`,
-/// `distinct` on a collection, with any cursor modifiers) into the
-/// statement that explains it with `executionStats`. `findOne`,
-/// `countDocuments` and `distinct` are explained as the find or pipeline
-/// the shell would run for them.
-pub fn explain_form(program: &Program) -> Result<Program, Message> {
-    let [stmt] = program.stmts.as_slice() else {
-        return Err(Message::new(
-            "a read operation must be exactly one statement",
-        ));
-    };
-    let StmtKind::Expr(expr) = &stmt.kind else {
-        return Err(Message::new(
-            "a read operation must be an expression such as db.c.find(…)",
-        ));
-    };
-    // The innermost call is the collection method; outer calls are cursor
-    // modifiers (sort, limit, projection …).
-    let mut inner = expr;
-    let mut depth = 0;
-    while let ExprKind::Call { callee, .. } = &inner.kind {
-        match &callee.kind {
-            ExprKind::Member { object, .. } if matches!(object.kind, ExprKind::Call { .. }) => {
-                // `db.getCollection("c").find()`: the object call is not a
-                // cursor; stop at the first call made on a collection.
-                if is_collection_call(object) {
-                    break;
-                }
-                inner = object;
-                depth += 1;
-            }
-            _ => break,
-        }
-    }
-    let ExprKind::Call { callee, args } = &inner.kind else {
-        return Err(Message::new(
-            "a read operation must call a collection method",
-        ));
-    };
-    let ExprKind::Member { object, name } = &callee.kind else {
-        return Err(Message::new(
-            "a read operation must call a collection method",
-        ));
-    };
-    let pos = expr.pos;
-    let explain_arg = vec![lit(pos, ExprKind::Str("executionStats".into()))];
-    let empty = || lit(pos, ExprKind::Object(Vec::new()));
-    let rewritten = match name.as_str() {
-        "find" | "aggregate" => call(expr.clone(), "explain", explain_arg),
-        "findOne" | "countDocuments" | "distinct" if depth > 0 => {
-            return Err(Message::new(
-                "{name}() returns a value, not a cursor: nothing can follow it",
-            )
-            .arg("name", name));
-        }
-        "findOne" => {
-            let find = call((**object).clone(), "find", args.clone());
-            let one = call(find, "limit", vec![lit(pos, ExprKind::Number(1.0))]);
-            call(one, "explain", explain_arg)
-        }
-        "countDocuments" => {
-            let filter = args.first().cloned().unwrap_or_else(empty);
-            let pipeline = lit(
-                pos,
-                ExprKind::Array(vec![
-                    lit(pos, ExprKind::Object(vec![("$match".into(), filter)])),
-                    lit(
-                        pos,
-                        ExprKind::Object(vec![(
-                            "$group".into(),
-                            lit(
-                                pos,
-                                ExprKind::Object(vec![
-                                    ("_id".into(), lit(pos, ExprKind::Null)),
-                                    (
-                                        "n".into(),
-                                        lit(
-                                            pos,
-                                            ExprKind::Object(vec![(
-                                                "$sum".into(),
-                                                lit(pos, ExprKind::Number(1.0)),
-                                            )]),
-                                        ),
-                                    ),
-                                ]),
-                            ),
-                        )]),
-                    ),
-                ]),
-            );
-            call(
-                call((**object).clone(), "aggregate", vec![pipeline]),
-                "explain",
-                explain_arg,
-            )
-        }
-        "distinct" => {
-            let Some(key) = args.first() else {
-                return Err(Message::new("distinct() needs a field name"));
-            };
-            let group_key = match &key.kind {
-                ExprKind::Str(k) => lit(key.pos, ExprKind::Str(format!("${k}"))),
-                _ => {
-                    return Err(Message::new(
-                        "distinct() needs a field name as a string literal",
-                    ));
-                }
-            };
-            let filter = args.get(1).cloned().unwrap_or_else(empty);
-            let pipeline = lit(
-                pos,
-                ExprKind::Array(vec![
-                    lit(pos, ExprKind::Object(vec![("$match".into(), filter)])),
-                    lit(
-                        pos,
-                        ExprKind::Object(vec![(
-                            "$group".into(),
-                            lit(pos, ExprKind::Object(vec![("_id".into(), group_key)])),
-                        )]),
-                    ),
-                ]),
-            );
-            call(
-                call((**object).clone(), "aggregate", vec![pipeline]),
-                "explain",
-                explain_arg,
-            )
-        }
-        other => {
-            return Err(Message::new(
-                "{name}() is not a read (find, findOne, aggregate, countDocuments, distinct); declare the operation kind = \"write\"",
-            )
-            .arg("name", other));
-        }
-    };
-    Ok(Program {
-        stmts: vec![Stmt {
-            pos: stmt.pos,
-            kind: StmtKind::Expr(rewritten),
-        }],
-    })
-}
-
-/// The statement that fetches what a read returns, as an array (untimed,
-/// to weigh the bytes sent to the client): the explain form with
-/// `.explain("executionStats")` replaced by `.toArray()`; `findOne` keeps
-/// its `limit(1)`.
-pub fn fetch_form(program: &Program) -> Result<Program, Message> {
-    let mut explained = explain_form(program)?;
-    for stmt in &mut explained.stmts {
-        if let StmtKind::Expr(Expr {
-            kind: ExprKind::Call { callee, args },
-            ..
-        }) = &mut stmt.kind
-            && let ExprKind::Member { name, .. } = &mut callee.kind
-            && name == "explain"
-        {
-            *name = "toArray".into();
-            args.clear();
-        }
-    }
-    Ok(explained)
-}
-
-fn is_collection_call(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { callee, .. }
-        if matches!(&callee.kind, ExprKind::Member { name, .. } if name == "getCollection"))
 }
 
 /// A statement that would leave the variant's database.

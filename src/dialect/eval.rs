@@ -13,6 +13,7 @@ use mongodb::Client;
 
 use super::ast::{BinOp, Expr, ExprKind, Program, Stmt, StmtKind};
 use super::gate::WritePolicy;
+use super::observe::{Observer, Reply};
 use super::parser::MAX_DEPTH;
 use super::print::{format_number, inspect, iso_string, render_bson};
 use super::suggest::suggest;
@@ -290,6 +291,10 @@ pub struct Session {
     depth: u32,
     /// What the write gate admits; every command passes it before sending.
     policy: WritePolicy,
+    /// Sees every command sent (the measurement path's recorder). Behind a
+    /// mutex for the same reason as `last_cursor`; taken out while a
+    /// command is in flight and put back after.
+    observer: std::sync::Mutex<Option<Box<dyn Observer>>>,
 }
 
 /// How deeply statements and expressions may nest while evaluating: room
@@ -319,7 +324,7 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn driver_err(e: mongodb::error::Error) -> DialectError {
+pub(crate) fn driver_err(e: mongodb::error::Error) -> DialectError {
     use mongodb::error::{ErrorKind, WriteFailure};
     match e.kind.as_ref() {
         ErrorKind::Command(c) => {
@@ -373,7 +378,25 @@ impl Session {
             last_cursor: std::sync::Mutex::new(None),
             depth: 0,
             policy: WritePolicy::Unrestricted,
+            observer: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Show every command this session sends from now on to `observer`
+    /// (replacing any earlier one).
+    pub fn observe(&mut self, observer: Box<dyn Observer>) {
+        *self.observer_slot() = Some(observer);
+    }
+
+    /// Stop showing commands to the observer, and give it back.
+    pub fn stop_observing(&mut self) -> Option<Box<dyn Observer>> {
+        self.observer_slot().take()
+    }
+
+    fn observer_slot(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn Observer>>> {
+        self.observer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The same session with every command it sends checked against
@@ -961,16 +984,41 @@ impl Session {
 
     async fn command(&self, db: &str, cmd: Document) -> R<Document> {
         self.gate(db, &cmd)?;
-        self.database(db).run_command(cmd).await.map_err(driver_err)
+        let observer = self.observer_slot().take();
+        let Some(mut observer) = observer else {
+            return self.database(db).run_command(cmd).await.map_err(driver_err);
+        };
+        observer.before(&self.client, db, &cmd).await;
+        let res = self.database(db).run_command(cmd.clone()).await;
+        let reply = match &res {
+            Ok(r) => Reply::Document(r),
+            Err(_) => Reply::Failed,
+        };
+        observer.after(&self.client, db, &cmd, reply).await;
+        *self.observer_slot() = Some(observer);
+        res.map_err(driver_err)
     }
 
     /// A command that opens a cursor, through the write gate.
     pub(super) async fn cursor(&self, db: &str, cmd: Document) -> R<mongodb::Cursor<Document>> {
         self.gate(db, &cmd)?;
-        self.database(db)
-            .run_cursor_command(cmd)
-            .await
-            .map_err(driver_err)
+        let observer = self.observer_slot().take();
+        let Some(mut observer) = observer else {
+            return self
+                .database(db)
+                .run_cursor_command(cmd)
+                .await
+                .map_err(driver_err);
+        };
+        observer.before(&self.client, db, &cmd).await;
+        let res = self.database(db).run_cursor_command(cmd.clone()).await;
+        let reply = match &res {
+            Ok(_) => Reply::Cursor,
+            Err(_) => Reply::Failed,
+        };
+        observer.after(&self.client, db, &cmd, reply).await;
+        *self.observer_slot() = Some(observer);
+        res.map_err(driver_err)
     }
 
     async fn admin_command(&self, cmd: Document) -> R<Document> {

@@ -1,10 +1,10 @@
 //! The checker: a learner's solution and the hidden reference, each in a
 //! fresh database (`schemalab_ex_<id>` and `schemalab_ex_<id>_ref`) loaded
 //! with the exercise's seeded dataset; parameters drawn from that data with
-//! the check's seed; setup, then every workload operation (reads explained
-//! through the course's explain path and also run for their answer,
-//! writes executed, stress operations repeated), then the course's
-//! measurements; finally each check, printed as a checklist with the
+//! the check's seed; setup, then every workload operation measured by the
+//! course's own path ([`crate::measure::Meter`]: reads explained as sent
+//! and run for their answer, writes executed, stress operations
+//! repeated), then the course's measurements; finally each check, printed as a checklist with the
 //! measured figure, the bound and, on failure, the check's hint. What the
 //! checker says itself (figures' wording, reasons, errors) is a
 //! [`Message`], rendered in the learner's language by
@@ -12,7 +12,6 @@
 //! [`crate::locale::serialize_in`]; the server's words stay as written.
 
 use crate::locale::{Lang, Message};
-use std::time::Instant;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
@@ -23,16 +22,11 @@ use serde::{Deserialize, Serialize};
 use super::manifest::{CheckSpec, Exercise, Order, Param, Pick, ResultSpec, Solution};
 use super::{ExerciseError, db_name, guard_db, ref_db_name};
 use crate::course::claims::{Check, CmpOp, Val, format_number, parse_expr};
-use crate::course::measure::{
-    EngineInfo, ReadMetrics, WriteMetrics, engine_info, measure_db, parse_explain,
-    parse_write_result,
-};
-use crate::course::runner::{
-    ExperimentMetrics, OpError, OpResult, SHELL_ERROR, VariantReport, explain_form, stays_in,
-};
+use crate::course::runner::{ExperimentMetrics, VariantReport, stays_in};
 use crate::course::{DatasetLoader, OpKind, Scale};
-use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
-use crate::dialect::{DialectError, Output, Session, Value, WritePolicy, parse_program};
+use crate::dialect::{DialectError, Session, WritePolicy, parse_program};
+use crate::measure::figures::{EngineInfo, engine_info, measure_db};
+use crate::measure::{Meter, OpError, OpResult, Timing};
 
 /// How to check.
 pub struct CheckOptions<'a> {
@@ -585,7 +579,8 @@ async fn run_side(
                 }
             }
             session.bind("i", int_bson(i64::from(rep)));
-            let (r, a) = run_op(&mut session, &id, op.kind, &section.text, db).await;
+            let mut meter = Meter::new(client, db);
+            let (r, a) = run_op(&mut meter, &mut session, &id, op.kind, &section.text, db).await;
             answer = a;
             let failed = r.error.is_some();
             total = Some(match total {
@@ -642,21 +637,9 @@ fn measuring(db: &str, e: String) -> Message {
 }
 
 fn failed_op(id: &str, kind: OpKind, message: Message) -> OpResult {
-    OpResult {
-        id: id.to_string(),
-        kind,
-        prepare: None,
-        statement: String::new(),
-        millis: None,
-        read: None,
-        write: None,
-        expected_error: false,
-        error: Some(OpError {
-            code: None,
-            code_name: SHELL_ERROR.into(),
-            message,
-        }),
-    }
+    let mut op = OpResult::new(id, kind, "");
+    op.error = Some(OpError::shell(message));
+    op
 }
 
 /// Repetitions of a write add up; a read keeps its last measurement.
@@ -668,8 +651,10 @@ fn add_op(a: OpResult, b: OpResult) -> OpResult {
         }
         (x, y) => y.or(x),
     };
+    let millis = a.millis.unwrap_or(0.0) + b.millis.unwrap_or(0.0);
     OpResult {
-        millis: Some(a.millis.unwrap_or(0.0) + b.millis.unwrap_or(0.0)),
+        millis: Some(millis),
+        timing: Some(Timing::of(vec![millis])),
         write,
         read: b.read.or(a.read),
         error: b.error.or(a.error),
@@ -684,351 +669,36 @@ async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), Me
     res.map_err(|e| e.with_source(src))
 }
 
-fn op_error(e: &DialectError, src: &str) -> OpError {
-    match e {
-        DialectError::Server {
-            code,
-            code_name,
-            message,
-            ..
-        } => OpError {
-            code: Some(*code),
-            code_name: crate::dialect::code_name(*code, code_name),
-            message: Message::verbatim(message),
-        },
-        DialectError::BulkWrite { code, message, .. } => OpError {
-            code: Some(*code),
-            code_name: crate::dialect::code_name(*code, ""),
-            message: Message::verbatim(message),
-        },
-        other => OpError {
-            code: None,
-            code_name: SHELL_ERROR.into(),
-            message: other.with_source(src),
-        },
-    }
-}
-
-fn plain_error(message: Message) -> OpError {
-    OpError {
-        code: None,
-        code_name: SHELL_ERROR.into(),
-        message,
-    }
-}
-
-/// The read expression a statement evaluates, if it is one: an expression
-/// statement, or a `const x = <read>` with one declaration.
-fn read_expr(stmt: &Stmt) -> Option<Program> {
-    let expr = match &stmt.kind {
-        StmtKind::Expr(e) => e.clone(),
-        StmtKind::Let { decls, .. } if decls.len() == 1 => decls[0].1.clone()?,
-        _ => return None,
-    };
-    let one = Program {
-        stmts: vec![Stmt {
-            pos: stmt.pos,
-            kind: StmtKind::Expr(cursor_of(expr)),
-        }],
-    };
-    explain_form(&one).ok()
-}
-
-/// The cursor a read materialises: `c.toArray()` and `c.toArray()[i]`
-/// read what `c` reads, so they are explained as `c`.
-fn cursor_of(expr: Expr) -> Expr {
-    let inner = match &expr.kind {
-        ExprKind::Index { object, .. } => (**object).clone(),
-        _ => expr.clone(),
-    };
-    match &inner.kind {
-        ExprKind::Call { callee, args } if args.is_empty() => match &callee.kind {
-            ExprKind::Member { object, name } if name == "toArray" => (**object).clone(),
-            _ => expr,
-        },
-        _ => expr,
-    }
-}
-
-fn sum_reads(acc: Option<ReadMetrics>, m: ReadMetrics) -> ReadMetrics {
-    match acc {
-        None => m,
-        Some(a) => {
-            let keys = a.keys_examined + m.keys_examined;
-            let docs = a.docs_examined + m.docs_examined;
-            let index = [a.index, m.index]
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join(",");
-            ReadMetrics {
-                stages: format!("{} ; {}", a.stages, m.stages),
-                index,
-                n_returned: m.n_returned,
-                keys_examined: keys,
-                docs_examined: docs,
-                ratio: keys.max(docs) as f64 / m.n_returned.max(1) as f64,
-                bytes_returned: a.bytes_returned.zip(m.bytes_returned).map(|(x, y)| x + y),
-                pipeline: a.pipeline.into_iter().chain(m.pipeline).collect(),
-                not_reported: a.not_reported.into_iter().chain(m.not_reported).collect(),
-                // Summed over several explains: no one of them says it all.
-                explain: None,
-            }
-        }
-    }
-}
-
-/// Run one operation. A read's every read statement is explained through
-/// the course's explain path (their examined counts add up), then the
-/// statements run and the last one's value is the answer. A write runs
-/// and the write results of its statements add up.
+/// Run one operation through the measurement path ([`Meter`]): a read's
+/// answer is its last statement's value.
 async fn run_op(
+    meter: &mut Meter<'_>,
     session: &mut Session,
     id: &str,
     kind: OpKind,
     src: &str,
     db: &str,
 ) -> (OpResult, Option<Bson>) {
-    let mut result = OpResult {
-        id: id.to_string(),
-        kind,
-        prepare: None,
-        statement: src.trim().to_string(),
-        millis: None,
-        read: None,
-        write: None,
-        error: None,
-        expected_error: false,
-    };
+    let mut result = OpResult::new(id, kind, src.trim());
     let program = match parse_program(src) {
         Ok(p) => p,
         Err(e) => {
-            result.error = Some(plain_error(e.with_source(src)));
+            result.error = Some(OpError::shell(e.with_source(src)));
             return (result, None);
         }
     };
     if program.stmts.is_empty() {
-        result.error = Some(plain_error(Message::new(
+        result.error = Some(OpError::shell(Message::new(
             "the section has no statement yet",
         )));
         return (result, None);
     }
     if let Err(e) = stays_in(&program, db) {
-        result.error = Some(plain_error(e.to_message()));
+        result.error = Some(OpError::shell(e.to_message()));
         return (result, None);
     }
-    let started = Instant::now();
-    match kind {
-        OpKind::Read => {
-            let mut metrics: Option<ReadMetrics> = None;
-            let n = program.stmts.len();
-            for (i, stmt) in program.stmts.iter().enumerate() {
-                let explain = read_expr(stmt);
-                if i + 1 == n && explain.is_none() {
-                    result.error = Some(plain_error(
-                        Message::new(
-                            "line {line}: a read must end with find, findOne, aggregate, countDocuments or distinct",
-                        )
-                        .arg("line", stmt.pos.line),
-                    ));
-                    return (result, None);
-                }
-                if let Some(ex) = explain {
-                    match session.eval_value(&ex).await.1 {
-                        Ok(Bson::Document(plan)) => match parse_explain(&plan) {
-                            Ok((m, _)) => metrics = Some(sum_reads(metrics, m)),
-                            Err(e) => {
-                                result.error = Some(plain_error(e));
-                                return (result, None);
-                            }
-                        },
-                        Ok(_) => {}
-                        Err(e) => {
-                            result.error = Some(op_error(&e, src));
-                            return (result, None);
-                        }
-                    }
-                }
-                let one = Program {
-                    stmts: vec![stmt.clone()],
-                };
-                if i + 1 == n {
-                    match session.eval_value(&one).await.1 {
-                        Ok(v) => {
-                            result.millis = Some(started.elapsed().as_secs_f64() * 1000.0);
-                            result.read = metrics;
-                            return (result, Some(v));
-                        }
-                        Err(e) => {
-                            result.error = Some(op_error(&e, src));
-                            return (result, None);
-                        }
-                    }
-                } else if let Err(e) = session.eval_program(&one).await.1 {
-                    result.error = Some(op_error(&e, src));
-                    return (result, None);
-                }
-            }
-            (result, None)
-        }
-        OpKind::Write => {
-            // Statement by statement: a write the server answers with no
-            // counts (`aggregate` with `$merge`/`$out`, `findOneAnd…`) is
-            // measured by its effect on the data instead.
-            let mut total: Option<WriteMetrics> = None;
-            let mut add = |w: WriteMetrics| {
-                total = Some(match total.take() {
-                    None => w,
-                    Some(mut t) => {
-                        t.add(&w);
-                        t
-                    }
-                });
-            };
-            for stmt in &program.stmts {
-                let one = Program {
-                    stmts: vec![stmt.clone()],
-                };
-                let before = if silent_write(stmt) {
-                    match snapshot(session.client(), db).await {
-                        Ok(s) => Some(s),
-                        Err(e) => {
-                            result.error = Some(plain_error(Message::verbatim(e)));
-                            return (result, None);
-                        }
-                    }
-                } else {
-                    None
-                };
-                let (out, res) = session.eval_program(&one).await;
-                if let Err(e) = res {
-                    result.error = Some(op_error(&e, src));
-                    return (result, None);
-                }
-                for o in &out {
-                    if let Output::Value(Value::Bson(Bson::Document(d))) = o
-                        && d.contains_key("acknowledged")
-                    {
-                        add(parse_write_result(d));
-                    }
-                }
-                if let Some(before) = before {
-                    match snapshot(session.client(), db).await {
-                        Ok(after) => add(effect(&before, &after)),
-                        Err(e) => {
-                            result.error = Some(plain_error(Message::verbatim(e)));
-                            return (result, None);
-                        }
-                    }
-                }
-            }
-            result.millis = Some(started.elapsed().as_secs_f64() * 1000.0);
-            match total {
-                Some(w) => result.write = Some(w),
-                None => {
-                    result.error = Some(plain_error(Message::new(
-                        "the section produced no write result (insert, update, delete or bulkWrite)",
-                    )));
-                }
-            }
-            (result, None)
-        }
-    }
-}
-
-/// Whether a statement writes without the server reporting counts for
-/// it: an `aggregate` with a `$merge` or `$out` stage, `findOneAndUpdate`,
-/// `findOneAndReplace`, `findOneAndDelete`, `findAndModify`, `runCommand`.
-fn silent_write(stmt: &Stmt) -> bool {
-    match &stmt.kind {
-        StmtKind::Expr(e) => expr_writes_silently(e),
-        StmtKind::Let { decls, .. } => decls
-            .iter()
-            .filter_map(|(_, e)| e.as_ref())
-            .any(expr_writes_silently),
-        StmtKind::Assign { value, .. } => expr_writes_silently(value),
-        StmtKind::ForOf { iterable, body, .. } => {
-            expr_writes_silently(iterable) || body.iter().any(silent_write)
-        }
-        StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => false,
-    }
-}
-
-fn expr_writes_silently(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Call { callee, args } => {
-            matches!(&callee.kind, ExprKind::Member { name, .. } if matches!(
-                name.as_str(),
-                "findOneAndUpdate" | "findOneAndReplace" | "findOneAndDelete" | "findAndModify" | "runCommand"
-            )) || expr_writes_silently(callee)
-                || args.iter().any(expr_writes_silently)
-        }
-        ExprKind::Object(fields) => fields
-            .iter()
-            .any(|(k, v)| k == "$merge" || k == "$out" || expr_writes_silently(v)),
-        ExprKind::Array(items) | ExprKind::New { args: items, .. } => {
-            items.iter().any(expr_writes_silently)
-        }
-        ExprKind::Member { object, .. } | ExprKind::Neg(object) => expr_writes_silently(object),
-        ExprKind::Index { object, index } => {
-            expr_writes_silently(object) || expr_writes_silently(index)
-        }
-        ExprKind::Binary { left, right, .. } => {
-            expr_writes_silently(left) || expr_writes_silently(right)
-        }
-        _ => false,
-    }
-}
-
-/// Every document of `db`, as collection and `_id` → a digest of its
-/// bytes: what a silent write is measured against.
-type Snapshot = std::collections::BTreeMap<(String, String), u64>;
-
-async fn snapshot(client: &Client, db: &str) -> Result<Snapshot, String> {
-    use std::hash::{Hash, Hasher};
-    let database = client.database(db);
-    let mut out = Snapshot::new();
-    let names = database
-        .list_collection_names()
-        .await
-        .map_err(|e| e.to_string())?;
-    for name in names.into_iter().filter(|n| !n.starts_with("system.")) {
-        let mut cursor = database
-            .collection::<bson::RawDocumentBuf>(&name)
-            .find(doc! {})
-            .await
-            .map_err(|e| e.to_string())?;
-        while let Some(raw) = cursor.try_next().await.map_err(|e| e.to_string())? {
-            let id = raw
-                .get("_id")
-                .ok()
-                .flatten()
-                .and_then(|v| v.to_raw_bson().try_into().ok())
-                .map_or_else(String::new, |b: Bson| canon(&b));
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            raw.as_bytes().hash(&mut h);
-            out.insert((name.clone(), id), h.finish());
-        }
-    }
-    Ok(out)
-}
-
-/// What changed between two snapshots, as a write's figures: `n` counts
-/// the documents inserted, changed or removed, `nModified` the changed.
-fn effect(before: &Snapshot, after: &Snapshot) -> WriteMetrics {
-    let changed = after
-        .iter()
-        .filter(|(k, h)| before.get(*k).is_some_and(|b| b != *h))
-        .count() as i64;
-    let inserted = after.keys().filter(|k| !before.contains_key(*k)).count() as i64;
-    let removed = before.keys().filter(|k| !after.contains_key(*k)).count() as i64;
-    WriteMetrics {
-        n: changed + inserted + removed,
-        n_modified: changed,
-        n_upserted: 0,
-        keys_inserted: None,
-        keys_deleted: None,
-    }
+    let answer = result.set(meter.run(session, &program, src, kind).await);
+    (result, answer)
 }
 
 /// A value in a comparable text form: numbers of any BSON type compare
@@ -1345,61 +1015,6 @@ fn first_difference(mine: &[String], reference: &[String]) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn writes_without_counts_are_found_and_measured_by_their_effect() {
-        let first = |src: &str| parse_program(src).unwrap().stmts.remove(0);
-        for silent in [
-            "db.a.aggregate([{$match: {}}, {$merge: {into: 'b'}}])",
-            "db.a.aggregate([{$out: 'b'}])",
-            "const r = db.a.findOneAndUpdate({}, {$inc: {n: 1}})",
-            "for (const x of [1]) { db.a.findOneAndDelete({_id: x}) }",
-        ] {
-            assert!(silent_write(&first(silent)), "{silent}");
-        }
-        for counted in [
-            "db.a.updateOne({}, {$set: {x: 1}})",
-            "db.a.insertOne({out: '$out'})",
-            "db.a.bulkWrite([{insertOne: {document: {x: 1}}}])",
-        ] {
-            assert!(!silent_write(&first(counted)), "{counted}");
-        }
-        let key = |c: &str, id: &str| (c.to_string(), id.to_string());
-        let before = Snapshot::from([
-            (key("a", "1"), 10),
-            (key("a", "2"), 20),
-            (key("b", "1"), 30),
-        ]);
-        let after = Snapshot::from([
-            (key("a", "1"), 10),
-            (key("a", "2"), 21),
-            (key("a", "3"), 40),
-        ]);
-        let w = effect(&before, &after);
-        assert_eq!(
-            (w.n, w.n_modified),
-            (3, 1),
-            "one changed, one inserted, one removed"
-        );
-        assert_eq!(effect(&before, &before).n, 0);
-    }
-
-    #[test]
-    fn a_materialised_cursor_is_explained_as_the_cursor() {
-        let stmt = parse_program("const x = db.a.find({k: 1}).sort({t: -1}).toArray()")
-            .unwrap()
-            .stmts
-            .remove(0);
-        let explained = format!("{:?}", read_expr(&stmt).unwrap());
-        assert!(explained.contains("\"explain\""), "{explained}");
-        assert!(!explained.contains("toArray"), "{explained}");
-        let indexed = parse_program("const x = db.a.find({k: 1}).toArray()[0]")
-            .unwrap()
-            .stmts
-            .remove(0);
-        let explained = format!("{:?}", read_expr(&indexed).unwrap());
-        assert!(!explained.contains("toArray"), "{explained}");
-    }
 
     #[test]
     fn a_list_in_another_order_is_said_to_be_reordered() {

@@ -485,9 +485,9 @@ async fn shell_side_errors_have_a_code_name() {
         .find(|o| o.id == "add_order")
         .unwrap();
     op.write = None;
-    op.error = Some(schemalab::course::runner::OpError {
+    op.error = Some(schemalab::measure::OpError {
         code: None,
-        code_name: schemalab::course::runner::SHELL_ERROR.into(),
+        code_name: schemalab::measure::SHELL_ERROR.into(),
         message: Message::verbatim("TypeError: x is undefined"),
     });
     op.expected_error = true;
@@ -530,7 +530,7 @@ fn lint_finds_each_mistake_where_it_is() {
     has("lessons/10-bad/a.setup.js:2:", "SyntaxError");
     has("lessons/10-bad/lesson.toml:20:22:", "SyntaxError");
     has(
-        "lessons/10-bad/lesson.toml:21:7:",
+        "lessons/10-bad/lesson.toml:21:12:",
         "insertOne() is not a read",
     );
     has(
@@ -659,7 +659,7 @@ async fn catalog_loader_loads_the_seeded_generators() {
 /// engine directly, so this holds whether or not the wire routes explain).
 #[tokio::test]
 async fn explain_parser_reads_engine_explains() {
-    use schemalab::course::measure::parse_explain;
+    use schemalab::measure::figures::parse_explain;
     let engine = Engine::new();
     let server = spawn_background(engine.clone()).unwrap();
     let client = Client::with_uri_str(server.uri()).await.unwrap();
@@ -730,7 +730,7 @@ async fn the_report_keeps_the_explain_each_read_was_measured_with() {
                 .explain
                 .as_ref()
                 .unwrap_or_else(|| panic!("{}/{}: no stored explain", v.id, op.id));
-            let (again, _) = schemalab::course::measure::parse_explain(explain).unwrap();
+            let (again, _) = schemalab::measure::figures::parse_explain(explain).unwrap();
             assert_eq!(
                 (
                     again.n_returned,
@@ -943,7 +943,7 @@ async fn db_state(client: &Client, db: &str) -> (DbState, Vec<schemalab::course:
             indexes,
         ));
     }
-    let stats = schemalab::course::measure::measure_db(client, db)
+    let stats = schemalab::measure::figures::measure_db(client, db)
         .await
         .unwrap();
     (out, stats)

@@ -26,6 +26,7 @@ mod i18n_reports;
 mod indexes;
 mod lessons;
 mod limits;
+mod measure;
 mod memory_limits;
 mod profiler;
 mod safety;

@@ -367,8 +367,8 @@ fn idhack_is_labelled_as_the_id_index() {
         .unwrap()
         .clone();
     let explain = idhack_explain();
-    let (m, _) = schemalab::course::measure::parse_explain(&explain).unwrap();
-    op.read = Some(schemalab::course::measure::ReadMetrics {
+    let (m, _) = schemalab::measure::figures::parse_explain(&explain).unwrap();
+    op.read = Some(schemalab::measure::figures::ReadMetrics {
         explain: Some(explain),
         ..m
     });

@@ -12,9 +12,10 @@ use ratatui::widgets::{
 };
 
 use crate::course::claims::format_number;
-use crate::course::report::{Noise, star_marks, star_text};
+use crate::course::report::{Noise, spread_text, star_marks, star_text, time_marks};
 use crate::course::{Experiment, ExperimentReport, OpKind, OpResult, Progress, VariantReport};
 use crate::locale::Message;
+use crate::measure::Timing;
 use crate::tui::app::{App, ExpTab};
 use crate::tui::screens::explain_tree;
 use crate::tui::strings as s;
@@ -256,6 +257,9 @@ pub struct Figure {
     pub failed: Vec<bool>,
     /// The sizes are the embedded engine's model, not measured.
     pub modelled: bool,
+    /// Per variant, for a time: the fastest and slowest run (`""` when
+    /// there was one run).
+    pub spreads: Vec<String>,
 }
 
 impl Figure {
@@ -279,13 +283,33 @@ impl Figure {
             marks,
             unit,
             modelled: false,
+            spreads: Vec::new(),
         }
+    }
+
+    /// A time: each variant's median, its spread, and the star only where
+    /// the spreads separate ([`time_marks`]).
+    fn time(label: &'static str, timings: Vec<Option<Timing>>, failed: &[bool]) -> Figure {
+        let values = timings
+            .iter()
+            .map(|t| t.as_ref().map(|t| t.median))
+            .collect();
+        let mut f = Figure::new(label, values, Some(Noise::Time), Unit::Millis, failed);
+        f.marks = time_marks(&timings.iter().map(Option::as_ref).collect::<Vec<_>>());
+        f.spreads = timings
+            .iter()
+            .map(|t| t.as_ref().map(spread_text).unwrap_or_default())
+            .collect();
+        f
     }
 
     /// Variant `side`'s value as text (`–` when there is none).
     pub fn text(&self, side: usize) -> String {
         match self.values.get(side).copied().flatten() {
-            Some(v) => format_value(v, self.unit),
+            Some(v) => match self.spreads.get(side).filter(|s| !s.is_empty()) {
+                Some(spread) => format!("{} ({spread})", format_value(v, self.unit)),
+                None => format_value(v, self.unit),
+            },
             None if self.failed.get(side) == Some(&true) => {
                 format!("✗ {}", s::t(s::FAILED_SHORT))
             }
@@ -352,6 +376,16 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
     // Examined totals that leave a stage out are no figure at all.
     let complete = |o: &OpResult| o.read.clone().filter(|m| m.not_reported.is_empty());
     let fig = |label, values, noise, unit| Figure::new(label, values, noise, unit, &failed);
+    let timings = || -> Vec<Option<Timing>> {
+        results
+            .iter()
+            .zip(&failed)
+            .map(|(r, failed)| {
+                r.filter(|o| o.error.is_none() && !*failed)
+                    .and_then(|o| o.timing.clone())
+            })
+            .collect()
+    };
     if op.kind == OpKind::Write {
         let mut inserted = fig(
             s::t(s::KEYS_INSERTED),
@@ -392,12 +426,7 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
             ),
             inserted,
             deleted,
-            fig(
-                s::t(s::TIME),
-                metric(&|o| o.millis),
-                Some(Noise::Time),
-                Unit::Millis,
-            ),
+            Figure::time(s::t(s::TIME), timings(), &failed),
         ]
     } else {
         let mut keys = fig(
@@ -440,12 +469,7 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
                 Some(Noise::Count),
                 Unit::Bytes,
             ),
-            fig(
-                s::t(s::TIME),
-                metric(&|o| o.millis),
-                Some(Noise::Time),
-                Unit::Millis,
-            ),
+            Figure::time(s::t(s::TIME), timings(), &failed),
         ]
     }
 }

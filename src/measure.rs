@@ -1,0 +1,413 @@
+//! One measurement path for lessons and exercises. A statement runs in a
+//! [`Session`] that shows every command it sends to a recorder
+//! ([`record`]); what it sent is what gets measured, whatever the
+//! statement's shape:
+//!
+//! - a **read** is run once (its value is the answer), then every read
+//!   command it sent (find, aggregate, count, distinct) is re-sent as
+//!   `explain` with `executionStats` and the figures add up
+//!   ([`figures::parse_explain`]); its time is the median of several timed
+//!   runs, with their spread ([`timing`]);
+//! - a **write** runs once with the profiler on: the servers' replies give
+//!   the counts, `system.profile` the index keys ([`profile`]), and a write
+//!   whose reply has no counts (findAndModify, `$merge`, `$out`) is
+//!   measured by what it changed ([`snapshot`]).
+//!
+//! The lesson runner and the exercise checker both call [`Meter`], and
+//! share its report types ([`OpResult`], [`OpError`]).
+
+pub mod figures;
+mod profile;
+pub mod record;
+mod snapshot;
+pub mod timing;
+
+use std::time::Instant;
+
+use bson::Bson;
+use mongodb::Client;
+use serde::{Deserialize, Serialize};
+
+use crate::dialect::{DialectError, Program, Session};
+use crate::locale::Message;
+use figures::{ReadMetrics, WriteMetrics, parse_explain};
+use record::Recorder;
+pub use timing::Timing;
+
+/// Read (explained) or write (executed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Read,
+    Write,
+}
+
+/// One operation's outcome in one variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpResult {
+    pub id: String,
+    pub kind: OpKind,
+    /// Untimed statements run first to bind names (`null` when none).
+    #[serde(default)]
+    pub prepare: Option<String>,
+    pub statement: String,
+    /// The median of [`OpResult::timing`]'s samples.
+    pub millis: Option<f64>,
+    /// Every timed sample, with the median and the spread.
+    #[serde(default)]
+    pub timing: Option<Timing>,
+    pub read: Option<ReadMetrics>,
+    pub write: Option<WriteMetrics>,
+    pub error: Option<OpError>,
+    /// The error is one the lesson declared as expected (`expect_error`).
+    #[serde(default)]
+    pub expected_error: bool,
+}
+
+impl OpResult {
+    /// An operation not run yet.
+    pub fn new(id: &str, kind: OpKind, statement: &str) -> OpResult {
+        OpResult {
+            id: id.to_string(),
+            kind,
+            prepare: None,
+            statement: statement.to_string(),
+            millis: None,
+            timing: None,
+            read: None,
+            write: None,
+            error: None,
+            expected_error: false,
+        }
+    }
+
+    /// Keep what [`Meter::run`] measured, or its error.
+    pub fn set(&mut self, measured: Result<Measured, OpError>) -> Option<Bson> {
+        match measured {
+            Ok(m) => {
+                self.millis = m.timing.as_ref().map(|t| t.median);
+                self.timing = m.timing;
+                self.read = m.read;
+                self.write = m.write;
+                m.value
+            }
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+}
+
+/// A failed operation: the server's code and codeName when it gave them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpError {
+    pub code: Option<i32>,
+    pub code_name: String,
+    /// The server's or the driver's errmsg as written, or the shell's
+    /// error (in the reader's language, the place and class name kept),
+    /// inside whatever schemalab says around it.
+    pub message: Message,
+}
+
+/// codeName of an error raised on the shell side (syntax, type, unknown
+/// name, a statement that leaves its database …): never `""`, so a check
+/// `error == ""` only holds when the statement succeeded.
+pub const SHELL_ERROR: &str = "ShellError";
+/// codeName of a driver-side failure (connection, timeout …).
+pub const DRIVER_ERROR: &str = "DriverError";
+
+impl OpError {
+    /// An error schemalab raises itself.
+    pub fn shell(message: Message) -> OpError {
+        OpError {
+            code: None,
+            code_name: SHELL_ERROR.into(),
+            message,
+        }
+    }
+
+    /// A statement's error; the shell's own point into `src`.
+    pub fn from_dialect(e: &DialectError, src: &str) -> OpError {
+        match e {
+            DialectError::Server {
+                code,
+                code_name,
+                message,
+                ..
+            } => OpError {
+                code: Some(*code),
+                code_name: crate::dialect::code_name(*code, code_name),
+                message: Message::verbatim(message),
+            },
+            DialectError::BulkWrite { code, message, .. } => OpError {
+                code: Some(*code),
+                code_name: crate::dialect::code_name(*code, ""),
+                message: Message::verbatim(message),
+            },
+            DialectError::Driver { message, .. } => OpError {
+                code: None,
+                code_name: DRIVER_ERROR.into(),
+                message: Message::verbatim(message),
+            },
+            other => OpError::shell(other.with_source(src)),
+        }
+    }
+}
+
+/// What [`Meter::run`] measured.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    pub timing: Option<Timing>,
+    pub read: Option<ReadMetrics>,
+    pub write: Option<WriteMetrics>,
+    /// A read's value (its last statement's, a cursor read in full).
+    pub value: Option<Bson>,
+}
+
+/// Timed runs of a read after the first, untimed one, when the reader
+/// asks for a spread ([`Meter::with_samples`]).
+pub const SAMPLES: usize = 5;
+/// At most this many when the first [`SAMPLES`] spread widely.
+pub const MAX_SAMPLES: usize = 15;
+
+/// Measures statements run in one database.
+pub struct Meter<'a> {
+    client: &'a Client,
+    db: &'a str,
+    /// Timed runs of each read; 0: the first run's time only.
+    samples: usize,
+    /// Profiler entries already taken (when `system.profile` could not be
+    /// dropped).
+    profile_seen: usize,
+}
+
+impl<'a> Meter<'a> {
+    /// A meter for statements run in `db`, timing each read once.
+    pub fn new(client: &'a Client, db: &'a str) -> Meter<'a> {
+        Meter {
+            client,
+            db,
+            samples: 0,
+            profile_seen: 0,
+        }
+    }
+
+    /// Time each read `n` times after its first run (more when they
+    /// spread widely, up to [`MAX_SAMPLES`]).
+    #[must_use]
+    pub fn with_samples(mut self, n: usize) -> Self {
+        self.samples = n;
+        self
+    }
+
+    /// Run `program` (whose text is `src`) in `session` and measure it.
+    pub async fn run(
+        &mut self,
+        session: &mut Session,
+        program: &Program,
+        src: &str,
+        kind: OpKind,
+    ) -> Result<Measured, OpError> {
+        match kind {
+            OpKind::Read => self.read(session, program, src).await,
+            OpKind::Write => self.write(session, program, src).await,
+        }
+    }
+
+    async fn read(
+        &mut self,
+        session: &mut Session,
+        program: &Program,
+        src: &str,
+    ) -> Result<Measured, OpError> {
+        let recorder = Recorder::new();
+        session.observe(Box::new(recorder.clone()));
+        let started = Instant::now();
+        let (_, res) = session.eval_value(program).await;
+        let first = started.elapsed().as_secs_f64() * 1000.0;
+        session.stop_observing();
+        let value = res.map_err(|e| OpError::from_dialect(&e, src))?;
+        let reads = recorder.reads();
+        if reads.is_empty() {
+            return Err(OpError::shell(Message::new(
+                "the statement sent no read (find, findOne, aggregate, countDocuments or distinct)",
+            )));
+        }
+        let mut metrics: Option<ReadMetrics> = None;
+        for sent in &reads {
+            let m = match self.explain(&sent.db, &sent.command).await {
+                Ok(m) => m,
+                Err(Explained::TooLarge) => {
+                    // The explain reply would pass 16 MiB (a huge `$in`
+                    // echoed three times), as on mongod: measure the
+                    // statement through the profiler instead.
+                    return self.read_through_profiler(session, program, src).await;
+                }
+                Err(Explained::Failed(e)) => return Err(e),
+            };
+            metrics = Some(figures::sum_reads(metrics, m));
+        }
+        let Some(mut m) = metrics else {
+            return Err(OpError::shell(Message::new("the statement sent no read")));
+        };
+        m.bytes_returned = Some(bson_bytes(&value));
+        let timing = self.time_read(session, program, src, first).await?;
+        Ok(Measured {
+            timing: Some(timing),
+            read: Some(m),
+            write: None,
+            value: Some(value),
+        })
+    }
+
+    /// Explain `command` as it was sent, with `executionStats`.
+    async fn explain(&self, db: &str, command: &bson::Document) -> Result<ReadMetrics, Explained> {
+        let mut inner = command.clone();
+        if inner.keys().next().is_some_and(|k| k == "find") {
+            // A batch size shapes the first reply, not the plan; the
+            // explain runs the whole read.
+            inner.remove("batchSize");
+        }
+        let reply = self
+            .client
+            .database(db)
+            .run_command(bson::doc! {"explain": inner, "verbosity": "executionStats"})
+            .await;
+        let doc = match reply {
+            Ok(d) => d,
+            Err(e) => {
+                let e = crate::dialect::driver_error(e);
+                if let DialectError::Server { code: 10334, .. } = e {
+                    return Err(Explained::TooLarge);
+                }
+                return Err(Explained::Failed(OpError::from_dialect(&e, "")));
+            }
+        };
+        let (mut m, _) = parse_explain(&doc).map_err(|e| Explained::Failed(OpError::shell(e)))?;
+        // Keep what was measured, so a plan view never re-explains (a
+        // later write would change the plan it describes).
+        m.explain = Some(doc);
+        Ok(m)
+    }
+
+    /// The first run's time, or the median of further timed runs.
+    async fn time_read(
+        &self,
+        session: &mut Session,
+        program: &Program,
+        src: &str,
+        first: f64,
+    ) -> Result<Timing, OpError> {
+        if self.samples == 0 {
+            return Ok(Timing::of(vec![first]));
+        }
+        let mut samples = Vec::with_capacity(self.samples);
+        while samples.len() < MAX_SAMPLES {
+            let started = Instant::now();
+            let (_, res) = session.eval_value(program).await;
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+            res.map_err(|e| OpError::from_dialect(&e, src))?;
+            if samples.len() >= self.samples && !Timing::of(samples.clone()).is_wide() {
+                break;
+            }
+        }
+        Ok(Timing::of(samples))
+    }
+
+    /// Measure a read whose explain the server cannot send: run it with
+    /// the profiler on, and take its figures from the entries.
+    async fn read_through_profiler(
+        &mut self,
+        session: &mut Session,
+        program: &Program,
+        src: &str,
+    ) -> Result<Measured, OpError> {
+        profile::start(self.client, self.db).await.map_err(|e| {
+            OpError::shell(Message::new("profiling the read: {cause}").arg("cause", e))
+        })?;
+        let started = Instant::now();
+        let (_, res) = session.eval_value(program).await;
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        let entries = profile::take(self.client, self.db, &mut self.profile_seen).await;
+        let value = res.map_err(|e| OpError::from_dialect(&e, src))?;
+        let mut m = entries
+            .as_deref()
+            .and_then(figures::read_from_profile)
+            .ok_or_else(|| {
+                OpError::shell(Message::new(
+                    "the profiler recorded no read for the statement",
+                ))
+            })?;
+        m.bytes_returned = Some(bson_bytes(&value));
+        Ok(Measured {
+            timing: Some(Timing::of(vec![millis])),
+            read: Some(m),
+            write: None,
+            value: Some(value),
+        })
+    }
+
+    async fn write(
+        &mut self,
+        session: &mut Session,
+        program: &Program,
+        src: &str,
+    ) -> Result<Measured, OpError> {
+        let profiling = profile::start(self.client, self.db).await.is_ok();
+        let recorder = Recorder::new();
+        session.observe(Box::new(recorder.clone()));
+        let started = Instant::now();
+        let (_, res) = session.eval_program(program).await;
+        let wall = started.elapsed().as_secs_f64() * 1000.0;
+        session.stop_observing();
+        let keys = if profiling {
+            match profile::take(self.client, self.db, &mut self.profile_seen).await {
+                Some(entries) => figures::profile_keys(&entries),
+                None => (None, None),
+            }
+        } else {
+            (None, None)
+        };
+        res.map_err(|e| OpError::from_dialect(&e, src))?;
+        let writes = recorder
+            .writes()
+            .map_err(|e| OpError::shell(Message::new("measuring the write: {e}").arg("e", e)))?;
+        let Some((first, rest)) = writes.split_first() else {
+            return Err(OpError::shell(Message::new(
+                "the statement sent no write (insert, update, delete, findAndModify, or aggregate with $merge or $out)",
+            )));
+        };
+        let mut w = first.clone();
+        for r in rest {
+            w.add(r);
+        }
+        (w.keys_inserted, w.keys_deleted) = keys;
+        // What the recorder spent snapshotting is not the write's time.
+        let millis = (wall - recorder.overhead_millis()).max(0.0);
+        Ok(Measured {
+            timing: Some(Timing::of(vec![millis])),
+            read: None,
+            write: Some(w),
+            value: None,
+        })
+    }
+}
+
+/// Why a read command could not be explained.
+enum Explained {
+    /// The reply would pass 16 MiB (10334).
+    TooLarge,
+    Failed(OpError),
+}
+
+/// BSON bytes the client receives for a read's result: the sum of each
+/// document's size (an array of documents, one document, or nothing).
+pub fn bson_bytes(b: &Bson) -> i64 {
+    match b {
+        Bson::Array(items) => items.iter().map(bson_bytes).sum(),
+        Bson::Document(d) => bson::to_vec(d).map_or(0, |v| v.len() as i64),
+        _ => 0,
+    }
+}
