@@ -86,6 +86,7 @@ pub enum OpField {
     NReturned,
     KeysExamined,
     DocsExamined,
+    BytesExamined,
     Ratio,
     Millis,
     Stages,
@@ -106,6 +107,7 @@ impl OpField {
             "nReturned" => OpField::NReturned,
             "keysExamined" => OpField::KeysExamined,
             "docsExamined" => OpField::DocsExamined,
+            "bytesExamined" => OpField::BytesExamined,
             "ratio" => OpField::Ratio,
             "millis" => OpField::Millis,
             "stages" => OpField::Stages,
@@ -128,6 +130,7 @@ impl OpField {
             OpField::NReturned => "nReturned",
             OpField::KeysExamined => "keysExamined",
             OpField::DocsExamined => "docsExamined",
+            OpField::BytesExamined => "bytesExamined",
             OpField::Ratio => "ratio",
             OpField::Millis => "millis",
             OpField::Stages => "stages",
@@ -144,7 +147,7 @@ impl OpField {
     }
 }
 
-const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, expectedError, error";
+const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, bytesExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, expectedError, error";
 const COLL_FIELDS: &str =
     "count, size, avgObjSize, maxObjSize, storageSize, totalIndexSize, nindexes, index.<name>";
 

@@ -81,7 +81,8 @@ pub fn human_bytes(b: f64) -> String {
 /// What a starred row measures, for the noise floor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Noise {
-    /// Exact counts and sizes: equal values get no star.
+    /// Exact counts and sizes: no star when the highest is within 1% of
+    /// the lowest (679 against 680 is a tie, not a "×1.00" win).
     Count,
     /// Milliseconds: starred only by [`time_marks`], when the spreads of
     /// the samples separate.
@@ -94,7 +95,11 @@ pub fn legend(lang: Lang) -> &'static str {
     lang.t(LEGEND)
 }
 
-pub const LEGEND: &str = "★ = lowest cost in its row (×N: N times lower than the highest). No star when counts are equal, or when times' runs overlap (a time is the median of 5+ runs, fastest–slowest in brackets). Failed variants are shown as failed and win nothing.";
+pub const LEGEND: &str = "★ = lowest cost in its row (×N: N times lower than the highest); none when counts are within 1% or times' runs overlap. Times: median of 5+ runs (fastest–slowest). Failed variants win nothing.";
+
+/// Counts within this factor of each other tie: the star's factor is
+/// printed to two decimals, and "×1.00" says nothing a learner can use.
+const COUNT_TIE: f64 = 1.01;
 
 /// For each variant, `Some(factor)` when its figure is the lowest cost of
 /// the row by more than the noise floor (`factor` = highest / lowest,
@@ -109,7 +114,7 @@ pub fn star_marks(values: &[Option<f64>], noise: Noise) -> Vec<Option<f64>> {
     let best = present.iter().copied().fold(f64::INFINITY, f64::min);
     let worst = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let real = match noise {
-        Noise::Count => worst > best,
+        Noise::Count => worst > best * COUNT_TIE,
         // Times without their spreads never win: see `time_marks`.
         Noise::Time => false,
     };
@@ -466,6 +471,24 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
             int_fmt,
             Noise::Count,
         ));
+        let bytes = Row::cost(
+            lang.t("per 100 requests: bytes examined (weighted)"),
+            weighted(&|r| match r.kind {
+                OpKind::Read => r
+                    .read
+                    .as_ref()
+                    .filter(|m| m.not_reported.is_empty())
+                    .and_then(|m| m.bytes_examined)
+                    .map(|b| b as f64),
+                OpKind::Write => r.write.as_ref().map(|_| 0.0),
+            }),
+            human_bytes,
+            Noise::Count,
+        );
+        // A server that reports no bytes (mongod) gets no row.
+        if bytes.values.iter().any(Option::is_some) {
+            rows.push(bytes);
+        }
         rows.push(Row::time(
             lang.t("per 100 requests: time (weighted)"),
             vs.iter()
@@ -593,6 +616,24 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
                 rows.push(partial(sub("docs examined (all stages)"), |m| {
                     m.docs_examined as f64
                 }));
+                let mut bytes = Row::cost(
+                    sub("bytes examined (all stages)"),
+                    read(|m| {
+                        m.bytes_examined
+                            .filter(|_| m.not_reported.is_empty())
+                            .map(|b| b as f64)
+                    }),
+                    human_bytes,
+                    Noise::Count,
+                );
+                for (c, r) in bytes.cells.iter_mut().zip(&results) {
+                    if r.and_then(|r| r.read.as_ref())
+                        .is_some_and(|m| m.bytes_examined.is_none())
+                    {
+                        *c = lang.t("not reported").into();
+                    }
+                }
+                rows.push(bytes);
                 rows.push(Row::figure(
                     sub("examined:returned"),
                     read(|m| m.not_reported.is_empty().then_some(m.ratio)),
@@ -729,6 +770,7 @@ fn trade_off(exp: &ExperimentReport, rows: &[Row], lang: Lang) -> Option<String>
             .copied()
             .flatten()
             .is_some_and(|x| match r.noise {
+                Some(Noise::Count) => x > best * COUNT_TIE,
                 // Slower only when another variant's runs all beat its own.
                 Some(Noise::Time) => marks
                     .iter()
@@ -1015,10 +1057,18 @@ mod tests {
 
     #[test]
     fn noise_floor_and_non_costs_get_no_star() {
-        // Equal counts.
+        // Equal counts, and counts within 1%: a tie.
         assert_eq!(
             star_marks(&[Some(60051.0), Some(60051.0)], Noise::Count),
             [None, None]
+        );
+        assert_eq!(
+            star_marks(&[Some(679.0), Some(680.0)], Noise::Count),
+            [None, None]
+        );
+        assert_eq!(
+            star_marks(&[Some(679.0), Some(700.0)], Noise::Count),
+            [Some(700.0 / 679.0), None]
         );
         // Bare times never win: only their spreads can (`time_marks`).
         assert_eq!(

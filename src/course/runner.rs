@@ -1099,6 +1099,14 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, Message> {
                 F::NReturned => n(read()?.n_returned),
                 F::KeysExamined => n(complete()?.keys_examined),
                 F::DocsExamined => n(complete()?.docs_examined),
+                F::BytesExamined => complete()?
+                    .bytes_examined
+                    .map(|b| Val::Num(b as f64))
+                    .ok_or_else(|| {
+                        Message::new("{field} of '{id}': not reported by this server")
+                            .arg("field", "bytesExamined")
+                            .arg("id", id)
+                    }),
                 F::Ratio => Ok(Val::Num(complete()?.ratio)),
                 F::Stages => Ok(Val::Str(read()?.stages.clone())),
                 F::Index => Ok(Val::Str(read()?.index.clone())),

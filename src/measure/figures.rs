@@ -225,6 +225,12 @@ pub struct ReadMetrics {
     pub keys_examined: i64,
     /// Summed over every stage that reports it.
     pub docs_examined: i64,
+    /// BSON bytes of the documents examined, summed over every stage: an
+    /// exact figure of the embedded engine's (`totalDocBytesExamined`,
+    /// schemalab's addition to explain); `null` where the server does not
+    /// report it (mongod).
+    #[serde(default)]
+    pub bytes_examined: Option<i64>,
     /// `max(keysExamined, docsExamined) / max(nReturned, 1)`.
     pub ratio: f64,
     /// BSON bytes of the documents the read sends to the client (`null`
@@ -255,6 +261,10 @@ pub struct StageFigures {
     pub n_returned: Option<i64>,
     pub keys_examined: Option<i64>,
     pub docs_examined: Option<i64>,
+    /// BSON bytes of the documents examined (the embedded engine's
+    /// `totalDocBytesExamined`).
+    #[serde(default)]
+    pub bytes_examined: Option<i64>,
     /// executionTimeMillis(Estimate) as the server reports it.
     pub millis: Option<f64>,
 }
@@ -309,6 +319,7 @@ fn query_figures(stage: String, query: &Document) -> Result<(StageFigures, Vec<S
             n_returned: opt_int(exec, "nReturned"),
             keys_examined: opt_int(exec, "totalKeysExamined"),
             docs_examined: opt_int(exec, "totalDocsExamined"),
+            bytes_examined: opt_int(exec, "totalDocBytesExamined"),
             millis: num(exec.get("executionTimeMillis"))
                 .or_else(|| num(exec.get("executionTimeMillisEstimate"))),
         },
@@ -361,11 +372,13 @@ fn walk_stages(
             n_returned: opt_int(s, "nReturned"),
             keys_examined: None,
             docs_examined: None,
+            bytes_examined: None,
             millis: num(s.get("executionTimeMillisEstimate")),
         };
         if READING_STAGES.contains(&name.as_str()) {
             f.keys_examined = opt_int(s, "totalKeysExamined");
             f.docs_examined = opt_int(s, "totalDocsExamined");
+            f.bytes_examined = opt_int(s, "totalDocBytesExamined");
             if f.keys_examined.is_none() && f.docs_examined.is_none() {
                 not_reported.push(label.clone());
             }
@@ -505,6 +518,7 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), M
             n_returned,
             keys_examined,
             docs_examined,
+            bytes_examined: bytes_of(&pipeline),
             ratio: keys_examined.max(docs_examined) as f64 / n_returned.max(1) as f64,
             bytes_returned: None,
             pipeline,
@@ -513,6 +527,17 @@ pub fn parse_explain(explain: &Document) -> Result<(ReadMetrics, Option<f64>), M
         },
         millis,
     ))
+}
+
+/// Bytes examined over every stage that examined documents, or `None`
+/// when one of them does not say (a server other than the embedded
+/// engine).
+fn bytes_of(pipeline: &[StageFigures]) -> Option<i64> {
+    pipeline
+        .iter()
+        .filter(|f| f.docs_examined.is_some() || f.bytes_examined.is_some())
+        .map(|f| f.bytes_examined)
+        .sum()
 }
 
 /// The figures of a read from the database profiler's entries for it (its
@@ -543,6 +568,7 @@ pub fn read_from_profile(entries: &[Document]) -> Option<ReadMetrics> {
         n_returned,
         keys_examined,
         docs_examined,
+        bytes_examined: None,
         ratio: keys_examined.max(docs_examined) as f64 / n_returned.max(1) as f64,
         bytes_returned: None,
         pipeline: vec![StageFigures {
@@ -556,6 +582,7 @@ pub fn read_from_profile(entries: &[Document]) -> Option<ReadMetrics> {
             n_returned: Some(n_returned),
             keys_examined: Some(keys_examined),
             docs_examined: Some(docs_examined),
+            bytes_examined: None,
             // Like the counts, over the command and its getMores.
             millis: Some(reads.iter().filter_map(|e| num(e.get("millis"))).sum()),
         }],
@@ -641,6 +668,7 @@ pub fn sum_reads(acc: Option<ReadMetrics>, m: ReadMetrics) -> ReadMetrics {
                 n_returned: m.n_returned,
                 keys_examined: keys,
                 docs_examined: docs,
+                bytes_examined: a.bytes_examined.zip(m.bytes_examined).map(|(x, y)| x + y),
                 ratio: keys.max(docs) as f64 / m.n_returned.max(1) as f64,
                 bytes_returned: a.bytes_returned.zip(m.bytes_returned).map(|(x, y)| x + y),
                 pipeline: a.pipeline.into_iter().chain(m.pipeline).collect(),

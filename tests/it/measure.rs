@@ -64,6 +64,8 @@ fn a_materialised_and_indexed_read_is_explained_as_the_find_it_sent() {
     assert_eq!(read.docs_examined, 10);
     assert!(read.stages.contains("IXSCAN"), "{}", read.stages);
     assert!(read.explain.is_some());
+    // Ten documents of 36 bytes ({_id: ObjectId, k: int, t: int}) read.
+    assert_eq!(read.bytes_examined, Some(360));
     // The answer is the statement's own value: the first of the ten by t
     // descending (t = 100 - k).
     let value = m.value.unwrap();
@@ -160,8 +162,28 @@ fn reads_inside_a_loop_count_every_command_they_send() {
     let read = m.read.unwrap();
     assert_eq!(read.keys_examined, 4);
     assert_eq!(read.docs_examined, 4);
+    assert_eq!(read.bytes_examined, Some(4 * 36));
     let src = "for (const t of [1, 2, 3]) { db.a.findOne({t: t}) }\ndb.a.findOne({k: 1})";
     let read = measure(src, OpKind::Read, 0).unwrap().read.unwrap();
-    // Three collection scans (t is not indexed) and one point read.
-    assert!(read.docs_examined >= 3 * 50 + 1, "{}", read.docs_examined);
+    // Three collection scans (t is not indexed; t = 100 - k, so t = 1 is
+    // the 100th document in natural order, t = 2 the 99th, t = 3 the 98th)
+    // and one point read.
+    assert_eq!(read.docs_examined, 100 + 99 + 98 + 1);
+}
+
+#[test]
+fn bytes_examined_count_every_document_a_pipeline_reads_joins_included() {
+    let src =
+        "db.b.aggregate([{$lookup: {from: 'a', localField: 'k', foreignField: 'k', as: 'm'}}])";
+    let read = measure(src, OpKind::Read, 0).unwrap().read.unwrap();
+    // Ten local documents of 29 bytes ({_id: ObjectId, k: int}) and, through
+    // the index on a.k, one 36-byte foreign document for each.
+    assert_eq!(read.docs_examined, 20);
+    assert_eq!(read.bytes_examined, Some(10 * 29 + 10 * 36));
+    // A collection scan reads every document in full.
+    let read = measure("db.a.find({t: {$gt: 50}})", OpKind::Read, 0)
+        .unwrap()
+        .read
+        .unwrap();
+    assert_eq!(read.bytes_examined, Some(100 * 36));
 }

@@ -151,7 +151,7 @@ fn the_winner_mark_is_on_the_variant_with_the_lowest_figure_in_the_report() {
             let labels = [
                 "keys examined",
                 "docs examined",
-                "bytes returned",
+                "bytes examined",
                 "time (ms)",
                 "keys inserted",
                 "keys deleted",

@@ -64,6 +64,9 @@ pub struct Counters {
     pub nanos: u128,
     pub keys_examined: u64,
     pub docs_examined: u64,
+    /// BSON bytes of the documents examined (schemalab's addition: mongod
+    /// reports no such figure).
+    pub bytes_examined: u64,
 }
 
 /// One work in [`TIME_EVERY`] of a stage reads the clock, after the first
@@ -153,6 +156,11 @@ pub trait Stage: Send {
     fn explain(&self, ctx: &Ctx<'_>, stats: bool) -> Document;
     /// Keys and documents examined by this stage and its children.
     fn totals(&self) -> (u64, u64);
+    /// BSON bytes of the documents examined by this stage and its
+    /// children (a leaf's own, unless a stage has children).
+    fn bytes_examined(&self) -> u64 {
+        self.counters().bytes_examined
+    }
     /// The stage's own counters.
     fn counters(&self) -> &Counters;
 }
@@ -424,6 +432,8 @@ pub fn execute(q: &super::planner::Query<'_>, ctx: &Ctx<'_>, mode: Mode) -> Resu
 pub struct ReadStats {
     pub keys_examined: u64,
     pub docs_examined: u64,
+    /// BSON bytes of the documents examined.
+    pub bytes_examined: u64,
     /// The index used, or `None` for a collection scan.
     pub index: Option<String>,
 }
@@ -464,6 +474,7 @@ pub fn read_matching_any(
         ReadStats {
             keys_examined,
             docs_examined,
+            bytes_examined: run.root.bytes_examined(),
             index: run.chosen.plans[run.chosen.winner].index_name(c),
         },
     ))

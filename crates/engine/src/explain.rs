@@ -224,6 +224,8 @@ pub(super) fn sections(
             "executionTimeMillis": run.started.elapsed().as_millis() as i64,
             "totalKeysExamined": keys as i64,
             "totalDocsExamined": docs as i64,
+            // schemalab's addition (COMPAT.md): mongod reports no bytes.
+            "totalDocBytesExamined": run.root.bytes_examined() as i64,
             "executionStages": run.root.explain(ctx, true),
         };
         if verbosity == Verbosity::AllPlansExecution {

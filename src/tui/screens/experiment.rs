@@ -443,6 +443,13 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
             Unit::Count,
         );
         unreported(&mut docs);
+        let mut bytes = fig(
+            s::t(s::BYTES_EXAMINED),
+            metric(&|o| complete(o).and_then(|m| m.bytes_examined).map(|v| v as f64)),
+            Some(Noise::Count),
+            Unit::Bytes,
+        );
+        unreported(&mut bytes);
         vec![
             fig(
                 s::t(s::RETURNED),
@@ -452,6 +459,7 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
             ),
             keys,
             docs,
+            bytes,
             fig(
                 s::t(s::RATIO),
                 metric(&|o| complete(o).map(|m| m.ratio)),

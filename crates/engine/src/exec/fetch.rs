@@ -37,6 +37,7 @@ impl Fetch {
                     return Ok(State::NeedTime);
                 };
                 self.c.docs_examined += 1;
+                self.c.bytes_examined += raw.as_bytes().len() as u64;
                 // The whole filter is re-applied (index bounds are only a
                 // superset), on the raw record: only a match is decoded.
                 return super::scan::check_raw(ctx, m.rid, raw);
@@ -73,7 +74,11 @@ impl Stage for Fetch {
             "FETCH",
             fields,
             stats.then_some(&self.c),
-            doc! {"docsExamined": self.c.docs_examined as i64, "alreadyHasObj": 0i64},
+            doc! {
+                "docsExamined": self.c.docs_examined as i64,
+                "alreadyHasObj": 0i64,
+                "docBytesExamined": self.c.bytes_examined as i64,
+            },
             vec![self.child.explain(ctx, stats)],
         )
     }
@@ -81,6 +86,10 @@ impl Stage for Fetch {
     fn totals(&self) -> (u64, u64) {
         let (k, d) = self.child.totals();
         (k, d + self.c.docs_examined)
+    }
+
+    fn bytes_examined(&self) -> u64 {
+        self.child.bytes_examined() + self.c.bytes_examined
     }
 
     fn counters(&self) -> &Counters {
@@ -163,6 +172,10 @@ impl Stage for Or {
             let (ck, cd) = c.totals();
             (k + ck, d + cd)
         })
+    }
+
+    fn bytes_examined(&self) -> u64 {
+        self.children.iter().map(|c| c.bytes_examined()).sum()
     }
 
     fn counters(&self) -> &Counters {

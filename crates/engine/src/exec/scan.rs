@@ -76,17 +76,23 @@ impl CollScan {
 impl Stage for CollScan {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let next = &mut self.next;
-        counted(&mut self.c, || {
+        let mut read = 0;
+        let bytes = &mut read;
+        let state = counted(&mut self.c, || {
             let Some(rid) = ctx.coll.live_from(*next) else {
                 return Ok(State::Eof);
             };
             *next = rid + 1;
             match ctx.coll.raw(rid) {
-                Some(raw) => check_raw(ctx, rid, raw),
+                Some(raw) => {
+                    *bytes += raw.as_bytes().len() as u64;
+                    check_raw(ctx, rid, raw)
+                }
                 None => Ok(State::NeedTime),
             }
-        })
-        .inspect(|s| {
+        });
+        self.c.bytes_examined += read;
+        state.inspect(|s| {
             if !matches!(s, State::Eof) {
                 self.c.docs_examined += 1;
             }
@@ -103,7 +109,10 @@ impl Stage for CollScan {
             "COLLSCAN",
             fields,
             stats.then_some(&self.c),
-            doc! {"docsExamined": self.c.docs_examined as i64},
+            doc! {
+                "docsExamined": self.c.docs_examined as i64,
+                "docBytesExamined": self.c.bytes_examined as i64,
+            },
             Vec::new(),
         )
     }
@@ -552,6 +561,7 @@ impl Stage for IdHack {
     fn work(&mut self, ctx: &Ctx<'_>) -> Result<State> {
         let (id, done) = (&self.id, &mut self.done);
         let mut found = false;
+        let mut read = 0;
         let state = counted(&mut self.c, || {
             if *done {
                 return Ok(State::Eof);
@@ -561,6 +571,7 @@ impl Stage for IdHack {
                 Some(rid) => match ctx.coll.raw(rid) {
                     Some(raw) => {
                         found = true;
+                        read = raw.as_bytes().len() as u64;
                         match check_raw(ctx, rid, raw)? {
                             State::Advanced(m) => Ok(State::Advanced(m)),
                             _ => Ok(State::Eof),
@@ -574,6 +585,7 @@ impl Stage for IdHack {
         if found {
             self.c.keys_examined += 1;
             self.c.docs_examined += 1;
+            self.c.bytes_examined += read;
         }
         state
     }
@@ -586,6 +598,7 @@ impl Stage for IdHack {
             doc! {
                 "keysExamined": self.c.keys_examined as i64,
                 "docsExamined": self.c.docs_examined as i64,
+                "docBytesExamined": self.c.bytes_examined as i64,
             },
             Vec::new(),
         )

@@ -56,6 +56,10 @@ impl Stage for Skip {
         self.child.totals()
     }
 
+    fn bytes_examined(&self) -> u64 {
+        self.child.bytes_examined()
+    }
+
     fn counters(&self) -> &Counters {
         &self.c
     }
@@ -104,6 +108,10 @@ impl Stage for Limit {
         self.child.totals()
     }
 
+    fn bytes_examined(&self) -> u64 {
+        self.child.bytes_examined()
+    }
+
     fn counters(&self) -> &Counters {
         &self.c
     }
@@ -148,6 +156,10 @@ impl Stage for Projection {
 
     fn totals(&self) -> (u64, u64) {
         self.child.totals()
+    }
+
+    fn bytes_examined(&self) -> u64 {
+        self.child.bytes_examined()
     }
 
     fn counters(&self) -> &Counters {

@@ -158,6 +158,10 @@ impl Stage for Sort {
         self.child.totals()
     }
 
+    fn bytes_examined(&self) -> u64 {
+        self.child.bytes_examined()
+    }
+
     fn counters(&self) -> &Counters {
         &self.c
     }

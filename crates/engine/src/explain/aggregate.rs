@@ -36,6 +36,8 @@ use crate::sort::SortSpec;
 struct ForeignStats {
     docs: u64,
     keys: u64,
+    /// BSON bytes of the documents examined.
+    bytes: u64,
     collection_scans: u64,
     indexes: Vec<String>,
 }
@@ -77,7 +79,12 @@ impl Source for PlannedSource<'_> {
                 let mut st = self.stats.borrow_mut();
                 st.collection_scans += 1;
                 st.docs += c.len() as u64;
-                c.records().map(|(_, raw)| to_document(raw)).collect()
+                c.records()
+                    .map(|(_, raw)| {
+                        st.bytes += raw.as_bytes().len() as u64;
+                        to_document(raw)
+                    })
+                    .collect()
             }
             None => Ok(Vec::new()),
         }
@@ -97,6 +104,7 @@ impl Source for PlannedSource<'_> {
         let mut st = self.stats.borrow_mut();
         st.keys += read.keys_examined;
         st.docs += read.docs_examined;
+        st.bytes += read.bytes_examined;
         match read.index {
             Some(name) => {
                 if !st.indexes.contains(&name) {
@@ -998,6 +1006,7 @@ pub(crate) fn run_stages(
                 let st = source.stats.into_inner();
                 entry.insert("totalDocsExamined", st.docs as i64);
                 entry.insert("totalKeysExamined", st.keys as i64);
+                entry.insert("totalDocBytesExamined", st.bytes as i64);
                 entry.insert("collectionScans", st.collection_scans as i64);
                 entry.insert("indexesUsed", st.indexes);
             } else if o.name() == "$unionWith"
