@@ -20,6 +20,7 @@ db.readings.aggregate([
   {$out: "buckets"}
 ])
 db.readings.drop()
-db.buckets.createIndex({sensor_id: 1, first: 1})
-// A new reading goes to the bucket of its own window: sensor and window start.
+// One index serves reads and writes. A read for [t1, t2) wants the buckets
+// whose start lies in [window start of t1, t2): both ends bounded. A new
+// reading goes to the bucket of its own window: sensor and window start.
 db.buckets.createIndex({sensor_id: 1, start: 1})

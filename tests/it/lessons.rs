@@ -3,8 +3,10 @@
 //! every dataset exists); every lesson's experiments run on the embedded
 //! engine at the tiny and the default scale with no variant failing (no
 //! load, setup, measure or unexpected operation error) and every claim
-//! holding; and the claims can fail: evaluated against mutated reports
-//! (variants' figures swapped, figures emptied) most of them do.
+//! holding; the claims can fail: evaluated against mutated reports
+//! (variants' figures swapped, figures emptied, one variant's doubled) most
+//! of them do; and every lesson shows a trade-off: some row where a design
+//! it does not recommend wins or ties.
 
 use std::time::Instant;
 
@@ -219,6 +221,45 @@ fn emptied(variants: &[VariantReport]) -> Vec<VariantReport> {
     vs
 }
 
+/// Variant `k`'s figures doubled, the others' kept: a claim that one design
+/// ties or beats another ("examines no more documents than") holds on
+/// swapped and on emptied figures alike, but fails once one side costs
+/// twice as much.
+fn doubled(variants: &[VariantReport], k: usize) -> Vec<VariantReport> {
+    let mut vs = variants.to_vec();
+    let Some(v) = vs.get_mut(k) else {
+        return vs;
+    };
+    for c in &mut v.collections {
+        c.count *= 2;
+        c.size *= 2;
+        c.avg_obj_size *= 2.0;
+        c.max_obj_size *= 2;
+        c.storage_size *= 2;
+        c.total_index_size *= 2;
+        for ix in &mut c.indexes {
+            ix.size *= 2;
+        }
+    }
+    for o in &mut v.operations {
+        o.millis = o.millis.map(|m| m * 2.0);
+        if let Some(r) = &mut o.read {
+            r.n_returned *= 2;
+            r.keys_examined *= 2;
+            r.docs_examined *= 2;
+            r.bytes_returned = r.bytes_returned.map(|b| b * 2);
+        }
+        if let Some(w) = &mut o.write {
+            w.n *= 2;
+            w.n_modified *= 2;
+            w.n_upserted *= 2;
+            w.keys_inserted = w.keys_inserted.map(|k| k * 2);
+            w.keys_deleted = w.keys_deleted.map(|k| k * 2);
+        }
+    }
+    vs
+}
+
 /// Whether a check fails *on numbers* (both sides computed) against these
 /// figures: a claim that only fails because a metric went missing proves
 /// nothing.
@@ -228,7 +269,8 @@ fn fails_on(check: &Check, variants: &[VariantReport]) -> bool {
 }
 
 /// Claims that can fail: each is evaluated against the other variant's
-/// figures and against an emptied report; most must fail on at least one,
+/// figures, against an emptied report and against each variant's figures
+/// doubled in turn; most must fail on at least one,
 /// and every claim fails once the variants it reads are marked failed.
 fn assert_claims_can_fail(reports: &[LessonReport]) {
     let mut total = 0;
@@ -255,7 +297,10 @@ fn assert_claims_can_fail(reports: &[LessonReport]) {
                     exp.id,
                     claim.check
                 );
-                if fails_on(&check, &swapped) || fails_on(&check, &empty) {
+                if fails_on(&check, &swapped)
+                    || fails_on(&check, &empty)
+                    || (0..exp.variants.len()).any(|k| fails_on(&check, &doubled(&exp.variants, k)))
+                {
                     can_fail += 1;
                 } else {
                     cannot.push(format!(
@@ -267,7 +312,7 @@ fn assert_claims_can_fail(reports: &[LessonReport]) {
         }
     }
     println!(
-        "{can_fail} of {total} claims fail against swapped or emptied figures; these cannot:\n{}",
+        "{can_fail} of {total} claims fail against swapped, emptied or one-side-doubled figures; these cannot:\n{}",
         cannot.join("\n")
     );
     assert!(
@@ -277,12 +322,106 @@ fn assert_claims_can_fail(reports: &[LessonReport]) {
     );
 }
 
+/// The cost rows of a variant that can be compared across variants, by
+/// name: per operation, the documents and keys a read examined and the
+/// bytes it returned, the documents a write touched and the index keys it
+/// inserted; per variant, the data and index bytes of all its collections.
+/// Times are left out (single samples; the measurement path owns them).
+fn cost_rows(v: &VariantReport) -> Vec<(String, i64)> {
+    let mut rows = Vec::new();
+    for o in &v.operations {
+        if o.error.is_some() {
+            continue;
+        }
+        if let Some(r) = &o.read {
+            rows.push((format!("op {} docs examined", o.id), r.docs_examined));
+            rows.push((format!("op {} keys examined", o.id), r.keys_examined));
+            if let Some(b) = r.bytes_returned {
+                rows.push((format!("op {} bytes returned", o.id), b));
+            }
+        }
+        if let Some(w) = &o.write {
+            rows.push((format!("op {} documents written", o.id), w.n));
+            if let Some(k) = w.keys_inserted {
+                rows.push((format!("op {} keys inserted", o.id), k));
+            }
+        }
+    }
+    rows.push((
+        "data size".to_string(),
+        v.collections.iter().map(|c| c.size).sum(),
+    ));
+    rows.push((
+        "index size".to_string(),
+        v.collections.iter().map(|c| c.total_index_size).sum(),
+    ));
+    rows
+}
+
+/// Whether `a` costs no more than `b` on some row both report.
+fn wins_or_ties_somewhere(a: &VariantReport, b: &VariantReport) -> Option<String> {
+    let theirs = cost_rows(b);
+    cost_rows(a).into_iter().find_map(|(row, mine)| {
+        theirs
+            .iter()
+            .find(|(r, _)| *r == row)
+            .filter(|(_, other)| mine <= *other)
+            .map(|(_, other)| format!("{row}: {} {mine} <= {} {other}", a.id, b.id))
+    })
+}
+
+/// The honest trade-off: in every lesson some row shows a design the lesson
+/// does not recommend winning or tying against the one it recommends (in
+/// an experiment without a recommendation, each of two designs wins or
+/// ties somewhere), so no lesson's figures read as a clean sweep.
+fn assert_every_lesson_shows_a_trade_off(reports: &[LessonReport]) {
+    let mut sweeps = Vec::new();
+    for report in reports {
+        let mut found = None;
+        for exp in &report.experiments {
+            let ran: Vec<&VariantReport> = exp
+                .variants
+                .iter()
+                .filter(|v| v.failure.is_none())
+                .collect();
+            if let Some(rec) = ran.iter().find(|v| v.recommended) {
+                found = ran
+                    .iter()
+                    .filter(|v| !v.recommended)
+                    .find_map(|v| wins_or_ties_somewhere(v, rec))
+                    .map(|why| format!("{}: {why}", exp.id));
+            } else {
+                found = ran.iter().enumerate().find_map(|(i, a)| {
+                    ran[i + 1..].iter().find_map(|b| {
+                        let ab = wins_or_ties_somewhere(a, b)?;
+                        let ba = wins_or_ties_somewhere(b, a)?;
+                        Some(format!("{}: {ab}; {ba}", exp.id))
+                    })
+                });
+            }
+            if found.is_some() {
+                break;
+            }
+        }
+        match found {
+            Some(why) => println!("{}: trade-off shown ({why})", report.lesson),
+            None => sweeps.push(report.lesson.clone()),
+        }
+    }
+    assert!(
+        sweeps.is_empty(),
+        "in these lessons the recommended design wins every row (no row where another design wins or ties): {}",
+        sweeps.join(", ")
+    );
+}
+
 #[test]
 fn every_lesson_runs_at_tiny_scale_its_claims_hold_and_can_fail() {
     let reports = run_course(Scale::Tiny);
     let checked = assert_course_holds(&reports);
     println!("{checked} claims checked at tiny scale");
     assert_claims_can_fail(&reports);
+    assert_every_lesson_shows_a_trade_off(&reports);
 }
 
 /// The whole course at the default scale: in a debug build this takes tens
@@ -299,4 +438,5 @@ fn every_lesson_runs_at_default_scale_and_its_claims_hold() {
         started.elapsed().as_secs_f64()
     );
     assert_claims_can_fail(&reports);
+    assert_every_lesson_shows_a_trade_off(&reports);
 }
