@@ -690,7 +690,7 @@ fn explain_tree_shows_the_measured_explain() {
     key(&mut app, KeyCode::Enter);
     for (side, v) in exp.variants.iter().enumerate() {
         app.explain.side = side;
-        let op = v.operations.iter().find(|o| o.id == "window").unwrap();
+        let op = v.operations.iter().find(|o| o.id == "window_early").unwrap();
         let m = op.read.as_ref().unwrap();
         let shown = explain_tree::selected_explain(&app).unwrap();
         assert_eq!(Some(shown), m.explain.as_ref());
@@ -1184,7 +1184,7 @@ fn runs_merge_into_the_lessons_report() {
         .map(|e| e.id.as_str())
         .collect();
     assert_eq!(ids, ["readings", "zz-other"]);
-    assert_eq!(app.reports["bucket"].experiments[0].claims.len(), 4);
+    assert_eq!(app.reports["bucket"].experiments[0].claims.len(), 6);
 }
 
 fn finish_run_again(app: &mut App) {
@@ -1282,10 +1282,10 @@ fn the_outline_shows_runs_claims_held_and_the_next_lesson() {
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Outline);
-    assert_eq!(app.progress.claims.get("bucket"), Some(&(4, 4)));
+    assert_eq!(app.progress.claims.get("bucket"), Some(&(6, 6)));
     let screen = draw(&app);
     assert!(screen.contains("1/18 run"), "{screen}");
-    assert!(screen.contains("The bucket pattern  4/4"), "{screen}");
+    assert!(screen.contains("The bucket pattern  6/6"), "{screen}");
     assert!(
         screen.contains("next: 11 The attribute pattern"),
         "{screen}"

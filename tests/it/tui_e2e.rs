@@ -177,7 +177,7 @@ fn run_bucket_compare_explain_and_query_each_variant() {
     });
     assert!(!tree.contains("No explain output"), "{tree}");
     assert!(
-        tree.contains("IXSCAN sensor_id_1_ts_1") && tree.contains("IXSCAN sensor_id_1_first_1"),
+        tree.contains("IXSCAN sensor_id_1_ts_1") && tree.contains("IXSCAN sensor_id_1_start_1"),
         "both variants' trees side by side:\n{tree}"
     );
     assert!(tree.contains("returned 120 · keys 120"), "{tree}");
@@ -195,7 +195,7 @@ fn run_bucket_compare_explain_and_query_each_variant() {
     assert!(raw.contains("raw explain"), "{raw}");
     tmux.keys(&["l"]);
     tmux.expect("raw view not reset", Duration::from_secs(10), |s| {
-        s.contains("IXSCAN sensor_id_1_first_1") && !s.contains("explainVersion")
+        s.contains("IXSCAN sensor_id_1_start_1") && !s.contains("explainVersion")
     });
     // The shell pane starts in the first variant's database, which the run
     // filled: `readings` is there, `buckets` is not.
@@ -252,7 +252,7 @@ fn presenter_mode_projects_the_comparison() {
     };
     tmux.keys(&["-", "1", "0", "r"]);
     let slide = tmux.expect("no presenter comparison", Duration::from_secs(240), |s| {
-        s.contains("operation 1/3") && s.contains("engine:") || s.contains("Run failed")
+        s.contains("operation 1/6") && s.contains("engine:") || s.contains("Run failed")
     });
     assert!(!slide.contains("Run failed"), "{slide}");
     // Big numbers (quadrant glyphs), the winner starred, the engine named.
@@ -264,7 +264,7 @@ fn presenter_mode_projects_the_comparison() {
     assert!(!slide.contains("stale"), "{slide}");
     tmux.keys(&["Space"]);
     tmux.expect("space did not step", Duration::from_secs(10), |s| {
-        s.contains("operation 2/3")
+        s.contains("operation 2/6")
     });
     tmux.keys(&["Tab"]);
     let claim = tmux.expect(
