@@ -52,7 +52,8 @@ pub struct ExerciseSpec {
     #[serde(default)]
     pub alternatives: Vec<Spanned<String>>,
     /// More wrong solutions, each a realistic mistake with the checks it
-    /// must fail (the tests prove it does, with the wrong answers file).
+    /// must fail (the tests prove it does, with the reference's answers
+    /// file, so a mistake fails for its design, not its answers).
     #[serde(default)]
     pub mistakes: Vec<Mistake>,
     /// The reference's explanation, shown by `schemalab solution`.

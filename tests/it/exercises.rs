@@ -156,6 +156,32 @@ fn sweep_every_exercise_on_seeds_1_to_50() {
     assert!(failed.is_empty(), "failing on seeds 1–50: {failed:?}");
 }
 
+/// The standard every exercise is held to (issue 28): at least two
+/// correct alternatives written apart from the reference, and at least
+/// three realistic mistakes beside `wrong.js`, each naming a check it
+/// fails. The grading tests and the sweep then run every one of them.
+#[test]
+fn every_exercise_has_two_alternatives_and_three_mistakes() {
+    let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
+    let short: Vec<String> = all
+        .iter()
+        .filter(|e| {
+            e.spec.alternatives.len() < 2
+                || e.spec.mistakes.len() < 3
+                || e.spec.mistakes.iter().any(|m| m.fails.is_empty())
+        })
+        .map(|e| {
+            format!(
+                "{}: {} alternative(s), {} mistake(s)",
+                e.id,
+                e.spec.alternatives.len(),
+                e.spec.mistakes.len()
+            )
+        })
+        .collect();
+    assert!(short.is_empty(), "{}", short.join("\n"));
+}
+
 /// The exercises with a grading test of their own (run in parallel).
 const GRADED: [&str; 14] = [
     "host-logs",

@@ -14,7 +14,8 @@ db.comments.find({_id: {$in: node.ancestors}}).sort({depth: 1})
 
 // @op reply
 const parent = db.comments.findOne({_id: nodeId})
-db.comments.insertOne({_id: replyId, parent_id: nodeId, depth: parent.depth + 1, ancestors: parent.ancestors.concat([nodeId]), name: "a reply"})
+db.comments.insertOne({_id: replyId, parent_id: nodeId, depth: parent.depth + 1, ancestors: parent.ancestors, name: "a reply"})
+db.comments.updateOne({_id: replyId}, {$push: {ancestors: nodeId}})
 
 // @op descendants
 db.comments.find({parent_id: nodeId}, {_id: 1})
