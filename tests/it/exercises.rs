@@ -60,7 +60,7 @@ const FEW: [u64; 1] = [19];
 /// alternative correct solution passes on every seed of `other_seeds`, and
 /// the wrong solution and every declared mistake fail, on each of those
 /// seeds, every check they name.
-fn grade_on(id: &str, ref_seeds: &[u64], other_seeds: &[u64]) {
+fn grade_on(id: &str, ref_seeds: &[u64], alt_seeds: &[u64], wrong_seeds: &[u64]) {
     let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     let ex = all
         .iter()
@@ -101,7 +101,7 @@ fn grade_on(id: &str, ref_seeds: &[u64], other_seeds: &[u64]) {
             .iter()
             .map(|m| (m.file.get_ref().clone(), "reference", &m.fails)),
     );
-    for &seed in other_seeds {
+    for &seed in alt_seeds {
         for alt in &ex.spec.alternatives {
             let r = check(&rt, &client, ex, alt.get_ref(), "reference", seed);
             if !r.passed() {
@@ -112,6 +112,8 @@ fn grade_on(id: &str, ref_seeds: &[u64], other_seeds: &[u64]) {
                 ));
             }
         }
+    }
+    for &seed in wrong_seeds {
         for (file, answers, fails) in &wrongs {
             assert!(!fails.is_empty(), "{file} names no check it fails");
             let r = check(&rt, &client, ex, file, answers, seed);
@@ -132,15 +134,17 @@ fn grade_on(id: &str, ref_seeds: &[u64], other_seeds: &[u64]) {
 
 /// The always-run grading of one exercise.
 fn grade(id: &str) {
-    grade_on(id, &SPREAD, &FEW);
+    grade_on(id, &SPREAD, &FEW, &FEW);
 }
 
-/// Every exercise, every solution (reference, alternatives, wrong and
-/// mistakes) on seeds 1–50: too slow for the debug run, so ignored and
-/// run in release (`cargo test --release --test it -- --ignored
+/// Every exercise: the reference and every alternative on seeds 1–50,
+/// `wrong.js` and every mistake on seeds 1–10 (a mistake must fail on
+/// every seed it is drawn on; ten draws show it is no accident, fifty would
+/// double the sweep), two exercises at a time. Too slow for the debug
+/// run, so ignored and run in release (`cargo test --release --test it -- --ignored
 /// exercises::sweep_every_exercise_on_seeds_1_to_50`).
 #[test]
-#[ignore = "the 50-seed sweep takes ~16 min in release and far longer in debug; .ci/test runs it in release"]
+#[ignore = "the sweep takes ~20 min in release and far longer in debug; .ci/test runs it in release"]
 fn sweep_every_exercise_on_seeds_1_to_50() {
     let seeds: Vec<u64> = (1..=50).collect();
     let ids: Vec<String> = exercises::exercises(root(), schemalab::locale::Lang::En)
@@ -148,12 +152,26 @@ fn sweep_every_exercise_on_seeds_1_to_50() {
         .into_iter()
         .map(|e| e.id)
         .collect();
-    let failed: Vec<String> = ids
-        .iter()
-        .filter(|id| std::panic::catch_unwind(|| grade_on(id, &seeds, &seeds)).is_err())
-        .cloned()
-        .collect();
-    assert!(failed.is_empty(), "failing on seeds 1–50: {failed:?}");
+    let few: Vec<u64> = (1..=10).collect();
+    let failed = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                while let Some(id) = ids.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+                {
+                    if std::panic::catch_unwind(|| grade_on(id, &seeds, &seeds, &few)).is_err() {
+                        failed.lock().unwrap().push(id.clone());
+                    }
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner().unwrap();
+    assert!(
+        failed.is_empty(),
+        "failing on the sweep's seeds: {failed:?}"
+    );
 }
 
 /// The standard every exercise is held to (issue 28): at least two

@@ -690,7 +690,11 @@ fn explain_tree_shows_the_measured_explain() {
     key(&mut app, KeyCode::Enter);
     for (side, v) in exp.variants.iter().enumerate() {
         app.explain.side = side;
-        let op = v.operations.iter().find(|o| o.id == "window_early").unwrap();
+        let op = v
+            .operations
+            .iter()
+            .find(|o| o.id == "window_early")
+            .unwrap();
         let m = op.read.as_ref().unwrap();
         let shown = explain_tree::selected_explain(&app).unwrap();
         assert_eq!(Some(shown), m.explain.as_ref());
