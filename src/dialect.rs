@@ -1,26 +1,29 @@
-//! The mongosh dialect: a documented subset of what learners type in mongosh,
-//! parsed and evaluated through the official `mongodb` driver, so the same
-//! script runs against schemalab's embedded engine and a real MongoDB. It is
-//! not a JavaScript engine: docs/SHELL.md lists exactly what is accepted.
+//! The mongosh language: real JavaScript (QuickJS-ng, see [`js`]) with
+//! mongosh's API on top (`js/prelude.js`), talking to the database only
+//! through the official `mongodb` driver, so the same script runs against
+//! schemalab's embedded engine and a real MongoDB. docs/SHELL.md lists what
+//! mongosh has and schemalab does not.
 //!
-//! Pipeline: [`lexer`] (text → tokens with line:col) → [`parser`] (tokens →
-//! [`ast::Program`]) → [`eval`] (statements → driver calls → [`Value`]s) →
-//! [`print`] (values → mongosh-style text). [`shell`] wraps it all into the
-//! `schemalab shell` command (file mode and an interactive line editor);
-//! its prompt ([`prompt`]) and its "run or read another line" test
-//! ([`is_complete`], from the lexer) are public so every front end (the
-//! TUI's shell pane too) behaves the same. `names` holds mongod's rules
-//! for database names. [`observe`] lets the measurement path see every
-//! command a session sends.
+//! Pipeline: [`program`] (source → a checked [`Program`]; mongosh's `use`,
+//! `show` and `it` lines become calls) → [`eval`] (a [`Session`] runs it on
+//! its engine thread and answers the script's database calls through the
+//! write gate, [`gate`]) → [`print`] (values → mongosh-style text).
+//! [`shell`] wraps it all into the `schemalab shell` command (file mode and
+//! an interactive line editor); its prompt ([`prompt`]) and its "run or
+//! read another line" test ([`is_complete`]) are public so every front end
+//! (the TUI's shell pane too) behaves the same. `names` holds mongod's
+//! rules for database names. [`observe`] lets the measurement path see
+//! every command a session sends.
 
-pub mod ast;
+mod complete;
+mod dates;
 mod eval;
 pub mod gate;
-mod lexer;
+pub mod js;
 mod names;
 pub mod observe;
-mod parser;
 pub mod print;
+mod program;
 mod shell;
 mod suggest;
 
@@ -28,14 +31,14 @@ use std::fmt;
 
 use crate::locale::Message;
 
-pub use ast::Program;
+pub use complete::is_complete;
 pub(crate) use eval::driver_err as driver_error;
-pub use eval::{CursorSpec, Output, Session, Value};
+pub use eval::{DISPLAY_BATCH, Output, Session, Value, js_number};
 pub use gate::WritePolicy;
-pub use lexer::is_complete;
+pub use js::Interrupter;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
 pub use observe::{Observer, Reply};
-pub use parser::parse_program;
+pub use program::{Program, parse_program};
 pub use shell::{CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_interactive};
 pub use suggest::{edit_distance, suggest};
 
@@ -124,6 +127,23 @@ pub enum DialectError {
     /// Reading a script file or the terminal failed.
     #[error("Error: {0}")]
     Io(Message),
+    /// Any other JavaScript exception (`Error: …`, `InternalError: out of
+    /// memory`, a thrown non-error value), under its class name.
+    #[error("{}", self.message())]
+    Js {
+        class: String,
+        message: String,
+        pos: Option<Pos>,
+    },
+    /// The statement ran past its JavaScript time budget, or was stopped
+    /// (Ctrl-C), and was interrupted.
+    #[error("{}", self.message())]
+    Interrupted { budget_ms: u64, pos: Option<Pos> },
+}
+
+/// A budget in milliseconds as seconds (`10`, `0.5`).
+fn super_secs(ms: u64) -> String {
+    print::format_number(ms as f64 / 1000.0)
 }
 
 fn hint(s: &Option<String>) -> String {
@@ -205,20 +225,16 @@ impl DialectError {
                 Message::new("Error: {m}").arg_msg("m", message.clone())
             }
             DialectError::Io(e) => Message::new("Error: {m}").arg_msg("m", e.clone()),
-        }
-    }
-
-    pub(crate) fn syntax(message: impl Into<Message>, pos: Pos) -> Self {
-        DialectError::Syntax {
-            message: message.into(),
-            pos,
-        }
-    }
-
-    pub(crate) fn unsupported(what: impl Into<Message>, pos: Pos) -> Self {
-        DialectError::Unsupported {
-            what: what.into(),
-            pos,
+            DialectError::Js { class, message, .. } if class == "Uncaught" => {
+                Message::new("Uncaught {m}").arg("m", message)
+            }
+            DialectError::Js { class, message, .. } => Message::new("{class}: {m}")
+                .arg("class", class)
+                .arg("m", message),
+            DialectError::Interrupted { budget_ms, .. } => Message::new(
+                "InternalError: interrupted: the statement was stopped (it ran past its {s} s budget of JavaScript time, or Ctrl-C)",
+            )
+            .arg("s", super_secs(*budget_ms)),
         }
     }
 
@@ -251,7 +267,9 @@ impl DialectError {
             | DialectError::Server { pos, .. }
             | DialectError::BulkWrite { pos, .. }
             | DialectError::Driver { pos, .. }
-            | DialectError::Refused { pos, .. } => {
+            | DialectError::Refused { pos, .. }
+            | DialectError::Js { pos, .. }
+            | DialectError::Interrupted { pos, .. } => {
                 pos.get_or_insert(at);
             }
             _ => {}
@@ -280,7 +298,9 @@ impl DialectError {
             | DialectError::Server { pos, .. }
             | DialectError::BulkWrite { pos, .. }
             | DialectError::Driver { pos, .. }
-            | DialectError::Refused { pos, .. } => *pos,
+            | DialectError::Refused { pos, .. }
+            | DialectError::Js { pos, .. }
+            | DialectError::Interrupted { pos, .. } => *pos,
             DialectError::Io(_) => None,
         }
     }
@@ -479,7 +499,7 @@ mod tests {
 
     #[test]
     fn caret_points_at_column() {
-        let e = DialectError::syntax("boom", Pos { line: 2, col: 5 });
+        let e = DialectError::Syntax { message: Message::new("boom"), pos: Pos { line: 2, col: 5 } };
         assert_eq!(
             e.render("x\nabcdefg"),
             "SyntaxError: boom (2:5)\nabcdefg\n    ^"

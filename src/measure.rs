@@ -359,7 +359,7 @@ impl<'a> Meter<'a> {
         let recorder = Recorder::new();
         session.observe(Box::new(recorder.clone()));
         let started = Instant::now();
-        let (_, res) = session.eval_program(program).await;
+        let (_, res) = session.eval_scoped(program).await;
         let wall = started.elapsed().as_secs_f64() * 1000.0;
         session.stop_observing();
         let keys = if profiling {

