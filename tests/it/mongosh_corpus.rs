@@ -83,13 +83,19 @@ fn excerpt(expected: &str, actual: &str) -> String {
         out.push_str(&format!("  -{line}\n"));
     }
     if e.len() > first + 6 {
-        out.push_str(&format!("  -… ({} more expected lines)\n", e.len() - first - 6));
+        out.push_str(&format!(
+            "  -… ({} more expected lines)\n",
+            e.len() - first - 6
+        ));
     }
     for line in a.iter().skip(first).take(6) {
         out.push_str(&format!("  +{line}\n"));
     }
     if a.len() > first + 6 {
-        out.push_str(&format!("  +… ({} more actual lines)\n", a.len() - first - 6));
+        out.push_str(&format!(
+            "  +… ({} more actual lines)\n",
+            a.len() - first - 6
+        ));
     }
     out
 }
@@ -98,12 +104,16 @@ fn excerpt(expected: &str, actual: &str) -> String {
 fn check(script: &Path, rel: &str) -> Option<String> {
     let expected_path = script.with_extension("out");
     let Ok(expected) = std::fs::read_to_string(&expected_path) else {
-        return Some(format!("{rel}: no {} (run tests/mongosh/record.sh)\n", expected_path.display()));
+        return Some(format!(
+            "{rel}: no {} (run tests/mongosh/record.sh)\n",
+            expected_path.display()
+        ));
     };
     let server = spawn_background(Engine::new()).unwrap();
     let uri = server.uri();
     let path = script.display().to_string();
-    let (code, stdout, stderr) = schemalab(&["shell", "--uri", &uri, "--db", "test", "--file", &path]);
+    let (code, stdout, stderr) =
+        schemalab(&["shell", "--uri", &uri, "--db", "test", "--file", &path]);
     server.shutdown();
     let actual = fixture(code, &stdout, &stderr);
     (actual != expected).then(|| format!("{rel}:\n{}", excerpt(&expected, &actual)))
@@ -122,15 +132,30 @@ fn mongosh_corpus_matches_recorded_mongosh_output() {
         })
         .filter(|(_, rel)| rel.contains(&filter))
         .collect();
-    assert!(!all.is_empty(), "no script under {} matches {filter:?}", dir.display());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
+    assert!(
+        !all.is_empty(),
+        "no script under {} matches {filter:?}",
+        dir.display()
+    );
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4);
     let chunk = all.len().div_ceil(threads);
     let mut failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = all
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().filter_map(|(p, rel)| check(p, rel)).collect::<Vec<_>>()))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|(p, rel)| check(p, rel))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     failures.sort();
     assert!(
@@ -153,7 +178,11 @@ fn mongosh_corpus_fixtures_are_complete() {
         let out = std::fs::read_to_string(script.with_extension("out"))
             .unwrap_or_else(|_| panic!("{} has no .out", script.display()));
         let last = out.lines().last().unwrap_or_default();
-        assert!(last.starts_with("--- exit "), "{}: last line {last:?}", script.display());
+        assert!(
+            last.starts_with("--- exit "),
+            "{}: last line {last:?}",
+            script.display()
+        );
         let src = std::fs::read_to_string(script).unwrap();
         for db in src.split("getSiblingDB('").skip(1) {
             assert!(
