@@ -28,6 +28,7 @@ mod lessons;
 mod limits;
 mod measure;
 mod memory_limits;
+mod mongosh_corpus;
 mod profiler;
 mod safety;
 mod semantics;

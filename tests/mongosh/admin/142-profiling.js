@@ -1,0 +1,11 @@
+db = db.getSiblingDB('schemalab_corpus_142');
+db.dropDatabase();
+printjson(db.getProfilingStatus());
+const r = db.setProfilingLevel(2);
+print(r.was, r.ok);
+print(db.getProfilingStatus().was);
+db.setProfilingLevel(1, { slowms: 50 });
+const st = db.getProfilingStatus();
+print(st.was, st.slowms);
+db.setProfilingLevel(0);
+print(db.getProfilingStatus().was);

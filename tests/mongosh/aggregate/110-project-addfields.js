@@ -1,0 +1,12 @@
+db = db.getSiblingDB('schemalab_corpus_110');
+db.dropDatabase();
+db.sales.insertMany([
+  { _id: 1, item: 'a', qty: 2, price: 10, tags: ['x', 'y'] },
+  { _id: 2, item: 'b', qty: 1, price: 20, tags: ['y'] },
+  { _id: 3, item: 'a', qty: 5, price: 10, tags: [] },
+]);
+
+printjson(db.sales.aggregate([
+  { $addFields: { value: { $multiply: ['$qty', '$price'] } } },
+  { $project: { _id: 1, value: 1, big: { $gt: ['$value', 25] } } },
+]).toArray());

@@ -1,0 +1,7 @@
+db = db.getSiblingDB('schemalab_corpus_090');
+db.dropDatabase();
+db.c.insertMany([{ _id: 1, n: 30, s: 'c' }, { _id: 2, n: 10, s: 'a' }, { _id: 3, n: 20, s: 'b' }, { _id: 4, n: 40, s: 'd' }]);
+
+printjson(db.c.find().sort({ _id: 1 }).map(d => d.n * 2));
+const m = db.c.find({ n: { $gt: 15 } }).sort({ n: -1 }).map(d => d.s).toArray();
+printjson(m);

@@ -1,0 +1,8 @@
+db = db.getSiblingDB('schemalab_corpus_101');
+db.dropDatabase();
+db.c.insertMany([{ _id: 1, n: 30, s: 'c' }, { _id: 2, n: 10, s: 'a' }, { _id: 3, n: 20, s: 'b' }, { _id: 4, n: 40, s: 'd' }]);
+
+db.c.createIndex({ n: 1 });
+const e = db.c.find({ n: 10 }).explain();
+const p = e.queryPlanner.winningPlan;
+print(p.stage, p.inputStage && p.inputStage.stage, p.inputStage && p.inputStage.indexName);

@@ -1,0 +1,8 @@
+db = db.getSiblingDB('schemalab_corpus_105');
+db.dropDatabase();
+db.c.insertMany([{ _id: 1, n: 30, s: 'c' }, { _id: 2, n: 10, s: 'a' }, { _id: 3, n: 20, s: 'b' }, { _id: 4, n: 40, s: 'd' }]);
+
+const cur = db.c.find({ n: { $gte: 30 } }).sort({ _id: 1 });
+printjson(cur.toArray().map(d => d._id));
+printjson(cur.toArray());
+print(cur.hasNext());

@@ -1,0 +1,3 @@
+print('never printed');
+function f() {
+  return 1;

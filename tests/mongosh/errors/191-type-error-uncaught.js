@@ -1,0 +1,4 @@
+print('before');
+const o = null;
+o.field;
+print('not reached');

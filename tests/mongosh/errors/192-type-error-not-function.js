@@ -1,0 +1,3 @@
+print('before');
+const n = 5;
+n();

@@ -1,0 +1,3 @@
+print('before');
+print(notDefinedAnywhere);
+print('not reached');

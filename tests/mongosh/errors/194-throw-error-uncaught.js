@@ -1,0 +1,2 @@
+print('before');
+throw new Error('custom failure');

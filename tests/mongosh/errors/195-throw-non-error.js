@@ -1,0 +1,2 @@
+print('before');
+throw 'a plain string';

@@ -1,0 +1,6 @@
+try {
+  ObjectId('not-hex');
+} catch (e) {
+  print(e.name);
+}
+print('after');

@@ -1,0 +1,3 @@
+print('line 1');
+print('line 2');
+null.boom;

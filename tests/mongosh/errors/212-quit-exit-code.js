@@ -1,0 +1,3 @@
+print('before quit');
+quit(3);
+print('not reached');

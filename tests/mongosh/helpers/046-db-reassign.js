@@ -1,0 +1,10 @@
+db = db.getSiblingDB('schemalab_corpus_046');
+db.dropDatabase();
+const start = db;
+db = db.getSiblingDB('schemalab_corpus_046_b');
+db.dropDatabase();
+db.t.insertOne({ _id: 1 });
+print(db.getName(), start.getName());
+db = start;
+print(db.getName(), db.t.countDocuments({}));
+db.getSiblingDB('schemalab_corpus_046_b').dropDatabase();

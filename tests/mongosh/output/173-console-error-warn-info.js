@@ -1,0 +1,4 @@
+console.info('info line');
+console.warn('warn line');
+console.error('error line');
+print('after');

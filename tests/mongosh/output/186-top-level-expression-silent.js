@@ -1,0 +1,10 @@
+db = db.getSiblingDB('schemalab_corpus_186');
+db.dropDatabase();
+print('start');
+1 + 1;
+'a string expression';
+db.c.insertOne({ _id: 1 });
+db.c.find();
+db.c.findOne();
+({ a: 1 });
+print('end');
