@@ -104,7 +104,7 @@ enum Command {
     /// Datasets.
     #[command(subcommand)]
     Dataset(dataset::Command),
-    /// The mongosh-dialect shell, interactive or running a file.
+    /// The mongosh JavaScript shell, interactive or running a file.
     ///
     /// On the embedded engine (no --uri) the shell may write anywhere.
     /// With --uri it writes, drops and renames only in databases whose

@@ -499,7 +499,10 @@ mod tests {
 
     #[test]
     fn caret_points_at_column() {
-        let e = DialectError::Syntax { message: Message::new("boom"), pos: Pos { line: 2, col: 5 } };
+        let e = DialectError::Syntax {
+            message: Message::new("boom"),
+            pos: Pos { line: 2, col: 5 },
+        };
         assert_eq!(
             e.render("x\nabcdefg"),
             "SyntaxError: boom (2:5)\nabcdefg\n    ^"

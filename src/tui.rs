@@ -210,7 +210,9 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     } else {
         crate::dialect::WritePolicy::Prefix(crate::course::DB_PREFIX.to_string())
     };
+    let shell_control = std::sync::Arc::new(ShellControl::default());
     let shell_tx = spawn_shell_worker(
+        shell_control.clone(),
         database.handle().clone(),
         database.client().clone(),
         shell_policy,
@@ -244,6 +246,9 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
         };
         let action = match event {
             None => Some(Action::Tick),
+            // Ctrl-C while a shell statement runs stops the statement,
+            // not the program.
+            Some(Event::Term(ev)) if is_ctrl_c(&ev) && shell_control.interrupt() => continue,
             Some(Event::Term(ev)) => event::to_action(app.key_context(), &ev),
             Some(Event::Task(msg)) => Some(Action::Task(msg)),
             Some(Event::Signal) => Some(Action::Quit),
@@ -518,7 +523,36 @@ async fn build_info(client: &mongodb::Client, uri: &str) -> Result<(String, Stri
 
 /// The shell's session lives on its own thread (one statement at a time,
 /// in order); statements arrive over a channel, output goes back as tasks.
+/// What the main loop needs to stop the shell pane's running statement.
+#[derive(Default)]
+struct ShellControl {
+    running: std::sync::atomic::AtomicBool,
+    interrupter: parking_lot::Mutex<Option<crate::dialect::Interrupter>>,
+}
+
+impl ShellControl {
+    /// Stop the running statement; false when none runs.
+    fn interrupt(&self) -> bool {
+        if !self.running.load(std::sync::atomic::Ordering::SeqCst) {
+            return false;
+        }
+        if let Some(i) = self.interrupter.lock().as_ref() {
+            i.interrupt();
+        }
+        true
+    }
+}
+
+fn is_ctrl_c(ev: &crossterm::event::Event) -> bool {
+    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+    matches!(ev, crossterm::event::Event::Key(k)
+        if k.kind != KeyEventKind::Release
+            && k.modifiers.contains(KeyModifiers::CONTROL)
+            && k.code == KeyCode::Char('c'))
+}
+
 fn spawn_shell_worker(
+    control: std::sync::Arc<ShellControl>,
     rt: tokio::runtime::Handle,
     client: mongodb::Client,
     policy: crate::dialect::WritePolicy,
@@ -550,7 +584,14 @@ fn spawn_shell_worker(
                             db: String::new(),
                         };
                     };
+                    *control.interrupter.lock() = s.interrupter().ok();
+                    control
+                        .running
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
                     let (outputs, result) = s.eval_partial(&src).await;
+                    control
+                        .running
+                        .store(false, std::sync::atomic::Ordering::SeqCst);
                     // `use` moves the session: remember where it is.
                     let db = s.db_name().to_string();
                     *name = db.clone();

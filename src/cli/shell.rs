@@ -1,4 +1,4 @@
-//! `schemalab shell`: the mongosh-dialect shell, interactive or running a
+//! `schemalab shell`: the mongosh JavaScript shell, interactive or running a
 //! file, optionally on a lesson's prepared databases. With `--uri` it
 //! writes only `schemalab_` databases unless `--allow-writes` is given.
 

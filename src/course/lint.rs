@@ -1,7 +1,7 @@
 //! `schemalab lint`: check a course without a server and report every
 //! problem as `file:line:col: message`. It checks the manifest, every
 //! `lesson.toml`, that referenced files exist, that setup scripts and
-//! operation statements parse in the mongosh dialect (and stay in their
+//! operation statements parse as mongosh JavaScript (and stay in their
 //! variant's database), that datasets exist in `datasets/catalog.toml`,
 //! that claims parse and name declared variants and operations, and that
 //! the prose's Markdown and `{{ }}` placeholders are well formed.
@@ -492,7 +492,7 @@ fn first_write_call(p: &crate::dialect::Program) -> Option<(String, crate::diale
     });
     let src = p.source();
     let c = WRITE.captures(src)?;
-    let at = c.get(1)?.start();
+    let at = c.get(0)?.start();
     let before = &src[..at];
     let line = before.matches('\n').count() as u32 + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;

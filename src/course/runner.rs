@@ -905,17 +905,19 @@ pub fn stays_in(program: &Program, db: &str) -> Result<(), Escape> {
     for c in SIBLING.captures_iter(src) {
         let named = c.get(2).or(c.get(3)).map(|m| m.as_str());
         if c.get(4).is_none() || named != Some(db) {
-            return leave(c.get(0).map_or(0, |m| m.start() + 1), format!("{}(…)", &c[1]));
+            return leave(c.get(0).map_or(0, |m| m.start()), format!("{}(…)", &c[1]));
         }
     }
     if let Some(m) = SERVER.captures(src) {
-        return leave(m.get(0).map_or(0, |m| m.start() + 1), format!("{}(…)", &m[1]));
+        return leave(m.get(0).map_or(0, |m| m.start()), format!("{}(…)", &m[1]));
     }
     for m in OUT.find_iter(src) {
         let window: String = src[m.end()..].chars().take(300).collect();
         let stage_end = window.find(['}', ']']).map_or(window.len(), |i| {
             // `$merge: {into: {db, coll}}` closes its inner object first.
-            window[i + 1..].find(['}', ']']).map_or(window.len(), |j| i + 1 + j)
+            window[i + 1..]
+                .find(['}', ']'])
+                .map_or(window.len(), |j| i + 1 + j)
         });
         if let Some(c) = OUT_DB.captures(&window[..stage_end]) {
             let named = c.get(1).or(c.get(2)).map(|x| x.as_str());

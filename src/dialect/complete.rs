@@ -157,7 +157,17 @@ fn regex_may_start(prev: Option<char>, prev_word: &str) -> bool {
         None => true,
         Some(c) if c.is_alphanumeric() || c == '_' || c == '$' => matches!(
             prev_word,
-            "return" | "typeof" | "in" | "of" | "new" | "delete" | "void" | "throw" | "case" | "do" | "else"
+            "return"
+                | "typeof"
+                | "in"
+                | "of"
+                | "new"
+                | "delete"
+                | "void"
+                | "throw"
+                | "case"
+                | "do"
+                | "else"
         ),
         Some(')' | ']' | '}') => false,
         Some(_) => true,

@@ -178,7 +178,7 @@ impl Session {
             cursors: std::sync::Mutex::new(HashMap::new()),
             next_cursor: 1,
             bindings: Vec::new(),
-            budget: js::DEFAULT_BUDGET,
+            budget: js::budget_from_env(),
         }
     }
 
@@ -301,7 +301,9 @@ impl Session {
             Ok(p) => p,
             Err(e) => return (Vec::new(), Err(e)),
         };
-        let (out, res) = self.run(program.source(), Scope::Global, Mode::Silent).await;
+        let (out, res) = self
+            .run(program.source(), Scope::Global, Mode::Silent)
+            .await;
         (out, res.map(|_| ()))
     }
 
@@ -328,7 +330,9 @@ impl Session {
         let res = res.map(|shown| match shown {
             Shown::None => Bson::Undefined,
             Shown::Value(b) => b,
-            Shown::Batch { docs, .. } => Bson::Array(docs.into_iter().map(Bson::Document).collect()),
+            Shown::Batch { docs, .. } => {
+                Bson::Array(docs.into_iter().map(Bson::Document).collect())
+            }
             Shown::Db(name) => Bson::String(name),
             Shown::Collection { db, name } => Bson::String(format!("{db}.{name}")),
             Shown::Message(s) | Shown::Text(s) => Bson::String(s),
@@ -354,20 +358,14 @@ impl Session {
             Ok(id) => id,
             Err(e) => return (Vec::new(), Err(e)),
         };
-        let interrupter = self.interrupter.clone();
-        let fallback;
-        let guard_target = match &interrupter {
-            Some(i) => i,
-            None => {
-                fallback = Engine::start().map(|(_, i)| i);
-                match &fallback {
-                    Ok(i) => i,
-                    Err(e) => return (Vec::new(), Err(DialectError::driver(e.to_string()))),
-                }
-            }
+        let Some(interrupter) = self.interrupter.clone() else {
+            return (
+                Vec::new(),
+                Err(DialectError::driver("the JavaScript engine did not start")),
+            );
         };
         let mut guard = CancelOnDrop {
-            engine: guard_target,
+            engine: &interrupter,
             armed: true,
         };
         loop {

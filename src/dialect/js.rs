@@ -37,6 +37,16 @@ use crate::locale::Message;
 /// How long a statement's JavaScript may run (time spent waiting for the
 /// server excluded) before it is stopped.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(10);
+/// The budget: `SCHEMALAB_SCRIPT_BUDGET` (seconds, e.g. `2.5`) when set to
+/// a positive number, else [`DEFAULT_BUDGET`].
+pub fn budget_from_env() -> Duration {
+    std::env::var("SCHEMALAB_SCRIPT_BUDGET")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 86_400.0)
+        .map_or(DEFAULT_BUDGET, Duration::from_secs_f64)
+}
+
 /// The JavaScript heap's bound.
 pub const HEAP_LIMIT: usize = 512 << 20;
 /// The JavaScript stack's bound (recursion deeper than this is a
@@ -50,10 +60,28 @@ const PRELUDE: &str = include_str!("js/prelude.js");
 
 /// The prelude's global names, for "did you mean" on an unknown name.
 const GLOBALS: &[&str] = &[
-    "db", "print", "printjson", "console", "ObjectId", "ISODate", "Date", "NumberInt",
-    "NumberLong", "NumberDecimal", "Int32", "Long", "Double", "Decimal128", "UUID", "Timestamp",
-    "MinKey", "MaxKey", "BinData", "HexData", "EJSON", "bsonsize", "sleep", "RegExp", "Object",
-    "Array", "JSON", "Math",
+    "db",
+    "print",
+    "printjson",
+    "console",
+    "ObjectId",
+    "ISODate",
+    "Date",
+    "NumberInt",
+    "NumberLong",
+    "NumberDecimal",
+    "Int32",
+    "Long",
+    "Double",
+    "Decimal128",
+    "UUID",
+    "Timestamp",
+    "MinKey",
+    "MaxKey",
+    "BinData",
+    "HexData",
+    "bsonsize",
+    "sleep",
 ];
 
 /// Where a job's top-level declarations live.
@@ -164,6 +192,11 @@ pub struct Interrupter {
 }
 
 impl Interrupter {
+    /// Whether a statement is running now.
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::SeqCst) != 0
+    }
+
     /// Stop the statement running now, if any.
     pub fn interrupt(&self) {
         self.cancel
@@ -264,7 +297,6 @@ fn worker(
                 bindings,
                 db,
             } => {
-                running.store(id, Ordering::SeqCst);
                 {
                     let mut s = shared.borrow_mut();
                     s.job = id;
@@ -287,8 +319,17 @@ fn worker(
                         }
                     };
                 }
-                let Some((_, ctx)) = &context else { continue };
+                let Some((rt, ctx)) = &context else { continue };
+                // From here Ctrl-C (the interrupter) may stop this job.
+                running.store(id, Ordering::SeqCst);
                 let result = ctx.with(|ctx| run(&ctx, &shared, &src, scope, mode, &bindings));
+                // Promise callbacks (`.then`, async functions) run now, as
+                // Node runs its microtasks after the statement.
+                while rt.is_job_pending() {
+                    if rt.execute_pending_job().is_err() {
+                        break;
+                    }
+                }
                 let result = result.map_err(|e| match e {
                     Failure::Host(i, pos) => {
                         let e = shared
@@ -317,15 +358,21 @@ fn worker(
     }
 }
 
-fn budget_error(e: DialectError, budget: Duration, clock: &Rc<RefCell<(Instant, Duration)>>) -> DialectError {
+fn budget_error(
+    e: DialectError,
+    budget: Duration,
+    clock: &Rc<RefCell<(Instant, Duration)>>,
+) -> DialectError {
     let _ = clock;
     match e {
-        DialectError::Js { class, message, pos } if class == "InternalError" && message == "interrupted" => {
-            DialectError::Interrupted {
-                budget_ms: budget.as_millis() as u64,
-                pos,
-            }
-        }
+        DialectError::Js {
+            class,
+            message,
+            pos,
+        } if class == "InternalError" && message == "interrupted" => DialectError::Interrupted {
+            budget_ms: budget.as_millis() as u64,
+            pos,
+        },
         other => other,
     }
 }
@@ -339,7 +386,12 @@ fn new_context(
     let rt = Runtime::new().map_err(|e| e.to_string())?;
     rt.set_memory_limit(HEAP_LIMIT);
     rt.set_max_stack_size(JS_STACK);
-    let (sh, ck, cancel, running) = (shared.clone(), clock.clone(), cancel.clone(), running.clone());
+    let (sh, ck, cancel, running) = (
+        shared.clone(),
+        clock.clone(),
+        cancel.clone(),
+        running.clone(),
+    );
     rt.set_interrupt_handler(Some(Box::new(move || {
         let job = running.load(Ordering::SeqCst);
         if job != 0 && cancel.load(Ordering::SeqCst) == job {
@@ -424,13 +476,14 @@ fn run(
     };
     // An error while showing the value (a cursor's first batch) belongs to
     // the last statement, whose value it is.
-    let json: String = display
-        .call((value, mode_name))
-        .catch(ctx)
-        .map_err(|e| match caught(e, shift, src) {
-            Failure::Host(i, None) => Failure::Host(i, last_statement(src)),
-            other => other,
-        })?;
+    let json: String =
+        display
+            .call((value, mode_name))
+            .catch(ctx)
+            .map_err(|e| match caught(e, shift, src) {
+                Failure::Host(i, None) => Failure::Host(i, last_statement(src)),
+                other => other,
+            })?;
     let _ = shared;
     shown(&json).map_err(Failure::Error)
 }
@@ -490,14 +543,14 @@ fn caught(e: CaughtError<'_>, shift: u32, src: &str) -> Failure {
     match e {
         CaughtError::Error(e) => Failure::Error(DialectError::driver(e.to_string())),
         CaughtError::Value(v) => {
+            // mongosh shows a thrown string or number as an Error of it.
             let text = v
                 .as_string()
                 .and_then(|s| s.to_string().ok())
-                .map(|s| format!("'{s}'"))
-                .or_else(|| v.as_number().map(|n| super::print::format_number(n)))
+                .or_else(|| v.as_number().map(super::print::format_number))
                 .unwrap_or_else(|| format!("{v:?}"));
             Failure::Error(DialectError::Js {
-                class: "Uncaught".into(),
+                class: "Error".into(),
                 message: text,
                 pos: None,
             })
@@ -514,10 +567,14 @@ fn caught(e: CaughtError<'_>, shift: u32, src: &str) -> Failure {
                 .ok()
                 .flatten()
                 .unwrap_or_else(|| "Error".into());
-            let message = ex.message().unwrap_or_default();
+            let message = v8_words(ex.message().unwrap_or_default());
             Failure::Error(match class.as_str() {
                 "MongoServerError" => {
-                    let code = obj.get::<_, Option<f64>>("code").ok().flatten().unwrap_or(0.0) as i32;
+                    let code = obj
+                        .get::<_, Option<f64>>("code")
+                        .ok()
+                        .flatten()
+                        .unwrap_or(0.0) as i32;
                     let code_name = obj
                         .get::<_, Option<String>>("codeName")
                         .ok()
@@ -530,7 +587,11 @@ fn caught(e: CaughtError<'_>, shift: u32, src: &str) -> Failure {
                     e
                 }
                 "MongoBulkWriteError" => DialectError::BulkWrite {
-                    code: obj.get::<_, Option<f64>>("code").ok().flatten().unwrap_or(0.0) as i32,
+                    code: obj
+                        .get::<_, Option<f64>>("code")
+                        .ok()
+                        .flatten()
+                        .unwrap_or(0.0) as i32,
                     message,
                     pos,
                 },
@@ -547,14 +608,19 @@ fn caught(e: CaughtError<'_>, shift: u32, src: &str) -> Failure {
                             pos: pos.unwrap_or_default(),
                         }
                     }
-                    None => DialectError::Js { class, message, pos },
+                    None => DialectError::Js {
+                        class,
+                        message,
+                        pos,
+                    },
                 },
                 "TypeError" => match (message.as_str(), pos.and_then(|p| name_at(src, p))) {
                     // QuickJS does not name what is not a function; the
                     // source does, at the place it points to.
                     ("not a function", Some(name)) => DialectError::Type {
                         message: Message::new("{name} is not a function").arg("name", &name),
-                        suggestion: super::suggest(&name, METHODS.iter().copied()),
+                        suggestion: super::suggest(&name, METHODS.iter().copied())
+                            .filter(|s| *s != name),
                         pos,
                     },
                     _ => DialectError::Type {
@@ -563,9 +629,26 @@ fn caught(e: CaughtError<'_>, shift: u32, src: &str) -> Failure {
                         pos,
                     },
                 },
-                _ => DialectError::Js { class, message, pos },
+                _ => DialectError::Js {
+                    class,
+                    message,
+                    pos,
+                },
             })
         }
+    }
+}
+
+/// QuickJS's words for the commonest TypeError in V8's (mongosh's) words:
+/// `cannot read property 'x' of null` → `Cannot read properties of null
+/// (reading 'x')`.
+fn v8_words(message: String) -> String {
+    let Some(rest) = message.strip_prefix("cannot read property '") else {
+        return message;
+    };
+    match rest.split_once("' of ") {
+        Some((prop, what)) => format!("Cannot read properties of {what} (reading '{prop}')"),
+        None => message,
     }
 }
 
@@ -586,7 +669,10 @@ fn last_statement(src: &str) -> Option<Pos> {
 /// The identifier at `pos` in `src` (after a `.`, as in `cursor.sortt`).
 fn name_at(src: &str, pos: Pos) -> Option<String> {
     let line = src.lines().nth(pos.line.checked_sub(1)? as usize)?;
-    let rest: String = line.chars().skip(pos.col.checked_sub(1)? as usize).collect();
+    let rest: String = line
+        .chars()
+        .skip(pos.col.checked_sub(1)? as usize)
+        .collect();
     let rest = rest.trim_start_matches('.');
     let name: String = rest
         .chars()
@@ -597,14 +683,59 @@ fn name_at(src: &str, pos: Pos) -> Option<String> {
 
 /// Methods of the shell's objects, for "did you mean" on a mistyped one.
 const METHODS: &[&str] = &[
-    "find", "findOne", "insertOne", "insertMany", "updateOne", "updateMany", "replaceOne",
-    "deleteOne", "deleteMany", "findOneAndUpdate", "findOneAndReplace", "findOneAndDelete",
-    "bulkWrite", "countDocuments", "estimatedDocumentCount", "count", "distinct", "aggregate",
-    "createIndex", "createIndexes", "dropIndex", "dropIndexes", "getIndexes", "stats", "drop",
-    "explain", "getName", "renameCollection", "validate", "sort", "limit", "skip", "project",
-    "projection", "hint", "batchSize", "toArray", "forEach", "map", "hasNext", "next", "itcount",
-    "size", "getCollection", "getSiblingDB", "runCommand", "adminCommand", "getCollectionNames",
-    "createCollection", "dropDatabase", "setProfilingLevel", "getProfilingStatus", "serverStatus",
+    "find",
+    "findOne",
+    "insertOne",
+    "insertMany",
+    "updateOne",
+    "updateMany",
+    "replaceOne",
+    "deleteOne",
+    "deleteMany",
+    "findOneAndUpdate",
+    "findOneAndReplace",
+    "findOneAndDelete",
+    "bulkWrite",
+    "countDocuments",
+    "estimatedDocumentCount",
+    "count",
+    "distinct",
+    "aggregate",
+    "createIndex",
+    "createIndexes",
+    "dropIndex",
+    "dropIndexes",
+    "getIndexes",
+    "stats",
+    "drop",
+    "explain",
+    "getName",
+    "renameCollection",
+    "validate",
+    "sort",
+    "limit",
+    "skip",
+    "project",
+    "projection",
+    "hint",
+    "batchSize",
+    "toArray",
+    "forEach",
+    "map",
+    "hasNext",
+    "next",
+    "itcount",
+    "size",
+    "getCollection",
+    "getSiblingDB",
+    "runCommand",
+    "adminCommand",
+    "getCollectionNames",
+    "createCollection",
+    "dropDatabase",
+    "setProfilingLevel",
+    "getProfilingStatus",
+    "serverStatus",
 ];
 
 /// The first place in the statement (not in the prelude) a stack names:
@@ -639,11 +770,17 @@ fn host(shared: &Rc<RefCell<Shared>>, args: Vec<rquickjs::Value<'_>>) -> String 
         Ok(match op.as_str() {
             "initialDb" => serde_json::Value::String(shared.borrow().db.clone()),
             "print" => {
-                shared.borrow_mut().prints.push(super::Output::Print(arg(1)));
+                shared
+                    .borrow_mut()
+                    .prints
+                    .push(super::Output::Print(arg(1)));
                 serde_json::Value::Null
             }
             "message" => {
-                shared.borrow_mut().prints.push(super::Output::Message(arg(1)));
+                shared
+                    .borrow_mut()
+                    .prints
+                    .push(super::Output::Message(arg(1)));
                 serde_json::Value::Null
             }
             "inspect" => {
@@ -790,7 +927,12 @@ fn host(shared: &Rc<RefCell<Shared>>, args: Vec<rquickjs::Value<'_>>) -> String 
                 serde_json::Value::Null
             }
             "sleep" => {
-                call(shared, Call::Sleep { ms: num(1).max(0.0) as u64 })?;
+                call(
+                    shared,
+                    Call::Sleep {
+                        ms: num(1).max(0.0) as u64,
+                    },
+                )?;
                 serde_json::Value::Null
             }
             other => {
@@ -808,7 +950,9 @@ fn host(shared: &Rc<RefCell<Shared>>, args: Vec<rquickjs::Value<'_>>) -> String 
                     message,
                     ..
                 } => ("server", *code, code_name.clone(), message.clone()),
-                DialectError::BulkWrite { code, message, .. } => ("bulk", *code, String::new(), message.clone()),
+                DialectError::BulkWrite { code, message, .. } => {
+                    ("bulk", *code, String::new(), message.clone())
+                }
                 other => ("other", 0, String::new(), other.to_string()),
             };
             let mut s = shared.borrow_mut();
@@ -904,7 +1048,10 @@ pub fn check_syntax(src: &str) -> Result<(), DialectError> {
             opts.strict = false;
             opts.filename = Some(SCRIPT_NAME.into());
             let text = format!("(function(){{\n{src}\n}})");
-            match ctx.eval_with_options::<rquickjs::Value, _>(text, opts).catch(&ctx) {
+            match ctx
+                .eval_with_options::<rquickjs::Value, _>(text, opts)
+                .catch(&ctx)
+            {
                 Ok(_) => Ok(()),
                 Err(e) => match caught(e, 1, src) {
                     Failure::Error(e) => Err(e),

@@ -33,7 +33,7 @@ pub fn format_number(n: f64) -> String {
         };
     }
     let abs = n.abs();
-    if (1e-7..1e21).contains(&abs) {
+    if (1e-6..1e21).contains(&abs) {
         // Rust's shortest round-trip formatting matches JavaScript's in this range.
         return format!("{n}");
     }

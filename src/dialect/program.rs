@@ -21,9 +21,8 @@ impl Program {
     /// True when there is nothing but comments and white space.
     pub fn is_empty(&self) -> bool {
         use std::sync::LazyLock;
-        static COMMENT: LazyLock<regex::Regex> = LazyLock::new(|| {
-            regex::Regex::new(r"(?s)/\*.*?\*/|//[^\n]*").expect("valid regex")
-        });
+        static COMMENT: LazyLock<regex::Regex> =
+            LazyLock::new(|| regex::Regex::new(r"(?s)/\*.*?\*/|//[^\n]*").expect("valid regex"));
         COMMENT.replace_all(&self.src, "").trim().is_empty()
     }
 }

@@ -95,6 +95,31 @@ pub async fn run_file(
     result
 }
 
+/// Evaluate `src`; Ctrl-C while it runs stops the statement (its
+/// JavaScript at once, a command in flight when it returns), not the shell.
+async fn interruptible(
+    session: &mut Session,
+    src: &str,
+) -> (Vec<Output>, Result<(), DialectError>) {
+    let interrupter = match session.interrupter() {
+        Ok(i) => i,
+        Err(e) => return (Vec::new(), Err(e)),
+    };
+    let eval = session.eval_partial(src);
+    tokio::pin!(eval);
+    loop {
+        tokio::select! {
+            done = &mut eval => return done,
+            signal = tokio::signal::ctrl_c() => {
+                if signal.is_err() {
+                    return eval.await;
+                }
+                interrupter.interrupt();
+            }
+        }
+    }
+}
+
 /// Print what statements printed, one per line. A reader that closed
 /// stdout (`shell --file x.js | head -1`) has all it wanted: the rest is
 /// dropped, not a panic.
@@ -103,7 +128,9 @@ fn print_outputs(outputs: &[Output]) {
     let mut stdout = std::io::stdout().lock();
     for o in outputs {
         let s = o.render();
-        if !s.is_empty() && writeln!(stdout, "{s}").is_err() {
+        // `print()` prints an empty line; an empty batch prints nothing.
+        let shown = !s.is_empty() || matches!(o, Output::Print(_));
+        if shown && writeln!(stdout, "{s}").is_err() {
             return;
         }
     }
@@ -146,7 +173,7 @@ pub fn run_interactive(
     }
     println!(
         "{}",
-        lang.t("schemalab shell (mongosh dialect). Type .exit or press Ctrl-D to leave.")
+        lang.t("schemalab shell (mongosh JavaScript). Type .exit or press Ctrl-D to leave.")
     );
     let mut buffer = String::new();
     loop {
@@ -175,7 +202,7 @@ pub fn run_interactive(
                     continue;
                 }
                 let _ = editor.add_history_entry(src.as_str());
-                let (outputs, result) = rt.block_on(session.eval_partial(&src));
+                let (outputs, result) = rt.block_on(interruptible(&mut session, &src));
                 print_outputs(&outputs);
                 if let Err(e) = result {
                     eprintln!("{}", e.render_src_in(&src, lang));

@@ -562,9 +562,9 @@ async fn run_side(
         let mut session = Session::new(session.client().clone(), db.to_string())
             .with_policy(WritePolicy::Only(db.to_string()));
         for rep in 0..op.repeat.max(1) {
-            // Each run of a section is its own script, as in mongosh: its
-            // `const`s start afresh, with the parameters bound.
-            session.new_scope();
+            // Each run of a section is its own script, as in mongosh: it
+            // runs in a block of its own (its `const`s start afresh), with
+            // the parameters bound.
             for p in params {
                 let v = p
                     .seq

@@ -1,6 +1,6 @@
 //! `schemalab lint` for exercises: every `exercise.toml` deserialises, the
 //! files it names exist, the starter, reference and wrong solutions parse
-//! in the mongosh dialect section by section and stay in their database,
+//! as mongosh JavaScript section by section and stay in their database,
 //! the reference and wrong solutions answer every operation, every check
 //! says exactly one thing and names declared variants, operations and
 //! checks, and the dataset exists. Problems are `file:line:col` like the

@@ -115,7 +115,7 @@ pub const NO_INDEX_USED: &str = "none";
 
 pub const SHELL_TITLE: &str = "Shell";
 pub const SHELL_HINT: &str =
-    "mongosh dialect, against the lesson's databases. Try: show collections";
+    "mongosh JavaScript, against the lesson's databases. Try: show collections";
 pub const SHELL_BUSY: &str = "running…";
 
 pub const HELP_TITLE: &str = "Keys (any key closes)";

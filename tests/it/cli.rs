@@ -237,3 +237,40 @@ fn watching_an_unknown_exercise_fails_at_once() {
         out.stderr
     );
 }
+
+/// A solution whose section never ends (`while (true) {}`) is stopped by
+/// the statement budget (`SCHEMALAB_SCRIPT_BUDGET`, here half a second):
+/// the check fails with an error that says why and names the section's
+/// line, and the other checks still report.
+#[test]
+fn a_runaway_solution_is_stopped_and_named_at_its_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    assert_eq!(
+        schemalab_in(here(), &[], &["exercises", "init", "--dir", &ws]).code,
+        0
+    );
+    let reference = std::fs::read_to_string(
+        here().join("lessons/10-bucket/exercises/history-buckets/reference.js"),
+    )
+    .unwrap();
+    let (setup, _) = reference.split_once("// @op view").unwrap();
+    let solution = format!(
+        "{setup}// @op view\nlet n = 0\nwhile (true) {{ n++ }}\n\n// @op latest\ndb.history.find({{user_id: userId}})\n"
+    );
+    let view_line = setup.lines().count() + 1;
+    std::fs::write(dir.path().join("history-buckets/solution.js"), solution).unwrap();
+    let out = schemalab_in(
+        here(),
+        &[("SCHEMALAB_SCRIPT_BUDGET", "0.5")],
+        &["check", "history-buckets", "--dir", &ws, "--scale", "tiny"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("InternalError: interrupted"), "{all}");
+    assert!(all.contains("0.5 s budget"), "{all}");
+    assert!(
+        all.contains(&format!(":{view_line}")),
+        "line {view_line}: {all}"
+    );
+}

@@ -25,15 +25,24 @@ async fn javascript_a_mongosh_user_writes_runs() {
     for (src, shown) in [
         ("let x = 2; if (x > 1) { 'big' } else { 'small' }", "big"),
         ("[1, 2, 3].map(d => d * 2).filter(d => d > 2)", "[ 4, 6 ]"),
-        ("const { a, ...rest } = { a: 1, b: 2, c: 3 }; rest", "{ b: 2, c: 3 }"),
+        (
+            "const { a, ...rest } = { a: 1, b: 2, c: 3 }; rest",
+            "{ b: 2, c: 3 }",
+        ),
         ("`x ${1 + 1}`", "x 2"),
         ("({ ...{ a: 1 }, b: 2 })", "{ a: 1, b: 2 }"),
         ("[1].concat([2], 3)", "[ 1, 2, 3 ]"),
         ("let n = 0; while (n < 5) n++; n", "5"),
         ("try { null.x } catch (e) { e.name }", "TypeError"),
-        ("class P { constructor(n) { this.n = n } get twice() { return this.n * 2 } }; new P(4).twice", "8"),
+        (
+            "class P { constructor(n) { this.n = n } get twice() { return this.n * 2 } }; new P(4).twice",
+            "8",
+        ),
         ("function* g() { yield 1; yield 2 } [...g()]", "[ 1, 2 ]"),
-        ("new Date(Date.UTC(2024, 0, 2)).toISOString()", "2024-01-02T00:00:00.000Z"),
+        (
+            "new Date(Date.UTC(2024, 0, 2)).toISOString()",
+            "2024-01-02T00:00:00.000Z",
+        ),
         ("z = 1; z === 1 ? 'yes' : 'no'", "yes"),
     ] {
         let out = s.eval(src).await.unwrap_or_else(|e| panic!("{src}: {e}"));
@@ -47,8 +56,14 @@ async fn javascript_a_mongosh_user_writes_runs() {
 async fn use_accepts_hyphenated_and_other_mongod_names() {
     let mut s = offline().await;
     for (src, name) in [
-        ("use schemalab_one-to-few_embedded", "schemalab_one-to-few_embedded"),
-        ("use schemalab_one-to-few_embedded;", "schemalab_one-to-few_embedded"),
+        (
+            "use schemalab_one-to-few_embedded",
+            "schemalab_one-to-few_embedded",
+        ),
+        (
+            "use schemalab_one-to-few_embedded;",
+            "schemalab_one-to-few_embedded",
+        ),
         ("  use\tmy-db  // a note", "my-db"),
         ("use 2024-reports", "2024-reports"),
         ("use données", "données"),
@@ -57,8 +72,14 @@ async fn use_accepts_hyphenated_and_other_mongod_names() {
         s.eval(src).await.unwrap_or_else(|e| panic!("{src}: {e}"));
         assert_eq!(s.db_name(), name, "{src}");
     }
-    let out = s.eval("use one-to-few; db.getName()\nuse two-a").await.unwrap();
-    assert_eq!(texts(&out), ["switched to db one-to-few", "switched to db two-a"]);
+    let out = s
+        .eval("use one-to-few; db.getName()\nuse two-a")
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&out),
+        ["switched to db one-to-few", "switched to db two-a"]
+    );
     let out = s.eval("const use = 1\nuse").await.unwrap();
     assert_eq!(texts(&out), ["1"]);
 }
@@ -99,7 +120,9 @@ async fn use_reaches_every_lesson_variant_database() {
             for v in &exp.variants {
                 let db = schemalab::course::db_name(&lesson.id, v.id.get_ref());
                 hyphenated += usize::from(db.contains('-'));
-                s.eval(&format!("use {db}")).await.unwrap_or_else(|e| panic!("use {db}: {e}"));
+                s.eval(&format!("use {db}"))
+                    .await
+                    .unwrap_or_else(|e| panic!("use {db}: {e}"));
                 assert_eq!(s.db_name(), db);
                 assert!(schemalab::dialect::is_valid_db_name(&db), "{db}");
             }
@@ -333,11 +356,12 @@ async fn runtime_errors_suggest_and_point() {
 #[tokio::test]
 async fn render_of_handles() {
     let mut s = offline().await;
-    let out = each(&mut s, "db\ndb.getSiblingDB('other').users\nuse shop\ndb.getName()").await;
-    assert_eq!(
-        out,
-        ["test", "other.users", "switched to db shop", "shop"]
-    );
+    let out = each(
+        &mut s,
+        "db\ndb.getSiblingDB('other').users\nuse shop\ndb.getName()",
+    )
+    .await;
+    assert_eq!(out, ["test", "other.users", "switched to db shop", "shop"]);
     assert_eq!(render(&Value::Bson(Bson::String("plain".into()))), "plain");
 }
 

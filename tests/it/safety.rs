@@ -61,6 +61,63 @@ async fn deep_nesting_and_recursion_are_errors_and_the_session_survives() {
     assert_eq!(texts(&out), ["3"]);
 }
 
+/// A runaway loop is stopped by the statement's JavaScript budget, with an
+/// error that says so; the session goes on working.
+#[tokio::test]
+async fn a_runaway_loop_is_stopped_by_the_budget() {
+    let (_server, s) = session("safety_budget").await;
+    let mut s = s.with_budget(std::time::Duration::from_millis(300));
+    let e = s.eval("let n = 0\nwhile (true) { n++ }").await.unwrap_err();
+    assert!(
+        matches!(e, DialectError::Interrupted { budget_ms: 300, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("0.3 s budget"), "{e}");
+    // Recursion through a callback is stopped the same way or by the stack.
+    let e = s
+        .eval("function spin() { for (let i = 0; i < 1e5; i++) {} }\nfor (;;) spin()")
+        .await
+        .unwrap_err();
+    assert!(matches!(e, DialectError::Interrupted { .. }), "{e:?}");
+    let out = s.eval("1 + 1").await.unwrap();
+    assert_eq!(texts(&out), ["2"]);
+}
+
+/// Ctrl-C (the interrupter, from another thread) stops the statement that
+/// runs, not the session.
+#[tokio::test]
+async fn the_interrupter_stops_a_running_statement() {
+    let (_server, s) = session("safety_interrupt").await;
+    let mut s = s.with_budget(std::time::Duration::from_secs(3600));
+    let interrupter = s.interrupter().unwrap();
+    let stopper = std::thread::spawn(move || {
+        while !interrupter.is_running() {
+            std::thread::yield_now();
+        }
+        interrupter.interrupt();
+    });
+    let e = s.eval("while (true) {}").await.unwrap_err();
+    stopper.join().unwrap();
+    assert!(matches!(e, DialectError::Interrupted { .. }), "{e:?}");
+    let out = s.eval("'still here'").await.unwrap();
+    assert_eq!(texts(&out), ["still here"]);
+}
+
+/// Scripts reach nothing but the database: no modules, no process, no
+/// files, and the host function is gone from the global object.
+#[tokio::test]
+async fn scripts_have_no_file_process_or_network_access() {
+    let (_server, mut s) = session("safety_sandbox").await;
+    let out = s
+        .eval("[typeof require, typeof process, typeof std, typeof os, typeof load, typeof __host, typeof fetch].join(' ')")
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&out),
+        ["undefined undefined undefined undefined undefined undefined undefined"]
+    );
+}
+
 /// A value nested deeper than a document may be is refused when it is
 /// sent, with the place of the statement that sends it.
 #[tokio::test]
@@ -534,7 +591,11 @@ async fn the_gate_lets_reads_through() {
         .unwrap()
         .with_policy(WritePolicy::Prefix("schemalab_".into()));
     let mut out = Vec::new();
-    for line in ["db.data.countDocuments({})", "db.data.find({ _id: 1 }, { _id: 1 })", "show collections"] {
+    for line in [
+        "db.data.countDocuments({})",
+        "db.data.find({ _id: 1 }, { _id: 1 })",
+        "show collections",
+    ] {
         out.extend(texts(&s.eval(line).await.unwrap()));
     }
     assert_eq!(out, ["2", "[ { _id: 1 } ]", "data\nx"]);
@@ -742,11 +803,11 @@ fn runtime_errors_carry_the_statement_place() {
         ),
         (
             "db.c.insertOne({ _id: 1 })\n\n   db.c.insertOne({ _id: 1 })\n",
-            "MongoServerError: E11000 duplicate key error collection: test.c index: _id_ dup key: { _id: 1 } (3:4)",
+            "MongoServerError: E11000 duplicate key error collection: test.c index: _id_ dup key: { _id: 1 } (3:9)",
         ),
         (
             "for (const i of [1]) {\n  db.runCommand({ nosuchcommand: 1 })\n}\n",
-            "MongoServerError[CommandNotFound]: no such command: 'nosuchcommand' (2:3)",
+            "MongoServerError[CommandNotFound]: no such command: 'nosuchcommand' (2:6)",
         ),
     ] {
         let path = dir.path().join("s.js");
@@ -797,10 +858,7 @@ fn shell_with_uri_writes_only_schemalab_databases_unless_allowed() {
         )),
         "{stderr}"
     );
-    assert!(
-        stderr.lines().next().unwrap().contains(" (2:"),
-        "{stderr}"
-    );
+    assert!(stderr.lines().next().unwrap().contains(" (2:"), "{stderr}");
     assert_eq!(rt.block_on(snapshot(&client, "victim")), before);
     // Inside `schemalab_` databases it writes.
     let (code, stdout, stderr) = schemalab(&[

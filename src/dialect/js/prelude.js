@@ -32,11 +32,23 @@
     get name() { return "MongoServerError"; }
   }
   class MongoBulkWriteError extends Error {
-    constructor(message, code) { super(message); this.code = code; this.errmsg = message; }
+    constructor(message, code, writeErrors) {
+      super(message);
+      this.code = code;
+      this.errmsg = message;
+      this.writeErrors = writeErrors ?? [];
+    }
     get name() { return "MongoBulkWriteError"; }
   }
   class MongoshInvalidInputError extends Error {
     get name() { return "MongoshInvalidInputError"; }
+  }
+  // The Node driver's and the bson library's names, as mongosh shows them.
+  class MongoInvalidArgumentError extends Error {
+    get name() { return "MongoInvalidArgumentError"; }
+  }
+  class BSONError extends Error {
+    get name() { return "BSONError"; }
   }
   function hostError(e) {
     let err;
@@ -55,7 +67,7 @@
       if (hex instanceof ObjectId) hex = hex.$oid;
       if (hex === undefined || hex === null) hex = host("newObjectId");
       if (typeof hex !== "string" || !HEX24.test(hex))
-        throw new MongoshInvalidInputError("Argument passed in must be a string of 12 bytes or a string of 24 hex characters or an integer");
+        throw new BSONError("input must be a 24 character hex string, 12 byte Uint8Array, or an integer");
       Object.defineProperty(this, "$oid", { value: hex.toLowerCase() });
     }
     toHexString() { return this.$oid; }
@@ -65,6 +77,12 @@
     equals(o) { return o instanceof ObjectId ? o.$oid === this.$oid : String(o) === this.$oid; }
     getTimestamp() { return new Date(parseInt(this.$oid.slice(0, 8), 16) * 1000); }
     get [Symbol.toStringTag]() { return "ObjectId"; }
+    get _bsontype() { return "ObjectId"; }
+    static createFromTime(secs) {
+      return new ObjectId((Math.floor(Number(secs)) >>> 0).toString(16).padStart(8, "0") + "0000000000000000");
+    }
+    static createFromHexString(hex) { return new ObjectId(hex); }
+    static isValid(v) { return typeof v === "string" ? HEX24.test(v) : v instanceof ObjectId; }
   }
   class Long {
     constructor(v) {
@@ -87,6 +105,7 @@
     toString(radix) { return this.$big.toString(radix); }
     toJSON() { return this.$big.toString(); }
     equals(o) { return new Long(o).$big === this.$big; }
+    get _bsontype() { return "Long"; }
   }
   class Int32 {
     constructor(v) {
@@ -97,6 +116,7 @@
     valueOf() { return this.value; }
     toString() { return String(this.value); }
     toJSON() { return this.value; }
+    get _bsontype() { return "Int32"; }
   }
   class Double {
     constructor(v) {
@@ -115,6 +135,7 @@
     }
     toString() { return this.$dec; }
     toJSON() { return { $numberDecimal: this.$dec }; }
+    get _bsontype() { return "Decimal128"; }
   }
   class Timestamp {
     constructor(t, i) {
@@ -134,7 +155,8 @@
     toString() { return this.$b64; }
   }
   class UUIDValue extends Binary {
-    toString() { return host("uuidHex", this.$b64); }
+    toString() { return host("uuidHex", this.$b64).replace(/-/g, ""); }
+    toHexString() { return this.toString(); }
   }
   class MinKeyValue { }
   class MaxKeyValue { }
@@ -153,6 +175,8 @@
   function callable(Class, name) {
     const f = { [name]: function (...args) { return new Class(...args); } }[name];
     f.prototype = Class.prototype;
+    for (const k of Object.getOwnPropertyNames(Class))
+      if (!["length", "name", "prototype"].includes(k)) f[k] = Class[k];
     Object.defineProperty(Class.prototype, "constructor", { value: f, writable: true, configurable: true });
     return f;
   }
@@ -198,10 +222,13 @@
   }
   // JS value -> canonical EJSON value; `undefined` for what a document
   // leaves out (functions, symbols). `seen` catches cycles.
+  // `keepUndefined`: for showing (mongosh prints `undefined`); commands
+  // send it as null, as the Node driver does.
+  let keepUndefined = false;
   function toEJ(v, depth, seen) {
     if (v === null) return null;
     switch (typeof v) {
-      case "undefined": return null;
+      case "undefined": return keepUndefined ? { $undefined: true } : null;
       case "boolean": case "string": return v;
       case "number": return num(v);
       case "bigint": return { $numberLong: BigInt.asIntN(64, v).toString() };
@@ -225,6 +252,7 @@
       return n.$numberDouble !== undefined ? n : { $numberDouble: String(v.value) + ".0" };
     }
     if (v instanceof Decimal128) return { $numberDecimal: v.$dec };
+    if (v instanceof Cursor && keepUndefined) return toEJ(v._batch(20).docs, depth, seen);
     if (v instanceof RegExp) return { $regularExpression: { pattern: v.source, options: regexFlags(v.flags) } };
     if (v instanceof BSONRegExp) return { $regularExpression: { pattern: v.pattern, options: v.options.split("").sort().join("") } };
     if (v instanceof Timestamp) return { $timestamp: { t: v.t, i: v.i } };
@@ -310,8 +338,11 @@
   function checkWrite(reply, bulk) {
     const we = reply.writeErrors && reply.writeErrors[0];
     if (we) {
-      if (bulk) throw new MongoBulkWriteError(we.errmsg, we.code);
-      throw new MongoServerError(we.errmsg, we.code, we.codeName || "");
+      if (bulk) throw new MongoBulkWriteError(we.errmsg, we.code, reply.writeErrors);
+      const e = new MongoServerError(we.errmsg, we.code, we.codeName || "");
+      if (we.keyValue) e.keyValue = we.keyValue;
+      if (we.keyPattern) e.keyPattern = we.keyPattern;
+      throw e;
     }
     const wce = reply.writeConcernError;
     if (wce) throw new MongoServerError(wce.errmsg, wce.code, wce.codeName || "");
@@ -413,6 +444,7 @@
       if (this._buf.length > 0 || this._done) return;
       const r = host("cursorNext", this._id, n);
       this._buf = fromEJ(r.docs);
+      if (this._transform) this._buf = this._buf.map(this._transform);
       if (r.done) this._done = true;
     }
     hasNext() { this._fill(101); return this._buf.length > 0; }
@@ -434,12 +466,17 @@
       return out;
     }
     forEach(f) { while (this.hasNext()) { if (f(this._buf.shift()) === false) break; } }
-    map(f) { return this.toArray().map((d) => f(d)); }
+    map(f) {
+      // Like mongosh: a cursor whose documents pass through `f`.
+      const prev = this._transform;
+      this._transform = prev ? (d) => f(prev(d)) : f;
+      return this;
+    }
     itcount() { return this.toArray().length; }
     close() { if (this._id) host("cursorClose", this._id); this._buf = []; this._done = true; }
     isClosed() { return this._done && this._buf.length === 0; }
     *[Symbol.iterator]() { while (this.hasNext()) yield this._buf.shift(); }
-    count() { return this._count(false); }
+    count() { return this._count(true); }
     size() { return this._count(true); }
     _count(applySkipLimit) {
       if (this._kind !== "find") throw typeError("count() is only for find cursors; add a $count stage");
@@ -555,12 +592,12 @@
       needDoc(filter, "filter");
       if (kind === "replaceOne") {
         needDoc(update, "replacement");
-        if (hasOperators(update)) throw new MongoshInvalidInputError("Replacement document must not contain atomic operators");
+        if (hasOperators(update)) throw new MongoInvalidArgumentError("Replacement document must not contain atomic operators");
       } else if (Array.isArray(update)) {
         // an update pipeline
       } else {
         needDoc(update, "update");
-        if (!hasOperators(update)) throw new MongoshInvalidInputError("Update document requires atomic operators");
+        if (!hasOperators(update)) throw new MongoInvalidArgumentError("Update document requires atomic operators");
       }
       const stmt = { q: filter, u: update };
       copyOpts(options ?? {}, stmt, [["upsert", "upsert"], ["arrayFilters", "arrayFilters"], ["hint", "hint"], ["collation", "collation"]]);
@@ -592,10 +629,10 @@
       else {
         if (kind === "replace") {
           needDoc(update, "replacement");
-          if (hasOperators(update)) throw new MongoshInvalidInputError("Replacement document must not contain atomic operators");
+          if (hasOperators(update)) throw new MongoInvalidArgumentError("Replacement document must not contain atomic operators");
         } else if (!Array.isArray(update)) {
           needDoc(update, "update");
-          if (!hasOperators(update)) throw new MongoshInvalidInputError("Update document requires atomic operators");
+          if (!hasOperators(update)) throw new MongoInvalidArgumentError("Update document requires atomic operators");
         }
         cmd.update = update;
       }
@@ -719,6 +756,7 @@
       return stripCluster(runCommand(this._db._name, { collStats: this._name, scale: s }));
     }
     dataSize() { return this.stats().size; }
+    isCapped() { return this.stats().capped === true; }
     storageSize() { return this.stats().storageSize; }
     totalIndexSize() { return this.stats().totalIndexSize; }
     totalSize() { const s = this.stats(); return s.storageSize + s.totalIndexSize; }
@@ -757,7 +795,6 @@
   class Database {
     constructor(name) { this._name = name; this._colls = new Map(); }
     getName() { return this._name; }
-    toString() { return this._name; }
     getCollection(name) {
       if (typeof name !== "string") throw typeError("getCollection() needs a collection name");
       let c = this._colls.get(name);
@@ -859,12 +896,15 @@
   // ---- printing ----------------------------------------------------------
   function show(v, expanded) {
     if (typeof v === "string") return v;
-    if (v === undefined) return "undefined";
+    if (v === undefined) return "";
+    if (typeof v === "bigint") return v + "n";
+    if (v instanceof Database) return v._name;
     if (typeof v === "function") return "[Function: " + (v.name || "(anonymous)") + "]";
     if (typeof v === "symbol") return v.toString();
-    if (v instanceof Database || v instanceof Collection || v instanceof Cursor || v instanceof Explainable) return String(v);
+    if (v instanceof Collection || v instanceof Explainable) return String(v);
     if (v instanceof Error) return (v.stack && v.name !== "MongoServerError") ? v.name + ": " + v.message : v.name + ": " + v.message;
-    try { return host("inspect", toText(v), expanded ? 1 : 0); } catch (e) { return String(v); }
+    keepUndefined = true;
+    try { return host("inspect", toText(v), expanded ? 1 : 0); } catch (e) { return String(v); } finally { keepUndefined = false; }
   }
   function print(...args) { host("print", args.map((a) => show(a, false)).join(" ")); }
   function printjson(...args) { host("print", args.map((a) => show(a, true)).join(" ")); }
@@ -875,6 +915,8 @@
 
   const EJSON = {
     stringify(v, replacer, space, options) {
+      if (replacer && typeof replacer === "object" && !Array.isArray(replacer)) { options = replacer; replacer = undefined; }
+      if (space && typeof space === "object") { options = space; space = undefined; }
       const relaxed = !(options && options.relaxed === false);
       return host("ejsonStringify", toText(v), relaxed ? 1 : 0, typeof space === "number" ? space : 0);
     },
@@ -952,8 +994,9 @@
     if (v instanceof Collection) return JSON.stringify({ k: "coll", db: v._db._name, s: v._name });
     if (v instanceof Explainable || typeof v === "function" || typeof v === "symbol" || v instanceof Error)
       return JSON.stringify({ k: "text", s: show(v, false) });
-    if (v instanceof Int32 || v instanceof Double) return JSON.stringify({ k: "value", v: ej(v) });
-    return JSON.stringify({ k: "value", v: ej(v) });
+    if (mode === "value") return JSON.stringify({ k: "value", v: ej(v) });
+    keepUndefined = true;
+    try { return JSON.stringify({ k: "value", v: ej(v) }); } finally { keepUndefined = false; }
   }
 
   // Bind `name` to a value given by the host (exercise parameters).
@@ -969,7 +1012,7 @@
     ObjectId: ObjectIdF, ISODate, NumberLong, NumberInt, NumberDecimal, Long: LongF, Int32: Int32F,
     Double: DoubleF, Decimal128: Decimal128F, Timestamp: TimestampF, BinData, HexData, UUID, MinKey,
     MaxKey, Binary: BinaryF, BSONRegExp: BSONRegExpF, Code: CodeF,
-    MongoServerError, MongoBulkWriteError, EJSON, print, printjson, console, sleep, bsonsize,
+    MongoServerError, MongoBulkWriteError, MongoInvalidArgumentError, BSONError, EJSON, print, printjson, console, sleep, bsonsize,
   });
   // mongosh also offers Object.bsonsize.
   Object.defineProperty(Object, "bsonsize", { value: bsonsize, writable: true, configurable: true });

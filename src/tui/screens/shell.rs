@@ -1,4 +1,4 @@
-//! The shell pane: the mongosh dialect against the lesson's databases.
+//! The shell pane: mongosh JavaScript against the lesson's databases.
 //! Output scrolls above, the input line sits at the bottom.
 
 use ratatui::Frame;
