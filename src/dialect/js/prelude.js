@@ -465,6 +465,18 @@
       }
       return out;
     }
+    // Every remaining document as canonical Extended JSON, not parsed.
+    _rawAll() {
+      this._open();
+      const out = this._buf.map((d) => ej(d));
+      this._buf = [];
+      while (!this._done) {
+        const r = host("cursorNext", this._id, 100000);
+        for (const d of r.docs) out.push(d);
+        if (r.done) this._done = true;
+      }
+      return out;
+    }
     forEach(f) { while (this.hasNext()) { if (f(this._buf.shift()) === false) break; } }
     map(f) {
       // Like mongosh: a cursor whose documents pass through `f`.
@@ -983,7 +995,9 @@
     if (v instanceof ShellText) return JSON.stringify({ k: "msg", s: v.text });
     if (v instanceof Cursor) {
       if (v._explain) return JSON.stringify({ k: "value", v: ej(v.explain(v._explain)) });
-      if (mode === "value") return JSON.stringify({ k: "value", v: ej(v.toArray()) });
+      // The documents exactly as the server sent them (a double stays a
+      // double), unless the script maps them.
+      if (mode === "value") return JSON.stringify({ k: "value", v: v._transform ? ej(v.toArray()) : v._rawAll() });
       const { docs, more } = v._batch(20);
       lastCursor = more ? v : null;
       return JSON.stringify({ k: "batch", docs: ej(docs), more });
