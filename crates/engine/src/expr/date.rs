@@ -366,11 +366,36 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
             Ok(Some(Bson::Document(d)))
         })(),
         "$dateFromParts" => (|| {
-            let get = |k: &str, default: i64| -> Result<Option<i64>> {
-                match a.get(k) {
-                    None if !a.has(k) => Ok(Some(default)),
-                    v if nullish(v) => Ok(None),
-                    Some(v) => value::as_i64(v).map(Some).ok_or_else(|| {
+            const NATURAL: [&str; 3] = ["year", "month", "day"];
+            const ISO: [&str; 3] = ["isoWeekYear", "isoWeek", "isoDayOfWeek"];
+            const TIME: [&str; 5] = ["hour", "minute", "second", "millisecond", "timezone"];
+            if let Some(k) = a.unknown(&[&NATURAL[..], &ISO[..], &TIME[..]].concat()) {
+                return Err(err(
+                    40518,
+                    format!("Unrecognized argument to $dateFromParts: {k}"),
+                ));
+            }
+            let natural = NATURAL.iter().any(|k| a.has(k));
+            let iso = ISO.iter().any(|k| a.has(k));
+            if natural && iso {
+                return Err(err(
+                    40489,
+                    "$dateFromParts does not allow mixing natural dates with ISO dates",
+                ));
+            }
+            if !a.has("year") && !a.has("isoWeekYear") {
+                return Err(err(
+                    40516,
+                    "$dateFromParts requires either 'year' or 'isoWeekYear' to be present",
+                ));
+            }
+            // A part: its default when not given, `None` when null; some
+            // parts are bounded as in mongod.
+            let get = |k: &str, default: i64, bounded: bool| -> Result<Option<i64>> {
+                let n = match a.get(k) {
+                    None if !a.has(k) => return Ok(Some(default)),
+                    v if nullish(v) => return Ok(None),
+                    Some(v) => value::as_i64(v).ok_or_else(|| {
                         err(
                             40515,
                             format!(
@@ -378,47 +403,92 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                                 value::type_alias(v)
                             ),
                         )
-                    }),
-                    None => Ok(None),
+                    })?,
+                    None => return Ok(None),
+                };
+                if bounded && !(-32768..=32767).contains(&n) {
+                    return Err(err(
+                        31034,
+                        format!(
+                            "'{k}' must evaluate to a value in the range [-32768, 32767]; value {n} is not in range"
+                        ),
+                    ));
                 }
+                Ok(Some(n))
             };
-            let parts = [
-                get("year", 1970)?,
-                get("month", 1)?,
-                get("day", 1)?,
-                get("hour", 0)?,
-                get("minute", 0)?,
-                get("second", 0)?,
-                get("millisecond", 0)?,
+            let time = [
+                get("hour", 0, true)?,
+                get("minute", 0, true)?,
+                get("second", 0, false)?,
+                get("millisecond", 0, false)?,
             ];
-            let Some(p) = parts.iter().copied().collect::<Option<Vec<i64>>>() else {
+            let Some(time) = time.iter().copied().collect::<Option<Vec<i64>>>() else {
                 return Ok(Some(Bson::Null));
             };
             let Some(tz) = zone_arg(a)? else {
                 return Ok(Some(Bson::Null));
             };
-            let base = NaiveDate::from_ymd_opt(p[0] as i32, 1, 1)
-                .and_then(|d| d.and_hms_opt(0, 0, 0))
-                .ok_or_else(|| {
-                    err(
+            let out_of_range = || err(40523, "date parts out of range");
+            let midnight = if iso {
+                let parts = [
+                    get("isoWeekYear", 1970, false)?,
+                    get("isoWeek", 1, true)?,
+                    get("isoDayOfWeek", 1, true)?,
+                ];
+                let Some(p) = parts.iter().copied().collect::<Option<Vec<i64>>>() else {
+                    return Ok(Some(Bson::Null));
+                };
+                if !(1..=9999).contains(&p[0]) {
+                    return Err(err(
+                        31095,
+                        format!(
+                            "'isoWeekYear' must evaluate to an integer in the range 1 to 9999, found {}",
+                            p[0]
+                        ),
+                    ));
+                }
+                // Monday of ISO week 1 is the Monday on or before January 4th.
+                let jan4 = NaiveDate::from_ymd_opt(p[0] as i32, 1, 4).ok_or_else(out_of_range)?;
+                let week1 = jan4 - Duration::days(i64::from(jan4.weekday().num_days_from_monday()));
+                week1
+                    .checked_add_signed(Duration::days((p[1] - 1) * 7 + (p[2] - 1)))
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .ok_or_else(out_of_range)?
+            } else {
+                let parts = [
+                    get("year", 1970, false)?,
+                    get("month", 1, true)?,
+                    get("day", 1, true)?,
+                ];
+                let Some(p) = parts.iter().copied().collect::<Option<Vec<i64>>>() else {
+                    return Ok(Some(Bson::Null));
+                };
+                if !(1..=9999).contains(&p[0]) {
+                    return Err(err(
                         40523,
-                        "'year' must evaluate to an integer in the range 1 to 9999",
-                    )
-                })?;
+                        format!(
+                            "'year' must evaluate to an integer in the range 1 to 9999, found {}",
+                            p[0]
+                        ),
+                    ));
+                }
+                let base = NaiveDate::from_ymd_opt(p[0] as i32, 1, 1)
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .ok_or_else(out_of_range)?;
+                calendar::add_months(base, p[1] - 1)
+                    .and_then(|n| n.checked_add_signed(Duration::days(p[2] - 1)))
+                    .ok_or_else(out_of_range)?
+            };
             let offset = [
-                Duration::try_days(p[2].saturating_sub(1)),
-                Duration::try_hours(p[3]),
-                Duration::try_minutes(p[4]),
-                Duration::try_seconds(p[5]),
-                Duration::try_milliseconds(p[6]),
+                Duration::try_hours(time[0]),
+                Duration::try_minutes(time[1]),
+                Duration::try_seconds(time[2]),
+                Duration::try_milliseconds(time[3]),
             ];
-            let n = calendar::add_months(base, p[1].saturating_sub(1))
-                .and_then(|n| {
-                    offset
-                        .iter()
-                        .try_fold(n, |acc, d| d.and_then(|d| acc.checked_add_signed(d)))
-                })
-                .ok_or_else(|| err(40523, "date parts out of range"))?;
+            let n = offset
+                .iter()
+                .try_fold(midnight, |acc, d| d.and_then(|d| acc.checked_add_signed(d)))
+                .ok_or_else(out_of_range)?;
             Ok(Some(to_bson(from_local(n, &tz)?)))
         })(),
         _ => return None,
