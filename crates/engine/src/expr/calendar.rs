@@ -92,7 +92,13 @@ pub(super) fn parse_start_of_week(v: Option<&Bson>) -> Result<u32> {
         return Ok(0);
     };
     let Bson::String(s) = v else {
-        return Err(err(5439015, "startOfWeek must be a string"));
+        return Err(err(
+            5439015,
+            format!(
+                "requires 'startOfWeek' to be a string, but got {}",
+                type_name(Some(v))
+            ),
+        ));
     };
     let days = [
         "sunday",

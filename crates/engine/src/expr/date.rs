@@ -71,12 +71,13 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
             Some(v) => v,
             None => return Ok(Some(Bson::Null)),
         };
+        // The date is converted before the zone is looked at.
+        let date = require_date(v)?;
         let tz_arg = vals.get(1).and_then(|t| t.as_ref());
         if vals.len() > 1 && nullish(tz_arg) {
             return Ok(Some(Bson::Null));
         }
-        let tz = Zone::parse(tz_arg)?;
-        let t = tz.at(require_date(v)?);
+        let t = Zone::parse(tz_arg)?.at(date);
         let n: i64 = match part {
             "$year" => i64::from(t.year()),
             "$month" => i64::from(t.month()),
@@ -153,15 +154,29 @@ fn from_local(n: NaiveDateTime, tz: &Zone) -> Result<DateTime<Utc>> {
     tz.instant(n).ok_or_else(|| err(1, "date out of range"))
 }
 
-fn amount(op: &str, v: Option<&Bson>, key: &str) -> Result<i64> {
-    match v {
-        Some(b) if value::is_number(b) => value::as_i64(b)
-            .ok_or_else(|| err(5166402, format!("{op} expects integer {key}, found {b}"))),
-        other => Err(err(
-            5166403,
-            format!("{op} expects integer {key}, found {}", type_name(other)),
-        )),
+/// `startOfWeek`, read only for weeks (mongod ignores it otherwise);
+/// `None` when null.
+fn start_of_week_arg(a: &NamedVals, unit: Unit) -> Result<Option<u32>> {
+    if unit != Unit::Week || !a.has("startOfWeek") {
+        return Ok(Some(0));
     }
+    match a.get("startOfWeek") {
+        v if nullish(v) => Ok(None),
+        v => calendar::parse_start_of_week(v).map(Some),
+    }
+}
+
+/// A date argument of `$dateTrunc`/`$dateDiff`: 5166307 if not a date.
+fn convert_date(op: &str, name: &str, v: &Bson) -> Result<DateTime<Utc>> {
+    instant(v).ok_or_else(|| {
+        err(
+            5166307,
+            format!(
+                "{op} requires '{name}' to be a date, but got {}",
+                value::type_alias(v)
+            ),
+        )
+    })
 }
 
 pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>> {
@@ -274,81 +289,142 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                 Err(e) => Err(e),
             }
         })(),
+        // mongod's order for these three: the date (null gives null), the
+        // other arguments in turn (each null gives null), the zone, then the
+        // dates' types.
         "$dateTrunc" => (|| {
             let date = match a.get("date") {
                 v if nullish(v) => return Ok(Some(Bson::Null)),
-                Some(v) => require_date(v)?,
+                Some(v) => v,
+                None => return Ok(Some(Bson::Null)),
+            };
+            let bin = match a.get("binSize") {
+                None if !a.has("binSize") => 1,
+                v if nullish(v) => return Ok(Some(Bson::Null)),
+                Some(b) => match value::as_i64(b) {
+                    Some(n) if n > 0 => n,
+                    Some(n) => {
+                        return Err(err(
+                            5439018,
+                            format!(
+                                "$dateTrunc requires 'binSize' to be greater than 0, but got value {n}"
+                            ),
+                        ));
+                    }
+                    None => {
+                        return Err(err(
+                            5439017,
+                            format!(
+                                "$dateTrunc requires 'binSize' to be a 64-bit integer, but got value '{b}' of type {}",
+                                value::type_alias(b)
+                            ),
+                        ));
+                    }
+                },
                 None => return Ok(Some(Bson::Null)),
             };
             if nullish(a.get("unit")) {
                 return Ok(Some(Bson::Null));
             }
             let unit = Unit::parse(op, a.get("unit"))?;
-            let bin = match a.get("binSize") {
-                None => 1,
-                Some(b) => match value::as_i64(b) {
-                    Some(n) if n > 0 => n,
-                    _ => {
-                        return Err(err(
-                            5439017,
-                            "$dateTrunc requires 'binSize' to be a positive 64-bit integer",
-                        ));
-                    }
-                },
+            let Some(sow) = start_of_week_arg(a, unit)? else {
+                return Ok(Some(Bson::Null));
             };
             let Some(tz) = zone_arg(a)? else {
                 return Ok(Some(Bson::Null));
             };
-            let sow = calendar::parse_start_of_week(a.get("startOfWeek"))?;
+            let date = convert_date(op, "date", date)?;
             Ok(Some(to_bson(calendar::trunc(date, unit, bin, &tz, sow)?)))
         })(),
         "$dateAdd" | "$dateSubtract" => (|| {
-            let date = match a.get("startDate") {
+            let start = match a.get("startDate") {
                 v if nullish(v) => return Ok(Some(Bson::Null)),
-                Some(v) => require_date(v)?,
+                Some(v) => v,
                 None => return Ok(Some(Bson::Null)),
             };
-            if nullish(a.get("unit")) || nullish(a.get("amount")) {
+            if nullish(a.get("unit")) {
                 return Ok(Some(Bson::Null));
             }
             let unit = Unit::parse(op, a.get("unit"))?;
-            let mut amt = amount(op, a.get("amount"), "amount")?;
-            if op == "$dateSubtract" {
-                amt = -amt;
-            }
+            let amount = match a.get("amount") {
+                v if nullish(v) => return Ok(Some(Bson::Null)),
+                Some(v) => v,
+                None => return Ok(Some(Bson::Null)),
+            };
             let Some(tz) = zone_arg(a)? else {
                 return Ok(Some(Bson::Null));
             };
-            let out = calendar::add(op, date, unit, amt, &tz)?;
-            Ok(Some(to_bson(out)))
+            let date = instant(start).ok_or_else(|| {
+                err(
+                    5166403,
+                    format!("{op} requires startDate to be convertible to a date"),
+                )
+            })?;
+            let mut amt = value::as_i64(amount)
+                .filter(|_| value::is_number(amount))
+                .ok_or_else(|| {
+                    err(
+                        5166405,
+                        format!("{op} expects integer amount of time units"),
+                    )
+                })?;
+            if op == "$dateSubtract" {
+                amt = amt.checked_neg().ok_or_else(|| {
+                    err(
+                        6045000,
+                        format!("invalid $dateSubtract 'amount' parameter value: {amt}"),
+                    )
+                })?;
+            }
+            Ok(Some(to_bson(calendar::add(op, date, unit, amt, &tz)?)))
         })(),
         "$dateDiff" => (|| {
-            let (Some(s), Some(e)) = (a.get("startDate"), a.get("endDate")) else {
-                return Ok(Some(Bson::Null));
+            let (s, e) = match (a.get("startDate"), a.get("endDate")) {
+                (s, _) if nullish(s) => return Ok(Some(Bson::Null)),
+                (_, e) if nullish(e) => return Ok(Some(Bson::Null)),
+                (Some(s), Some(e)) => (s, e),
+                _ => return Ok(Some(Bson::Null)),
             };
-            if nullish(Some(s)) || nullish(Some(e)) || nullish(a.get("unit")) {
+            if nullish(a.get("unit")) {
                 return Ok(Some(Bson::Null));
             }
-            let (s, e) = (require_date(s)?, require_date(e)?);
             let unit = Unit::parse(op, a.get("unit"))?;
+            let Some(sow) = start_of_week_arg(a, unit)? else {
+                return Ok(Some(Bson::Null));
+            };
             let Some(tz) = zone_arg(a)? else {
                 return Ok(Some(Bson::Null));
             };
-            let sow = calendar::parse_start_of_week(a.get("startOfWeek"))?;
-            let diff = calendar::diff(s, e, unit, &tz, sow);
-            Ok(Some(Bson::Int64(diff)))
+            let (s, e) = (
+                convert_date(op, "startDate", s)?,
+                convert_date(op, "endDate", e)?,
+            );
+            Ok(Some(Bson::Int64(calendar::diff(s, e, unit, &tz, sow))))
         })(),
         "$dateToParts" => (|| {
+            let Some(tz) = zone_arg(a)? else {
+                return Ok(Some(Bson::Null));
+            };
+            let iso = match a.get("iso8601") {
+                None if !a.has("iso8601") => false,
+                v if nullish(v) => return Ok(Some(Bson::Null)),
+                Some(Bson::Boolean(b)) => *b,
+                other => {
+                    return Err(err(
+                        40521,
+                        format!(
+                            "iso8601 must evaluate to a bool, found {}",
+                            type_name(other)
+                        ),
+                    ));
+                }
+            };
             let date = match a.get("date") {
                 v if nullish(v) => return Ok(Some(Bson::Null)),
                 Some(v) => require_date(v)?,
                 None => return Ok(Some(Bson::Null)),
             };
-            let Some(tz) = zone_arg(a)? else {
-                return Ok(Some(Bson::Null));
-            };
             let t = tz.at(date);
-            let iso = matches!(a.get("iso8601"), Some(Bson::Boolean(true)));
             let mut d = Document::new();
             if iso {
                 d.insert("isoWeekYear", t.iso_week().year());
