@@ -130,18 +130,19 @@ fn zone(rest: &mut &str) -> Option<InString> {
         _ => return None,
     };
     let body = &rest[1..];
-    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
-    let (h, m, used) =
-        if body.len() >= 5 && &body[2..3] == ":" && digits(&body[..2]) && digits(&body[3..5]) {
-            (&body[..2], &body[3..5], 5)
-        } else if body.len() >= 4 && digits(&body[..4]) {
-            (&body[..2], &body[2..4], 4)
-        } else if body.len() >= 2 && digits(&body[..2]) {
-            (&body[..2], "00", 2)
-        } else {
-            return None;
-        };
-    let secs = h.parse::<i32>().ok()? * 3600 + m.parse::<i32>().ok()? * 60;
+    // Bytes, not string slices: the text after the sign may be anything.
+    let b = body.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let num = |i: usize| i32::from(b[i] - b'0') * 10 + i32::from(b[i + 1] - b'0');
+    let (secs, used) = if digit(0) && digit(1) && b.get(2) == Some(&b':') && digit(3) && digit(4) {
+        (num(0) * 3600 + num(3) * 60, 5)
+    } else if digit(0) && digit(1) && digit(2) && digit(3) {
+        (num(0) * 3600 + num(2) * 60, 4)
+    } else if digit(0) && digit(1) {
+        (num(0) * 3600, 2)
+    } else {
+        return None;
+    };
     *rest = &body[used..];
     Some(InString::Offset(sign * secs))
 }
@@ -447,6 +448,24 @@ mod tests {
             None
         );
         assert_eq!(ms(parse_date_string("2017-02-08T12", None, None)), None);
+    }
+
+    #[test]
+    fn odd_text_is_an_error_not_a_panic() {
+        for s in [
+            "2017-02-08T12:00:00+1é",
+            "2017-02-08T12:00:00+é",
+            "é",
+            "2017-é",
+            "Juné 1, 2017",
+            "+",
+            "",
+        ] {
+            assert!(parse_date_string(s, None, None).is_err(), "{s}");
+            for f in ["%Y-%m-%dT%H:%M:%S%z", "%Z", "%b", "%Y%%"] {
+                assert!(parse_date_string(s, Some(f), None).is_err(), "{s} {f}");
+            }
+        }
     }
 
     #[test]
