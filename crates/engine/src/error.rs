@@ -118,6 +118,7 @@ impl ErrorCode {
             352 => "UnsupportedOpQueryCommand",
             10334 => "BSONObjectTooLarge",
             11000 => "DuplicateKey",
+            13113 => "MergeStageNoMatchingDocument",
             other => return format!("Location{other}"),
         };
         named.to_string()

@@ -9,9 +9,12 @@
 
 mod arith;
 mod array;
+mod calendar;
 mod convert;
 mod date;
+mod date_string;
 mod string;
+mod zone;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -387,6 +390,33 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
                 16874,
                 "$let only supports an object as its argument".to_string(),
             ),
+            "$dateToString" => (
+                18629,
+                format!("{op} only supports an object as its argument"),
+            ),
+            "$dateFromString" => (
+                40540,
+                format!("{op} only supports an object as an argument"),
+            ),
+            "$dateFromParts" => (
+                40519,
+                format!("{op} only supports an object as its argument"),
+            ),
+            "$dateToParts" => (
+                40524,
+                format!("{op} only supports an object as its argument"),
+            ),
+            "$dateTrunc" => (
+                5439007,
+                format!("{op} only supports an object as its argument"),
+            ),
+            "$dateAdd" | "$dateSubtract" => {
+                (5166400, format!("{op} expects an object as its argument"))
+            }
+            "$dateDiff" => (
+                5166301,
+                format!("{op} only supports an object as its argument"),
+            ),
             "$switch" => (
                 40060,
                 format!(
@@ -424,7 +454,7 @@ fn parse_named(op: &str, v: &Bson) -> Result<Vec<(String, Expr)>> {
         let e = match (op, k.as_str()) {
             ("$let", "vars") => {
                 let Bson::Document(vars) = val else {
-                    return Err(err(16875, "invalid parameter: expected an object (vars)"));
+                    return Err(err(10065, "invalid parameter: expected an object (vars)"));
                 };
                 let mut fields = Vec::new();
                 for (name, ve) in vars {
@@ -1245,12 +1275,21 @@ fn eval_named(
             Ok(Some(Bson::Array(out)))
         }
         "$reduce" => {
+            if let Some((k, _)) = args
+                .iter()
+                .find(|(k, _)| !matches!(k.as_str(), "input" | "initialValue" | "in"))
+            {
+                return Err(err(
+                    40076,
+                    format!("$reduce found an unknown argument: {k}"),
+                ));
+            }
             let input = named(args, "input")
-                .ok_or_else(|| err(40079, "$reduce requires 'input' to be specified"))?;
+                .ok_or_else(|| err(40077, "$reduce requires 'input' to be specified"))?;
             let init = named(args, "initialValue")
-                .ok_or_else(|| err(40080, "$reduce requires 'initialValue' to be specified"))?;
+                .ok_or_else(|| err(40078, "$reduce requires 'initialValue' to be specified"))?;
             let body = named(args, "in")
-                .ok_or_else(|| err(40081, "$reduce requires 'in' to be specified"))?;
+                .ok_or_else(|| err(40079, "$reduce requires 'in' to be specified"))?;
             let items = match input.eval(root, vars)? {
                 v if nullish(v.as_ref()) => return Ok(Some(Bson::Null)),
                 Some(Bson::Array(items)) => items,
@@ -1280,6 +1319,12 @@ fn eval_named(
             Ok(acc)
         }
         "$let" => {
+            if let Some((k, _)) = args
+                .iter()
+                .find(|(k, _)| !matches!(k.as_str(), "vars" | "in"))
+            {
+                return Err(err(16875, format!("Unrecognized parameter to $let: {k}")));
+            }
             let Some(Expr::Object(defs)) = named(args, "vars") else {
                 return Err(err(16876, "Missing 'vars' parameter to $let"));
             };

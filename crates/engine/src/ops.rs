@@ -36,6 +36,9 @@ use super::sort::SortSpec;
 use super::update::{ApplyContext, Update};
 use super::*;
 
+mod merge_spec;
+use merge_spec::{MergeSpec, WhenMatched, WhenNotMatched};
+
 /// A matched record: its id, its document and the matched array position.
 pub(super) struct Hit {
     pub(super) rid: RecordId,
@@ -1447,60 +1450,14 @@ fn merge(
     docs: Vec<RawDocumentBuf>,
     now: bson::DateTime,
 ) -> Result<()> {
-    let spec = match spec {
-        Bson::String(s) => doc! {"into": s.clone()},
-        Bson::Document(d) => d.clone(),
-        _ => {
-            return Err(EngineError::failed_to_parse(
-                "$merge requires a string or object argument",
-            ));
-        }
-    };
-    let (tdb, tcoll) = match spec.get("into") {
-        Some(Bson::String(s)) => (db.to_string(), s.clone()),
-        Some(Bson::Document(d)) => (
-            d.get_str("db").unwrap_or(db).to_string(),
-            d.get_str("coll")
-                .map_err(|_| EngineError::failed_to_parse("$merge 'into' requires 'coll'"))?
-                .to_string(),
-        ),
-        _ => return Err(EngineError::failed_to_parse("$merge requires 'into'")),
-    };
-    let on: Vec<String> = match spec.get("on") {
-        None => vec!["_id".into()],
-        Some(Bson::String(s)) => vec![s.clone()],
-        Some(Bson::Array(a)) => a
-            .iter()
-            .filter_map(|v| v.as_str().map(String::from))
-            .collect(),
-        Some(_) => {
-            return Err(EngineError::failed_to_parse(
-                "$merge 'on' must be a string or array",
-            ));
-        }
-    };
-    let when_matched = spec
-        .get("whenMatched")
-        .cloned()
-        .unwrap_or(Bson::String("merge".into()));
-    let when_not_matched = spec
-        .get_str("whenNotMatched")
-        .unwrap_or("insert")
-        .to_string();
-    let ns = format!("{tdb}.{tcoll}");
+    let spec = MergeSpec::parse(db, spec)?;
+    // Checked before the target is created, as mongod checks it when it
+    // parses the stage.
+    spec.check_unique_on(store.collection(&spec.db, &spec.coll).as_deref())?;
+    let ns = format!("{}.{}", spec.db, spec.coll);
     let vars = Vars::with_now(now);
-    store.write_or_create(&tdb, &tcoll, |c, _| {
-        merge_into(
-            c,
-            &ns,
-            &spec,
-            &on,
-            &when_matched,
-            &when_not_matched,
-            docs,
-            &vars,
-            now,
-        )
+    store.write_or_create(&spec.db, &spec.coll, |c, _| {
+        merge_into(c, &ns, &spec, docs, &vars, now)
     })?
 }
 
@@ -1550,19 +1507,16 @@ fn is_plain_id(id: &Bson) -> bool {
 }
 
 /// `$merge`'s writes into its target, under the target's lock.
-#[allow(clippy::too_many_arguments)]
 fn merge_into(
     c: &mut Collection,
     ns: &str,
-    spec: &Document,
-    on: &[String],
-    when_matched: &Bson,
-    when_not_matched: &str,
+    spec: &MergeSpec,
     docs: Vec<RawDocumentBuf>,
     vars: &Vars,
     now: bson::DateTime,
 ) -> Result<()> {
     let ns = ns.to_string();
+    let on = spec.on.as_slice();
     for raw in docs {
         // On `_id` alone, a plain `_id` is read from the bytes and the
         // `_id` index probed directly, as the IDHACK plan a query on it
@@ -1582,7 +1536,7 @@ fn merge_into(
             super::metrics::examined(n, n);
             // Merged in its bytes: neither document is decoded.
             if let Some(rid) = rid
-                && when_matched.as_str() == Some("merge")
+                && spec.when_matched == WhenMatched::Merge
             {
                 let target = c.raw(rid).ok_or_else(|| {
                     EngineError::new(ErrorCode::INTERNAL_ERROR, "record vanished")
@@ -1595,23 +1549,7 @@ fn merge_into(
         }
         // Decoded one at a time: the input stays at its BSON size.
         let d = to_document(&raw)?;
-        let mut key = Document::new();
-        for field in on {
-            match d.get(field) {
-                Some(v) => {
-                    key.insert(field.clone(), v.clone());
-                }
-                None if field == "_id" => {}
-                None => {
-                    return Err(EngineError::new(
-                        ErrorCode(51132),
-                        format!(
-                            "$merge write error: 'on' field '{field}' cannot be missing, null, undefined or an array"
-                        ),
-                    ));
-                }
-            }
-        }
+        let key = merge_spec::on_key(&d, on)?;
         let existing = match key.get("_id") {
             _ if key.is_empty() => None,
             // Probed above.
@@ -1632,54 +1570,43 @@ fn merge_into(
         match existing {
             // Merged in its bytes: the fields the target keeps are copied,
             // not decoded and encoded again.
-            Some(found) if when_matched.as_str() == Some("merge") => {
-                let merged = codec::merge_fields(found.raw(c)?, &raw)
-                    .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
-                c.replace_raw(&ns, found.rid(), merged)?;
-            }
-            Some(found) => match &when_matched {
-                Bson::String(mode) => match mode.as_str() {
-                    "replace" => {
-                        let hit = found.hit(c)?;
-                        c.replace(
-                            &ns,
-                            hit.rid,
-                            &with_id(d, hit.doc.get("_id").cloned().unwrap_or(Bson::Null)),
-                        )?
-                    }
-                    "keepExisting" => {}
-                    "fail" => {
-                        // mongod reports this as the duplicate key it is,
-                        // with the `on` fields as pattern and value.
-                        let pattern: Document =
-                            key.keys().map(|k| (k.clone(), Bson::Int32(1))).collect();
-                        return Err(EngineError::new(
-                            ErrorCode::DUPLICATE_KEY,
-                            format!(
-                                "$merge with whenMatched: fail found an existing document with the same values for the 'on' fields: {key}"
-                            ),
-                        )
-                        .with_info(doc! {"keyPattern": pattern, "keyValue": key.clone()}));
-                    }
-                    other => {
-                        return Err(EngineError::bad_value(format!(
-                            "Enumeration value '{other}' for field 'whenMatched' is not a valid value."
-                        )));
-                    }
-                },
-                Bson::Array(stages) => {
-                    let stages: Vec<Document> = stages
-                        .iter()
-                        .filter_map(|s| s.as_document().cloned())
-                        .collect();
+            Some(found) => match &spec.when_matched {
+                WhenMatched::Merge => {
+                    let merged = codec::merge_fields(found.raw(c)?, &raw)
+                        .map_err(|e| EngineError::bad_value(format!("invalid document: {e}")))?;
+                    c.replace_raw(&ns, found.rid(), merged)?;
+                }
+                WhenMatched::Replace => {
+                    let hit = found.hit(c)?;
+                    c.replace(
+                        &ns,
+                        hit.rid,
+                        &with_id(d, hit.doc.get("_id").cloned().unwrap_or(Bson::Null)),
+                    )?
+                }
+                WhenMatched::KeepExisting => {}
+                WhenMatched::Fail => {
+                    // mongod reports this as the duplicate key it is,
+                    // with the `on` fields as pattern and value.
+                    let pattern: Document =
+                        key.keys().map(|k| (k.clone(), Bson::Int32(1))).collect();
+                    return Err(EngineError::new(
+                        ErrorCode::DUPLICATE_KEY,
+                        format!(
+                            "$merge with whenMatched: fail found an existing document with the same values for the 'on' fields: {key}"
+                        ),
+                    )
+                    .with_info(doc! {"keyPattern": pattern, "keyValue": key.clone()}));
+                }
+                WhenMatched::Pipeline(stages) => {
                     let update = Update::parse(
-                        &Bson::Array(stages.into_iter().map(Bson::Document).collect()),
+                        &Bson::Array(stages.iter().cloned().map(Bson::Document).collect()),
                         &[],
                         None,
                     )?;
                     let mut mvars = vars.clone();
                     mvars.set("new", Bson::Document(d.clone()));
-                    if let Some(Bson::Document(l)) = spec.get("let") {
+                    if let Some(l) = &spec.let_vars {
                         mvars.bind_let(l, &d)?;
                     }
                     let hit = found.hit(c)?;
@@ -1687,27 +1614,17 @@ fn merge_into(
                         c.replace(&ns, hit.rid, &new)?;
                     }
                 }
-                _ => {
-                    return Err(EngineError::failed_to_parse(
-                        "$merge 'whenMatched' must be a string or pipeline",
-                    ));
-                }
             },
-            None => match when_not_matched {
-                "insert" => {
+            None => match spec.when_not_matched {
+                WhenNotMatched::Insert => {
                     c.insert(&ns, to_raw(&ensure_id(d))?)?;
                 }
-                "discard" => {}
-                "fail" => {
+                WhenNotMatched::Discard => {}
+                WhenNotMatched::Fail => {
                     return Err(EngineError::new(
-                        ErrorCode(13113),
+                        ErrorCode::MERGE_STAGE_NO_MATCHING_DOCUMENT,
                         "$merge could not find a matching document in the target collection for at least one document in the source collection",
                     ));
-                }
-                other => {
-                    return Err(EngineError::bad_value(format!(
-                        "Enumeration value '{other}' for field 'whenNotMatched' is not a valid value."
-                    )));
                 }
             },
         }

@@ -182,7 +182,7 @@ pub(crate) fn convert_to(v: &Bson, to: &str) -> Result<Bson> {
             Bson::Timestamp(t) => Ok(Bson::DateTime(bson::DateTime::from_millis(
                 i64::from(t.time) * 1000,
             ))),
-            Bson::String(s) => super::date::parse_date_string(s, None, None).map_err(|e| {
+            Bson::String(s) => super::date_string::parse_date_string(s, None, None).map_err(|e| {
                 fail(format!("{} in $convert with no onError value", e.message))
             }),
             _ => Err(unsupported(v, to)),

@@ -1,12 +1,12 @@
-//! Date operators, computed with chrono in UTC or a fixed offset. Olson
-//! time-zone names other than UTC/GMT are not known to the engine (Partial).
+//! Date operators, computed with chrono in the `timezone` each is given
+//! (`zone`): a fixed offset or an Olson zone with its daylight saving rules.
 
 use bson::{Bson, Document};
-use chrono::{
-    DateTime, Datelike, Duration, FixedOffset, Months, NaiveDate, NaiveDateTime, TimeZone,
-    Timelike, Utc,
-};
+use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Timelike, Utc};
 
+use super::calendar::{self, Unit};
+use super::date_string;
+use super::zone::Zone;
 use super::{NamedVals, err, nullish, type_name};
 use crate::error::Result;
 use crate::value;
@@ -33,41 +33,19 @@ fn require_date(v: &Bson) -> Result<DateTime<Utc>> {
     })
 }
 
-/// Parse a `timezone` argument: UTC/GMT/Z or a `±hh[:mm]` offset.
-fn parse_tz(v: Option<&Bson>) -> Result<FixedOffset> {
-    let utc = FixedOffset::east_opt(0).ok_or_else(|| err(1, "offset"))?;
-    let Some(v) = v else {
-        return Ok(utc);
-    };
-    let Bson::String(s) = v else {
-        return Err(err(
-            40517,
-            format!(
-                "timezone must evaluate to a string, found {}",
-                value::type_alias(v)
-            ),
-        ));
-    };
-    if matches!(s.as_str(), "UTC" | "GMT" | "Z" | "Etc/UTC" | "Etc/GMT") {
-        return Ok(utc);
+/// Specifiers `$dateToString` accepts in `format`.
+const TO_STRING_SPECIFIERS: &str = "bBdGHjLmMSuUVwYzZ";
+
+/// The `timezone` argument: UTC when absent, `None` when null or missing
+/// (the operator then returns null).
+fn zone_arg(a: &NamedVals) -> Result<Option<Zone>> {
+    if !a.has("timezone") {
+        return Ok(Some(Zone::utc()));
     }
-    let bad = || err(40485, format!("unrecognized time zone identifier: \"{s}\""));
-    let (sign, rest) = match s.chars().next() {
-        Some('+') => (1, &s[1..]),
-        Some('-') => (-1, &s[1..]),
-        _ => return Err(bad()),
-    };
-    let digits: String = rest.chars().filter(|c| *c != ':').collect();
-    if !digits.chars().all(|c| c.is_ascii_digit()) || !matches!(digits.len(), 2 | 4) {
-        return Err(bad());
+    match a.get("timezone") {
+        v if nullish(v) => Ok(None),
+        v => Zone::parse(v).map(Some),
     }
-    let h: i32 = digits[..2].parse().map_err(|_| bad())?;
-    let m: i32 = if digits.len() == 4 {
-        digits[2..].parse().map_err(|_| bad())?
-    } else {
-        0
-    };
-    FixedOffset::east_opt(sign * (h * 3600 + m * 60)).ok_or_else(bad)
 }
 
 fn to_bson(t: DateTime<Utc>) -> Bson {
@@ -93,12 +71,13 @@ pub(super) fn call(op: &str, vals: &[Option<Bson>]) -> Option<Result<Option<Bson
             Some(v) => v,
             None => return Ok(Some(Bson::Null)),
         };
+        // The date is converted before the zone is looked at.
+        let date = require_date(v)?;
         let tz_arg = vals.get(1).and_then(|t| t.as_ref());
         if vals.len() > 1 && nullish(tz_arg) {
             return Ok(Some(Bson::Null));
         }
-        let tz = parse_tz(tz_arg)?;
-        let t = require_date(v)?.with_timezone(&tz);
+        let t = Zone::parse(tz_arg)?.at(date);
         let n: i64 = match part {
             "$year" => i64::from(t.year()),
             "$month" => i64::from(t.month()),
@@ -171,233 +150,33 @@ fn format_date(t: &DateTime<FixedOffset>, fmt: &str) -> Result<String> {
     Ok(out)
 }
 
-/// Parse a date string as `$dateFromString`/`$toDate` do: ISO 8601 forms by
-/// default, or a `%`-format.
-pub(crate) fn parse_date_string(
-    s: &str,
-    format: Option<&str>,
-    tz: Option<FixedOffset>,
-) -> Result<Bson> {
-    let tz = match tz {
-        Some(t) => t,
-        None => parse_tz(None)?,
-    };
-    let bad = || err(241, format!("Error parsing date string '{s}'"));
-    if let Some(f) = format {
-        let chrono_fmt = f.replace("%L", "%3f");
-        if let Ok(t) = DateTime::parse_from_str(s, &chrono_fmt) {
-            return Ok(to_bson(t.with_timezone(&Utc)));
-        }
-        if let Ok(n) = NaiveDateTime::parse_from_str(s, &chrono_fmt) {
-            return tz
-                .from_local_datetime(&n)
-                .single()
-                .map(|t| to_bson(t.with_timezone(&Utc)))
-                .ok_or_else(bad);
-        }
-        if let Ok(d) = NaiveDate::parse_from_str(s, &chrono_fmt) {
-            let n = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
-            return tz
-                .from_local_datetime(&n)
-                .single()
-                .map(|t| to_bson(t.with_timezone(&Utc)))
-                .ok_or_else(bad);
-        }
-        return Err(bad());
-    }
-    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Ok(to_bson(t.with_timezone(&Utc)));
-    }
-    for f in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
-        if let Ok(t) = DateTime::parse_from_str(s, f) {
-            return Ok(to_bson(t.with_timezone(&Utc)));
-        }
-    }
-    let trimmed = s.strip_suffix('Z').unwrap_or(s);
-    let explicit_utc = trimmed.len() != s.len();
-    let zone = if explicit_utc { parse_tz(None)? } else { tz };
-    for f in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M:%S",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(n) = NaiveDateTime::parse_from_str(trimmed, f) {
-            return zone
-                .from_local_datetime(&n)
-                .single()
-                .map(|t| to_bson(t.with_timezone(&Utc)))
-                .ok_or_else(bad);
-        }
-    }
-    for f in ["%Y-%m-%d", "%Y/%m/%d", "%B %d, %Y", "%b %d %Y"] {
-        if let Ok(d) = NaiveDate::parse_from_str(trimmed, f) {
-            let n = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
-            return zone
-                .from_local_datetime(&n)
-                .single()
-                .map(|t| to_bson(t.with_timezone(&Utc)))
-                .ok_or_else(bad);
-        }
-    }
-    Err(bad())
+fn from_local(n: NaiveDateTime, tz: &Zone) -> Result<DateTime<Utc>> {
+    tz.instant(n).ok_or_else(|| err(1, "date out of range"))
 }
 
-/// Units of `$dateTrunc`/`$dateAdd`/`$dateDiff`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Unit {
-    Year,
-    Quarter,
-    Month,
-    Week,
-    Day,
-    Hour,
-    Minute,
-    Second,
-    Millisecond,
+/// `startOfWeek`, read only for weeks (mongod ignores it otherwise);
+/// `None` when null.
+fn start_of_week_arg(a: &NamedVals, unit: Unit) -> Result<Option<u32>> {
+    if unit != Unit::Week || !a.has("startOfWeek") {
+        return Ok(Some(0));
+    }
+    match a.get("startOfWeek") {
+        v if nullish(v) => Ok(None),
+        v => calendar::parse_start_of_week(v).map(Some),
+    }
 }
 
-fn parse_unit(op: &str, v: Option<&Bson>) -> Result<Unit> {
-    let Some(Bson::String(s)) = v else {
-        return Err(err(
-            5439013,
+/// A date argument of `$dateTrunc`/`$dateDiff`: 5166307 if not a date.
+fn convert_date(op: &str, name: &str, v: &Bson) -> Result<DateTime<Utc>> {
+    instant(v).ok_or_else(|| {
+        err(
+            5166307,
             format!(
-                "{op} requires 'unit' to be a string, but got {}",
-                type_name(v)
+                "{op} requires '{name}' to be a date, but got {}",
+                value::type_alias(v)
             ),
-        ));
-    };
-    Ok(match s.as_str() {
-        "year" => Unit::Year,
-        "quarter" => Unit::Quarter,
-        "month" => Unit::Month,
-        "week" => Unit::Week,
-        "day" => Unit::Day,
-        "hour" => Unit::Hour,
-        "minute" => Unit::Minute,
-        "second" => Unit::Second,
-        "millisecond" => Unit::Millisecond,
-        other => {
-            return Err(err(
-                5439014,
-                format!("{op} parameter 'unit' value cannot be recognized as a time unit: {other}"),
-            ));
-        }
+        )
     })
-}
-
-fn fixed_ms(unit: Unit) -> Option<i64> {
-    Some(match unit {
-        Unit::Week => 7 * 86_400_000,
-        Unit::Day => 86_400_000,
-        Unit::Hour => 3_600_000,
-        Unit::Minute => 60_000,
-        Unit::Second => 1000,
-        Unit::Millisecond => 1,
-        _ => return None,
-    })
-}
-
-fn months_of(unit: Unit) -> i64 {
-    match unit {
-        Unit::Year => 12,
-        Unit::Quarter => 3,
-        _ => 1,
-    }
-}
-
-fn parse_start_of_week(v: Option<&Bson>) -> Result<u32> {
-    let Some(v) = v else {
-        return Ok(0);
-    };
-    let Bson::String(s) = v else {
-        return Err(err(5439015, "startOfWeek must be a string"));
-    };
-    let days = [
-        "sunday",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-    ];
-    let lower = s.to_lowercase();
-    days.iter()
-        .position(|d| *d == lower || d[..3] == lower)
-        .map(|p| p as u32)
-        .ok_or_else(|| {
-            err(
-                5439016,
-                format!("startOfWeek parameter value cannot be recognized as a day of a week: {s}"),
-            )
-        })
-}
-
-fn local(t: DateTime<Utc>, tz: &FixedOffset) -> NaiveDateTime {
-    t.with_timezone(tz).naive_local()
-}
-
-fn from_local(n: NaiveDateTime, tz: &FixedOffset) -> Result<DateTime<Utc>> {
-    tz.from_local_datetime(&n)
-        .single()
-        .map(|t| t.with_timezone(&Utc))
-        .ok_or_else(|| err(1, "date out of range"))
-}
-
-/// Start of the unit containing `n`, in local time.
-fn unit_start(n: NaiveDateTime, unit: Unit, start_of_week: u32) -> NaiveDateTime {
-    let date = n.date();
-    let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).unwrap_or(n);
-    match unit {
-        Unit::Year => NaiveDate::from_ymd_opt(date.year(), 1, 1).map_or(n, midnight),
-        Unit::Quarter => {
-            NaiveDate::from_ymd_opt(date.year(), (date.month0() / 3) * 3 + 1, 1).map_or(n, midnight)
-        }
-        Unit::Month => NaiveDate::from_ymd_opt(date.year(), date.month(), 1).map_or(n, midnight),
-        Unit::Week => {
-            let dow = date.weekday().num_days_from_sunday();
-            let back = (dow + 7 - start_of_week) % 7;
-            midnight(date - Duration::days(i64::from(back)))
-        }
-        Unit::Day => midnight(date),
-        Unit::Hour => n
-            .with_minute(0)
-            .and_then(|x| x.with_second(0))
-            .and_then(|x| x.with_nanosecond(0))
-            .unwrap_or(n),
-        Unit::Minute => n
-            .with_second(0)
-            .and_then(|x| x.with_nanosecond(0))
-            .unwrap_or(n),
-        Unit::Second => n.with_nanosecond(0).unwrap_or(n),
-        Unit::Millisecond => n,
-    }
-}
-
-fn month_index(n: NaiveDateTime) -> i64 {
-    i64::from(n.year()) * 12 + i64::from(n.month0())
-}
-
-fn add_months(n: NaiveDateTime, months: i64) -> Option<NaiveDateTime> {
-    if months >= 0 {
-        n.checked_add_months(Months::new(u32::try_from(months).ok()?))
-    } else {
-        n.checked_sub_months(Months::new(u32::try_from(-months).ok()?))
-    }
-}
-
-fn amount(op: &str, v: Option<&Bson>, key: &str) -> Result<i64> {
-    match v {
-        Some(b) if value::is_number(b) => value::as_i64(b)
-            .ok_or_else(|| err(5166402, format!("{op} expects integer {key}, found {b}"))),
-        other => Err(err(
-            5166403,
-            format!("{op} expects integer {key}, found {}", type_name(other)),
-        )),
-    }
 }
 
 pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>> {
@@ -409,25 +188,14 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     format!("Unrecognized argument to $dateToString: {k}"),
                 ));
             }
-            let date = match a.get("date") {
-                v if nullish(v) => {
-                    return Ok(if a.has("onNull") {
-                        a.get("onNull").cloned()
-                    } else {
-                        Some(Bson::Null)
-                    });
-                }
-                Some(v) => require_date(v)?,
-                None => return Ok(Some(Bson::Null)),
-            };
-            if a.has("timezone") && nullish(a.get("timezone")) {
-                return Ok(Some(Bson::Null));
-            }
-            let tz = parse_tz(a.get("timezone"))?;
+            // mongod's order: the format, then the zone, then a null date.
             let fmt = match a.get("format") {
-                None if !a.has("format") => "%Y-%m-%dT%H:%M:%S.%LZ".to_string(),
-                v if nullish(v) => return Ok(Some(Bson::Null)),
-                Some(Bson::String(f)) => f.clone(),
+                None => None,
+                Some(v) if nullish(Some(v)) => None,
+                Some(Bson::String(f)) => {
+                    date_string::validate_format(f, TO_STRING_SPECIFIERS)?;
+                    Some(f.clone())
+                }
                 Some(other) => {
                     return Err(err(
                         18533,
@@ -437,12 +205,31 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                         ),
                     ));
                 }
+            };
+            let tz = zone_arg(a)?;
+            let date = match a.get("date") {
+                v if nullish(v) => {
+                    return Ok(if a.has("onNull") {
+                        a.get("onNull").cloned()
+                    } else {
+                        Some(Bson::Null)
+                    });
+                }
+                Some(v) => v,
                 None => return Ok(Some(Bson::Null)),
             };
-            Ok(Some(Bson::String(format_date(
-                &date.with_timezone(&tz),
-                &fmt,
-            )?)))
+            let Some(tz) = tz else {
+                return Ok(Some(Bson::Null));
+            };
+            let fmt = match fmt {
+                Some(f) => f,
+                None if a.has("format") => return Ok(Some(Bson::Null)),
+                // Without a format: ISO 8601, with a `Z` only in UTC.
+                None if tz == Zone::utc() => "%Y-%m-%dT%H:%M:%S.%LZ".to_string(),
+                None => "%Y-%m-%dT%H:%M:%S.%L".to_string(),
+            };
+            let date = require_date(date)?;
+            Ok(Some(Bson::String(format_date(&tz.at(date), &fmt)?)))
         })(),
         "$dateFromString" => (|| {
             if let Some(k) = a.unknown(&["dateString", "format", "timezone", "onError", "onNull"]) {
@@ -451,6 +238,26 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                     format!("Unrecognized argument to $dateFromString: {k}"),
                 ));
             }
+            // mongod's order: the format, then the zone, then a null string;
+            // only failures to read the string go to `onError`.
+            let fmt = match a.get("format") {
+                None => None,
+                Some(v) if nullish(Some(v)) => None,
+                Some(Bson::String(f)) => {
+                    date_string::validate_from_string_format(f)?;
+                    Some(f.as_str())
+                }
+                Some(other) => {
+                    return Err(err(
+                        40684,
+                        format!(
+                            "$dateFromString requires that 'format' be a string, found: {} with value {other}",
+                            value::type_alias(other)
+                        ),
+                    ));
+                }
+            };
+            let tz = zone_arg(a)?;
             let s = match a.get("dateString") {
                 v if nullish(v) => {
                     return Ok(if a.has("onNull") {
@@ -459,169 +266,165 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                         Some(Bson::Null)
                     });
                 }
-                Some(Bson::String(s)) => s.clone(),
-                Some(other) => {
-                    if a.has("onError") {
-                        return Ok(a.get("onError").cloned());
-                    }
-                    return Err(err(
-                        241,
-                        format!(
-                            "$dateFromString requires that 'dateString' be a string, found: {} with value {other}",
-                            value::type_alias(other)
-                        ),
-                    ));
-                }
+                Some(v) => v,
                 None => return Ok(Some(Bson::Null)),
             };
-            let tz = if a.has("timezone") {
-                Some(parse_tz(a.get("timezone"))?)
-            } else {
-                None
+            let parsed = match s {
+                Bson::String(s) => match tz {
+                    None => return Ok(Some(Bson::Null)),
+                    Some(_) if fmt.is_none() && a.has("format") => return Ok(Some(Bson::Null)),
+                    Some(tz) => date_string::parse_date_string(s, fmt, Some(tz)),
+                },
+                other => Err(err(
+                    241,
+                    format!(
+                        "$dateFromString requires that 'dateString' be a string, found: {} with value {other}",
+                        value::type_alias(other)
+                    ),
+                )),
             };
-            let fmt = match a.get("format") {
-                Some(Bson::String(f)) => Some(f.as_str()),
-                _ => None,
-            };
-            match parse_date_string(&s, fmt, tz) {
+            match parsed {
                 Ok(d) => Ok(Some(d)),
-                Err(_) if a.has("onError") => Ok(a.get("onError").cloned()),
+                Err(e) if e.code.code() == 241 && a.has("onError") => Ok(a.get("onError").cloned()),
                 Err(e) => Err(e),
             }
         })(),
+        // mongod's order for these three: the date (null gives null), the
+        // other arguments in turn (each null gives null), the zone, then the
+        // dates' types.
         "$dateTrunc" => (|| {
             let date = match a.get("date") {
                 v if nullish(v) => return Ok(Some(Bson::Null)),
-                Some(v) => require_date(v)?,
+                Some(v) => v,
+                None => return Ok(Some(Bson::Null)),
+            };
+            let bin = match a.get("binSize") {
+                None if !a.has("binSize") => 1,
+                v if nullish(v) => return Ok(Some(Bson::Null)),
+                Some(b) => match value::as_i64(b) {
+                    Some(n) if n > 0 => n,
+                    Some(n) => {
+                        return Err(err(
+                            5439018,
+                            format!(
+                                "$dateTrunc requires 'binSize' to be greater than 0, but got value {n}"
+                            ),
+                        ));
+                    }
+                    None => {
+                        return Err(err(
+                            5439017,
+                            format!(
+                                "$dateTrunc requires 'binSize' to be a 64-bit integer, but got value '{b}' of type {}",
+                                value::type_alias(b)
+                            ),
+                        ));
+                    }
+                },
                 None => return Ok(Some(Bson::Null)),
             };
             if nullish(a.get("unit")) {
                 return Ok(Some(Bson::Null));
             }
-            let unit = parse_unit(op, a.get("unit"))?;
-            let bin = match a.get("binSize") {
-                None => 1,
-                Some(b) => match value::as_i64(b) {
-                    Some(n) if n > 0 => n,
-                    _ => {
-                        return Err(err(
-                            5439017,
-                            "$dateTrunc requires 'binSize' to be a positive 64-bit integer",
-                        ));
-                    }
-                },
+            let unit = Unit::parse(op, a.get("unit"))?;
+            let Some(sow) = start_of_week_arg(a, unit)? else {
+                return Ok(Some(Bson::Null));
             };
-            let tz = parse_tz(a.get("timezone"))?;
-            let sow = parse_start_of_week(a.get("startOfWeek"))?;
-            let n = local(date, &tz);
-            let out = match fixed_ms(unit) {
-                Some(ms) if bin == 1 || unit == Unit::Millisecond => {
-                    if ms == 1 {
-                        let total = n.and_utc().timestamp_millis();
-                        let floor = total.div_euclid(bin) * bin;
-                        DateTime::from_timestamp_millis(floor).map_or(n, |t| t.naive_utc())
-                    } else {
-                        unit_start(n, unit, sow)
-                    }
-                }
-                Some(ms) => {
-                    // Bins count from the 2000-01-01 reference, as in mongod.
-                    let anchor = NaiveDate::from_ymd_opt(2000, 1, 1)
-                        .and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .ok_or_else(|| err(1, "anchor"))?;
-                    let anchor = if unit == Unit::Week {
-                        unit_start(anchor, Unit::Week, sow)
-                    } else {
-                        anchor
-                    };
-                    let width = ms.saturating_mul(bin);
-                    let since = (n - anchor).num_milliseconds();
-                    Duration::try_milliseconds(since.div_euclid(width).saturating_mul(width))
-                        .and_then(|d| anchor.checked_add_signed(d))
-                        .ok_or_else(|| err(5439018, "$dateTrunc overflowed"))?
-                }
-                None => {
-                    let width = months_of(unit).saturating_mul(bin);
-                    let since = month_index(n) - 2000 * 12;
-                    let m = since
-                        .div_euclid(width)
-                        .saturating_mul(width)
-                        .saturating_add(2000 * 12);
-                    NaiveDate::from_ymd_opt(
-                        (m.div_euclid(12)) as i32,
-                        (m.rem_euclid(12) + 1) as u32,
-                        1,
-                    )
-                    .and_then(|d| d.and_hms_opt(0, 0, 0))
-                    .unwrap_or(n)
-                }
+            let Some(tz) = zone_arg(a)? else {
+                return Ok(Some(Bson::Null));
             };
-            Ok(Some(to_bson(from_local(out, &tz)?)))
+            let date = convert_date(op, "date", date)?;
+            Ok(Some(to_bson(calendar::trunc(date, unit, bin, &tz, sow)?)))
         })(),
         "$dateAdd" | "$dateSubtract" => (|| {
-            let date = match a.get("startDate") {
+            let start = match a.get("startDate") {
                 v if nullish(v) => return Ok(Some(Bson::Null)),
-                Some(v) => require_date(v)?,
+                Some(v) => v,
                 None => return Ok(Some(Bson::Null)),
             };
-            if nullish(a.get("unit")) || nullish(a.get("amount")) {
+            if nullish(a.get("unit")) {
                 return Ok(Some(Bson::Null));
             }
-            let unit = parse_unit(op, a.get("unit"))?;
-            let mut amt = amount(op, a.get("amount"), "amount")?;
-            if op == "$dateSubtract" {
-                amt = -amt;
-            }
-            let tz = parse_tz(a.get("timezone"))?;
-            let out = match fixed_ms(unit) {
-                Some(ms) => Duration::try_milliseconds(ms.saturating_mul(amt))
-                    .and_then(|d| date.checked_add_signed(d))
-                    .ok_or_else(|| err(5166406, format!("{op} overflowed")))?,
-                None => {
-                    let n = local(date, &tz);
-                    let moved = add_months(n, amt.saturating_mul(months_of(unit)))
-                        .ok_or_else(|| err(5166406, format!("{op} overflowed")))?;
-                    from_local(moved, &tz)?
-                }
+            let unit = Unit::parse(op, a.get("unit"))?;
+            let amount = match a.get("amount") {
+                v if nullish(v) => return Ok(Some(Bson::Null)),
+                Some(v) => v,
+                None => return Ok(Some(Bson::Null)),
             };
-            Ok(Some(to_bson(out)))
+            let Some(tz) = zone_arg(a)? else {
+                return Ok(Some(Bson::Null));
+            };
+            let date = instant(start).ok_or_else(|| {
+                err(
+                    5166403,
+                    format!("{op} requires startDate to be convertible to a date"),
+                )
+            })?;
+            let mut amt = value::as_i64(amount)
+                .filter(|_| value::is_number(amount))
+                .ok_or_else(|| {
+                    err(
+                        5166405,
+                        format!("{op} expects integer amount of time units"),
+                    )
+                })?;
+            if op == "$dateSubtract" {
+                amt = amt.checked_neg().ok_or_else(|| {
+                    err(
+                        6045000,
+                        format!("invalid $dateSubtract 'amount' parameter value: {amt}"),
+                    )
+                })?;
+            }
+            Ok(Some(to_bson(calendar::add(op, date, unit, amt, &tz)?)))
         })(),
         "$dateDiff" => (|| {
-            let (Some(s), Some(e)) = (a.get("startDate"), a.get("endDate")) else {
-                return Ok(Some(Bson::Null));
+            let (s, e) = match (a.get("startDate"), a.get("endDate")) {
+                (s, _) if nullish(s) => return Ok(Some(Bson::Null)),
+                (_, e) if nullish(e) => return Ok(Some(Bson::Null)),
+                (Some(s), Some(e)) => (s, e),
+                _ => return Ok(Some(Bson::Null)),
             };
-            if nullish(Some(s)) || nullish(Some(e)) || nullish(a.get("unit")) {
+            if nullish(a.get("unit")) {
                 return Ok(Some(Bson::Null));
             }
-            let (s, e) = (require_date(s)?, require_date(e)?);
-            let unit = parse_unit(op, a.get("unit"))?;
-            let tz = parse_tz(a.get("timezone"))?;
-            let sow = parse_start_of_week(a.get("startOfWeek"))?;
-            let (ls, le) = (local(s, &tz), local(e, &tz));
-            let diff = match unit {
-                Unit::Year | Unit::Quarter | Unit::Month => {
-                    (month_index(le).div_euclid(months_of(unit)))
-                        - (month_index(ls).div_euclid(months_of(unit)))
-                }
-                Unit::Millisecond => (e - s).num_milliseconds(),
-                other => {
-                    let ms = fixed_ms(other).unwrap_or(1);
-                    let a0 = unit_start(ls, other, sow);
-                    let b0 = unit_start(le, other, sow);
-                    (b0 - a0).num_milliseconds().div_euclid(ms)
-                }
+            let unit = Unit::parse(op, a.get("unit"))?;
+            let Some(sow) = start_of_week_arg(a, unit)? else {
+                return Ok(Some(Bson::Null));
             };
-            Ok(Some(Bson::Int64(diff)))
+            let Some(tz) = zone_arg(a)? else {
+                return Ok(Some(Bson::Null));
+            };
+            let (s, e) = (
+                convert_date(op, "startDate", s)?,
+                convert_date(op, "endDate", e)?,
+            );
+            Ok(Some(Bson::Int64(calendar::diff(s, e, unit, &tz, sow))))
         })(),
         "$dateToParts" => (|| {
+            let Some(tz) = zone_arg(a)? else {
+                return Ok(Some(Bson::Null));
+            };
+            let iso = match a.get("iso8601") {
+                None if !a.has("iso8601") => false,
+                v if nullish(v) => return Ok(Some(Bson::Null)),
+                Some(Bson::Boolean(b)) => *b,
+                other => {
+                    return Err(err(
+                        40521,
+                        format!(
+                            "iso8601 must evaluate to a bool, found {}",
+                            type_name(other)
+                        ),
+                    ));
+                }
+            };
             let date = match a.get("date") {
                 v if nullish(v) => return Ok(Some(Bson::Null)),
                 Some(v) => require_date(v)?,
                 None => return Ok(Some(Bson::Null)),
             };
-            let tz = parse_tz(a.get("timezone"))?;
-            let t = date.with_timezone(&tz);
-            let iso = matches!(a.get("iso8601"), Some(Bson::Boolean(true)));
+            let t = tz.at(date);
             let mut d = Document::new();
             if iso {
                 d.insert("isoWeekYear", t.iso_week().year());
@@ -639,11 +442,36 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
             Ok(Some(Bson::Document(d)))
         })(),
         "$dateFromParts" => (|| {
-            let get = |k: &str, default: i64| -> Result<Option<i64>> {
-                match a.get(k) {
-                    None if !a.has(k) => Ok(Some(default)),
-                    v if nullish(v) => Ok(None),
-                    Some(v) => value::as_i64(v).map(Some).ok_or_else(|| {
+            const NATURAL: [&str; 3] = ["year", "month", "day"];
+            const ISO: [&str; 3] = ["isoWeekYear", "isoWeek", "isoDayOfWeek"];
+            const TIME: [&str; 5] = ["hour", "minute", "second", "millisecond", "timezone"];
+            if let Some(k) = a.unknown(&[&NATURAL[..], &ISO[..], &TIME[..]].concat()) {
+                return Err(err(
+                    40518,
+                    format!("Unrecognized argument to $dateFromParts: {k}"),
+                ));
+            }
+            let natural = NATURAL.iter().any(|k| a.has(k));
+            let iso = ISO.iter().any(|k| a.has(k));
+            if natural && iso {
+                return Err(err(
+                    40489,
+                    "$dateFromParts does not allow mixing natural dates with ISO dates",
+                ));
+            }
+            if !a.has("year") && !a.has("isoWeekYear") {
+                return Err(err(
+                    40516,
+                    "$dateFromParts requires either 'year' or 'isoWeekYear' to be present",
+                ));
+            }
+            // A part: its default when not given, `None` when null; some
+            // parts are bounded as in mongod.
+            let get = |k: &str, default: i64, bounded: bool| -> Result<Option<i64>> {
+                let n = match a.get(k) {
+                    None if !a.has(k) => return Ok(Some(default)),
+                    v if nullish(v) => return Ok(None),
+                    Some(v) => value::as_i64(v).ok_or_else(|| {
                         err(
                             40515,
                             format!(
@@ -651,45 +479,92 @@ pub(super) fn call_named(op: &str, a: &NamedVals) -> Option<Result<Option<Bson>>
                                 value::type_alias(v)
                             ),
                         )
-                    }),
-                    None => Ok(None),
+                    })?,
+                    None => return Ok(None),
+                };
+                if bounded && !(-32768..=32767).contains(&n) {
+                    return Err(err(
+                        31034,
+                        format!(
+                            "'{k}' must evaluate to a value in the range [-32768, 32767]; value {n} is not in range"
+                        ),
+                    ));
                 }
+                Ok(Some(n))
             };
-            let parts = [
-                get("year", 1970)?,
-                get("month", 1)?,
-                get("day", 1)?,
-                get("hour", 0)?,
-                get("minute", 0)?,
-                get("second", 0)?,
-                get("millisecond", 0)?,
+            let time = [
+                get("hour", 0, true)?,
+                get("minute", 0, true)?,
+                get("second", 0, false)?,
+                get("millisecond", 0, false)?,
             ];
-            let Some(p) = parts.iter().copied().collect::<Option<Vec<i64>>>() else {
+            let Some(time) = time.iter().copied().collect::<Option<Vec<i64>>>() else {
                 return Ok(Some(Bson::Null));
             };
-            let tz = parse_tz(a.get("timezone"))?;
-            let base = NaiveDate::from_ymd_opt(p[0] as i32, 1, 1)
-                .and_then(|d| d.and_hms_opt(0, 0, 0))
-                .ok_or_else(|| {
-                    err(
+            let Some(tz) = zone_arg(a)? else {
+                return Ok(Some(Bson::Null));
+            };
+            let out_of_range = || err(40523, "date parts out of range");
+            let midnight = if iso {
+                let parts = [
+                    get("isoWeekYear", 1970, false)?,
+                    get("isoWeek", 1, true)?,
+                    get("isoDayOfWeek", 1, true)?,
+                ];
+                let Some(p) = parts.iter().copied().collect::<Option<Vec<i64>>>() else {
+                    return Ok(Some(Bson::Null));
+                };
+                if !(1..=9999).contains(&p[0]) {
+                    return Err(err(
+                        31095,
+                        format!(
+                            "'isoWeekYear' must evaluate to an integer in the range 1 to 9999, found {}",
+                            p[0]
+                        ),
+                    ));
+                }
+                // Monday of ISO week 1 is the Monday on or before January 4th.
+                let jan4 = NaiveDate::from_ymd_opt(p[0] as i32, 1, 4).ok_or_else(out_of_range)?;
+                let week1 = jan4 - Duration::days(i64::from(jan4.weekday().num_days_from_monday()));
+                week1
+                    .checked_add_signed(Duration::days((p[1] - 1) * 7 + (p[2] - 1)))
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .ok_or_else(out_of_range)?
+            } else {
+                let parts = [
+                    get("year", 1970, false)?,
+                    get("month", 1, true)?,
+                    get("day", 1, true)?,
+                ];
+                let Some(p) = parts.iter().copied().collect::<Option<Vec<i64>>>() else {
+                    return Ok(Some(Bson::Null));
+                };
+                if !(1..=9999).contains(&p[0]) {
+                    return Err(err(
                         40523,
-                        "'year' must evaluate to an integer in the range 1 to 9999",
-                    )
-                })?;
+                        format!(
+                            "'year' must evaluate to an integer in the range 1 to 9999, found {}",
+                            p[0]
+                        ),
+                    ));
+                }
+                let base = NaiveDate::from_ymd_opt(p[0] as i32, 1, 1)
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .ok_or_else(out_of_range)?;
+                calendar::add_months(base, p[1] - 1)
+                    .and_then(|n| n.checked_add_signed(Duration::days(p[2] - 1)))
+                    .ok_or_else(out_of_range)?
+            };
             let offset = [
-                Duration::try_days(p[2].saturating_sub(1)),
-                Duration::try_hours(p[3]),
-                Duration::try_minutes(p[4]),
-                Duration::try_seconds(p[5]),
-                Duration::try_milliseconds(p[6]),
+                Duration::try_hours(time[0]),
+                Duration::try_minutes(time[1]),
+                Duration::try_seconds(time[2]),
+                Duration::try_milliseconds(time[3]),
             ];
-            let n = add_months(base, p[1].saturating_sub(1))
-                .and_then(|n| {
-                    offset
-                        .iter()
-                        .try_fold(n, |acc, d| d.and_then(|d| acc.checked_add_signed(d)))
-                })
-                .ok_or_else(|| err(40523, "date parts out of range"))?;
+            let n = offset
+                .iter()
+                .try_fold(midnight, |acc, d| d.and_then(|d| acc.checked_add_signed(d)))
+                .ok_or_else(out_of_range)?;
             Ok(Some(to_bson(from_local(n, &tz)?)))
         })(),
         _ => return None,
