@@ -29,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod catalog;
+pub mod cache;
 pub mod codec;
 pub mod collation;
 pub mod error;
