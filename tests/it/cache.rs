@@ -31,7 +31,9 @@ async fn loaded() -> (ServerHandle, Database, Database) {
     let engine = Engine::new();
     let docs: Vec<RawDocumentBuf> = (0..DOCS)
         .map(|i| {
-            let filler: String = (0..1000).map(|j| (b'a' + ((i + j) % 26) as u8) as char).collect();
+            let filler: String = (0..1000)
+                .map(|j| (b'a' + ((i + j) % 26) as u8) as char)
+                .collect();
             RawDocumentBuf::from_document(&doc! {"_id": i, "k": i % 100, "filler": filler})
                 .expect("encodes")
         })
@@ -137,7 +139,11 @@ async fn a_cache_smaller_than_the_collection_reads_it_again_on_every_scan() {
         scan(&db).await;
         let s = cache_stats(&admin).await;
         let read = n(&s, "bytes read into cache");
-        assert!(read - last >= size, "pass {pass}: read {} of {size}", read - last);
+        assert!(
+            read - last >= size,
+            "pass {pass}: read {} of {size}",
+            read - last
+        );
         assert!(n(&s, "bytes currently in the cache") <= max, "pass {pass}");
         last = read;
     }
@@ -174,11 +180,29 @@ async fn set_parameter_changes_the_cache_size_at_run_time() {
         .run_command(doc! {"serverStatus": 1})
         .await
         .expect("serverStatus");
-    for field in ["host", "version", "process", "pid", "uptime", "uptimeMillis", "localTime"] {
+    for field in [
+        "host",
+        "version",
+        "process",
+        "pid",
+        "uptime",
+        "uptimeMillis",
+        "localTime",
+    ] {
         assert!(status.contains_key(field), "{field} in {status}");
     }
-    assert!(n(status.get_document("connections").expect("connections"), "current") >= 1);
-    assert!(n(status.get_document("opcounters").expect("opcounters"), "command") >= 1);
+    assert!(
+        n(
+            status.get_document("connections").expect("connections"),
+            "current"
+        ) >= 1
+    );
+    assert!(
+        n(
+            status.get_document("opcounters").expect("opcounters"),
+            "command"
+        ) >= 1
+    );
 }
 
 #[tokio::test]

@@ -398,7 +398,17 @@ thread_local! {
 /// Forget the pages held: a new operation starts with no cursor
 /// positioned.
 pub(crate) fn release_held() {
-    HELD_PAGES.with(|h| h.set([(PageKey { file: u64::MAX, page: u64::MAX }, false); HELD]));
+    HELD_PAGES.with(|h| {
+        h.set(
+            [(
+                PageKey {
+                    file: u64::MAX,
+                    page: u64::MAX,
+                },
+                false,
+            ); HELD],
+        )
+    });
 }
 
 /// The running operation touches page `page` of `file` (`bytes` bytes):
@@ -445,13 +455,66 @@ mod tests {
         PageKey { file: 1, page }
     }
 
+    /// The layout of the size model's calibration collection
+    /// (`{_id: <int32>, a: "hello world"}` inserted in order): the figures
+    /// docs/CACHE_MODEL.md quotes. `CACHE_MODEL_N` sets the count.
+    #[test]
+    fn the_calibration_collection_is_laid_out_like_the_size_model() {
+        let n: i32 = std::env::var("CACHE_MODEL_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        let engine = crate::Engine::new();
+        let docs = (0..n)
+            .map(|i| bson::RawDocumentBuf::from_document(&doc! {"_id": i, "a": "hello world"}))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .unwrap_or_default();
+        assert!(engine.insert("cal", "c", docs, true).is_ok());
+        let cat = engine.store.snapshot_one("cal", "c");
+        let Some(c) = cat.collection("cal", "c") else {
+            panic!("the collection exists");
+        };
+        let records = c.record_pages();
+        let id = c.indexes()[0].pages();
+        let sizes = crate::size_model::collection_sizes(c);
+        eprintln!(
+            "n={n} data={} record pages={} bytes={} storageSize={} | _id pages={} bytes={} modelled _id_={}",
+            c.data_size(),
+            records.pages(),
+            records.total_bytes(),
+            sizes.storage_size,
+            id.pages(),
+            id.total_bytes(),
+            sizes.index_sizes[0].1,
+        );
+        // Records: uncompressed pages hold the documents plus 7 bytes of
+        // cells each; the size model's file is those pages compressed.
+        let per_doc = 33 + 4 + crate::size_model::record_id_len(u64::from(n.unsigned_abs()));
+        let full = (COLLECTION_PAGE_BYTES - 40) / per_doc as u64;
+        let expected = (n as u64).div_ceil(full);
+        assert!(
+            records.pages() as u64 >= expected
+                && records.pages() as u64 <= expected + expected / 50 + 1
+        );
+        assert!(records.total_bytes() > sizes.storage_size);
+        // Index: without prefix compression, more pages than the size
+        // model's 16 KiB blocks, by less than half again.
+        let blocks = (sizes.index_sizes[0].1 - 4096) / 16_384;
+        assert!(id.pages() as u64 >= blocks && (id.pages() as u64) < blocks * 3 / 2 + 2);
+    }
+
+    const COLLECTION_PAGE_BYTES: u64 = crate::size_model::COLLECTION_PAGE as u64;
+
     #[test]
     fn a_cold_read_reads_and_a_warm_one_does_not() {
         let c = Cache::new(1 << 20);
         assert_eq!(c.touch(key(0), 1000, false).bytes_read, 1000);
         assert_eq!(c.touch(key(0), 1000, false).bytes_read, 0);
         let s = c.stats();
-        assert_eq!((s.pages_read, s.pages_requested, s.bytes_read), (1, 2, 1000));
+        assert_eq!(
+            (s.pages_read, s.pages_requested, s.bytes_read),
+            (1, 2, 1000)
+        );
         assert_eq!(s.bytes_in_cache, 1000);
     }
 
@@ -482,7 +545,10 @@ mod tests {
         // 5% of 100,000 is 5,000: a second dirty page writes the first.
         c.touch(key(1), 4000, true);
         let s = c.stats();
-        assert_eq!((s.bytes_written, s.pages_written, s.dirty_bytes), (4000, 1, 4000));
+        assert_eq!(
+            (s.bytes_written, s.pages_written, s.dirty_bytes),
+            (4000, 1, 4000)
+        );
         // Shrinking the cache evicts, writing the dirty page.
         c.set_max_bytes(1000);
         let s = c.stats();

@@ -28,8 +28,8 @@
 
 #![forbid(unsafe_code)]
 
-pub(crate) mod catalog;
 pub mod cache;
+pub(crate) mod catalog;
 pub mod codec;
 pub mod collation;
 pub mod error;
