@@ -380,6 +380,12 @@ impl Inner {
         }
         if self.stats.dirty_pages == 0 {
             self.dirty_order.clear();
+        } else if self.dirty_order.len() > 2 * self.stats.dirty_pages as usize + 1024 {
+            // Evicted dirty pages left their keys behind: keep the live
+            // ones, in order.
+            let (map, nodes) = (&self.map, &self.nodes);
+            self.dirty_order
+                .retain(|k| map.get(k).is_some_and(|&i| nodes[i as usize].dirty));
         }
     }
 }

@@ -62,7 +62,7 @@ impl ServerStatus {
             doc! {
                 "current": current as i32,
                 "available": (MAX_CONNECTIONS - current) as i32,
-                "totalCreated": load(&counters.connections_total) as i32,
+                "totalCreated": load(&counters.connections_total),
             },
         )];
         let mut opcounters = Document::new();
