@@ -11,6 +11,7 @@
 mod support;
 
 mod aggregation;
+mod cache;
 mod cli;
 mod concurrency;
 mod conformance;

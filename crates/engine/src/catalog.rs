@@ -372,6 +372,26 @@ impl Collection {
         self.records.get(self.slot(rid)?).map(|r| r.as_raw())
     }
 
+    /// The cache model: record `rid` is read, its page requested from the
+    /// running server's cache.
+    pub fn touch_record(&self, rid: RecordId) {
+        if let Some(slot) = self.slot(rid) {
+            self.records.touch(slot);
+        }
+    }
+
+    /// The cache model: the `_id` index entry of `id` (held by `rid`) is
+    /// read.
+    pub fn touch_id_entry(&self, id: &Bson, rid: RecordId) {
+        let key = keystring::encode_single(id, self.collation.as_ref());
+        self.indexes[0].touch_key(&key, rid);
+    }
+
+    /// The cache model's pages of the records.
+    pub fn record_pages(&self) -> &crate::cache::layout::RecordPages {
+        self.records.pages()
+    }
+
     fn slot(&self, rid: RecordId) -> Option<usize> {
         usize::try_from(rid.checked_sub(self.first_record)?).ok()
     }

@@ -29,6 +29,8 @@ use super::keystring;
 use super::update::display;
 use keyset::KeySet;
 
+use crate::cache::{self, layout::IndexPages};
+
 /// A record's id: its position in insertion order, never reused.
 pub type RecordId = u64;
 
@@ -653,6 +655,8 @@ pub struct Index {
     entries: KeySet,
     /// Per key field, every path prefix at which some document had an array.
     multikey_paths: Vec<BTreeSet<String>>,
+    /// Where the entries are in the cache model's pages.
+    pages: IndexPages,
 }
 
 impl Index {
@@ -663,6 +667,7 @@ impl Index {
             spec,
             entries: KeySet::new(),
             multikey_paths: vec![BTreeSet::new(); n],
+            pages: IndexPages::default(),
         }
     }
 
@@ -887,8 +892,38 @@ impl Index {
     /// search of the entries (a unique index's insert): false, and nothing
     /// added, if one does.
     pub fn insert_unique(&mut self, key: &[u8], rid: RecordId) -> bool {
-        self.entries
-            .insert_if_none_in(&entry(key, 0), &entry(key, RecordId::MAX), &entry(key, rid))
+        let e = entry(key, rid);
+        let added = self
+            .entries
+            .insert_if_none_in(&entry(key, 0), &entry(key, RecordId::MAX), &e);
+        if added {
+            self.added(&e);
+        }
+        added
+    }
+
+    /// The cache model: `e` was added, dirtying its page.
+    fn added(&mut self, e: &[u8]) {
+        let entries = &self.entries;
+        let (page, bytes) = self.pages.added(e, |lo, hi| entries.range(lo, hi));
+        cache::touch(self.pages.file(), page, bytes, true);
+    }
+
+    /// The cache model: entry `e` (key bytes and record id) is read, its
+    /// page requested from the running server's cache.
+    pub fn touch_entry(&self, e: &[u8]) {
+        let (page, bytes) = self.pages.page_of(e);
+        cache::touch(self.pages.file(), page, bytes, false);
+    }
+
+    /// The cache model: the entry of `key` for `rid` is read.
+    pub fn touch_key(&self, key: &[u8], rid: RecordId) {
+        self.touch_entry(&entry(key, rid));
+    }
+
+    /// The cache model's pages of the entries.
+    pub fn pages(&self) -> &IndexPages {
+        &self.pages
     }
 
     /// Fill this index, which must be empty, with `keys`: sorted first and
@@ -932,13 +967,21 @@ impl Index {
         for (seen, new) in self.multikey_paths.iter_mut().zip(multikey_paths) {
             seen.extend(new);
         }
+        // A sorted build writes full pages, every one dirty.
+        self.pages.rebuild(self.entries.iter());
+        for (page, bytes) in self.pages.each() {
+            cache::touch(self.pages.file(), page, bytes, true);
+        }
         Ok(())
     }
 
     /// Add a document's keys under `rid`.
     pub fn insert_keys(&mut self, keys: &DocKeys, rid: RecordId) {
         for key in &keys.keys {
-            self.entries.insert(&entry(key, rid));
+            let e = entry(key, rid);
+            if self.entries.insert(&e) {
+                self.added(&e);
+            }
         }
         for (seen, new) in self.multikey_paths.iter_mut().zip(&keys.multikey_paths) {
             seen.extend(new.iter().cloned());
@@ -948,13 +991,18 @@ impl Index {
     /// Remove a document's keys.
     pub fn remove_keys(&mut self, keys: &DocKeys, rid: RecordId) {
         for key in &keys.keys {
-            self.entries.remove(&entry(key, rid));
+            let e = entry(key, rid);
+            if self.entries.remove(&e) {
+                let (page, bytes) = self.pages.removed(&e);
+                cache::touch(self.pages.file(), page, bytes, true);
+            }
         }
     }
 
     /// Drop every entry (the multikey flags stay, as in mongod).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.pages.reset();
     }
 }
 

@@ -28,6 +28,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub(crate) mod catalog;
 pub mod codec;
 pub mod collation;

@@ -374,6 +374,7 @@ impl Drop for Restore {
 /// Run `f` as `op`: every [`checkpoint`] inside it on this thread obeys
 /// `op`'s deadline and cancellation.
 pub fn run_as<T>(op: Operation, f: impl FnOnce() -> T) -> T {
+    crate::cache::release_held();
     let prev = CURRENT.with(|c| c.borrow_mut().replace(Current { op, ticks: 0 }));
     let _restore = Restore(prev);
     f()
@@ -452,6 +453,17 @@ fn check(op: &Operation) -> Result<()> {
 /// operation (a `getMore`'s own time budget) to keep.
 pub fn params_in_force() -> Option<std::sync::Arc<Params>> {
     CURRENT.with(|c| c.borrow().as_ref().and_then(|cur| cur.op.params.clone()))
+}
+
+/// Run `f` on the running operation's server parameters (its modelled
+/// cache among them), if an operation is running.
+pub(crate) fn with_params<R>(f: impl FnOnce(&Params) -> R) -> Option<R> {
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .and_then(|cur| cur.op.params.as_deref())
+            .map(f)
+    })
 }
 
 /// The running operation's deadline, if any.
@@ -534,17 +546,31 @@ impl Param {
 #[derive(Debug)]
 pub struct Params {
     values: [std::sync::atomic::AtomicU64; PARAM_COUNT],
+    /// The server's modelled WiredTiger cache, sized by
+    /// `wiredTigerEngineRuntimeConfig` (`cache_size`).
+    cache: crate::cache::Cache,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params {
-            values: params().map(|p| std::sync::atomic::AtomicU64::new(p.default)),
-        }
+        Params::with_cache_size(crate::cache::config::machine_default())
     }
 }
 
 impl Params {
+    /// mongod's defaults, with a cache of `cache_size` bytes.
+    pub fn with_cache_size(cache_size: u64) -> Self {
+        Params {
+            values: params().map(|p| std::sync::atomic::AtomicU64::new(p.default)),
+            cache: crate::cache::Cache::new(cache_size),
+        }
+    }
+
+    /// The server's modelled cache.
+    pub fn cache(&self) -> &crate::cache::Cache {
+        &self.cache
+    }
+
     /// `param`'s value on this server.
     pub fn get(&self, param: &Param) -> u64 {
         self.values[param.index].load(std::sync::atomic::Ordering::Relaxed)

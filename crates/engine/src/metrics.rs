@@ -18,6 +18,11 @@ pub struct OpMetrics {
     pub keys_deleted: u64,
     /// mongod's `planSummary` of the operation's first planned read.
     pub plan_summary: Option<String>,
+    /// Bytes the modelled cache read in for this operation
+    /// (`storage.data.bytesRead`).
+    pub bytes_read: u64,
+    /// Pages the modelled cache read in for this operation.
+    pub pages_read: u64,
 }
 
 thread_local! {
@@ -64,5 +69,13 @@ pub(crate) fn plan_summary(summary: impl FnOnce() -> String) {
         if m.plan_summary.is_none() {
             m.plan_summary = Some(summary());
         }
+    });
+}
+
+/// The modelled cache read a page of `bytes` bytes in for the operation.
+pub(crate) fn read_into_cache(bytes: u64) {
+    with(|m| {
+        m.bytes_read += bytes;
+        m.pages_read += 1;
     });
 }

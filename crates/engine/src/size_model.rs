@@ -29,13 +29,13 @@ pub const MODEL_VERSION: &str = "schemalab-wt-model/2";
 /// WiredTiger's allocation unit.
 const ALLOCATION_UNIT: u64 = 4096;
 /// Collection leaf pages (`leaf_page_max` for collections).
-const COLLECTION_PAGE: usize = 32 * 1024;
+pub(crate) const COLLECTION_PAGE: usize = 32 * 1024;
 /// Index leaf pages (`leaf_page_max` for indexes).
-const INDEX_PAGE: usize = 16 * 1024;
+pub(crate) const INDEX_PAGE: usize = 16 * 1024;
 /// Page header plus block header of a WiredTiger page.
-const PAGE_HEADER: u64 = 40;
+pub(crate) const PAGE_HEADER: u64 = 40;
 /// Cell header bytes for one key or value cell.
-const CELL_HEADER: usize = 2;
+pub(crate) const CELL_HEADER: usize = 2;
 /// WiredTiger caps the prefix it will share with the previous key.
 const MAX_PREFIX: usize = 256;
 
@@ -64,7 +64,7 @@ fn round_up(n: u64) -> u64 {
 }
 
 /// The bytes WiredTiger's packed integer format needs for a record id.
-fn record_id_len(rid: u64) -> usize {
+pub(crate) fn record_id_len(rid: u64) -> usize {
     match rid {
         0..=1023 => 2,
         1024..=262_143 => 3,

@@ -15,6 +15,7 @@ pub mod explain;
 pub mod index;
 pub mod profile;
 pub mod query;
+pub mod status;
 pub mod write;
 
 use std::net::SocketAddr;
@@ -230,6 +231,7 @@ pub enum Command {
     KillOp(admin::KillOp),
     GetParameter(admin::GetParameter),
     SetParameter(admin::SetParameter),
+    ServerStatus(status::ServerStatus),
     GetLog(admin::GetLog),
     ConnectionStatus,
     WhatsMyUri,
@@ -287,6 +289,7 @@ impl Command {
             "getParameter" => Command::GetParameter(admin::GetParameter::parse(&cmd)),
             "setParameter" => Command::SetParameter(admin::SetParameter::parse(&cmd)?),
             "getLog" => Command::GetLog(admin::GetLog::parse(&cmd)?),
+            "serverStatus" => Command::ServerStatus(status::ServerStatus::parse(&cmd)?),
             "connectionStatus" => Command::ConnectionStatus,
             "whatsmyuri" => Command::WhatsMyUri,
             "endSessions" => Command::EndSessions,
@@ -336,6 +339,7 @@ impl Command {
             Command::KillOp(c) => raw(c.apply(ctx)),
             Command::GetParameter(c) => raw(c.apply(ctx.engine.params())),
             Command::SetParameter(c) => raw(c.apply(ctx.engine.params())),
+            Command::ServerStatus(c) => raw(c.apply(ctx)),
             Command::GetLog(c) => raw(c.apply()),
             Command::ConnectionStatus => raw(admin::connection_status()),
             Command::WhatsMyUri => raw(admin::whatsmyuri(ctx)),

@@ -160,7 +160,13 @@ pub fn spawn_background(engine: Engine) -> std::io::Result<BackgroundServer> {
 /// `schemalab serve [--port N]`: serve a fresh engine on 127.0.0.1:`port`,
 /// print its URI, and run until Ctrl-C.
 pub async fn run_serve(port: u16) -> std::io::Result<()> {
-    let handle = serve(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), Engine::new()).await?;
+    run_serve_engine(port, Engine::new()).await
+}
+
+/// [`run_serve`] with a given engine (its cache sized by the caller, as
+/// `--wiredTigerCacheSizeGB` does).
+pub async fn run_serve_engine(port: u16, engine: Engine) -> std::io::Result<()> {
+    let handle = serve(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), engine).await?;
     println!("{}", handle.uri());
     eprintln!(
         "schemalab serve: the embedded engine is listening on {}. Its data lives in memory \

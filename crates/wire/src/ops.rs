@@ -28,6 +28,49 @@ pub struct OpTable {
     running: Mutex<BTreeMap<u32, Running>>,
     /// `next` when [`OpTable::idle_since_last_look`] last looked.
     looked: AtomicU32,
+    /// Uptime, connections and operation counters, for `serverStatus`.
+    pub counters: ServerCounters,
+}
+
+/// What `serverStatus` reports of the server's life: when it started, its
+/// connections, and the commands run by kind (`opcounters`, counted per
+/// command).
+#[derive(Debug)]
+pub struct ServerCounters {
+    pub started: Instant,
+    pub started_at: bson::DateTime,
+    pub connections_current: AtomicU32,
+    pub connections_total: AtomicU32,
+    /// insert, query, update, delete, getmore, command.
+    pub opcounters: [std::sync::atomic::AtomicU64; 6],
+}
+
+impl Default for ServerCounters {
+    fn default() -> Self {
+        ServerCounters {
+            started: Instant::now(),
+            started_at: bson::DateTime::now(),
+            connections_current: AtomicU32::new(0),
+            connections_total: AtomicU32::new(0),
+            opcounters: Default::default(),
+        }
+    }
+}
+
+/// The names of [`ServerCounters::opcounters`], in order.
+pub const OPCOUNTERS: [&str; 6] = ["insert", "query", "update", "delete", "getmore", "command"];
+
+/// Counts a connection as current until dropped.
+#[derive(Debug)]
+pub struct Connected(Arc<OpTable>);
+
+impl Drop for Connected {
+    fn drop(&mut self) {
+        self.0
+            .counters
+            .connections_current
+            .fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// One running operation.
@@ -99,6 +142,17 @@ fn shown(command: &Document) -> Document {
 }
 
 impl OpTable {
+    /// A client connected; it counts as current until the guard drops.
+    pub fn connected(self: &Arc<Self>) -> Connected {
+        self.counters
+            .connections_current
+            .fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .connections_total
+            .fetch_add(1, Ordering::Relaxed);
+        Connected(self.clone())
+    }
+
     /// Register a command run on connection `connection_id` until the
     /// returned guard is dropped.
     pub fn register(
@@ -113,6 +167,15 @@ impl OpTable {
             Some(Bson::String(coll)) => format!("{db}.{coll}"),
             _ => format!("{db}.$cmd"),
         };
+        let counter = match op_kind(name) {
+            "insert" => 0,
+            "query" => 1,
+            "update" => 2,
+            "remove" => 3,
+            "getmore" => 4,
+            _ => 5,
+        };
+        self.counters.opcounters[counter].fetch_add(1, Ordering::Relaxed);
         let opid = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let killed = Arc::new(AtomicBool::new(false));
         let running = Running {

@@ -118,6 +118,7 @@ fn accept_backoff(previous: Option<Duration>, err: &std::io::Error) -> Option<Du
 /// Serve one client until it leaves, sends garbage, or the server stops.
 async fn handle(stream: TcpStream, shared: Arc<Shared>, mut shutdown: broadcast::Receiver<()>) {
     let mut conn = Connection::new(stream);
+    let _connected = shared.ops.connected();
     let session = Session {
         engine: shared.engine.clone(),
         cursors: shared.cursors.clone(),

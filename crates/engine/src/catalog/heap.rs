@@ -31,6 +31,7 @@ use std::sync::Arc;
 use bson::RawDocument;
 
 use super::spill::{SpillFile, Spilled};
+use crate::cache::{self, layout::RecordPages};
 
 /// A chunk fills up to this size; a record of more than a quarter of it
 /// gets a chunk of its own, so that a chunk is never mostly slack.
@@ -176,6 +177,8 @@ pub struct Heap {
     data_size: u64,
     /// The sum of the chunks' lengths: live plus dead bytes.
     stored: u64,
+    /// Where the records are in the cache model's pages.
+    pages: RecordPages,
 }
 
 impl fmt::Debug for Heap {
@@ -348,6 +351,7 @@ impl Heap {
     /// Store a record's bytes in a new slot.
     pub fn push(&mut self, bytes: &[u8]) {
         let loc = self.append(bytes);
+        self.written(self.slots.len(), bytes.len());
         self.slots.push(loc);
         self.live += 1;
         self.data_size += bytes.len() as u64;
@@ -367,6 +371,7 @@ impl Heap {
         };
         let n = bytes.len() as u64;
         self.live_bytes[chunk] += n;
+        self.written(self.slots.len(), bytes.len());
         self.slots.push(Loc {
             chunk: chunk as u32,
             offset: offset as u32,
@@ -384,6 +389,7 @@ impl Heap {
             return;
         };
         let n = bytes.len();
+        self.resized(i, old_len, n);
         let c = old.chunk as usize;
         if n <= old_len
             && let Some(ChunkBuf::Mem(chunk)) = Arc::get_mut(&mut self.chunks[c])
@@ -413,10 +419,38 @@ impl Heap {
             return false;
         };
         self.slots[i] = Loc::EMPTY;
+        self.resized(i, old_len, 0);
         self.live -= 1;
         self.release(old, old_len);
         self.maybe_compact();
         true
+    }
+
+    /// The cache model: a new record of `len` bytes in `slot` dirties
+    /// its page.
+    fn written(&mut self, slot: usize, len: usize) {
+        let (page, bytes) = self.pages.pushed(slot, len);
+        cache::touch(self.pages.file(), page, bytes, true);
+    }
+
+    /// The cache model: the record in `slot` changed size (0: deleted),
+    /// dirtying its page.
+    fn resized(&mut self, slot: usize, old: usize, new: usize) {
+        if let Some((page, bytes)) = self.pages.resized(slot, old, new) {
+            cache::touch(self.pages.file(), page, bytes, true);
+        }
+    }
+
+    /// The cache model: the record in `slot` is read, its page requested.
+    pub fn touch(&self, slot: usize) {
+        if let Some((page, bytes)) = self.pages.page_of(slot) {
+            cache::touch(self.pages.file(), page, bytes, false);
+        }
+    }
+
+    /// The cache model's pages of these records.
+    pub fn pages(&self) -> &RecordPages {
+        &self.pages
     }
 
     /// Delete every record and every slot.

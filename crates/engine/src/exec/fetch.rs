@@ -38,6 +38,7 @@ impl Fetch {
                 };
                 self.c.docs_examined += 1;
                 self.c.bytes_examined += raw.as_bytes().len() as u64;
+                ctx.coll.touch_record(m.rid);
                 // The whole filter is re-applied (index bounds are only a
                 // superset), on the raw record: only a match is decoded.
                 return super::scan::check_raw(ctx, m.rid, raw);

@@ -86,6 +86,7 @@ impl Stage for CollScan {
             match ctx.coll.raw(rid) {
                 Some(raw) => {
                     *bytes += raw.as_bytes().len() as u64;
+                    ctx.coll.touch_record(rid);
                     check_raw(ctx, rid, raw)
                 }
                 None => Ok(State::NeedTime),
@@ -282,6 +283,10 @@ impl IxScan {
                 read.extend(index.entries_between(lo, hi).take(READ_AHEAD));
             } else {
                 read.extend(index.entries_between(lo, hi).rev().take(READ_AHEAD));
+            }
+            // The cache model: the index pages these entries are on.
+            for e in &read {
+                index.touch_entry(e);
             }
             let exhausted = read.len() < READ_AHEAD;
             self.ahead
@@ -507,6 +512,7 @@ impl IxScan {
             return Ok(State::Eof);
         };
         let rid = Index::entry_record_id(entry);
+        index.touch_entry(entry);
         self.c.keys_examined += 1;
         // The first field's value, read from the document without counting
         // it (the key holds it): its encoding is the prefix to skip.
@@ -571,6 +577,8 @@ impl Stage for IdHack {
                 Some(rid) => match ctx.coll.raw(rid) {
                     Some(raw) => {
                         found = true;
+                        ctx.coll.touch_id_entry(id, rid);
+                        ctx.coll.touch_record(rid);
                         read = raw.as_bytes().len() as u64;
                         match check_raw(ctx, rid, raw)? {
                             State::Advanced(m) => Ok(State::Advanced(m)),

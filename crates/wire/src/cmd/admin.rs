@@ -200,6 +200,17 @@ impl GetParameter {
         {
             reply.insert("featureCompatibilityVersion", doc! {"version": "7.0"});
         }
+        if self.all
+            || self
+                .names
+                .iter()
+                .any(|n| n == "wiredTigerEngineRuntimeConfig")
+        {
+            reply.insert(
+                "wiredTigerEngineRuntimeConfig",
+                params.cache().runtime_config(),
+            );
+        }
         for p in limits::params() {
             if self.all || self.names.iter().any(|n| n == p.name) {
                 let v = params.get(p);
@@ -220,6 +231,9 @@ impl GetParameter {
 #[derive(Debug, Clone)]
 pub struct SetParameter {
     settings: Vec<(&'static limits::Param, u64)>,
+    /// `wiredTigerEngineRuntimeConfig`: the string as given, and the
+    /// `cache_size` it sets (applied to the modelled cache), if any.
+    runtime_config: Option<(String, Option<u64>)>,
 }
 
 impl SetParameter {
@@ -232,8 +246,20 @@ impl SetParameter {
             ));
         }
         let mut settings = Vec::new();
+        let mut runtime_config = None;
         for (name, value) in cmd.body.iter().skip(1) {
             if args::GENERIC_FIELDS.contains(&name.as_str()) {
+                continue;
+            }
+            if name == "wiredTigerEngineRuntimeConfig" {
+                let Bson::String(config) = value else {
+                    return Err(EngineError::bad_value(format!(
+                        "Invalid value for {name}: {value}"
+                    )));
+                };
+                let size = schemalab_engine::cache::parse_runtime_config(config)
+                    .map_err(|e| EngineError::bad_value(e.to_string()))?;
+                runtime_config = Some((config.clone(), size));
                 continue;
             }
             let Some(param) = limits::params().into_iter().find(|p| p.name == name) else {
@@ -267,19 +293,30 @@ impl SetParameter {
             };
             settings.push((param, v));
         }
-        if settings.is_empty() {
+        if settings.is_empty() && runtime_config.is_none() {
             return Err(EngineError::new(
                 ErrorCode::INVALID_OPTIONS,
                 "no option found to set, use help:true to see options ",
             ));
         }
-        Ok(Self { settings })
+        Ok(Self {
+            settings,
+            runtime_config,
+        })
     }
 
     /// Set the values on this server; `was` is the first one's previous
     /// value.
     pub fn apply(&self, params: &limits::Params) -> Document {
         let mut reply = Document::new();
+        if let Some((config, size)) = &self.runtime_config {
+            // mongod answers with the previous string (empty at start).
+            let was = params.cache().swap_runtime_config(config.clone());
+            reply.insert("was", was);
+            if let Some(size) = size {
+                params.cache().set_max_bytes(*size);
+            }
+        }
         for (param, v) in &self.settings {
             let was = params.set(param, *v);
             if !reply.contains_key("was") {

@@ -148,6 +148,18 @@ pub fn entry(
         e.insert("keysDeleted", m.keys_deleted as i64);
     }
     e.insert("numYield", 0);
+    // What the modelled cache read in for this operation; mongod leaves
+    // `storage` out when the operation read nothing from disk.
+    if m.bytes_read > 0 {
+        let micros = schemalab_engine::cache::read_micros(m.bytes_read, m.pages_read);
+        e.insert(
+            "storage",
+            doc! {"data": {
+                "bytesRead": i64::try_from(m.bytes_read).unwrap_or(i64::MAX),
+                "timeReadingMicros": i64::try_from(micros).unwrap_or(i64::MAX),
+            }},
+        );
+    }
     if let Some(n) = batch_len(&reply) {
         e.insert("nreturned", n);
     }
