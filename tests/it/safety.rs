@@ -223,9 +223,10 @@ proptest! {
         rt.block_on(async {
             let mut s = Session::connect(&crate::support::client(&server.uri()).await, "safety_prop").unwrap();
             let (_, res) = s.eval_partial(&src).await;
-            match res {
-                Err(e) => prop_assert!(!matches!(e, DialectError::Driver { .. }), "{}", e),
-                Ok(()) => {}
+            // Whatever it is, it is an answer or a named error, never a
+            // failure of the machinery.
+            if let Err(e) = res {
+                prop_assert!(!matches!(e, DialectError::Driver { .. }), "{}", e);
             }
             Ok(())
         })?;
