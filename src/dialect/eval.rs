@@ -336,6 +336,7 @@ impl Session {
             Shown::Db(name) => Bson::String(name),
             Shown::Collection { db, name } => Bson::String(format!("{db}.{name}")),
             Shown::Message(s) | Shown::Text(s) => Bson::String(s),
+            Shown::Cursor { .. } => Bson::Undefined,
         });
         (out, res)
     }
@@ -391,6 +392,10 @@ impl Session {
                     guard.armed = false;
                     let mut out: Vec<Output> = outcome.prints;
                     return match outcome.result {
+                        Ok(Shown::Cursor { db, cmd }) => match self.run_cursor(&db, cmd).await {
+                            Ok(docs) => (out, Ok(Shown::Value(docs))),
+                            Err(e) => (out, Err(e)),
+                        },
                         Ok(shown) => {
                             if mode == Mode::Shell {
                                 out.extend(shown_output(shown.clone()));
@@ -403,6 +408,13 @@ impl Session {
                 Event::Done { .. } => {}
             }
         }
+    }
+
+    /// Run a cursor command to its end, through the gate and the observer.
+    async fn run_cursor(&mut self, db: &str, cmd: Document) -> R<Bson> {
+        let cursor = self.cursor(db, cmd).await?;
+        let docs: Vec<Document> = cursor.try_collect().await.map_err(driver_err)?;
+        Ok(Bson::Array(docs.into_iter().map(Bson::Document).collect()))
     }
 
     /// Do what the script asked.
@@ -519,5 +531,6 @@ fn shown_output(shown: Shown) -> Option<Output> {
         Shown::Text(s) => Output::Value(Value::Text(s)),
         Shown::Db(name) => Output::Value(Value::Db(name)),
         Shown::Collection { db, name } => Output::Value(Value::Collection { db, name }),
+        Shown::Cursor { .. } => return None,
     })
 }

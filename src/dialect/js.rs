@@ -167,11 +167,23 @@ pub struct Outcome {
 pub enum Shown {
     None,
     Value(Bson),
-    Batch { docs: Vec<Document>, more: bool },
+    Batch {
+        docs: Vec<Document>,
+        more: bool,
+    },
     Message(String),
     Text(String),
     Db(String),
-    Collection { db: String, name: String },
+    Collection {
+        db: String,
+        name: String,
+    },
+    /// A cursor not yet run, whose whole answer is wanted: the session
+    /// runs `cmd` in `db` itself.
+    Cursor {
+        db: String,
+        cmd: Document,
+    },
 }
 
 /// The session's handle on its engine thread.
@@ -322,7 +334,7 @@ fn worker(
                 let Some((rt, ctx)) = &context else { continue };
                 // From here Ctrl-C (the interrupter) may stop this job.
                 running.store(id, Ordering::SeqCst);
-                let result = ctx.with(|ctx| run(&ctx, &shared, &src, scope, mode, &bindings));
+                let result = ctx.with(|ctx| run(&ctx, &src, scope, mode, &bindings));
                 // Promise callbacks (`.then`, async functions) run now, as
                 // Node runs its microtasks after the statement.
                 while rt.is_job_pending() {
@@ -346,7 +358,7 @@ fn worker(
                     Failure::Error(e) => e,
                 });
                 // A statement stopped by its budget: say so with the budget.
-                let result = result.map_err(|e| budget_error(e, budget, &clock));
+                let result = result.map_err(|e| budget_error(e, budget));
                 let prints = std::mem::take(&mut shared.borrow_mut().prints);
                 running.store(0, Ordering::SeqCst);
                 let _ = events.send(Event::Done {
@@ -358,12 +370,7 @@ fn worker(
     }
 }
 
-fn budget_error(
-    e: DialectError,
-    budget: Duration,
-    clock: &Rc<RefCell<(Instant, Duration)>>,
-) -> DialectError {
-    let _ = clock;
+fn budget_error(e: DialectError, budget: Duration) -> DialectError {
     match e {
         DialectError::Js {
             class,
@@ -437,7 +444,6 @@ enum Failure {
 /// Run `src` and turn its completion value into a [`Shown`].
 fn run(
     ctx: &Ctx<'_>,
-    shared: &Rc<RefCell<Shared>>,
     src: &str,
     scope: Scope,
     mode: Mode,
@@ -484,7 +490,6 @@ fn run(
                 Failure::Host(i, None) => Failure::Host(i, last_statement(src)),
                 other => other,
             })?;
-    let _ = shared;
     shown(&json).map_err(Failure::Error)
 }
 
@@ -499,6 +504,17 @@ fn shown(json: &str) -> Result<Shown, DialectError> {
         Some("coll") => Shown::Collection {
             db: text("db"),
             name: text("s"),
+        },
+        Some("cursor") => match ej_to_bson(v.get("cmd").cloned().unwrap_or_default())? {
+            Bson::Document(cmd) => Shown::Cursor {
+                db: text("db"),
+                cmd,
+            },
+            _ => {
+                return Err(DialectError::driver(
+                    "a cursor's command must be a document",
+                ));
+            }
         },
         Some("batch") => {
             let docs = match ej_to_bson(v.get("docs").cloned().unwrap_or_default())? {

@@ -997,7 +997,13 @@
       if (v._explain) return JSON.stringify({ k: "value", v: ej(v.explain(v._explain)) });
       // The documents exactly as the server sent them (a double stays a
       // double), unless the script maps them.
-      if (mode === "value") return JSON.stringify({ k: "value", v: v._transform ? ej(v.toArray()) : v._rawAll() });
+      if (mode === "value") {
+        // Not yet run: the host runs it and keeps the documents itself, so
+        // a large answer never passes through JavaScript.
+        if (!v._transform && v._id === null && !v._executed && v._kind !== "listIndexes")
+          return JSON.stringify({ k: "cursor", db: v._coll._db._name, cmd: ej(v._command()) });
+        return JSON.stringify({ k: "value", v: v._transform ? ej(v.toArray()) : v._rawAll() });
+      }
       const { docs, more } = v._batch(20);
       lastCursor = more ? v : null;
       return JSON.stringify({ k: "batch", docs: ej(docs), more });
