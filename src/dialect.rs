@@ -33,7 +33,7 @@ use crate::locale::Message;
 
 pub use complete::is_complete;
 pub(crate) use eval::driver_err as driver_error;
-pub use eval::{DISPLAY_BATCH, Output, Session, Value, js_number};
+pub use eval::{Output, Session, Value};
 pub use gate::WritePolicy;
 pub use js::Interrupter;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
@@ -78,9 +78,6 @@ pub enum DialectError {
     /// The text is not valid in the dialect's grammar.
     #[error("{}", self.message())]
     Syntax { message: Message, pos: Pos },
-    /// Valid mongosh/JavaScript, but outside the documented subset.
-    #[error("{}", self.message())]
-    Unsupported { what: Message, pos: Pos },
     /// A value was used the wrong way (unknown method, wrong argument …).
     #[error("{}", self.message())]
     Type {
@@ -95,10 +92,6 @@ pub enum DialectError {
         suggestion: Option<String>,
         pos: Pos,
     },
-    /// A limit of the dialect was crossed (nesting deeper than the stack
-    /// may go), named as JavaScript names it.
-    #[error("{}", self.message())]
-    Range { message: Message, pos: Pos },
     /// The server answered with an error, printed as mongosh does (plus a
     /// "did you mean" hint when it names an unknown `$` operator).
     #[error("{}{}", server_line(code_name, message), hint(suggestion))]
@@ -184,11 +177,6 @@ impl DialectError {
             DialectError::Syntax { message, pos } => Message::new("SyntaxError: {m} ({pos})")
                 .arg_msg("m", message.clone())
                 .arg("pos", pos),
-            DialectError::Unsupported { what, pos } => {
-                Message::new("not supported in schemalab's shell dialect: {what} ({pos})")
-                    .arg_msg("what", what.clone())
-                    .arg("pos", pos)
-            }
             DialectError::Type {
                 message,
                 suggestion,
@@ -203,9 +191,6 @@ impl DialectError {
                 Message::new("ReferenceError: {name} is not defined").arg("name", name),
                 suggestion,
             ),
-            DialectError::Range { message, pos } => Message::new("RangeError: {m} ({pos})")
-                .arg_msg("m", message.clone())
-                .arg("pos", pos),
             DialectError::Server {
                 code_name,
                 message,
@@ -279,21 +264,13 @@ impl DialectError {
 
     /// Whether the one-line message already ends with the position.
     fn shows_position(&self) -> bool {
-        matches!(
-            self,
-            DialectError::Syntax { .. }
-                | DialectError::Unsupported { .. }
-                | DialectError::Range { .. }
-        )
+        matches!(self, DialectError::Syntax { .. })
     }
 
     /// Where in the source the error is, when it is tied to a spot.
     pub fn position(&self) -> Option<Pos> {
         match self {
-            DialectError::Syntax { pos, .. }
-            | DialectError::Unsupported { pos, .. }
-            | DialectError::Range { pos, .. }
-            | DialectError::Reference { pos, .. } => Some(*pos),
+            DialectError::Syntax { pos, .. } | DialectError::Reference { pos, .. } => Some(*pos),
             DialectError::Type { pos, .. }
             | DialectError::Server { pos, .. }
             | DialectError::BulkWrite { pos, .. }

@@ -17,9 +17,6 @@ use super::observe::{Observer, Reply};
 use super::print::{inspect, render_bson};
 use super::{DialectError, Program, parse_program};
 
-/// How many documents the shell shows per cursor batch (`it` shows more).
-pub const DISPLAY_BATCH: usize = 20;
-
 type R<T> = Result<T, DialectError>;
 
 /// A shell value, as the host sees a statement's result.
@@ -79,20 +76,6 @@ impl Value {
             Value::Collection { db, name } => format!("{db}.{name}"),
             Value::Text(s) => s.clone(),
         }
-    }
-}
-
-/// A JavaScript number as the Node driver stores it: integral values that
-/// fit in 32 bits become Int32, everything else a double.
-pub fn js_number(n: f64) -> Bson {
-    if n.fract() == 0.0
-        && n >= f64::from(i32::MIN)
-        && n <= f64::from(i32::MAX)
-        && !(n == 0.0 && n.is_sign_negative())
-    {
-        Bson::Int32(n as i32)
-    } else {
-        Bson::Double(n)
     }
 }
 

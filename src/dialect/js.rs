@@ -190,9 +190,6 @@ pub enum Shown {
 pub struct Engine {
     jobs: std::sync::mpsc::Sender<Job>,
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
-    /// The job to stop: the interrupt handler stops the running job when
-    /// its id is here.
-    cancel: Arc<AtomicU64>,
     next_job: u64,
 }
 
@@ -238,7 +235,6 @@ impl Engine {
             Engine {
                 jobs,
                 events,
-                cancel: cancel.clone(),
                 next_job: 1,
             },
             Interrupter { cancel, running },
@@ -258,11 +254,6 @@ impl Engine {
     /// Throw the global scope away.
     pub fn reset(&mut self) {
         let _ = self.jobs.send(Job::Reset);
-    }
-
-    /// Stop job `id` (its future was dropped).
-    pub fn cancel(&self, id: u64) {
-        self.cancel.store(id, Ordering::SeqCst);
     }
 }
 
