@@ -19,6 +19,7 @@ pub mod lint_locale;
 pub mod manifest;
 pub mod report;
 pub mod runner;
+pub mod template;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,7 @@ pub use runner::{
     CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, PreparedLesson,
     PreparedVariant, Progress, RunOptions, Sample, VariantReport, prepare_lesson, run_lesson,
 };
+pub use template::TemplateLoader;
 
 /// A lesson as `schemalab lessons` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

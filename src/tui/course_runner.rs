@@ -6,12 +6,19 @@
 //! documents read when the collections were measured. Nothing is read
 //! again after the workload, so the plan tree and the counters beside it
 //! describe the same database state.
+//!
+//! The runner keeps each dataset it loaded as a template on the server
+//! ([`TemplateLoader`]): a second run of an experiment (a re-run, another
+//! scale and back) copies it instead of generating it again. An edit to
+//! `datasets/catalog.toml` starts a fresh set of templates.
 
 use crate::locale::Localized;
 use std::path::{Path, PathBuf};
 
 use super::{ExperimentRunner, RunContext};
-use crate::course::{CatalogLoader, Course, LessonReport, Progress, RunOptions, run_lesson};
+use crate::course::{
+    CatalogLoader, Course, LessonReport, Progress, RunOptions, TemplateLoader, run_lesson,
+};
 use crate::locale::Lang;
 
 /// Runs lessons of the course under `root` (its `lessons/` and
@@ -19,6 +26,16 @@ use crate::locale::Lang;
 pub struct CourseRunner {
     root: PathBuf,
     lang: Lang,
+    /// The loader of the last run, with its templates, and the catalog and
+    /// scale they were made from.
+    #[allow(clippy::type_complexity)]
+    loader: tokio::sync::Mutex<
+        Option<(
+            crate::datasets::Catalog,
+            crate::course::Scale,
+            TemplateLoader<CatalogLoader>,
+        )>,
+    >,
 }
 
 impl CourseRunner {
@@ -26,6 +43,7 @@ impl CourseRunner {
         CourseRunner {
             root: root.to_path_buf(),
             lang,
+            loader: tokio::sync::Mutex::new(None),
         }
     }
 }
@@ -52,11 +70,28 @@ impl CourseRunner {
                 &[("lesson", &ctx.lesson), ("experiment", &ctx.experiment)],
             ));
         }
-        let loader = CatalogLoader::for_course(&self.root).map_err(|e| e.render_in(self.lang))?;
+        let fresh = CatalogLoader::for_course(&self.root).map_err(|e| e.render_in(self.lang))?;
+        let mut kept = self.loader.lock().await;
+        // Templates of another catalog or scale are dropped: at most one
+        // scale's datasets are kept twice.
+        if kept
+            .as_ref()
+            .is_some_and(|(c, scale, _)| *c != fresh.catalog || *scale != ctx.scale)
+            && let Some((_, _, old)) = kept.take()
+        {
+            old.drop_templates(ctx.client).await;
+        }
+        let (_, _, loader) = kept.get_or_insert_with(|| {
+            (
+                fresh.catalog.clone(),
+                ctx.scale,
+                TemplateLoader::new(fresh, "tui"),
+            )
+        });
         let progress = |p: &Progress| (ctx.progress)(p.clone());
         let opts = RunOptions {
             scale: ctx.scale,
-            loader: &loader,
+            loader,
             cancel: ctx.cancel.clone(),
             progress: Some(&progress),
         };

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use crate::support::{copy_dir, root};
-use schemalab::course::CatalogLoader;
+use schemalab::course::{CatalogLoader, DatasetLoader, TemplateLoader};
 use schemalab::exercises::{self, CheckOptions, CheckReport, Exercise, Workspace};
 
 fn answers(ex: &Exercise, which: &str) -> Option<String> {
@@ -30,10 +30,24 @@ fn check(
     seed: u64,
 ) -> CheckReport {
     let loader = CatalogLoader::for_course(root()).unwrap();
+    check_with(rt, client, &loader, ex, file, which, seed)
+}
+
+/// [`check`] with the given dataset loader (the grading runs share a
+/// [`TemplateLoader`], so an exercise's data is generated once).
+fn check_with(
+    rt: &tokio::runtime::Runtime,
+    client: &mongodb::Client,
+    loader: &dyn DatasetLoader,
+    ex: &Exercise,
+    file: &str,
+    which: &str,
+    seed: u64,
+) -> CheckReport {
     let opts = CheckOptions {
         scale: None,
         seed,
-        loader: &loader,
+        loader,
     };
     let sol = ex.read(file).unwrap();
     let ans = answers(ex, which);
@@ -71,11 +85,13 @@ fn grade_on(id: &str, ref_seeds: &[u64], alt_seeds: &[u64], wrong_seeds: &[u64])
     let client = rt
         .block_on(mongodb::Client::with_uri_str(server.uri()))
         .unwrap();
+    let loader = TemplateLoader::new(CatalogLoader::for_course(root()).unwrap(), "grading");
     let mut problems = Vec::new();
     for &seed in ref_seeds {
-        let r = check(
+        let r = check_with(
             &rt,
             &client,
+            &loader,
             ex,
             ex.spec.reference.get_ref(),
             "reference",
@@ -85,7 +101,15 @@ fn grade_on(id: &str, ref_seeds: &[u64], alt_seeds: &[u64], wrong_seeds: &[u64])
             problems.push(format!("reference, seed {seed}:\n{}", r.render()));
         }
     }
-    let r = check(&rt, &client, ex, ex.spec.starter.get_ref(), "starter", 3);
+    let r = check_with(
+        &rt,
+        &client,
+        &loader,
+        ex,
+        ex.spec.starter.get_ref(),
+        "starter",
+        3,
+    );
     if r.passed() {
         problems.push("the starter passes".to_string());
     }
@@ -103,7 +127,7 @@ fn grade_on(id: &str, ref_seeds: &[u64], alt_seeds: &[u64], wrong_seeds: &[u64])
     );
     for &seed in alt_seeds {
         for alt in &ex.spec.alternatives {
-            let r = check(&rt, &client, ex, alt.get_ref(), "reference", seed);
+            let r = check_with(&rt, &client, &loader, ex, alt.get_ref(), "reference", seed);
             if !r.passed() {
                 problems.push(format!(
                     "the alternative {}, seed {seed}, fails:\n{}",
@@ -116,7 +140,7 @@ fn grade_on(id: &str, ref_seeds: &[u64], alt_seeds: &[u64], wrong_seeds: &[u64])
     for &seed in wrong_seeds {
         for (file, answers, fails) in &wrongs {
             assert!(!fails.is_empty(), "{file} names no check it fails");
-            let r = check(&rt, &client, ex, file, answers, seed);
+            let r = check_with(&rt, &client, &loader, ex, file, answers, seed);
             for named in fails.iter() {
                 let res = r.results.iter().find(|c| &c.id == named.get_ref());
                 if res.is_none_or(|c| c.passed) {
