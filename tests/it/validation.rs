@@ -21,15 +21,24 @@ fn run(db: &str, mut cmd: Document) -> Document {
 #[test]
 fn find_and_modify_failure_carries_err_info() {
     let db = "valid_fam";
-    run(db, doc! {"create": "c", "validator": {"$jsonSchema": {"properties": {"qty": {"bsonType": "int", "minimum": 0}}}}});
-    run(db, doc! {"insert": "c", "documents": [{"_id": 1, "qty": 3}]});
+    run(
+        db,
+        doc! {"create": "c", "validator": {"$jsonSchema": {"properties": {"qty": {"bsonType": "int", "minimum": 0}}}}},
+    );
+    run(
+        db,
+        doc! {"insert": "c", "documents": [{"_id": 1, "qty": 3}]},
+    );
     let reply = run(
         db,
         doc! {"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"qty": -5}}},
     );
     assert_eq!(reply.get_f64("ok").unwrap(), 0.0, "{reply}");
     assert_eq!(reply.get_i32("code").unwrap(), 121);
-    assert_eq!(reply.get_str("codeName").unwrap(), "DocumentValidationFailure");
+    assert_eq!(
+        reply.get_str("codeName").unwrap(),
+        "DocumentValidationFailure"
+    );
     assert_eq!(
         reply.get_document("errInfo").unwrap(),
         &doc! {
@@ -56,8 +65,14 @@ fn find_and_modify_failure_carries_err_info() {
 #[test]
 fn out_failure_names_the_failing_document() {
     let db = "valid_out";
-    run(db, doc! {"insert": "src", "documents": [{"_id": 1, "a": 1}, {"_id": 2}]});
-    run(db, doc! {"create": "t", "validator": {"a": {"$exists": true}}});
+    run(
+        db,
+        doc! {"insert": "src", "documents": [{"_id": 1, "a": 1}, {"_id": 2}]},
+    );
+    run(
+        db,
+        doc! {"create": "t", "validator": {"a": {"$exists": true}}},
+    );
     run(db, doc! {"insert": "t", "documents": [{"_id": 9, "a": 9}]});
     let reply = run(
         db,
@@ -74,7 +89,10 @@ fn out_failure_names_the_failing_document() {
 #[test]
 fn warn_writes_and_logs_the_would_be_error() {
     let db = "valid_warn";
-    run(db, doc! {"create": "c", "validator": {"a": {"$exists": true}}, "validationAction": "warn"});
+    run(
+        db,
+        doc! {"create": "c", "validator": {"a": {"$exists": true}}, "validationAction": "warn"},
+    );
     let before = run("admin", doc! {"getLog": "global"});
     let written_before = before.get_i64("totalLinesWritten").unwrap();
     let reply = run(db, doc! {"insert": "c", "documents": [{"_id": 42, "b": 1}]});
@@ -93,7 +111,10 @@ fn warn_writes_and_logs_the_would_be_error() {
     assert_eq!(line["s"], "W");
     assert_eq!(line["msg"], "Document would fail validation");
     assert_eq!(line["attr"]["document"]["_id"], 42);
-    assert_eq!(line["attr"]["errInfo"]["details"]["operatorName"], "$exists");
+    assert_eq!(
+        line["attr"]["errInfo"]["details"]["operatorName"],
+        "$exists"
+    );
     // A valid document logs nothing.
     let total = after.get_i64("totalLinesWritten").unwrap();
     run(db, doc! {"insert": "c", "documents": [{"_id": 43, "a": 1}]});
@@ -104,9 +125,16 @@ fn warn_writes_and_logs_the_would_be_error() {
 #[test]
 fn list_collections_shows_only_the_options_given() {
     let db = "valid_list";
-    run(db, doc! {"create": "c", "validator": {"a": {"$exists": true}}});
+    run(
+        db,
+        doc! {"create": "c", "validator": {"a": {"$exists": true}}},
+    );
     let reply = run(db, doc! {"listCollections": 1, "filter": {"name": "c"}});
-    let entry = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap()[0]
+    let entry = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .clone();
@@ -116,7 +144,11 @@ fn list_collections_shows_only_the_options_given() {
     );
     run(db, doc! {"collMod": "c", "validationLevel": "moderate"});
     let reply = run(db, doc! {"listCollections": 1, "filter": {"name": "c"}});
-    let entry = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap()[0]
+    let entry = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .clone();
@@ -129,8 +161,14 @@ fn list_collections_shows_only_the_options_given() {
 #[test]
 fn bypass_applies_to_its_own_command_only() {
     let db = "valid_bypass";
-    run(db, doc! {"create": "c", "validator": {"a": {"$exists": true}}});
-    let r = run(db, doc! {"insert": "c", "documents": [{"_id": 1}], "bypassDocumentValidation": true});
+    run(
+        db,
+        doc! {"create": "c", "validator": {"a": {"$exists": true}}},
+    );
+    let r = run(
+        db,
+        doc! {"insert": "c", "documents": [{"_id": 1}], "bypassDocumentValidation": true},
+    );
     assert_eq!(r.get_i32("n").unwrap(), 1);
     // The next command on the same server thread validates again.
     let r = run(db, doc! {"insert": "c", "documents": [{"_id": 2}]});

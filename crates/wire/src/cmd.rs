@@ -473,9 +473,7 @@ fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocument
     });
     let outcome = op.and_then(|op| {
         limits::run_as(op, || {
-            schemalab_engine::bypassing_validation(bypass, || {
-                guarded(|| run_command(cmd, session))
-            })
+            schemalab_engine::bypassing_validation(bypass, || guarded(|| run_command(cmd, session)))
         })
     });
     reply_of(outcome)

@@ -128,9 +128,7 @@ fn parse_index(v: &Bson) -> Result<IndexChange> {
         ));
     }
     let ttl = match ttl {
-        Some(v) => Some(
-            crate::index::validate_ttl(v).map_err(|e| invalid(e.message))?,
-        ),
+        Some(v) => Some(crate::index::validate_ttl(v).map_err(|e| invalid(e.message))?),
         None => None,
     };
     Ok(IndexChange {

@@ -362,7 +362,10 @@ fn insert_types(out: &mut Document, vals: &[Bson]) {
 /// mongod's reasons, as given and under a negation.
 fn reasons(op: &str) -> (&'static str, &'static str) {
     match op {
-        "$in" | "$nin" => ("no matching value found in array", "matching value found in array"),
+        "$in" | "$nin" => (
+            "no matching value found in array",
+            "matching value found in array",
+        ),
         "$exists" => ("path does not exist", "path does exist"),
         "$type" => ("type did not match", "type did match"),
         "$size" => (
@@ -373,7 +376,10 @@ fn reasons(op: &str) -> (&'static str, &'static str) {
             "$mod did not evaluate to expected remainder",
             "$mod did evaluate to expected remainder",
         ),
-        "$regex" => ("regular expression did not match", "regular expression did match"),
+        "$regex" => (
+            "regular expression did not match",
+            "regular expression did match",
+        ),
         "$all" => (
             "array did not contain all specified values",
             "array did contain all specified values",
@@ -501,10 +507,18 @@ mod tests {
     fn or_child_with_two_clauses_is_an_and() {
         let got = why(doc! {"$or": [{"a": 1, "b": 1}, {"c": 1}]}, doc! {"a": 1});
         let clauses = got.get_array("clausesNotSatisfied").unwrap();
-        let first = clauses[0].as_document().unwrap().get_document("details").unwrap();
+        let first = clauses[0]
+            .as_document()
+            .unwrap()
+            .get_document("details")
+            .unwrap();
         assert_eq!(first.get_str("operatorName").unwrap(), "$and");
         assert_eq!(first.get_array("clausesNotSatisfied").unwrap().len(), 1);
-        let second = clauses[1].as_document().unwrap().get_document("details").unwrap();
+        let second = clauses[1]
+            .as_document()
+            .unwrap()
+            .get_document("details")
+            .unwrap();
         assert_eq!(second.get_str("reason").unwrap(), "field was missing");
     }
 
@@ -523,7 +537,10 @@ mod tests {
     #[test]
     fn negative_operators_give_the_inverted_reason() {
         let got = why(doc! {"a": {"$nin": [1, 2]}}, doc! {"a": 2});
-        assert_eq!(got.get_str("reason").unwrap(), "matching value found in array");
+        assert_eq!(
+            got.get_str("reason").unwrap(),
+            "matching value found in array"
+        );
         let got = why(doc! {"a": {"$exists": false}}, doc! {"a": 2});
         assert_eq!(got.get_str("reason").unwrap(), "path does exist");
     }

@@ -225,7 +225,9 @@ fn type_set(key: &'static str, v: &Bson) -> Result<Vec<TypeSel>> {
                     )));
                 };
                 if n == "integer" {
-                    return Err(failed("$jsonSchema type 'integer' is not currently supported."));
+                    return Err(failed(
+                        "$jsonSchema type 'integer' is not currently supported.",
+                    ));
                 }
                 if names.contains(&n.as_str()) {
                     return Err(failed(format!(
@@ -243,7 +245,9 @@ fn type_set(key: &'static str, v: &Bson) -> Result<Vec<TypeSel>> {
         }
     };
     if names.contains(&"integer") {
-        return Err(failed("$jsonSchema type 'integer' is not currently supported."));
+        return Err(failed(
+            "$jsonSchema type 'integer' is not currently supported.",
+        ));
     }
     let mut sels = Vec::with_capacity(names.len());
     for n in names {
@@ -264,9 +268,9 @@ fn type_set(key: &'static str, v: &Bson) -> Result<Vec<TypeSel>> {
         } else if n == "number" {
             TypeSel::Number
         } else {
-            value::type_number_of_alias(n).map(TypeSel::Code).ok_or_else(|| {
-                EngineError::bad_value(format!("Unknown type name alias: {n}"))
-            })?
+            value::type_number_of_alias(n)
+                .map(TypeSel::Code)
+                .ok_or_else(|| EngineError::bad_value(format!("Unknown type name alias: {n}")))?
         };
         sels.push(sel);
     }
@@ -297,7 +301,9 @@ fn bound(spec: &Document, key: &str, exclusive_key: &str) -> Result<Option<Bound
         return Ok(None);
     };
     if !value::is_number(v) {
-        return Err(mistyped(format!("$jsonSchema keyword '{key}' must be a number")));
+        return Err(mistyped(format!(
+            "$jsonSchema keyword '{key}' must be a number"
+        )));
     }
     let exclusive = exclusive.unwrap_or(false);
     let mut shown = doc! {key: v.clone()};
@@ -386,7 +392,9 @@ impl Schema {
         }
         if let Some(v) = spec.get("multipleOf") {
             if !value::is_number(v) {
-                return Err(mistyped("$jsonSchema keyword 'multipleOf' must be a number"));
+                return Err(mistyped(
+                    "$jsonSchema keyword 'multipleOf' must be a number",
+                ));
             }
             if value::as_f64(v).is_none_or(|f| f.is_nan() || f <= 0.0) {
                 return Err(failed(
@@ -409,7 +417,9 @@ impl Schema {
         }
         if let Some(v) = spec.get("uniqueItems") {
             let Bson::Boolean(b) = v else {
-                return Err(mistyped("$jsonSchema keyword 'uniqueItems' must be a boolean"));
+                return Err(mistyped(
+                    "$jsonSchema keyword 'uniqueItems' must be a boolean",
+                ));
             };
             self.unique_items = *b;
         }
@@ -475,14 +485,18 @@ impl Schema {
                 names.push(name.clone());
             }
             if names.is_empty() {
-                return Err(failed("$jsonSchema keyword 'required' cannot be an empty array"));
+                return Err(failed(
+                    "$jsonSchema keyword 'required' cannot be an empty array",
+                ));
             }
             names.sort();
             self.required = Some((v.clone(), names));
         }
         if let Some(v) = spec.get("properties") {
             let Bson::Document(d) = v else {
-                return Err(mistyped("$jsonSchema keyword 'properties' must be an object"));
+                return Err(mistyped(
+                    "$jsonSchema keyword 'properties' must be an object",
+                ));
             };
             for (name, sub) in d {
                 let parsed = sub_schema(sub, || {
@@ -537,7 +551,10 @@ impl Schema {
             for (name, dep) in d {
                 match dep {
                     Bson::Document(sub) => {
-                        entries.push((name.clone(), Dependency::Schema(Box::new(Schema::parse(sub)?))));
+                        entries.push((
+                            name.clone(),
+                            Dependency::Schema(Box::new(Schema::parse(sub)?)),
+                        ));
                     }
                     Bson::Array(list) => {
                         if list.is_empty() {
@@ -603,7 +620,9 @@ impl Schema {
                 )));
             };
             if a.is_empty() {
-                return Err(failed("$jsonSchema keyword 'enum' cannot be an empty array"));
+                return Err(failed(
+                    "$jsonSchema keyword 'enum' cannot be an empty array",
+                ));
             }
             for (i, x) in a.iter().enumerate() {
                 if a[..i].iter().any(|y| enum_equal(x, y)) {
@@ -853,17 +872,18 @@ impl Schema {
                 }
                 let extra = list.len().min(a.len());
                 match &self.additional_items {
-                    Some(Extra::Bool(false)) if a.len() > extra => {
-                        if out.fail(|| {
-                            doc! {
-                                "operatorName": "additionalItems",
-                                "specifiedAs": {"additionalItems": false},
-                                "reason": "found additional items",
-                                "additionalItems": a[extra..].to_vec(),
-                            }
-                        }) {
-                            return true;
-                        }
+                    Some(Extra::Bool(false))
+                        if a.len() > extra
+                            && out.fail(|| {
+                                doc! {
+                                    "operatorName": "additionalItems",
+                                    "specifiedAs": {"additionalItems": false},
+                                    "reason": "found additional items",
+                                    "additionalItems": a[extra..].to_vec(),
+                                }
+                            }) =>
+                    {
+                        return true;
                     }
                     Some(Extra::Schema(s)) => {
                         if let Some(i) = a[extra..]
@@ -1014,20 +1034,24 @@ impl Schema {
             .keys()
             .filter(|k| {
                 !self.properties.iter().any(|(n, _)| n == *k)
-                    && !self.pattern_properties.iter().any(|(_, p, _)| p.is_match(k))
+                    && !self
+                        .pattern_properties
+                        .iter()
+                        .any(|(_, p, _)| p.is_match(k))
             })
             .collect();
         match &self.additional_properties {
-            Some(Extra::Bool(false)) if !additional.is_empty() => {
-                if out.fail(|| {
-                    doc! {
-                        "operatorName": "additionalProperties",
-                        "specifiedAs": {"additionalProperties": false},
-                        "additionalProperties": additional.iter().map(|k| Bson::String((*k).clone())).collect::<Vec<_>>(),
-                    }
-                }) {
-                    return true;
-                }
+            Some(Extra::Bool(false))
+                if !additional.is_empty()
+                    && out.fail(|| {
+                        doc! {
+                            "operatorName": "additionalProperties",
+                            "specifiedAs": {"additionalProperties": false},
+                            "additionalProperties": additional.iter().map(|k| Bson::String((*k).clone())).collect::<Vec<_>>(),
+                        }
+                    }) =>
+            {
+                return true;
             }
             Some(Extra::Schema(s)) => {
                 if let Some(k) = additional
@@ -1056,7 +1080,7 @@ impl Schema {
         for (raw, p, s) in &self.pattern_properties {
             if let Some((k, x)) = d
                 .iter()
-                .find(|(k, x)| p.is_match(k) && !s.matches(Val::Bson(*x), false))
+                .find(|(k, x)| p.is_match(k) && !s.matches(Val::Bson(x), false))
             {
                 if !out.all {
                     entries.push(Document::new());
@@ -1121,15 +1145,13 @@ impl Schema {
             {
                 return true;
             }
-            if matching.len() > 1
-                && out.fail(|| {
-                    doc! {
-                        "operatorName": "oneOf",
-                        "reason": "more than one subschema matched",
-                        "matchingSchemaIndexes": matching.iter().map(|&i| index(i)).collect::<Vec<_>>(),
-                    }
-                })
-            {
+            if matching.len() > 1 && out.fail(|| {
+                doc! {
+                    "operatorName": "oneOf",
+                    "reason": "more than one subschema matched",
+                    "matchingSchemaIndexes": matching.iter().map(|&i| index(i)).collect::<Vec<_>>(),
+                }
+            }) {
                 return true;
             }
         }
@@ -1270,4 +1292,3 @@ fn code_of(spec: Document) -> i32 {
         Err(e) => e.code.code(),
     }
 }
-

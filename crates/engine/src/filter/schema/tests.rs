@@ -121,7 +121,11 @@ fn exclusive_bounds_and_multiple_of() {
     assert!(ok(s.clone(), doc! {"n": 4.0}));
     assert!(ok(s.clone(), doc! {"n": "not a number"}));
     let r = rules(s, doc! {"n": 0});
-    let details = r[0].as_document().unwrap().get_array("propertiesNotSatisfied").unwrap()[0]
+    let details = r[0]
+        .as_document()
+        .unwrap()
+        .get_array("propertiesNotSatisfied")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .get_array("details")
@@ -194,7 +198,10 @@ fn additional_properties_as_a_schema() {
     assert!(!ok(s.clone(), doc! {"_id": 1, "a": "x", "b": 2}));
     let r = rules(s, doc! {"_id": 1, "a": "x", "b": 2});
     assert_eq!(
-        r[0].as_document().unwrap().get_str("failingProperty").unwrap(),
+        r[0].as_document()
+            .unwrap()
+            .get_str("failingProperty")
+            .unwrap(),
         "b"
     );
     assert_eq!(
@@ -238,7 +245,11 @@ fn items_as_a_list_with_additional_items() {
     assert!(!ok(s.clone(), doc! {"t": [1, 1]}));
     assert!(!ok(s.clone(), doc! {"t": ["a", 1, 2]}));
     let r = rules(s.clone(), doc! {"t": ["a", 1, 2]});
-    let details = r[0].as_document().unwrap().get_array("propertiesNotSatisfied").unwrap()[0]
+    let details = r[0]
+        .as_document()
+        .unwrap()
+        .get_array("propertiesNotSatisfied")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .get_array("details")
@@ -254,18 +265,30 @@ fn items_as_a_list_with_additional_items() {
         })]
     );
     let r = rules(s, doc! {"t": [1, 1]});
-    let details = r[0].as_document().unwrap().get_array("propertiesNotSatisfied").unwrap()[0]
+    let details = r[0]
+        .as_document()
+        .unwrap()
+        .get_array("propertiesNotSatisfied")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .get_array("details")
         .unwrap()
         .clone();
     assert_eq!(
-        details[0].as_document().unwrap().get_str("operatorName").unwrap(),
+        details[0]
+            .as_document()
+            .unwrap()
+            .get_str("operatorName")
+            .unwrap(),
         "items"
     );
     assert_eq!(
-        details[0].as_document().unwrap().get_array("details").unwrap()[0]
+        details[0]
+            .as_document()
+            .unwrap()
+            .get_array("details")
+            .unwrap()[0]
             .as_document()
             .unwrap()
             .get_i32("itemIndex")
@@ -283,7 +306,11 @@ fn items_as_one_schema_unique_items_and_counts() {
     assert!(!ok(s.clone(), doc! {"t": [1, 1.0]}));
     assert!(!ok(s.clone(), doc! {"t": [1, "x"]}));
     let r = rules(s, doc! {"t": [3, 2, 3]});
-    let details = r[0].as_document().unwrap().get_array("propertiesNotSatisfied").unwrap()[0]
+    let details = r[0]
+        .as_document()
+        .unwrap()
+        .get_array("propertiesNotSatisfied")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .get_array("details")
@@ -309,7 +336,11 @@ fn logical_keywords() {
     assert!(!ok(s.clone(), doc! {"v": 7}));
     assert!(ok(s.clone(), doc! {"v": 7.5}));
     let r = rules(s, doc! {"v": 7});
-    let details = r[0].as_document().unwrap().get_array("propertiesNotSatisfied").unwrap()[0]
+    let details = r[0]
+        .as_document()
+        .unwrap()
+        .get_array("propertiesNotSatisfied")
+        .unwrap()[0]
         .as_document()
         .unwrap()
         .get_array("details")
