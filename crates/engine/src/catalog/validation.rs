@@ -168,19 +168,35 @@ impl Validator {
     }
 }
 
-/// Parse a validator as mongod does: an empty one admits everything.
+/// Parse a validator as mongod does: an empty one admits everything, and
+/// a refusal keeps its code with mongod's context before its reason.
 fn parse_validator(v: &Document) -> Result<Option<Filter>> {
     if v.is_empty() {
         return Ok(None);
     }
-    for key in v.keys() {
-        if matches!(key.as_str(), "$where" | "$text" | "$near" | "$nearSphere") {
-            return Err(EngineError::bad_value(format!(
-                "{key} is not allowed in this context"
-            )));
-        }
-    }
-    Filter::parse(v, None).map(Some)
+    let parsed = match v.keys().find(|k| {
+        matches!(
+            k.as_str(),
+            "$where" | "$text" | "$near" | "$nearSphere" | "$geoNear"
+        )
+    }) {
+        Some(k) if k == "$where" || k == "$text" => Err(EngineError::bad_value(format!(
+            "{k} is not allowed in this context"
+        ))),
+        Some(_) => Err(EngineError::bad_value(
+            "$geoNear, $near, and $nearSphere are not allowed in this context",
+        )),
+        None => Filter::parse(v, None),
+    };
+    parsed.map(Some).map_err(|e| {
+        EngineError::new(
+            e.code,
+            format!(
+                "Parsing of collection validator failed :: caused by :: {}",
+                e.message
+            ),
+        )
+    })
 }
 
 /// mongod's `errInfo`: the failing document's `_id` and why it failed.
