@@ -21,6 +21,10 @@ use crate::error::Result;
 use crate::expr::{Expr, Vars};
 use crate::value;
 
+/// mongod's `internalQueryMaxDocValidationErrorConsideredValues`: at most
+/// this many `consideredValues`, then `consideredValuesTruncated: true`.
+const MAX_CONSIDERED_VALUES: usize = 10;
+
 /// One clause of a filter, as written.
 enum Clause {
     And(Vec<Clause>),
@@ -322,7 +326,11 @@ impl Ctx<'_> {
                         out.insert("consideredValue", single.clone());
                     }
                     many => {
-                        out.insert("consideredValues", many.to_vec());
+                        let kept = many.len().min(MAX_CONSIDERED_VALUES);
+                        out.insert("consideredValues", many[..kept].to_vec());
+                        if kept < many.len() {
+                            out.insert("consideredValuesTruncated", true);
+                        }
                     }
                 }
                 if op == "$type" {
@@ -543,6 +551,16 @@ mod tests {
         );
         let got = why(doc! {"a": {"$exists": false}}, doc! {"a": 2});
         assert_eq!(got.get_str("reason").unwrap(), "path does exist");
+    }
+
+    #[test]
+    fn considered_values_stop_at_ten() {
+        let many: Vec<i32> = (0..12).collect();
+        let got = why(doc! {"a": {"$gt": 100}}, doc! {"a": many});
+        assert_eq!(got.get_array("consideredValues").unwrap().len(), 10);
+        assert!(got.get_bool("consideredValuesTruncated").unwrap());
+        let got = why(doc! {"a": {"$gt": 100}}, doc! {"a": [1, 2]});
+        assert!(got.get("consideredValuesTruncated").is_none());
     }
 
     #[test]
