@@ -4,6 +4,9 @@
 //!
 //! - `insert_many_1m`: 1,000,000 ~100-byte documents by `insert_many`
 //!   (target >= 200,000 docs/s; criterion reports elements/s).
+//! - `insert_200k_plain` / `insert_200k_validated`: 200,000 of them into a
+//!   plain collection and into one with a `$jsonSchema` validator they all
+//!   meet; the difference is the cost of validation (no target).
 //! - `find_one_indexed`: `find_one` on an indexed field (target median
 //!   <= 200 µs); also printed as the median of 10,000 timed lookups.
 //! - `memory_after_load`: resident memory the `schemalab serve` process
@@ -195,6 +198,65 @@ fn insert_many(c: &mut Criterion) {
             total
         });
     });
+    group.finish();
+}
+
+/// Documents per run of the validation benchmarks.
+const VALIDATED: usize = 200_000;
+
+/// `insert_many` of [`VALIDATED`] documents into a plain collection and
+/// into one with a `$jsonSchema` validator every document meets (types,
+/// `required`, a bound, an `enum`, a `pattern`): the difference is what
+/// validation costs per write.
+fn insert_validated(c: &mut Criterion) {
+    if !wanted("load/insert_200k") {
+        return;
+    }
+    let s = setup();
+    let docs = documents(VALIDATED);
+    let db = s.client.database("bench");
+    let schema = doc! {"$jsonSchema": {
+        "bsonType": "object",
+        "required": ["k", "name", "city", "score", "active"],
+        "properties": {
+            "k": {"bsonType": "long", "minimum": 0},
+            "name": {"bsonType": "string", "pattern": "^user-"},
+            "city": {"enum": CITIES.to_vec()},
+            "score": {"bsonType": "double", "minimum": 0, "maximum": 100},
+            "active": {"bsonType": "bool"},
+        },
+    }};
+    let mut group = c.benchmark_group("load");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(10))
+        .throughput(Throughput::Elements(VALIDATED as u64));
+    for (name, validator) in [
+        ("insert_200k_plain", None),
+        ("insert_200k_validated", Some(schema)),
+    ] {
+        let coll: Collection<Document> = db.collection(name);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    s.rt.block_on(coll.drop().into_future()).unwrap();
+                    let mut create = doc! {"create": name};
+                    if let Some(v) = &validator {
+                        create.insert("validator", v.clone());
+                    }
+                    s.rt.block_on(db.run_command(create).into_future()).unwrap();
+                    let start = Instant::now();
+                    s.rt.block_on(coll.insert_many(docs.iter()).into_future())
+                        .unwrap();
+                    total += start.elapsed();
+                }
+                total
+            });
+        });
+    }
     group.finish();
 }
 
@@ -480,6 +542,7 @@ criterion_group!(
     codec,
     scan,
     insert_many,
+    insert_validated,
     find_one_indexed,
     memory_after_load,
     memory_small

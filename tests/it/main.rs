@@ -40,6 +40,7 @@ mod tui_e2e;
 mod tui_presenter;
 mod tui_zh;
 mod updates;
+mod validation;
 mod wire;
 mod wire_fuzz;
 mod workspace_files;

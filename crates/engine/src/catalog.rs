@@ -41,12 +41,15 @@ use super::index::{BulkKeys, DocKeys, Index, IndexSpec, RecordId, key_value};
 use super::update::display;
 use super::{CreateIndexesOutcome, MAX_BSON_OBJECT_SIZE, codec, keystring, limits, size_model};
 
+mod coll_mod;
 mod heap;
 mod spill;
+pub mod validation;
 
 pub use heap::Record;
 use heap::{Heap, Spilling};
 use spill::SpillFile;
+use validation::Validator;
 
 /// What a reader sees of every database: the names as they were when it
 /// was taken, each collection as it was when the reader first touched it.
@@ -181,7 +184,7 @@ pub struct Collection {
     uuid: bson::Uuid,
     /// The `create` options as given (validator, collation, …).
     options: Document,
-    validator: Option<Filter>,
+    validator: Option<Validator>,
     collation: Option<Collation>,
     /// Records by id: slot `i` holds record `first_record + i`. Ids only
     /// grow, so slots keep them in order without the half-empty nodes a
@@ -270,11 +273,7 @@ pub fn check_create_ns(db: &str, coll: &str) -> Result<()> {
 
 impl Collection {
     fn new(options: Document) -> Result<Self> {
-        let validator = match options.get("validator") {
-            Some(Bson::Document(v)) if !v.is_empty() => Some(Filter::parse(v, None)?),
-            Some(Bson::Document(_)) | None => None,
-            Some(_) => return Err(EngineError::type_mismatch("'validator' must be an object")),
-        };
+        let validator = Validator::from_options(&options, "create")?;
         let collation = match options.get("collation") {
             Some(Bson::Document(c)) => Collation::parse(c)?,
             Some(_) => return Err(EngineError::type_mismatch("collation must be an object")),
@@ -432,7 +431,7 @@ impl Collection {
     }
 
     fn only_id_index(&self) -> bool {
-        self.indexes.len() == 1 && self.validator.is_none()
+        self.indexes.len() == 1 && !self.validates()
     }
 
     /// Compute every index's keys for a new record, read from its bytes,
@@ -454,20 +453,22 @@ impl Collection {
         Ok(all)
     }
 
-    fn validate(&self, doc: &Document) -> Result<()> {
-        if let Some(v) = &self.validator
-            && !v.matches(doc, &Vars::default())?
-        {
-            return Err(EngineError::new(
-                ErrorCode::DOCUMENT_VALIDATION_FAILURE,
-                "Document failed validation",
-            )
-            .with_info(doc! {"errInfo": {
-                "failingDocumentId": doc.get("_id").cloned().unwrap_or(Bson::Null),
-                "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []},
-            }}));
-        }
-        Ok(())
+    /// Whether writes are checked against a validator.
+    fn validates(&self) -> bool {
+        self.validator.as_ref().is_some_and(Validator::is_active)
+    }
+
+    /// Check a document about to be written against the validator
+    /// (`old`: for an update, the stored document it replaces).
+    fn validate(&self, ns: &str, doc: &Document, old: Option<&RawDocument>) -> Result<()> {
+        let Some(v) = &self.validator else {
+            return Ok(());
+        };
+        let old = match old {
+            Some(raw) if v.level == validation::Level::Moderate => Some(to_document(raw)?),
+            _ => None,
+        };
+        v.check(ns, doc, old.as_ref())
     }
 
     /// Insert a document that already has its `_id` first.
@@ -551,8 +552,8 @@ impl Collection {
             super::metrics::keys_written(1, 0);
         } else {
             check_id(&id_of(raw))?;
-            if self.validator.is_some() {
-                self.validate(&to_document(raw)?)?;
+            if self.validates() {
+                self.validate(ns, &to_document(raw)?, None)?;
             }
             let keys = self.keys_checked(ns, raw)?;
             for (index, k) in self.indexes.iter_mut().zip(&keys) {
@@ -602,14 +603,16 @@ impl Collection {
         let decoded;
         let new_doc = match doc {
             Some(d) => Some(d),
-            None if self.validator.is_some() => {
+            None if self.validates() => {
                 decoded = to_document(&raw)?;
                 Some(&decoded)
             }
             None => None,
         };
-        if let Some(d) = new_doc {
-            self.validate(d)?;
+        if let Some(d) = new_doc
+            && self.validates()
+        {
+            self.validate(ns, d, Some(old_raw))?;
         }
         // The old keys come from the stored bytes (only the fields each
         // key pattern reads are decoded). A unique index is only checked
@@ -1094,7 +1097,6 @@ impl Catalog {
         let mut generated = vec![0usize; c.indexes.len()];
         let mut non_compliant = 0usize;
         let mut nrecords = 0usize;
-        let vars = Vars::default();
         for (_, raw) in c.records() {
             let doc = to_document(raw)?;
             nrecords += 1;
@@ -1102,7 +1104,7 @@ impl Catalog {
                 *n += index.keys_for(&doc)?.keys.len();
             }
             if let Some(v) = &c.validator
-                && !v.matches(&doc, &vars)?
+                && !v.admits(&doc)?
             {
                 non_compliant += 1;
             }
@@ -1613,6 +1615,9 @@ impl Store {
                 )));
             }
         }
+        // Checked before the name is looked at, as mongod parses the
+        // command first.
+        Validator::from_options(&opts, "create")?;
         loop {
             if let Some(slot) = self.slot(db, coll) {
                 let state = slot.state.read();

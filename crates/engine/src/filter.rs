@@ -14,6 +14,7 @@
 //! which nodes each top-level entry gave, so that a plan's key filter is a
 //! part of the tree and its explain text the entries as written.
 
+mod failure;
 mod path;
 mod raw;
 mod regex;

@@ -436,7 +436,7 @@ fn validate_key_pattern(key: &Document) -> Result<Vec<(String, bool)>> {
 
 /// mongod's TTL check for a secondary index: a number, not NaN, within
 /// [0, 2147483647] (fractions are truncated). Every failure is 67.
-fn validate_ttl(v: &Bson) -> Result<i64> {
+pub(crate) fn validate_ttl(v: &Bson) -> Result<i64> {
     let cannot = |m: String| EngineError::new(ErrorCode::CANNOT_CREATE_INDEX, m);
     let Some(n) = super::value::as_f64(v).filter(|_| super::value::is_number(v)) else {
         return Err(cannot(format!(

@@ -56,6 +56,7 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocumentBuf};
 
+pub use catalog::validation::{bypassing as bypassing_validation, global_log};
 pub use catalog::{Catalog, SpillReport, Store};
 pub use error::{EngineError, ErrorCode, Result};
 
@@ -524,6 +525,12 @@ impl Engine {
     /// Create a collection explicitly (with `validator` and other options).
     pub fn create_collection(&self, db: &str, coll: &str, options: &Document) -> Result<()> {
         self.store.create_collection(db, coll, options)
+    }
+
+    /// `collMod`: `cmd` is the command without its generic arguments;
+    /// the reply's fields besides `ok`.
+    pub fn coll_mod(&self, db: &str, coll: &str, cmd: &Document) -> Result<Document> {
+        self.store.coll_mod(db, coll, cmd)
     }
 
     /// Drop a collection; dropping one that does not exist succeeds, as in

@@ -742,13 +742,18 @@ fn update_locked(
             }
             return Ok(());
         }
+        // As mongod's, a statement that fails (a duplicate key, a document
+        // the validator rejects) counts nothing in `n`/`nModified`.
+        let (mut matched, mut modified) = (0, 0);
         for hit in hits {
-            outcome.matched += 1;
+            matched += 1;
             if let Some(new) = apply_update(&update, &hit, now, &vars)? {
                 c.replace(ns, hit.rid, &new)?;
-                outcome.modified += 1;
+                modified += 1;
             }
         }
+        outcome.matched += matched;
+        outcome.modified += modified;
         Ok(())
     };
     let existing = store.write_existing(db, coll, |c| {

@@ -239,6 +239,7 @@ pub enum Command {
     ListDatabases(catalog::ListDatabases),
     ListCollections(catalog::ListCollections),
     Create(catalog::Create),
+    CollMod(catalog::CollMod),
     Drop(catalog::Drop),
     DropDatabase(catalog::DropDatabase),
     RenameCollection(catalog::RenameCollection),
@@ -296,6 +297,7 @@ impl Command {
             "listDatabases" => Command::ListDatabases(catalog::ListDatabases::parse(&cmd)?),
             "listCollections" => Command::ListCollections(catalog::ListCollections::parse(&cmd)?),
             "create" => Command::Create(catalog::Create::parse(&cmd)?),
+            "collMod" => Command::CollMod(catalog::CollMod::parse(&cmd)?),
             "drop" => Command::Drop(catalog::Drop::parse(&cmd)?),
             "dropDatabase" => Command::DropDatabase(catalog::DropDatabase::parse(&cmd)),
             "renameCollection" => {
@@ -346,6 +348,7 @@ impl Command {
             Command::ListDatabases(c) => raw(c.apply(ctx)?),
             Command::ListCollections(c) => c.apply(ctx),
             Command::Create(c) => raw(c.apply(ctx)?),
+            Command::CollMod(c) => raw(c.apply(ctx)?),
             Command::Drop(c) => raw(c.apply(ctx)?),
             Command::DropDatabase(c) => raw(c.apply(ctx)?),
             Command::RenameCollection(c) => raw(c.apply(ctx)?),
@@ -458,7 +461,21 @@ fn execute_unprofiled(cmd: Result<CommandDoc>, session: &Session) -> RawDocument
             ..limits::Operation::default()
         }),
     };
-    let outcome = op.and_then(|op| limits::run_as(op, || guarded(|| run_command(cmd, session))));
+    // `bypassDocumentValidation` holds for every write the command makes
+    // (inserts, updates, `findAndModify`, an aggregate's `$out`/`$merge`).
+    let bypass = cmd.as_ref().is_ok_and(|c| {
+        c.body
+            .get("bypassDocumentValidation")
+            .is_some_and(|v| match v {
+                Bson::Boolean(b) => *b,
+                other => schemalab_engine::value::as_f64(other).is_some_and(|n| n != 0.0),
+            })
+    });
+    let outcome = op.and_then(|op| {
+        limits::run_as(op, || {
+            schemalab_engine::bypassing_validation(bypass, || guarded(|| run_command(cmd, session)))
+        })
+    });
     reply_of(outcome)
 }
 

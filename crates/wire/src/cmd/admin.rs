@@ -344,12 +344,20 @@ impl GetLog {
         Ok(Self { which })
     }
 
-    /// The engine keeps no log, so every log is empty.
+    /// `global` holds the engine's warnings (documents that would fail
+    /// validation under `validationAction: "warn"`); `startupWarnings` is
+    /// empty.
     pub fn apply(&self) -> Document {
-        if self.which == "*" {
-            doc! {"names": ["global", "startupWarnings"]}
-        } else {
-            doc! {"totalLinesWritten": 0, "log": []}
+        match self.which.as_str() {
+            "*" => doc! {"names": ["global", "startupWarnings"]},
+            "global" => {
+                let (total, lines) = schemalab_engine::global_log();
+                doc! {
+                    "totalLinesWritten": i64::try_from(total).unwrap_or(i64::MAX),
+                    "log": lines,
+                }
+            }
+            _ => doc! {"totalLinesWritten": 0, "log": []},
         }
     }
 }

@@ -140,6 +140,29 @@ impl Create {
     }
 }
 
+/// `collMod`.
+#[derive(Debug, Clone)]
+pub struct CollMod {
+    coll: String,
+    /// The command without its generic arguments.
+    spec: Document,
+}
+
+impl CollMod {
+    /// The name and every non-generic field.
+    pub fn parse(cmd: &CommandDoc) -> Result<Self> {
+        Ok(Self {
+            coll: args::collection(cmd, "collMod")?,
+            spec: args::options(cmd),
+        })
+    }
+
+    /// Change the collection; what changed (`hidden_old`, …).
+    pub fn apply(&self, ctx: &Context<'_>) -> Result<Document> {
+        ctx.engine.coll_mod(ctx.db, &self.coll, &self.spec)
+    }
+}
+
 /// `drop`.
 #[derive(Debug, Clone)]
 pub struct Drop {
