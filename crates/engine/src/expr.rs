@@ -865,7 +865,7 @@ impl Expr {
                         out.insert(k.clone(), v);
                     }
                 }
-                Ok(Some(Bson::Document(out)))
+                built(Some(Bson::Document(out)))
             }
             Expr::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -873,10 +873,10 @@ impl Expr {
                     // A missing element becomes null inside an array literal.
                     out.push(e.eval(root, vars)?.unwrap_or(Bson::Null));
                 }
-                Ok(Some(Bson::Array(out)))
+                built(Some(Bson::Array(out)))
             }
-            Expr::Call { op, args } => eval_call(op, args, root, vars),
-            Expr::Named { op, args } => eval_named(op, args, root, vars),
+            Expr::Call { op, args } => built(eval_call(op, args, root, vars)?),
+            Expr::Named { op, args } => built(eval_named(op, args, root, vars)?),
         }
     }
 
@@ -928,6 +928,17 @@ impl Expr {
             Expr::Call { .. } | Expr::Named { .. } => false,
         }
     }
+}
+
+/// A value an operator or a literal document or array built: within
+/// mongod's 16 MiB ([`limits::check_built`](super::limits::check_built)),
+/// so that no value can grow past it by doubling, and the walk counted as
+/// the operation's work.
+fn built(v: Option<Bson>) -> Result<Option<Bson>> {
+    if let Some(v) = &v {
+        super::limits::check_built(v)?;
+    }
+    Ok(v)
 }
 
 fn check_arity_range(op: &str, n: usize) -> Result<()> {
@@ -1257,19 +1268,25 @@ fn eval_named(
             };
             let mut scope = vars.clone();
             let mut out = Vec::new();
+            // The output is sized as it grows: a `$map` of millions of
+            // values stops at 16 MiB, not after building them all.
+            let mut size = super::limits::Growing::default();
             for item in items {
                 super::limits::checkpoint()?;
                 scope.set(name.clone(), item.clone());
                 let r = body.eval(root, &scope)?;
                 if op == "$filter" {
                     if truthy(r.as_ref()) {
+                        size.add(super::limits::approx_size(&item))?;
                         out.push(item);
                         if limit.is_some_and(|l| out.len() >= l) {
                             break;
                         }
                     }
                 } else {
-                    out.push(r.unwrap_or(Bson::Null));
+                    let v = r.unwrap_or(Bson::Null);
+                    size.add(super::limits::approx_size(&v))?;
+                    out.push(v);
                 }
             }
             Ok(Some(Bson::Array(out)))
@@ -1312,6 +1329,7 @@ fn eval_named(
                 acc = body.eval(root, &scope)?;
                 // The accumulated value may grow a level per item: stop
                 // at BSON's depth rather than build what nothing can walk.
+                // (Its size is bounded where each step builds it.)
                 if let Some(v @ (Bson::Document(_) | Bson::Array(_))) = &acc {
                     super::limits::check_value_depth(v)?;
                 }

@@ -461,6 +461,12 @@ fn range(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
             ),
         ));
     }
+    // And, as every value an expression builds, within 16 MiB (8 bytes a
+    // value as `approx_size` counts them): sized before it is built.
+    let size = 5 + count.max(0) as u64 * 8;
+    if size > crate::limits::MAX_VALUE_BYTES {
+        return Err(crate::limits::value_too_large(size));
+    }
     let mut out = Vec::with_capacity(count as usize);
     let mut i = start;
     while (step > 0 && i < end) || (step < 0 && i > end) {
