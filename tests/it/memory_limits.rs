@@ -889,7 +889,7 @@ fn one_operation_holds_at_most_its_memory_budget() {
             inner = vec![doc! {"$lookup": {"from": "budget", "pipeline": inner, "as": "sub"}}];
         }
         let mut p = inner;
-        p.push(doc! {"$count": "n"});
+        p.push(doc! {"$group": {"_id": null, "n": {"$sum": {"$bsonSize": "$$ROOT"}}}});
         p
     };
     let attacks = [
@@ -898,21 +898,26 @@ fn one_operation_holds_at_most_its_memory_budget() {
             doc! {"allowDiskUse": true},
         ),
         (
-            vec![doc! {"$unwind": "$arr"}, doc! {"$count": "n"}],
+            // (Each copy keeps the pad: a `$count` alone would let
+            // the copies leave it out.)
+            vec![
+                doc! {"$unwind": "$arr"},
+                doc! {"$group": {"_id": null, "n": {"$sum": {"$strLenBytes": "$pad"}}}},
+            ],
             doc! {},
         ),
         (lookup(2), doc! {}),
         (
             vec![
                 doc! {"$graphLookup": {"from": "budget", "startWith": "$next", "connectFromField": "next", "connectToField": "_id", "as": "chain"}},
-                doc! {"$count": "n"},
+                doc! {"$group": {"_id": null, "n": {"$sum": {"$bsonSize": "$$ROOT"}}}},
             ],
             doc! {},
         ),
         (
             vec![
                 doc! {"$facet": {"a": [{"$match": {}}], "b": [{"$match": {}}]}},
-                doc! {"$project": {"n": {"$size": "$a"}}},
+                doc! {"$project": {"n": {"$bsonSize": "$$ROOT"}}},
             ],
             doc! {},
         ),

@@ -836,6 +836,14 @@ pub fn approx_size(value: &Bson) -> u64 {
     total
 }
 
+/// [`approx_size`] of a document.
+pub fn approx_doc_size(doc: &Document) -> u64 {
+    doc.iter()
+        .map(|(k, v)| k.len() as u64 + 2 + approx_size(v))
+        .sum::<u64>()
+        + 5
+}
+
 /// The memory an accumulator over values may use before `$push` and
 /// `$addToSet` fail with mongod's 146 `ExceededMemoryLimit`.
 pub fn accumulator_too_big(op: &str, limit: u64) -> EngineError {
