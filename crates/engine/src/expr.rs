@@ -858,22 +858,28 @@ impl Expr {
                     Ok(traverse(&base, path))
                 }
             }
+            // Sized field by field, each value before it is copied in, so
+            // that `{l: "$$value", r: "$$value"}` doubling stops at 16 MiB
+            // without making the copy that passes it.
             Expr::Object(fields) => {
                 let mut out = Document::new();
+                let mut size = 5;
                 for (k, e) in fields {
-                    if let Some(v) = e.eval(root, vars)? {
+                    if let Some(v) = sized(e, root, vars, &mut size, k.len() as u64 + 2)? {
                         out.insert(k.clone(), v);
                     }
                 }
-                built(Some(Bson::Document(out)))
+                Ok(Some(Bson::Document(out)))
             }
             Expr::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
+                let mut size = 5;
                 for e in items {
                     // A missing element becomes null inside an array literal.
-                    out.push(e.eval(root, vars)?.unwrap_or(Bson::Null));
+                    let v = sized(e, root, vars, &mut size, 4)?;
+                    out.push(v.unwrap_or(Bson::Null));
                 }
-                built(Some(Bson::Array(out)))
+                Ok(Some(Bson::Array(out)))
             }
             Expr::Call { op, args } => built(eval_call(op, args, root, vars)?),
             Expr::Named { op, args } => built(eval_named(op, args, root, vars)?),
@@ -895,6 +901,14 @@ impl Expr {
                 Some(Bson::Document(current)) => path_ref(current, path),
                 Some(other) => traverse_ref(other, path),
             },
+            // A bound variable (`$$value` in a `$reduce`) is read in place,
+            // not copied, by the operators that only read it.
+            Expr::Var { name, path } if !matches!(name.as_str(), "REMOVE" | "NOW") => {
+                match vars.get(name) {
+                    Some(v) => traverse_ref(v, path),
+                    None => None,
+                }
+            }
             _ => None,
         };
         match found {
@@ -939,6 +953,32 @@ fn built(v: Option<Bson>) -> Result<Option<Bson>> {
         super::limits::check_built(v)?;
     }
     Ok(v)
+}
+
+/// One field or element of a document or array literal, counted into
+/// `size` (the literal's [`approx_size`](super::limits::approx_size) so far,
+/// `overhead` for its name or index) and refused before it is copied when
+/// the literal would pass 16 MiB.
+fn sized(
+    e: &Expr,
+    root: &Document,
+    vars: &Vars,
+    size: &mut u64,
+    overhead: u64,
+) -> Result<Option<Bson>> {
+    use super::limits::{MAX_VALUE_BYTES, approx_size, approx_size_within, value_too_large};
+    let Some(v) = e.eval_cow(root, vars)? else {
+        return Ok(None);
+    };
+    let room = MAX_VALUE_BYTES.saturating_sub(*size + overhead);
+    let Some((bytes, walked)) = approx_size_within(&v, room) else {
+        return Err(value_too_large(*size + overhead + approx_size(&v)));
+    };
+    *size += overhead + bytes;
+    if walked >= u64::from(super::limits::CHECK_EVERY) {
+        super::limits::checkpoint_work(walked / u64::from(super::limits::CHECK_EVERY))?;
+    }
+    Ok(Some(v.into_owned()))
 }
 
 fn check_arity_range(op: &str, n: usize) -> Result<()> {

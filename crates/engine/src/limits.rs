@@ -57,19 +57,18 @@ pub fn raw_depth_within(doc: &RawDocument, limit: usize) -> Option<usize> {
 /// has depth 0, `{}` and `[]` depth 1). Iterative.
 pub fn bson_exceeds(value: &Bson, limit: usize) -> bool {
     let mut stack: Vec<(&Bson, usize)> = vec![(value, 0)];
+    let nested = |c: &&Bson| matches!(c, Bson::Document(_) | Bson::Array(_));
     while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Bson>> = match v {
-            Bson::Document(d) => Box::new(d.values()),
-            Bson::Array(a) => Box::new(a.iter()),
-            _ => continue,
-        };
+        if !nested(&v) {
+            continue;
+        }
         if depth + 1 > limit {
             return true;
         }
-        for c in children {
-            if matches!(c, Bson::Document(_) | Bson::Array(_)) {
-                stack.push((c, depth + 1));
-            }
+        match v {
+            Bson::Document(d) => stack.extend(d.values().filter(nested).map(|c| (c, depth + 1))),
+            Bson::Array(a) => stack.extend(a.iter().filter(nested).map(|c| (c, depth + 1))),
+            _ => {}
         }
     }
     false

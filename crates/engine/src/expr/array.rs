@@ -176,6 +176,22 @@ pub(super) fn call_ref(
             }
         }
         "$concatArrays" => {
+            // Sized before it is built: doubling an array in a `$reduce`
+            // stops at 16 MiB without making the copy that passes it.
+            // (A null or a wrong type is answered below, in order.)
+            let mut size = 5u64;
+            let mut arrays = true;
+            for &v in vals {
+                let Some(a @ Bson::Array(_)) = v else {
+                    arrays = false;
+                    break;
+                };
+                let limit = crate::limits::MAX_VALUE_BYTES;
+                size += crate::limits::approx_size_within(a, limit).map_or(limit, |(s, _)| s) - 5;
+            }
+            if arrays && size > crate::limits::MAX_VALUE_BYTES {
+                return Some(Err(crate::limits::value_too_large(size)));
+            }
             let mut out = Vec::new();
             for &v in vals {
                 match v {
