@@ -149,7 +149,7 @@ impl Pattern {
 const WHOLE_TEXT_BYTES: usize = 1024;
 
 /// An unanchored search as a run of anchored attempts, one per start
-/// position, each a checkpoint of the running operation. One search of the
+/// position, the running operation checked before each. One search of the
 /// backtracking engine cannot be interrupted, and a lookaround that scans
 /// the rest of the text at each position (`(?!a*$)x`) makes it quadratic:
 /// 40,000 characters took 34 s in a debug build, `maxTimeMS` unheard.
@@ -164,7 +164,8 @@ fn match_position_by_position(
         .map(|(i, _)| i)
         .chain(std::iter::once(text.len()));
     for start in starts {
-        crate::limits::checkpoint()?;
+        // Each attempt may scan the rest of the text: check every time.
+        crate::limits::check_now()?;
         let attempt = fancy_regex::RegexInput::new(text)
             .from_pos(start)
             .anchored(true);
