@@ -418,3 +418,54 @@ fn large_inserts_report_errors_at_their_batch_position() {
     let errors = reply.get_array("writeErrors").unwrap();
     assert_eq!(errors[0].as_document().unwrap().get_i32("index"), Ok(400));
 }
+
+/// A cursor belongs to the session (`lsid`) that opened it: a `getMore`
+/// from another session, or from none, is refused as mongod refuses it
+/// (50738, 50737), and one outside any session cannot be continued in a
+/// session (50736). The cursor still serves its own session afterwards.
+#[test]
+fn get_more_is_refused_from_another_session() {
+    let mut stream = connect();
+    let docs: Vec<Document> = (0..10).map(|i| doc! {"_id": i}).collect();
+    let reply = call(
+        &mut stream,
+        &raw(doc! {"insert": "sessions", "documents": docs, "$db": "lim"}),
+    );
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+    let lsid = |b: u8| doc! {"id": bson::Binary {subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![b; 16]}};
+    let open = |stream: &mut TcpStream, session: Option<Document>| {
+        let mut find = doc! {"find": "sessions", "batchSize": 1, "$db": "lim"};
+        if let Some(s) = session {
+            find.insert("lsid", s);
+        }
+        let reply = call(stream, &raw(find));
+        reply.get_document("cursor").unwrap().get_i64("id").unwrap()
+    };
+    let more = |stream: &mut TcpStream, id: i64, session: Option<Document>| {
+        let mut get_more =
+            doc! {"getMore": id, "collection": "sessions", "batchSize": 1, "$db": "lim"};
+        if let Some(s) = session {
+            get_more.insert("lsid", s);
+        }
+        call(stream, &raw(get_more))
+    };
+    let id = open(&mut stream, Some(lsid(1)));
+    let reply = more(&mut stream, id, Some(lsid(2)));
+    assert_eq!(code(&reply), Some(50738), "{reply}");
+    assert_eq!(reply.get_str("codeName"), Ok("Location50738"));
+    assert_eq!(
+        reply.get_str("errmsg").unwrap(),
+        format!(
+            "Cannot run getMore on cursor {id}, which was created in session \
+             01010101-0101-0101-0101-010101010101 - 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= -  - , \
+             in session 02020202-0202-0202-0202-020202020202 - 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= -  - "
+        )
+    );
+    assert_eq!(code(&more(&mut stream, id, None)), Some(50737));
+    // Its own session goes on reading it.
+    let reply = more(&mut stream, id, Some(lsid(1)));
+    assert_eq!(reply.get_f64("ok"), Ok(1.0), "{reply}");
+    let id = open(&mut stream, None);
+    assert_eq!(code(&more(&mut stream, id, Some(lsid(3)))), Some(50736));
+    assert_eq!(more(&mut stream, id, None).get_f64("ok"), Ok(1.0));
+}

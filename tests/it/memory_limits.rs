@@ -431,10 +431,13 @@ fn idle_cursors_time_out_with_cursor_not_found() {
 }
 
 /// A pipeline that runs for many seconds in a debug build unless stopped.
+/// (Three ranges of a million: one of three million is over 16 MiB.)
 fn long_pipeline() -> Vec<Document> {
-    vec![doc! {"$project": {"n": {"$reduce": {
-    "input": {"$range": [0, 3_000_000]}, "initialValue": 0,
-    "in": {"$add": ["$$value", {"$multiply": ["$$this", 2]}]}}}}}]
+    vec![
+        doc! {"$project": {"n": {"$map": {"input": {"$range": [0, 3]}, "as": "i", "in": {"$reduce": {
+        "input": {"$range": [0, 1_000_000]}, "initialValue": 0,
+        "in": {"$add": ["$$value", {"$multiply": ["$$this", 2]}]}}}}}}},
+    ]
 }
 
 #[test]
@@ -713,4 +716,270 @@ fn lookup_arrays_are_bounded_by_mongods_parameter() {
         msg.contains("lookup_foreign") && msg.contains("5000000 bytes"),
         "{msg}"
     );
+}
+
+/// The first document of a reply's first batch.
+fn first_doc(reply: &Document) -> Document {
+    ok(reply);
+    reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone()
+}
+
+/// `$project: {v: <expr>}` over one document of `mem.one`.
+fn project_one(s: &mut TcpStream, expr: Document, extra: Document) -> Document {
+    ok(&call(
+        s,
+        doc! {"update": "one", "updates": [{"q": {"_id": 1}, "u": {"_id": 1}, "upsert": true}], "$db": "mem"},
+    ));
+    call(
+        s,
+        aggregate("one", vec![doc! {"$project": {"_id": 0, "v": expr}}], extra),
+    )
+}
+
+/// Issue 36's doubling and spreading attacks, at sizes a test can afford:
+/// each value an expression builds stops at 16 MiB with mongod's error for
+/// a value that size (10334 BSONObjectTooLarge; 16493 for a string),
+/// where it is built, instead of growing until the server runs out of
+/// memory. Under the bound the same expressions answer.
+#[test]
+fn values_built_by_expressions_stop_at_16_mib() {
+    let mut s = connect();
+    let hundred = "x".repeat(100);
+    // `$concatArrays` doubling inside `$reduce`: 2^18 strings of 100
+    // bytes are 28 MB; 2^17 are 14 MB.
+    let concat = |times: i32| {
+        doc! {"$size": {"$reduce": {"input": {"$range": [0, times]}, "initialValue": [&hundred],
+        "in": {"$concatArrays": ["$$value", "$$value"]}}}}
+    };
+    assert_eq!(
+        first_doc(&project_one(&mut s, concat(17), doc! {})).get_i32("v"),
+        Ok(1 << 17)
+    );
+    let reply = project_one(&mut s, concat(18), doc! {});
+    assert_eq!(code(&reply), 10334, "{reply}");
+    assert!(
+        reply
+            .get_str("errmsg")
+            .unwrap()
+            .starts_with("BSONObj size: ")
+    );
+    // `{l: "$$value", r: "$$value"}` doubling: 2^15 leaves of 1,000 bytes.
+    let thousand = "y".repeat(1000);
+    let halves = |times: i32| {
+        doc! {"$type": {"$reduce": {"input": {"$range": [0, times]}, "initialValue": &thousand,
+        "in": {"l": "$$value", "r": "$$value"}}}}
+    };
+    assert_eq!(
+        first_doc(&project_one(&mut s, halves(13), doc! {})).get_str("v"),
+        Ok("object")
+    );
+    assert_eq!(code(&project_one(&mut s, halves(15), doc! {})), 10334);
+    // `$split` of a 4 MB string into two million pieces.
+    let split = |times: i32| {
+        doc! {"$size": {"$split": [{"$reduce": {"input": {"$range": [0, times]}, "initialValue": "a,",
+        "in": {"$concat": ["$$value", "$$value"]}}}, ","]}}
+    };
+    assert_eq!(
+        first_doc(&project_one(&mut s, split(19), doc! {})).get_i32("v"),
+        Ok((1 << 19) + 1)
+    );
+    assert_eq!(code(&project_one(&mut s, split(21), doc! {})), 10334);
+    // `$map` over many values: 20,000 of 1,000 bytes.
+    let map = |n: i32| {
+        doc! {"$size": {"$map": {"input": {"$range": [0, n]}, "in": &thousand}}}
+    };
+    assert_eq!(
+        first_doc(&project_one(&mut s, map(10_000), doc! {})).get_i32("v"),
+        Ok(10_000)
+    );
+    assert_eq!(code(&project_one(&mut s, map(20_000), doc! {})), 10334);
+    // `$filter` keeps values as `$map` makes them.
+    let filter = doc! {"$size": {"$filter": {"input": {"$map": {"input": {"$range": [0, 20_000]}, "in": &thousand}}, "cond": true}}};
+    assert_eq!(code(&project_one(&mut s, filter, doc! {})), 10334);
+    // `$range`: a million and a half values fit (8 bytes each), three do not,
+    // though mongod's own `$range` limit (100 MB at 16 bytes) allows them.
+    let range = |n: i32| doc! {"$size": {"$range": [0, n]}};
+    assert_eq!(
+        first_doc(&project_one(&mut s, range(1_500_000), doc! {})).get_i32("v"),
+        Ok(1_500_000)
+    );
+    assert_eq!(code(&project_one(&mut s, range(3_000_000), doc! {})), 10334);
+    // A string past 16 MiB is mongod's 16493.
+    let string = doc! {"$strLenBytes": {"$reduce": {"input": {"$range": [0, 25]}, "initialValue": "a",
+    "in": {"$concat": ["$$value", "$$value"]}}}};
+    assert_eq!(code(&project_one(&mut s, string, doc! {})), 16493);
+    // The server goes on.
+    ok(&call(&mut s, doc! {"ping": 1, "$db": "admin"}));
+}
+
+/// mongod counts what every accumulator keeps against `$group`'s memory
+/// limit, not only `$push` and `$addToSet`'s values: with `allowDiskUse:
+/// false`, a `$first`, `$last`, `$max`, `$mergeObjects`, `$firstN` or
+/// `$top` that keeps more than the limit answers 292.
+#[test]
+fn every_accumulator_counts_against_the_group_limit() {
+    let _guard = params_lock();
+    let mut s = connect();
+    let docs: Vec<Document> = (0..40)
+        .map(|i| doc! {"_id": i, "pad": "p".repeat(50_000)})
+        .collect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "accs", "documents": docs, "$db": "mem"},
+    ));
+    // 40 groups of one 50 KB value each: 2 MB kept, 1 MB allowed.
+    let _limit = Param::set("internalDocumentSourceGroupMaxMemoryBytes", 1_000_000);
+    for acc in [
+        doc! {"$first": "$pad"},
+        doc! {"$last": "$pad"},
+        doc! {"$max": "$pad"},
+        doc! {"$min": "$pad"},
+        doc! {"$mergeObjects": {"p": "$pad"}},
+        doc! {"$firstN": {"input": "$pad", "n": 2}},
+        doc! {"$lastN": {"input": "$pad", "n": 2}},
+        doc! {"$top": {"output": "$pad", "sortBy": {"_id": 1}}},
+    ] {
+        let group = vec![doc! {"$group": {"_id": "$_id", "v": acc.clone()}}];
+        let reply = call(
+            &mut s,
+            aggregate("accs", group.clone(), doc! {"allowDiskUse": false}),
+        );
+        assert_eq!(code(&reply), 292, "{acc}: {reply}");
+        // Allowed to go past the limit, the group completes.
+        ok(&call(
+            &mut s,
+            aggregate("accs", group, doc! {"allowDiskUse": true}),
+        ));
+    }
+    // One group keeping one value is within the limit.
+    let one = vec![doc! {"$group": {"_id": null, "v": {"$last": "$pad"}}}];
+    ok(&call(
+        &mut s,
+        aggregate("accs", one, doc! {"allowDiskUse": false}),
+    ));
+}
+
+/// `schemalabOperationMemoryBytes` bounds what one operation's stages hold
+/// at once, whatever `allowDiskUse` says: groups kept in memory, the
+/// copies `$unwind` makes, the arrays of nested `$lookup`s and
+/// `$graphLookup`, the outputs of `$facet`. Past it: 146
+/// ExceededMemoryLimit, and the server goes on.
+#[test]
+fn one_operation_holds_at_most_its_memory_budget() {
+    let _guard = params_lock();
+    let mut s = connect();
+    let docs: Vec<Document> = (0..10)
+        .map(|i| doc! {"_id": i, "k": 1, "next": (i + 1) % 10, "pad": "q".repeat(10_000), "arr": (0..100).collect::<Vec<i32>>()})
+        .collect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "budget", "documents": docs, "$db": "mem"},
+    ));
+    // Within the default budget, each of these answers.
+    let lookup = |depth: usize| {
+        let mut inner = vec![doc! {"$match": {"$expr": {"$eq": ["$k", 1]}}}];
+        for _ in 0..depth {
+            inner = vec![doc! {"$lookup": {"from": "budget", "pipeline": inner, "as": "sub"}}];
+        }
+        let mut p = inner;
+        p.push(doc! {"$group": {"_id": null, "n": {"$sum": {"$bsonSize": "$$ROOT"}}}});
+        p
+    };
+    let attacks = [
+        (
+            vec![doc! {"$group": {"_id": "$_id", "all": {"$push": "$$ROOT"}}}],
+            doc! {"allowDiskUse": true},
+        ),
+        (
+            // (Each copy keeps the pad: a `$count` alone would let
+            // the copies leave it out.)
+            vec![
+                doc! {"$unwind": "$arr"},
+                doc! {"$group": {"_id": null, "n": {"$sum": {"$strLenBytes": "$pad"}}}},
+            ],
+            doc! {},
+        ),
+        (lookup(2), doc! {}),
+        (
+            vec![
+                doc! {"$graphLookup": {"from": "budget", "startWith": "$next", "connectFromField": "next", "connectToField": "_id", "as": "chain"}},
+                doc! {"$group": {"_id": null, "n": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+            ],
+            doc! {},
+        ),
+        (
+            vec![
+                doc! {"$facet": {"a": [{"$match": {}}], "b": [{"$match": {}}]}},
+                doc! {"$project": {"n": {"$bsonSize": "$$ROOT"}}},
+            ],
+            doc! {},
+        ),
+    ];
+    for (pipeline, extra) in &attacks {
+        ok(&call(
+            &mut s,
+            aggregate("budget", pipeline.clone(), extra.clone()),
+        ));
+    }
+    // A budget of 50 KB: each holds more.
+    let _budget = Param::set("schemalabOperationMemoryBytes", 50_000);
+    for (pipeline, extra) in &attacks {
+        let reply = call(&mut s, aggregate("budget", pipeline.clone(), extra.clone()));
+        assert_eq!(code(&reply), 146, "{pipeline:?}: {reply}");
+        assert_eq!(reply.get_str("codeName"), Ok("ExceededMemoryLimit"));
+    }
+    // What holds little still answers.
+    ok(&call(
+        &mut s,
+        aggregate(
+            "budget",
+            vec![doc! {"$group": {"_id": null, "n": {"$sum": 1}}}],
+            doc! {},
+        ),
+    ));
+}
+
+/// An expired `maxTimeMS` stops one document's long expression inside
+/// the step: each of these runs under 128 loop steps on one document (so
+/// that a check every 128 steps never comes) while each step builds or
+/// walks 300,000 values; before the fix each answered after seconds
+/// with a result.
+#[test]
+fn max_time_ms_stops_long_steps_inside_one_expression() {
+    let mut s = connect();
+    let heavy = doc! {"$size": {"$range": [0, 300_000]}};
+    let string = doc! {"$strLenBytes": {"$reduce": {"input": {"$range": [0, 23]}, "initialValue": "a",
+    "in": {"$concat": ["$$value", "$$value"]}}}};
+    let cases = [
+        doc! {"$reduce": {"input": {"$range": [0, 100]}, "initialValue": 0, "in": {"$add": ["$$value", heavy.clone()]}}},
+        doc! {"$map": {"input": {"$range": [0, 100]}, "in": heavy.clone()}},
+        doc! {"$filter": {"input": {"$range": [0, 100]}, "cond": {"$gt": [heavy.clone(), 0]}}},
+        doc! {"$map": {"input": {"$range": [0, 100]}, "in": {"$size": {"$concatArrays": [{"$range": [0, 150_000]}, {"$range": [0, 150_000]}]}}}},
+        doc! {"$map": {"input": {"$range": [0, 100]}, "in": string}},
+    ];
+    for expr in cases {
+        let reply = project_one(&mut s, expr.clone(), doc! {"maxTimeMS": 200});
+        assert_eq!(code(&reply), 50, "{expr}: {reply}");
+    }
+}
+
+/// `$unwind` of one large array checks the operation per value it makes.
+#[test]
+fn max_time_ms_stops_an_unwind_of_one_large_array() {
+    let mut s = connect();
+    ok(&call(
+        &mut s,
+        doc! {"insert": "wide", "documents": [{"_id": 1, "a": (0..1_000_000).collect::<Vec<i32>>()}], "$db": "mem"},
+    ));
+    // The unwind alone: a stage after it would check once per document.
+    let pipeline = vec![doc! {"$unwind": "$a"}];
+    let reply = call(&mut s, aggregate("wide", pipeline, doc! {"maxTimeMS": 200}));
+    assert_eq!(code(&reply), 50, "{reply}");
 }

@@ -858,10 +858,14 @@ impl Expr {
                     Ok(traverse(&base, path))
                 }
             }
+            // Sized field by field, each value before it is copied in, so
+            // that `{l: "$$value", r: "$$value"}` doubling stops at 16 MiB
+            // without making the copy that passes it.
             Expr::Object(fields) => {
                 let mut out = Document::new();
+                let mut size = 5;
                 for (k, e) in fields {
-                    if let Some(v) = e.eval(root, vars)? {
+                    if let Some(v) = sized(e, root, vars, &mut size, k.len() as u64 + 2)? {
                         out.insert(k.clone(), v);
                     }
                 }
@@ -869,14 +873,16 @@ impl Expr {
             }
             Expr::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
+                let mut size = 5;
                 for e in items {
                     // A missing element becomes null inside an array literal.
-                    out.push(e.eval(root, vars)?.unwrap_or(Bson::Null));
+                    let v = sized(e, root, vars, &mut size, 4)?;
+                    out.push(v.unwrap_or(Bson::Null));
                 }
                 Ok(Some(Bson::Array(out)))
             }
-            Expr::Call { op, args } => eval_call(op, args, root, vars),
-            Expr::Named { op, args } => eval_named(op, args, root, vars),
+            Expr::Call { op, args } => built(eval_call(op, args, root, vars)?),
+            Expr::Named { op, args } => built(eval_named(op, args, root, vars)?),
         }
     }
 
@@ -895,6 +901,14 @@ impl Expr {
                 Some(Bson::Document(current)) => path_ref(current, path),
                 Some(other) => traverse_ref(other, path),
             },
+            // A bound variable (`$$value` in a `$reduce`) is read in place,
+            // not copied, by the operators that only read it.
+            Expr::Var { name, path } if !matches!(name.as_str(), "REMOVE" | "NOW") => {
+                match vars.get(name) {
+                    Some(v) => traverse_ref(v, path),
+                    None => None,
+                }
+            }
             _ => None,
         };
         match found {
@@ -928,6 +942,43 @@ impl Expr {
             Expr::Call { .. } | Expr::Named { .. } => false,
         }
     }
+}
+
+/// A value an operator or a literal document or array built: within
+/// mongod's 16 MiB ([`limits::check_built`](super::limits::check_built)),
+/// so that no value can grow past it by doubling, and the walk counted as
+/// the operation's work.
+fn built(v: Option<Bson>) -> Result<Option<Bson>> {
+    if let Some(v) = &v {
+        super::limits::check_built(v)?;
+    }
+    Ok(v)
+}
+
+/// One field or element of a document or array literal, counted into
+/// `size` (the literal's [`approx_size`](super::limits::approx_size) so far,
+/// `overhead` for its name or index) and refused before it is copied when
+/// the literal would pass 16 MiB.
+fn sized(
+    e: &Expr,
+    root: &Document,
+    vars: &Vars,
+    size: &mut u64,
+    overhead: u64,
+) -> Result<Option<Bson>> {
+    use super::limits::{MAX_VALUE_BYTES, approx_size, approx_size_within, value_too_large};
+    let Some(v) = e.eval_cow(root, vars)? else {
+        return Ok(None);
+    };
+    let room = MAX_VALUE_BYTES.saturating_sub(*size + overhead);
+    let Some((bytes, walked)) = approx_size_within(&v, room) else {
+        return Err(value_too_large(*size + overhead + approx_size(&v)));
+    };
+    *size += overhead + bytes;
+    if walked >= u64::from(super::limits::CHECK_EVERY) {
+        super::limits::checkpoint_work(walked / u64::from(super::limits::CHECK_EVERY))?;
+    }
+    Ok(Some(v.into_owned()))
 }
 
 fn check_arity_range(op: &str, n: usize) -> Result<()> {
@@ -1257,19 +1308,25 @@ fn eval_named(
             };
             let mut scope = vars.clone();
             let mut out = Vec::new();
+            // The output is sized as it grows: a `$map` of millions of
+            // values stops at 16 MiB, not after building them all.
+            let mut size = super::limits::Growing::default();
             for item in items {
                 super::limits::checkpoint()?;
                 scope.set(name.clone(), item.clone());
                 let r = body.eval(root, &scope)?;
                 if op == "$filter" {
                     if truthy(r.as_ref()) {
+                        size.add(super::limits::approx_size(&item))?;
                         out.push(item);
                         if limit.is_some_and(|l| out.len() >= l) {
                             break;
                         }
                     }
                 } else {
-                    out.push(r.unwrap_or(Bson::Null));
+                    let v = r.unwrap_or(Bson::Null);
+                    size.add(super::limits::approx_size(&v))?;
+                    out.push(v);
                 }
             }
             Ok(Some(Bson::Array(out)))
@@ -1312,6 +1369,7 @@ fn eval_named(
                 acc = body.eval(root, &scope)?;
                 // The accumulated value may grow a level per item: stop
                 // at BSON's depth rather than build what nothing can walk.
+                // (Its size is bounded where each step builds it.)
                 if let Some(v @ (Bson::Document(_) | Bson::Array(_))) = &acc {
                     super::limits::check_value_depth(v)?;
                 }

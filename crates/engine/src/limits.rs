@@ -57,19 +57,18 @@ pub fn raw_depth_within(doc: &RawDocument, limit: usize) -> Option<usize> {
 /// has depth 0, `{}` and `[]` depth 1). Iterative.
 pub fn bson_exceeds(value: &Bson, limit: usize) -> bool {
     let mut stack: Vec<(&Bson, usize)> = vec![(value, 0)];
+    let nested = |c: &&Bson| matches!(c, Bson::Document(_) | Bson::Array(_));
     while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Bson>> = match v {
-            Bson::Document(d) => Box::new(d.values()),
-            Bson::Array(a) => Box::new(a.iter()),
-            _ => continue,
-        };
+        if !nested(&v) {
+            continue;
+        }
         if depth + 1 > limit {
             return true;
         }
-        for c in children {
-            if matches!(c, Bson::Document(_) | Bson::Array(_)) {
-                stack.push((c, depth + 1));
-            }
+        match v {
+            Bson::Document(d) => stack.extend(d.values().filter(nested).map(|c| (c, depth + 1))),
+            Bson::Array(a) => stack.extend(a.iter().filter(nested).map(|c| (c, depth + 1))),
+            _ => {}
         }
     }
     false
@@ -302,6 +301,89 @@ mod tests {
         });
     }
 
+    /// A value built by an expression is bounded at 16 MiB (10334), a
+    /// string at 16 MiB (16493), and an array growing value by value stops
+    /// as it passes the bound.
+    #[test]
+    fn built_values_are_bounded() {
+        let small = Bson::Array(vec![Bson::Int32(1); 1000]);
+        assert!(check_built(&small).is_ok());
+        let big = Bson::Array(vec![Bson::String("x".repeat(1000)); 17_000]);
+        let err = check_built(&big).unwrap_err();
+        assert_eq!(err.code, ErrorCode::BSON_OBJECT_TOO_LARGE);
+        assert!(
+            err.message.starts_with("BSONObj size: 17153005 "),
+            "{}",
+            err.message
+        );
+        let long = Bson::String("y".repeat(MAX_STRING_BYTES));
+        assert_eq!(check_built(&long).unwrap_err().code, ErrorCode(16493));
+        let mut growing = Growing::default();
+        let added = (0..20_000)
+            .take_while(|_| growing.add(1005).is_ok())
+            .count();
+        assert_eq!(added, 16_643);
+        assert_eq!(approx_size_within(&small, 100), None);
+        assert_eq!(approx_size_within(&small, 1 << 20), Some((8005, 1001)));
+    }
+
+    /// Work counted in large units is checked at once; outside an
+    /// operation nothing is bounded.
+    #[test]
+    fn large_steps_are_checkpoints_at_once() {
+        let past = Operation {
+            deadline: Some(std::time::Instant::now()),
+            ..Operation::default()
+        };
+        let code = run_as(past.clone(), || {
+            checkpoint_work(CHECK_EVERY.into()).err().map(|e| e.code)
+        });
+        assert_eq!(code, Some(ErrorCode::MAX_TIME_MS_EXPIRED));
+        // Small units add up to a check.
+        let code = run_as(past, || {
+            (0..CHECK_EVERY)
+                .find_map(|_| checkpoint_work(1).err())
+                .map(|e| e.code)
+        });
+        assert_eq!(code, Some(ErrorCode::MAX_TIME_MS_EXPIRED));
+        assert!(checkpoint_work(u64::MAX).is_ok());
+    }
+
+    /// What stages hold adds up across them within one operation, is
+    /// given back when they let go, and is bounded by the server's
+    /// `schemalabOperationMemoryBytes`.
+    #[test]
+    fn stages_hold_memory_within_the_operation_budget() {
+        let params = std::sync::Arc::new(Params::default());
+        params.set(&OPERATION_MEMORY, 1000);
+        let op = Operation {
+            params: Some(params),
+            ..Operation::default()
+        };
+        run_as(op, || {
+            let mut a = Held::new();
+            a.add(600).unwrap();
+            {
+                let mut b = Held::new();
+                let err = b.add(500).unwrap_err();
+                assert_eq!(err.code, ErrorCode::EXCEEDED_MEMORY_LIMIT);
+                assert!(
+                    err.message.contains("Memory limit: 1000 bytes"),
+                    "{}",
+                    err.message
+                );
+            }
+            // `b` gave its bytes back; `a` may shrink and grow again.
+            a.set(100).unwrap();
+            let mut c = Held::new();
+            c.add(850).unwrap();
+            assert!(a.add(100).is_err());
+        });
+        // Outside an operation nothing is counted.
+        let mut free = Held::new();
+        assert!(free.add(u64::MAX / 2).is_ok());
+    }
+
     #[test]
     fn path_lengths() {
         let p = vec!["a"; 200].join(".");
@@ -355,6 +437,9 @@ pub const CHECK_EVERY: u32 = 128;
 struct Current {
     op: Operation,
     ticks: u32,
+    /// Bytes the operation's stages hold ([`Held`]), against
+    /// [`OPERATION_MEMORY`].
+    held: u64,
 }
 
 thread_local! {
@@ -375,7 +460,13 @@ impl Drop for Restore {
 /// `op`'s deadline and cancellation.
 pub fn run_as<T>(op: Operation, f: impl FnOnce() -> T) -> T {
     crate::cache::release_held();
-    let prev = CURRENT.with(|c| c.borrow_mut().replace(Current { op, ticks: 0 }));
+    let prev = CURRENT.with(|c| {
+        c.borrow_mut().replace(Current {
+            op,
+            ticks: 0,
+            held: 0,
+        })
+    });
     let _restore = Restore(prev);
     f()
 }
@@ -417,6 +508,27 @@ pub fn checkpoint() -> Result<()> {
         };
         cur.ticks = cur.ticks.wrapping_add(1);
         if cur.ticks % CHECK_EVERY != 0 {
+            return Ok(());
+        }
+        check(&cur.op)
+    })
+}
+
+/// [`checkpoint`] for a step that did `units` checkpoints' worth of work
+/// at once (a value of `units` elements built or walked): the operation is
+/// checked whenever the counter passes a multiple of [`CHECK_EVERY`], so
+/// that the time from a deadline or a `killOp` to the error stays bounded
+/// however large each step is.
+pub fn checkpoint_work(units: u64) -> Result<()> {
+    CURRENT.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(cur) = c.as_mut() else {
+            return Ok(());
+        };
+        let before = cur.ticks;
+        let units = u32::try_from(units).unwrap_or(u32::MAX);
+        cur.ticks = cur.ticks.wrapping_add(units.max(1));
+        if units < CHECK_EVERY && before / CHECK_EVERY == cur.ticks / CHECK_EVERY {
             return Ok(());
         }
         check(&cur.op)
@@ -634,8 +746,18 @@ pub static LOOKUP_INTERMEDIATE_BYTES: Param = Param::new(
     HUNDRED_MB,
 );
 
+/// The bytes one operation's stages may hold at once (schemalab's own
+/// parameter; mongod has no per-operation bound and relies on each stage's
+/// limit and on spilling, which this engine does for `$sort` only): the
+/// groups of `$group`, the buffer of `$sort`, the arrays `$lookup` and
+/// `$graphLookup` gather, the outputs of `$facet` and `$unwind`, counted as
+/// BSON sizes ([`approx_size`]). Past it the operation fails with 146
+/// `ExceededMemoryLimit`, so that no single aggregate can take the server
+/// out of memory.
+pub static OPERATION_MEMORY: Param = Param::new(11, "schemalabOperationMemoryBytes", 1 << 30);
+
 /// How many parameters there are.
-const PARAM_COUNT: usize = 11;
+const PARAM_COUNT: usize = 12;
 
 /// Every parameter `setParameter`/`getParameter` know, each at its index.
 pub fn params() -> [&'static Param; PARAM_COUNT] {
@@ -651,6 +773,7 @@ pub fn params() -> [&'static Param; PARAM_COUNT] {
         &GRAPH_LOOKUP_MEMORY,
         &CURSOR_TIMEOUT_MILLIS,
         &LOOKUP_INTERMEDIATE_BYTES,
+        &OPERATION_MEMORY,
     ]
 }
 
@@ -712,6 +835,14 @@ pub fn approx_size(value: &Bson) -> u64 {
     total
 }
 
+/// [`approx_size`] of a document.
+pub fn approx_doc_size(doc: &Document) -> u64 {
+    doc.iter()
+        .map(|(k, v)| k.len() as u64 + 2 + approx_size(v))
+        .sum::<u64>()
+        + 5
+}
+
 /// The memory an accumulator over values may use before `$push` and
 /// `$addToSet` fail with mongod's 146 `ExceededMemoryLimit`.
 pub fn accumulator_too_big(op: &str, limit: u64) -> EngineError {
@@ -725,6 +856,181 @@ pub fn accumulator_too_big(op: &str, limit: u64) -> EngineError {
 /// mongod's 292.
 pub fn blocking_stage_too_big(message: &str) -> EngineError {
     EngineError::new(ErrorCode::QUERY_EXCEEDED_MEMORY_LIMIT, message.to_string())
+}
+
+/// The most a value built while evaluating an expression may take
+/// (16 MiB and mongod's 16 KiB allowance for internal objects,
+/// [`MAX_INTERNAL_OBJECT_SIZE`]), measured as [`approx_size`] counts it. On
+/// mongod a value this large fails when the document holding it becomes
+/// BSON (10334); here it fails where it is built, so that a value doubled
+/// in a `$reduce` cannot grow past it first (COMPAT.md).
+pub const MAX_VALUE_BYTES: u64 = MAX_INTERNAL_OBJECT_SIZE as u64;
+
+/// mongod's error for a value over [`MAX_VALUE_BYTES`] (arrays and
+/// documents; strings fail earlier, with 16493).
+pub fn value_too_large(size: u64) -> EngineError {
+    EngineError::new(
+        ErrorCode::BSON_OBJECT_TOO_LARGE,
+        format!(
+            "BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and {MAX_INTERNAL_OBJECT_SIZE}(16MB)"
+        ),
+    )
+}
+
+/// mongod's error for a string of 16 MiB or more (`RCString::create`).
+pub fn string_too_long() -> EngineError {
+    EngineError::new(ErrorCode(16493), "Tried to create string longer than 16MB")
+}
+
+/// [`approx_size`] of `value` and how many values it walked, or `None`
+/// as soon as the size passes `limit`. Iterative.
+pub fn approx_size_within(value: &Bson, limit: u64) -> Option<(u64, u64)> {
+    let mut total = 0u64;
+    let mut walked = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        walked += 1;
+        total += match v {
+            Bson::Document(d) => {
+                for (k, c) in d {
+                    total += k.len() as u64 + 2;
+                    stack.push(c);
+                }
+                5
+            }
+            Bson::Array(a) => {
+                total += 4 * a.len() as u64;
+                stack.extend(a.iter());
+                5
+            }
+            other => approx_size(other),
+        };
+        if total > limit {
+            return None;
+        }
+    }
+    Some((total, walked))
+}
+
+/// A value an expression built must fit [`MAX_VALUE_BYTES`] (and a string
+/// mongod's 16 MiB); walking it counts as work for the running operation's
+/// [`checkpoint_work`]. Constants and values read from the document are
+/// not built and need no check.
+pub fn check_built(value: &Bson) -> Result<()> {
+    match value {
+        Bson::String(s) => {
+            if s.len() >= MAX_STRING_BYTES {
+                return Err(string_too_long());
+            }
+            // Building a string is work too: a unit a kilobyte.
+            if s.len() >= 1024 {
+                checkpoint_work(s.len() as u64 / 1024)?;
+            }
+            Ok(())
+        }
+        Bson::Array(_) | Bson::Document(_) => match approx_size_within(value, MAX_VALUE_BYTES) {
+            Some((_, walked)) => {
+                if walked >= u64::from(CHECK_EVERY) {
+                    checkpoint_work(walked / u64::from(CHECK_EVERY))?;
+                }
+                Ok(())
+            }
+            None => Err(value_too_large(approx_size(value))),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// The size of an array being built value by value (`$map`, `$filter`,
+/// `$split`, `$range`): each addition is counted before the next is made,
+/// so the array stops at [`MAX_VALUE_BYTES`] instead of being built first.
+#[derive(Debug, Default)]
+pub struct Growing {
+    bytes: u64,
+}
+
+impl Growing {
+    /// Count one more element of `bytes` ([`approx_size`]; its index key is
+    /// counted here).
+    pub fn add(&mut self, bytes: u64) -> Result<()> {
+        self.bytes += bytes + 4;
+        if self.bytes + 5 > MAX_VALUE_BYTES {
+            return Err(value_too_large(self.bytes + 5));
+        }
+        checkpoint()
+    }
+}
+
+/// Bytes a stage holds on behalf of the running operation (its groups, its
+/// buffer, the arrays it gathers), counted against [`OPERATION_MEMORY`]
+/// and given back when dropped.
+#[derive(Debug, Default)]
+pub struct Held {
+    bytes: u64,
+}
+
+impl Held {
+    /// Nothing held yet.
+    pub fn new() -> Self {
+        Held { bytes: 0 }
+    }
+
+    /// Hold `bytes` more.
+    pub fn add(&mut self, bytes: u64) -> Result<()> {
+        self.set(self.bytes.saturating_add(bytes))
+    }
+
+    /// Hold `bytes` in all (more or less than before).
+    pub fn set(&mut self, bytes: u64) -> Result<()> {
+        let old = std::mem::replace(&mut self.bytes, bytes);
+        CURRENT.with(|c| {
+            let mut c = c.borrow_mut();
+            let Some(cur) = c.as_mut() else {
+                return Ok(());
+            };
+            cur.held = cur.held.saturating_sub(old).saturating_add(bytes);
+            if bytes <= old {
+                return Ok(());
+            }
+            let limit = cur
+                .op
+                .params
+                .as_ref()
+                .map_or(OPERATION_MEMORY.default, |p| p.get(&OPERATION_MEMORY));
+            if cur.held > limit {
+                return Err(operation_too_big(cur.held, limit));
+            }
+            Ok(())
+        })
+    }
+
+    /// The bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let bytes = self.bytes;
+        // A thread-local being torn down holds nothing to give back.
+        let _ = CURRENT.try_with(|c| {
+            if let Some(cur) = c.borrow_mut().as_mut() {
+                cur.held = cur.held.saturating_sub(bytes);
+            }
+        });
+    }
+}
+
+/// The running operation went over [`OPERATION_MEMORY`]: mongod's 146
+/// `ExceededMemoryLimit`.
+pub fn operation_too_big(held: u64, limit: u64) -> EngineError {
+    EngineError::new(
+        ErrorCode::EXCEEDED_MEMORY_LIMIT,
+        format!(
+            "Operation used too much memory ({held} bytes held by its stages) and cannot spill to disk. Memory limit: {limit} bytes (schemalabOperationMemoryBytes)"
+        ),
+    )
 }
 
 thread_local! {

@@ -884,6 +884,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
         Stage::ReplaceRoot(e, what) => {
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
+                super::limits::checkpoint()?;
                 match e.eval(&d, ctx.vars)? {
                     Some(Bson::Document(nd)) => {
                         super::limits::check_output_depth(&nd)?;
@@ -907,8 +908,9 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
         }
         Stage::Unwind(u) => {
             let mut out = Vec::with_capacity(docs.len());
+            let mut held = super::limits::Held::new();
             for d in docs {
-                u.apply(d, &mut out);
+                u.apply(d, &mut out, &mut held)?;
             }
             out
         }
@@ -944,8 +946,10 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
         Stage::UnionWith(u) => u.run(docs, ctx)?,
         Stage::Facet(facets) => {
             let mut out = Document::new();
+            let mut held = super::limits::Held::new();
             for (name, p) in facets {
                 let r = p.run(docs.clone(), ctx.source, ctx.vars)?;
+                held.add(r.iter().map(sort_held_size).sum())?;
                 out.insert(
                     name.clone(),
                     r.into_iter().map(Bson::Document).collect::<Vec<_>>(),
@@ -968,6 +972,7 @@ fn run_stage(stage: &Stage, docs: Vec<Document>, ctx: &Ctx<'_>) -> Result<Vec<Do
             }
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
+                super::limits::checkpoint()?;
                 vars.set("ROOT", Bson::Document(d.clone()));
                 if let Some(kept) = redact(e, &d, &vars)? {
                     out.push(kept);

@@ -59,6 +59,8 @@ pub struct Context<'a> {
     pub local: Option<SocketAddr>,
     /// The command's database.
     pub db: &'a str,
+    /// The command's session (`lsid`), which a cursor it opens belongs to.
+    pub lsid: Option<&'a Bson>,
 }
 
 /// A command as it arrived: the body with any document sequences merged in.
@@ -560,6 +562,7 @@ fn run_command(cmd: Result<CommandDoc>, session: &Session) -> Result<RawDocument
     cmd.and_then(|cmd| {
         // Cloned because `from_doc` consumes the command.
         let db = cmd.db.clone();
+        let lsid = cmd.body.get("lsid").cloned();
         let ctx = Context {
             engine: &session.engine,
             cursors: &session.cursors,
@@ -568,6 +571,7 @@ fn run_command(cmd: Result<CommandDoc>, session: &Session) -> Result<RawDocument
             peer: session.peer,
             local: session.local,
             db: &db,
+            lsid: lsid.as_ref(),
         };
         Command::from_doc(cmd).and_then(|c| c.apply(&ctx))
     })

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use bson::{Document, RawArrayBuf, RawDocumentBuf};
+use bson::{Bson, Document, RawArrayBuf, RawDocumentBuf};
 use parking_lot::Mutex;
 
 use schemalab_engine::{EngineError, ErrorCode, Result};
@@ -167,6 +167,9 @@ struct Cursor {
     /// What is left of the opening command's `maxTimeMS`: as in mongod,
     /// the limit bounds the cursor's work across its `getMore`s.
     budget: Option<Duration>,
+    /// The session (`lsid`) that opened it: a `getMore` from another
+    /// session is refused, as mongod refuses it.
+    lsid: Option<Bson>,
 }
 
 impl std::fmt::Debug for Cursor {
@@ -188,6 +191,7 @@ impl Cursor {
             bytes: 0,
             last_used: Instant::now(),
             budget: None,
+            lsid: None,
         }
     }
 
@@ -243,6 +247,68 @@ impl Cursor {
     }
 }
 
+/// mongod's `validateLSID`: a cursor opened in a session serves only that
+/// session's `getMore`s, and one opened outside any session serves none
+/// made in a session.
+fn check_session(id: i64, cursor: Option<&Bson>, request: Option<&Bson>) -> Result<()> {
+    match (cursor, request) {
+        (None, Some(req)) => Err(EngineError::new(
+            ErrorCode(50736),
+            format!(
+                "Cannot run getMore on cursor {id}, which was not created in a session, in session {}",
+                show_lsid(req)
+            ),
+        )),
+        (Some(cur), None) => Err(EngineError::new(
+            ErrorCode(50737),
+            format!(
+                "Cannot run getMore on cursor {id}, which was created in session {}, without an lsid",
+                show_lsid(cur)
+            ),
+        )),
+        (Some(cur), Some(req)) if session_id(cur) != session_id(req) => Err(EngineError::new(
+            ErrorCode(50738),
+            format!(
+                "Cannot run getMore on cursor {id}, which was created in session {}, in session {}",
+                show_lsid(cur),
+                show_lsid(req)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What identifies a session: its `lsid.id` (the whole value if it is not
+/// a document).
+fn session_id(lsid: &Bson) -> Option<&Bson> {
+    match lsid {
+        Bson::Document(d) => d.get("id"),
+        other => Some(other),
+    }
+}
+
+/// mongod's `LogicalSessionId` as its messages print it: the id, the
+/// user's digest (here always the unauthenticated user's, SHA-256 of the
+/// empty name) and two empty fields.
+fn show_lsid(lsid: &Bson) -> String {
+    let id = match session_id(lsid) {
+        Some(Bson::Binary(b)) if b.bytes.len() == 16 => {
+            let h: String = b.bytes.iter().map(|x| format!("{x:02x}")).collect();
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        }
+        Some(other) => other.to_string(),
+        None => lsid.to_string(),
+    };
+    format!("{id} - 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= -  - ")
+}
+
 /// Every open cursor of a server, shared by its connections (a driver may
 /// run `getMore` on a different pooled connection than the `find`).
 #[derive(Debug, Default)]
@@ -278,12 +344,14 @@ impl CursorTable {
     /// `single_batch` or nothing remains.
     pub fn open(
         &self,
+        lsid: Option<&Bson>,
         ns: String,
         docs: Vec<Document>,
         batch_size: Option<usize>,
         single_batch: bool,
     ) -> Result<RawDocumentBuf> {
         self.open_source(
+            lsid,
             ns,
             Box::new(Materialised::new(docs)),
             batch_size,
@@ -296,12 +364,14 @@ impl CursorTable {
     /// the batch is full, and the cursor keeps the source to continue.
     pub fn open_source(
         &self,
+        lsid: Option<&Bson>,
         ns: String,
         source: Box<dyn Source>,
         batch_size: Option<usize>,
         single_batch: bool,
     ) -> Result<RawDocumentBuf> {
         let mut cursor = Cursor::new(ns.clone(), source);
+        cursor.lsid = lsid.cloned();
         let limit = Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH));
         let (batch, ended) = cursor.fill(limit)?;
         cursor.budget = schemalab_engine::limits::deadline()
@@ -344,7 +414,13 @@ impl CursorTable {
 
     /// The next batch of cursor `id`, which must belong to `ns`: its plan
     /// continues where the last batch stopped.
-    pub fn get_more(&self, id: i64, ns: &str, batch_size: Option<usize>) -> Result<RawDocumentBuf> {
+    pub fn get_more(
+        &self,
+        id: i64,
+        ns: &str,
+        batch_size: Option<usize>,
+        lsid: Option<&Bson>,
+    ) -> Result<RawDocumentBuf> {
         let mut cursor = {
             let mut cursors = self.cursors.lock();
             match cursors.get(&id) {
@@ -363,7 +439,7 @@ impl CursorTable {
                         ),
                     ));
                 }
-                Some(_) => {}
+                Some(c) => check_session(id, c.lsid.as_ref(), lsid)?,
             }
             // Taken out while the batch is built so other connections are
             // not held up by the plan or the serialisation.
@@ -466,17 +542,17 @@ mod tests {
     fn default_first_batch_then_rest() {
         let table = CursorTable::default();
         let docs = (0..250).map(|i| doc! {"i": i}).collect();
-        let first = table.open("d.c".into(), docs, None, false).unwrap();
+        let first = table.open(None, "d.c".into(), docs, None, false).unwrap();
         let (n, id) = batch(&first, "firstBatch");
         assert_eq!(n, DEFAULT_FIRST_BATCH);
         assert_ne!(id, 0);
-        assert!(table.get_more(id, "d.other", None).is_err());
-        let more = table.get_more(id, "d.c", Some(100)).unwrap();
+        assert!(table.get_more(id, "d.other", None, None).is_err());
+        let more = table.get_more(id, "d.c", Some(100), None).unwrap();
         assert_eq!(batch(&more, "nextBatch"), (100, id));
-        let rest = table.get_more(id, "d.c", None).unwrap();
+        let rest = table.get_more(id, "d.c", None, None).unwrap();
         assert_eq!(batch(&rest, "nextBatch"), (49, 0));
         assert!(table.is_empty());
-        let gone = table.get_more(id, "d.c", None).unwrap_err();
+        let gone = table.get_more(id, "d.c", None, None).unwrap_err();
         assert_eq!(gone.code, ErrorCode::CURSOR_NOT_FOUND);
     }
 
@@ -485,10 +561,10 @@ mod tests {
         let table = CursorTable::default();
         let big = "x".repeat(1024 * 1024);
         let docs = (0..20).map(|i| doc! {"i": i, "s": big.clone()}).collect();
-        let first = table.open("d.c".into(), docs, None, false).unwrap();
+        let first = table.open(None, "d.c".into(), docs, None, false).unwrap();
         let (n, id) = batch(&first, "firstBatch");
         assert_eq!(n, 15);
-        let rest = table.get_more(id, "d.c", None).unwrap();
+        let rest = table.get_more(id, "d.c", None, None).unwrap();
         assert_eq!(batch(&rest, "nextBatch"), (5, 0));
     }
 
@@ -536,7 +612,13 @@ mod tests {
             let n = (40 * 1024 * 1024) / size + 3;
             let table = CursorTable::default();
             let first = table
-                .open_source("d.c".into(), Box::new(Sized::new(n, size)), Some(n), false)
+                .open_source(
+                    None,
+                    "d.c".into(),
+                    Box::new(Sized::new(n, size)),
+                    Some(n),
+                    false,
+                )
                 .unwrap();
             let mut replies = vec![(first, "firstBatch")];
             let mut seen = 0;
@@ -563,7 +645,10 @@ mod tests {
                     array_len - 5 + next > MAX_BATCH_BYTES,
                     "size {size}: a batch of {count} stopped early"
                 );
-                replies.push((table.get_more(id, "d.c", Some(n)).unwrap(), "nextBatch"));
+                replies.push((
+                    table.get_more(id, "d.c", Some(n), None).unwrap(),
+                    "nextBatch",
+                ));
             }
             assert_eq!(seen, n, "size {size}");
             assert!(replies.len() >= 3, "size {size}: {} batches", replies.len());
@@ -583,15 +668,15 @@ mod tests {
     fn single_batch_and_empty_results_leave_no_cursor() {
         let table = CursorTable::default();
         let docs = (0..5).map(|i| doc! {"i": i}).collect();
-        let reply = table.open("d.c".into(), docs, Some(2), true).unwrap();
+        let reply = table.open(None, "d.c".into(), docs, Some(2), true).unwrap();
         assert_eq!(batch(&reply, "firstBatch"), (2, 0));
         let reply = table
-            .open("d.c".into(), Vec::new(), Some(0), false)
+            .open(None, "d.c".into(), Vec::new(), Some(0), false)
             .unwrap();
         assert_eq!(batch(&reply, "firstBatch"), (0, 0));
         assert!(table.is_empty());
         let kept = table
-            .open("d.c".into(), vec![doc! {}], Some(0), false)
+            .open(None, "d.c".into(), vec![doc! {}], Some(0), false)
             .unwrap();
         let (_, id) = batch(&kept, "firstBatch");
         assert_eq!(
@@ -645,7 +730,7 @@ mod stream_tests {
             .find_stream("d", "c", &FindRequest::default())
             .unwrap();
         let first = table
-            .open_source("d.c".into(), Box::new(stream), Some(2), false)
+            .open_source(None, "d.c".into(), Box::new(stream), Some(2), false)
             .unwrap();
         let (mut seen, mut id) = ids(&first, "firstBatch");
         assert_eq!(seen, vec![0, 1]);
@@ -653,7 +738,7 @@ mod stream_tests {
         let late = RawDocumentBuf::from_document(&doc! {"_id": 5_000, "s": "late"}).unwrap();
         engine.insert("d", "c", vec![late], true).unwrap();
         while id != 0 {
-            let more = table.get_more(id, "d.c", Some(2)).unwrap();
+            let more = table.get_more(id, "d.c", Some(2), None).unwrap();
             let (batch, next) = ids(&more, "nextBatch");
             assert!(batch.len() <= 2);
             seen.extend(batch);
@@ -723,7 +808,7 @@ mod stream_tests {
             .expect("streams");
         let table = CursorTable::default();
         let reply = table
-            .open_source("d.c".into(), Box::new(stream), Some(2), false)
+            .open_source(None, "d.c".into(), Box::new(stream), Some(2), false)
             .unwrap();
         let take = |reply: &RawDocumentBuf, key: &str| {
             let reply = reply.to_document().unwrap();
@@ -739,7 +824,10 @@ mod stream_tests {
         let (mut seen, mut id) = take(&reply, "firstBatch");
         assert!(table.held_bytes() < 1_000);
         while id != 0 {
-            let (batch, next) = take(&table.get_more(id, "d.c", Some(7)).unwrap(), "nextBatch");
+            let (batch, next) = take(
+                &table.get_more(id, "d.c", Some(7), None).unwrap(),
+                "nextBatch",
+            );
             seen.extend(batch);
             id = next;
         }

@@ -970,6 +970,8 @@ pub(crate) fn run_stages(
         if let Some(Bson::Document(facets)) = single(o, "$facet") {
             let mut out = Document::new();
             let mut shown = Document::new();
+            // The facets' outputs, against the operation's memory budget.
+            let mut held = crate::limits::Held::new();
             for (name, stages) in facets {
                 let stages: Vec<Document> = match stages {
                     Bson::Array(a) => a.iter().filter_map(|s| s.as_document().cloned()).collect(),
@@ -985,6 +987,7 @@ pub(crate) fn run_stages(
                     verbosity,
                     now,
                 )?;
+                held.add(r.iter().map(crate::limits::approx_doc_size).sum())?;
                 out.insert(
                     name.clone(),
                     r.into_iter().map(Bson::Document).collect::<Vec<_>>(),

@@ -176,6 +176,22 @@ pub(super) fn call_ref(
             }
         }
         "$concatArrays" => {
+            // Sized before it is built: doubling an array in a `$reduce`
+            // stops at 16 MiB without making the copy that passes it.
+            // (A null or a wrong type is answered below, in order.)
+            let mut size = 5u64;
+            let mut arrays = true;
+            for &v in vals {
+                let Some(a @ Bson::Array(_)) = v else {
+                    arrays = false;
+                    break;
+                };
+                let limit = crate::limits::MAX_VALUE_BYTES;
+                size += crate::limits::approx_size_within(a, limit).map_or(limit, |(s, _)| s) - 5;
+            }
+            if arrays && size > crate::limits::MAX_VALUE_BYTES {
+                return Some(Err(crate::limits::value_too_large(size)));
+            }
             let mut out = Vec::new();
             for &v in vals {
                 match v {
@@ -460,6 +476,12 @@ fn range(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
                 "$range would use too much memory ({needed} bytes) and cannot spill to disk. Memory limit: {limit} bytes"
             ),
         ));
+    }
+    // And, as every value an expression builds, within 16 MiB (8 bytes a
+    // value as `approx_size` counts them): sized before it is built.
+    let size = 5 + count.max(0) as u64 * 8;
+    if size > crate::limits::MAX_VALUE_BYTES {
+        return Err(crate::limits::value_too_large(size));
     }
     let mut out = Vec::with_capacity(count as usize);
     let mut i = start;

@@ -242,11 +242,15 @@ fn split(vals: &[Option<Bson>]) -> Result<Option<Bson>> {
     if d.is_empty() {
         return Err(err(40087, "$split requires a non-empty separator"));
     }
-    Ok(Some(Bson::Array(
-        s.split(d.as_str())
-            .map(|p| Bson::String(p.to_string()))
-            .collect(),
-    )))
+    // Sized as it grows: a 15 MB string split into single characters is
+    // 15 million values, which stop at 16 MiB instead of being built.
+    let mut size = crate::limits::Growing::default();
+    let mut out = Vec::new();
+    for p in s.split(d.as_str()) {
+        size.add(p.len() as u64 + 5)?;
+        out.push(Bson::String(p.to_string()));
+    }
+    Ok(Some(Bson::Array(out)))
 }
 
 fn index_of(op: &str, vals: &[Option<Bson>]) -> Result<Option<Bson>> {

@@ -101,7 +101,11 @@ impl Pattern {
         match &self.compiled {
             Compiled::Linear(r) => Ok(r.is_match(text)),
             Compiled::Backtracking(r) => {
-                let result = r.is_match(text);
+                let result = if text.len() <= WHOLE_TEXT_BYTES {
+                    r.is_match(text)
+                } else {
+                    match_position_by_position(r, text)?
+                };
                 crate::limits::check_now()?;
                 result.map_err(|e| {
                     EngineError::new(
@@ -139,6 +143,40 @@ impl Pattern {
     }
 }
 
+/// Texts up to this long are searched by one call of the backtracking
+/// engine; longer ones one start position at a time
+/// ([`match_position_by_position`]).
+const WHOLE_TEXT_BYTES: usize = 1024;
+
+/// An unanchored search as a run of anchored attempts, one per start
+/// position, the running operation checked before each. One search of the
+/// backtracking engine cannot be interrupted, and a lookaround that scans
+/// the rest of the text at each position (`(?!a*$)x`) makes it quadratic:
+/// 40,000 characters took 34 s in a debug build, `maxTimeMS` unheard.
+/// Lookaround still sees the whole text, so the answer is the same; each
+/// attempt has its own backtracking budget.
+fn match_position_by_position(
+    r: &fancy_regex::Regex,
+    text: &str,
+) -> Result<std::result::Result<bool, fancy_regex::Error>> {
+    let starts = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()));
+    for start in starts {
+        // Each attempt may scan the rest of the text: check every time.
+        crate::limits::check_now()?;
+        let attempt = fancy_regex::RegexInput::new(text)
+            .from_pos(start)
+            .anchored(true);
+        match r.is_match_input(attempt) {
+            Ok(false) => {}
+            other => return Ok(other),
+        }
+    }
+    Ok(Ok(false))
+}
+
 fn sorted(s: &str) -> Vec<char> {
     let mut v: Vec<char> = s.chars().collect();
     v.sort_unstable();
@@ -168,6 +206,75 @@ mod tests {
         assert!(p.is_match("xaa"));
         assert!(!p.is_match("xab"));
         assert!(Pattern::new("(", "").is_err());
+    }
+
+    /// Long texts are searched one start position at a time, with the
+    /// same answers as one search of the whole text.
+    #[test]
+    fn position_by_position_agrees_with_one_search() {
+        let texts = [
+            format!("{}!", "a".repeat(3000)),
+            format!("x{}b", "ab".repeat(1500)),
+            format!("{}é\nfoo bar", "z".repeat(2000)),
+            "q".repeat(2048),
+        ];
+        let patterns = [
+            r"(?!a*$)x",
+            r"(?<=a)a*b",
+            r"(a)\1!",
+            r"^(?=z)z+é",
+            r"(?m)^foo(?= )",
+            r"(?<=o )bar$",
+            r"(?<!a)b",
+            r"\bfoo\b(?=\s)",
+            r"ab(?=ab)b",
+            r"(b)a\1a",
+            r"^q+$(?<=q)",
+            r"x(?!y)",
+        ];
+        for p in patterns {
+            let pattern = Pattern::new(p, "").unwrap();
+            let Compiled::Backtracking(r) = &pattern.compiled else {
+                panic!("{p} needs the backtracking engine");
+            };
+            for t in &texts {
+                assert_eq!(
+                    match_position_by_position(r, t).unwrap().unwrap(),
+                    r.is_match(t).unwrap(),
+                    "{p}"
+                );
+            }
+        }
+    }
+
+    /// A quadratic lookaround over a long text asks the running operation
+    /// whether to go on all along the search (not once at its end), and
+    /// stops at the deadline.
+    #[test]
+    fn a_long_backtracking_search_obeys_the_deadline() {
+        let p = Pattern::new(r"(?!a*$)x", "").unwrap();
+        let text = format!("{}!", "a".repeat(4_000));
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = asked.clone();
+        let probe = crate::limits::Probe(std::sync::Arc::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            false
+        }));
+        let watched = crate::limits::Operation {
+            client_gone: Some(probe),
+            ..Default::default()
+        };
+        assert!(!crate::limits::run_as(watched, || p
+            .try_match(&text)
+            .unwrap()));
+        assert!(asked.load(std::sync::atomic::Ordering::Relaxed) >= 4_000 / 128);
+        let text = format!("{}!", "a".repeat(40_000));
+        let past = crate::limits::Operation {
+            deadline: Some(std::time::Instant::now()),
+            ..Default::default()
+        };
+        let err = crate::limits::run_as(past, || p.try_match(&text).unwrap_err());
+        assert_eq!(err.code, ErrorCode::MAX_TIME_MS_EXPIRED);
     }
 
     #[test]

@@ -203,12 +203,19 @@ fn parse_acc(field: &str, spec: &Bson) -> Result<Acc> {
     }
 }
 
+/// The memory mongod counts for a value an accumulator keeps.
+fn held(v: &Option<Bson>) -> u64 {
+    v.as_ref().map_or(0, limits::approx_size)
+}
+
 /// Values collected for one accumulator of one group.
 #[derive(Debug, Default, Clone)]
 struct Collected {
     values: Vec<Option<Bson>>,
     /// The memory mongod would count for this accumulator: the values a
-    /// `$push`, `$addToSet` or n-accumulator keeps.
+    /// `$push`, `$addToSet` or n-accumulator keeps, the value `$first`,
+    /// `$last`, `$min` or `$max` keeps, and so on (every accumulator but the
+    /// running totals).
     bytes: u64,
     /// For the `$top`/`$bottom` family, each value kept, encoded after the
     /// sort values of the document it came from ([`ranked`]).
@@ -281,15 +288,18 @@ impl Acc {
                         .as_ref()
                         .is_none_or(|b| value::compare(&v, b, vars.collation()) == want)
                 {
+                    state.bytes = limits::approx_size(&v);
                     state.best = Some(Box::new(v));
                 }
             }
             AccOp::First => {
                 if state.values.is_empty() {
+                    state.bytes = held(&v);
                     state.values.push(v);
                 }
             }
             AccOp::Last => {
+                state.bytes = held(&v);
                 state.values.clear();
                 state.values.push(v);
             }
@@ -306,14 +316,26 @@ impl Acc {
             AccOp::FirstN => {
                 // The first n are all it returns: the rest is not kept.
                 if self.kept(state).is_none_or(|n| state.values.len() < n) {
+                    state.bytes += held(&v);
                     state.values.push(v);
                 }
             }
             AccOp::LastN | AccOp::MaxN | AccOp::MinN => {
+                state.bytes += held(&v);
                 state.values.push(v);
+                let before = state.values.len();
                 self.bound(state, vars.collation());
+                if state.values.len() < before {
+                    state.bytes = state.values.iter().map(held).sum();
+                }
             }
-            _ => state.values.push(v),
+            _ => {
+                // (`$addToSet` counted its value above.)
+                if self.op != AccOp::AddToSet {
+                    state.bytes += held(&v);
+                }
+                state.values.push(v);
+            }
         }
         Ok(())
     }
@@ -351,8 +373,14 @@ impl Acc {
             Some(v) => v,
             None => self.arg.eval(doc, vars)?,
         };
-        state.ranked.push(ranked(&key, v)?);
+        let entry = ranked(&key, v)?;
+        state.bytes += entry.len() as u64;
+        state.ranked.push(entry);
+        let before = state.ranked.len();
         self.bound(state, vars.collation());
+        if state.ranked.len() < before {
+            state.bytes = state.ranked.iter().map(|r| r.len() as u64).sum();
+        }
         Ok(())
     }
 
@@ -666,6 +694,10 @@ pub(crate) struct Grouping {
     memory: u64,
     limit: u64,
     bounded: bool,
+    /// `memory`, counted against the operation's budget as well (with
+    /// `allowDiskUse`, mongod spills past `limit`; this engine keeps the
+    /// groups in memory, up to the operation's budget).
+    held: limits::Held,
 }
 
 impl Grouping {
@@ -675,6 +707,7 @@ impl Grouping {
             memory: 0,
             limit: limits::GROUP_MEMORY.get(),
             bounded: !limits::allow_disk_use(),
+            held: limits::Held::new(),
         }
     }
 
@@ -692,14 +725,14 @@ impl Grouping {
             let state = &mut groups.states[slot * accs.len() + i];
             let had = state.bytes;
             acc.collect(state, d, ctx.vars)?;
-            self.memory += state.bytes - had;
+            self.memory = (self.memory - had) + state.bytes;
         }
         if self.bounded && self.memory > self.limit {
             return Err(limits::blocking_stage_too_big(
                 "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.",
             ));
         }
-        Ok(())
+        self.held.set(self.memory)
     }
 
     /// Each group's key and accumulated fields, in first-seen order.
@@ -724,6 +757,7 @@ impl Grouping {
         let groups = self.groups;
         let mut states = groups.states.into_iter();
         for k in groups.keys {
+            limits::checkpoint()?;
             let mut fields = Document::new();
             for ((name, acc), state) in accs.iter().zip(states.by_ref().take(accs.len())) {
                 fields.insert(name.clone(), acc.finish(state, coll)?);

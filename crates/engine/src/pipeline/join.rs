@@ -123,7 +123,11 @@ impl Lookup {
             None
         };
         let mut out = Vec::with_capacity(docs.len());
+        // What the stage has gathered so far, against the operation's
+        // budget: nested `$lookup`s each hold their own.
+        let mut held = crate::limits::Held::new();
         for mut d in docs {
+            crate::limits::checkpoint()?;
             let local_values = self.local_field.as_ref().map(|lf| {
                 let parts: Vec<&str> = lf.split('.').collect();
                 // A local array joins through its elements; nothing at all
@@ -177,6 +181,7 @@ impl Lookup {
                     ));
                 }
             }
+            held.add(total)?;
             set_dotted(
                 &mut d,
                 &self.as_field,
@@ -290,14 +295,17 @@ impl GraphLookup {
         };
         let from_parts: Vec<&str> = self.connect_from.split('.').collect();
         let mut out = Vec::with_capacity(docs.len());
+        let mut held = crate::limits::Held::new();
         for mut d in docs {
             let start = self.start_with.eval_or_null(&d, ctx.vars)?;
             let mut frontier = match start {
                 Bson::Array(items) => items,
                 other => vec![other],
             };
-            let mut queried: Vec<Bson> = Vec::new();
-            let mut seen_ids: Vec<Bson> = Vec::new();
+            // Hashed, so that a wide frontier is not compared with every
+            // value queried before (quadratic, and not interruptible).
+            let mut queried = Seen::new(coll);
+            let mut seen_ids = Seen::new(coll);
             let mut found: Vec<Bson> = Vec::new();
             let mut depth = 0i64;
             // mongod's `maxMemoryUsageBytes`: what the search has visited
@@ -305,11 +313,17 @@ impl GraphLookup {
             let limit = crate::limits::GRAPH_LOOKUP_MEMORY.get();
             let mut used: u64 = frontier.iter().map(crate::limits::approx_size).sum();
             while !frontier.is_empty() {
-                frontier.retain(|v| !queried.iter().any(|q| value::values_equal(q, v, coll)));
+                let mut fresh = Vec::with_capacity(frontier.len());
+                for v in frontier {
+                    crate::limits::checkpoint()?;
+                    if queried.insert(&v) {
+                        fresh.push(v);
+                    }
+                }
+                frontier = fresh;
                 if frontier.is_empty() {
                     break;
                 }
-                queried.extend(frontier.iter().cloned());
                 let matches =
                     ctx.source
                         .docs_matching_any(&self.from, &self.connect_to, &frontier, coll)?;
@@ -322,11 +336,10 @@ impl GraphLookup {
                         continue;
                     }
                     let id = m.get("_id").cloned().unwrap_or(Bson::Null);
-                    if seen_ids.iter().any(|s| value::values_equal(s, &id, coll)) {
+                    if !seen_ids.insert(&id) {
                         continue;
                     }
                     used += crate::limits::approx_size(&id);
-                    seen_ids.push(id);
                     let values = expanded_values(&m, &from_parts);
                     used += values.iter().map(crate::limits::approx_size).sum::<u64>();
                     next.extend(values);
@@ -335,7 +348,9 @@ impl GraphLookup {
                         set_dotted(&mut m, df, Bson::Int64(depth));
                     }
                     let m = Bson::Document(m);
-                    used += crate::limits::approx_size(&m);
+                    let size = crate::limits::approx_size(&m);
+                    used += size;
+                    held.add(size)?;
                     if used >= limit {
                         return Err(err(
                             40099,
@@ -354,6 +369,35 @@ impl GraphLookup {
             out.push(d);
         }
         Ok(out)
+    }
+}
+
+/// Values seen by a `$graphLookup`, hashed by their index key and
+/// confirmed by comparison under the collation.
+struct Seen<'c> {
+    coll: Option<&'c crate::collation::Collation>,
+    buckets: std::collections::HashMap<Vec<u8>, Vec<Bson>>,
+}
+
+impl<'c> Seen<'c> {
+    fn new(coll: Option<&'c crate::collation::Collation>) -> Self {
+        Seen {
+            coll,
+            buckets: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Add `v`; false when an equal value was seen before.
+    fn insert(&mut self, v: &Bson) -> bool {
+        let bucket = self
+            .buckets
+            .entry(crate::keystring::encode_single(v, self.coll))
+            .or_default();
+        if bucket.iter().any(|o| value::values_equal(o, v, self.coll)) {
+            return false;
+        }
+        bucket.push(v.clone());
+        true
     }
 }
 

@@ -682,7 +682,16 @@ impl Unwind {
         }
     }
 
-    pub(super) fn apply(&self, doc: Document, out: &mut Vec<Document>) {
+    /// Unwind `doc` into `out`. Each output is a checkpoint of the running
+    /// operation and is counted in `held` (a copy of the rest of the
+    /// document per element: an array of a million values beside a
+    /// kilobyte is a gigabyte).
+    pub(super) fn apply(
+        &self,
+        doc: Document,
+        out: &mut Vec<Document>,
+        held: &mut crate::limits::Held,
+    ) -> crate::error::Result<()> {
         let with_index = |mut d: Document, idx: Bson| {
             if let Some(f) = &self.index_field {
                 set_dotted(&mut d, f, idx);
@@ -699,7 +708,14 @@ impl Unwind {
                 let Some(Bson::Array(items)) = taken else {
                     unreachable!("an array was read at this path just above");
                 };
+                let base_size = base
+                    .iter()
+                    .map(|(k, v)| k.len() as u64 + 2 + crate::limits::approx_size(v))
+                    .sum::<u64>()
+                    + 5;
                 for (i, item) in items.into_iter().enumerate() {
+                    crate::limits::checkpoint()?;
+                    held.add(base_size + crate::limits::approx_size(&item))?;
                     let mut d = base.clone();
                     set_dotted(&mut d, &self.path, item);
                     out.push(with_index(d, Bson::Int64(i as i64)));
@@ -719,6 +735,7 @@ impl Unwind {
             }
             Some(_) => out.push(with_index(doc, Bson::Null)),
         }
+        Ok(())
     }
 }
 

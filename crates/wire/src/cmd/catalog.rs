@@ -108,6 +108,7 @@ impl ListCollections {
             }
         }
         ctx.cursors.open(
+            ctx.lsid,
             format!("{db}.$cmd.listCollections"),
             entries,
             self.batch_size,

@@ -59,6 +59,7 @@ impl ListIndexes {
     pub fn apply(&self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
         let specs = ctx.engine.list_indexes(ctx.db, &self.coll)?;
         ctx.cursors.open(
+            ctx.lsid,
             format!("{}.{}", ctx.db, self.coll),
             specs,
             self.batch_size,

@@ -73,6 +73,7 @@ impl Find {
             (b, _) => b,
         };
         ctx.cursors.open_source(
+            ctx.lsid,
             format!("{}.{}", ctx.db, self.coll),
             Box::new(stream),
             batch,
@@ -120,7 +121,8 @@ impl GetMore {
     /// The next batch.
     pub fn apply(&self, ctx: &Context<'_>) -> Result<RawDocumentBuf> {
         let ns = format!("{}.{}", ctx.db, self.collection);
-        ctx.cursors.get_more(self.id, &ns, self.batch_size)
+        ctx.cursors
+            .get_more(self.id, &ns, self.batch_size, ctx.lsid)
     }
 }
 
@@ -239,12 +241,12 @@ impl Aggregate {
         {
             return ctx
                 .cursors
-                .open_source(ns, Box::new(stream), self.batch_size, false);
+                .open_source(ctx.lsid, ns, Box::new(stream), self.batch_size, false);
         }
         let docs =
             ctx.engine
                 .aggregate(ctx.db, self.coll.as_deref(), &self.pipeline, &self.options)?;
-        ctx.cursors.open(ns, docs, self.batch_size, false)
+        ctx.cursors.open(ctx.lsid, ns, docs, self.batch_size, false)
     }
 }
 
