@@ -798,9 +798,13 @@ async fn run_side(
                 return Err(died(file, &id, e.message.clone()));
             }
             let why = std::mem::take(&mut e.message);
-            let (line, col) = e.pos.map_or((section.line.max(1), 1), |p| {
-                (p.line as usize, p.col as usize)
-            });
+            // A place before the section's marker is no place in it (an
+            // interrupted script is placed at its start): the marker's line.
+            let (line, col) = e
+                .pos
+                .map(|p| (p.line as usize, p.col as usize))
+                .filter(|(l, _)| *l > section.line)
+                .unwrap_or((section.line.max(1), 1));
             if op.probe.is_none()
                 && e.code_name == crate::measure::SHELL_ERROR
                 && why != empty_section()
