@@ -711,9 +711,19 @@ async fn run_side(
         if let Some(env) = environment(&e, file, SETUP) {
             return Err(env);
         }
+        // The setup ends where the first section begins: a place past
+        // it (the end of the text) is its last line with code.
+        let last = sol
+            .setup
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .last()
+            .map_or(1, |(i, _)| i + 1);
         let (line, col) = e
             .position()
             .map_or((1, 1), |p| (p.line as usize, p.col as usize));
+        let (line, col) = if line > last { (last, 1) } else { (line, col) };
         section_errors.push(SectionError {
             section: SETUP.to_string(),
             file: file.to_string(),
