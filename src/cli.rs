@@ -120,7 +120,7 @@ enum Command {
     #[command(subcommand)]
     Exercises(exercises::Command),
     /// Grade your solution of an exercise by measurement (exit 0 when every
-    /// check passes, 1 otherwise).
+    /// check passes, 1 when one fails, 2 when nothing could be graded).
     Check(check::Args),
     /// Re-check on every save (the given exercise, or whichever you edit).
     Watch(watch::Args),

@@ -39,7 +39,10 @@ pub use js::Interrupter;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
 pub use observe::{Observer, Reply};
 pub use program::{Program, parse_program};
-pub use shell::{CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_interactive};
+pub use shell::{
+    CONTINUATION_PROMPT, needs_more_input, prompt, run_file, run_file_with, run_interactive,
+    run_interactive_with,
+};
 pub use suggest::{edit_distance, suggest};
 
 /// The server's name for error `code` when it gave one (`given`), else

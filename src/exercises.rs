@@ -120,7 +120,10 @@ pub fn guard_db(name: &str, id: &str) -> Result<(), ExerciseError> {
 /// What `schemalab check` does once the database is open: load exercise
 /// `id` of the course under `root` (its strings in `lang`), check the
 /// learner's files of `ws` against the reference through `client`, and
-/// record the attempt in the workspace's progress.
+/// record the attempt in the workspace's progress. A failed check past
+/// the exercise's `hints_after` reveals the next staged hint. A progress
+/// file that cannot be written (a full disk) does not lose the report:
+/// it says so in [`CheckReport::progress_error`].
 pub async fn check_in_workspace(
     root: &std::path::Path,
     ws: &Workspace,
@@ -138,9 +141,44 @@ pub async fn check_in_workspace(
         seed,
         loader: &loader,
     };
-    let report = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await?;
-    ws.record_check(id, report.passed(), seed)?;
+    let mut report = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await?;
+    match ws.record_attempt(&ex, report.passed(), seed) {
+        Ok(p) => {
+            report.attempts = Some(p.attempts);
+            report.hints_used = Some(p.hints_used);
+            report.revealed = p.revealed;
+        }
+        Err(e) => report.progress_error = Some(e.message()),
+    }
     Ok(report)
+}
+
+/// Grade exercise `ex` of the workspace `ws` on each of `seeds`, as an
+/// instructor does (`schemalab exercises grade`): the learner's progress
+/// is neither read nor written. A file that cannot be read is the
+/// learner's (it fails every seed with the reason); a server that cannot
+/// be used is an error.
+pub async fn grade_workspace(
+    client: &mongodb::Client,
+    ex: &Exercise,
+    ws: &Workspace,
+    seeds: &[u64],
+    loader: &dyn crate::course::DatasetLoader,
+) -> Result<Result<Vec<CheckReport>, ExerciseError>, ExerciseError> {
+    let (solution, answers) = match ws.attempt(ex) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut reports = Vec::new();
+    for &seed in seeds {
+        let opts = CheckOptions {
+            scale: None,
+            seed,
+            loader,
+        };
+        reports.push(check_exercise(client, ex, &solution, answers.as_deref(), &opts).await?);
+    }
+    Ok(Ok(reports))
 }
 
 /// A seed for a check when none is given (the check prints it).

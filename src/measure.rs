@@ -109,6 +109,11 @@ pub struct OpError {
     /// error (in the reader's language, the place and class name kept),
     /// inside whatever schemalab says around it.
     pub message: Message,
+    /// Where in the statement's source the shell placed it (line and
+    /// column of the section's text), when it did; not serialised (the
+    /// message says it in words).
+    #[serde(skip)]
+    pub pos: Option<crate::dialect::Pos>,
 }
 
 /// codeName of an error raised on the shell side (syntax, type, unknown
@@ -125,11 +130,18 @@ impl OpError {
             code: None,
             code_name: SHELL_ERROR.into(),
             message,
+            pos: None,
         }
     }
 
     /// A statement's error; the shell's own point into `src`.
     pub fn from_dialect(e: &DialectError, src: &str) -> OpError {
+        let mut op = OpError::from_dialect_unplaced(e, src);
+        op.pos = e.position();
+        op
+    }
+
+    fn from_dialect_unplaced(e: &DialectError, src: &str) -> OpError {
         match e {
             DialectError::Server {
                 code,
@@ -140,16 +152,19 @@ impl OpError {
                 code: Some(*code),
                 code_name: crate::dialect::code_name(*code, code_name),
                 message: Message::verbatim(message),
+                pos: None,
             },
             DialectError::BulkWrite { code, message, .. } => OpError {
                 code: Some(*code),
                 code_name: crate::dialect::code_name(*code, ""),
                 message: Message::verbatim(message),
+                pos: None,
             },
             DialectError::Driver { message, .. } => OpError {
                 code: None,
                 code_name: DRIVER_ERROR.into(),
                 message: Message::verbatim(message),
+                pos: None,
             },
             other => OpError::shell(other.with_source(src)),
         }

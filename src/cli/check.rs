@@ -1,6 +1,9 @@
 //! `schemalab check <exercise>`: grade a solution by measurement and print
-//! the checklist (exit 0 when every check passes, 1 otherwise). `watch`
-//! grades through [`check_once`] too.
+//! the checklist. Exit 0 when every check passes, 1 when one fails, 2
+//! when nothing could be graded (the server unreachable or lost during
+//! the check, an unknown exercise, an unreadable file): an autograder
+//! never takes an environment error for the learner's (docs/GRADING.md).
+//! `watch` grades through [`check_once`] too.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,6 +35,19 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
+    match grade(ctx, args) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::FAILURE),
+        Err(e) if super::is_closed_pipe(&e) => Err(e),
+        Err(e) => {
+            eprintln!("{}", super::error_line(&e, ctx.lang));
+            eprintln!("{}", ctx.lang.t("check: nothing was graded (exit 2)"));
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn grade(ctx: &Context, args: Args) -> anyhow::Result<bool> {
     let ws = Workspace::locate(args.dir.as_deref());
     let scale = args
         .scale
@@ -45,12 +61,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
         scale,
         json: args.json,
     };
-    let passed = check_once(ctx, &database, &ws, &root, &args.exercise, draw)?;
-    Ok(if passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    check_once(ctx, &database, &ws, &root, &args.exercise, draw)
 }
 
 /// How one check is drawn and shown.
@@ -99,7 +110,7 @@ pub fn check_once(
             &[("path", &ws.solution_path(id).display()), ("seed", &seed)]
         )
     );
-    if report.passed() {
+    if report.passed() && report.progress_error.is_none() {
         let all = manifest::exercises(root, lang)?;
         let rows = ws.rows(&all)?;
         let (score, next) = workspace::summary(&rows);

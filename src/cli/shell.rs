@@ -1,6 +1,8 @@
 //! `schemalab shell`: the mongosh JavaScript shell, interactive or running a
-//! file, optionally on a lesson's prepared databases. With `--uri` it
-//! writes only `schemalab_` databases unless `--allow-writes` is given.
+//! file, optionally on a lesson's prepared databases or an exercise's
+//! data (`--exercise`: the learner's database loaded as a check loads it,
+//! the parameters drawn with `--seed` and bound). With `--uri` it writes
+//! only `schemalab_` databases unless `--allow-writes` is given.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,8 +20,17 @@ pub struct Args {
     #[arg(long)]
     file: Option<PathBuf>,
     /// The database to start in.
-    #[arg(long, default_value = "test", conflicts_with = "lesson")]
+    #[arg(long, default_value = "test", conflicts_with_all = ["lesson", "exercise"])]
     db: String,
+    /// Load this exercise's data into your database for it
+    /// (`schemalab_ex_<id>`, as `check` loads it, without your setup),
+    /// bind its parameters (userId, …) drawn with --seed, and start there.
+    #[arg(long, value_name = "EXERCISE", conflicts_with = "lesson")]
+    exercise: Option<String>,
+    /// With --exercise: the seed of the drawn parameters (a check prints
+    /// its seed; the same seed draws the same values).
+    #[arg(long, requires = "exercise")]
+    seed: Option<u64>,
     /// Prepare this lesson's databases first and start in one of them
     /// (a lesson id, its number in the outline or its folder, as for
     /// `run`).
@@ -53,9 +64,36 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
         _ => WritePolicy::Unrestricted,
     };
     let database = schemalab::connect::Database::open(uri)?;
-    let db = match &args.lesson {
-        None => args.db,
-        Some(query) => {
+    let mut bindings = Vec::new();
+    let db = match (&args.lesson, &args.exercise) {
+        (None, Some(id)) => {
+            let root = ctx.content_root()?;
+            let ex = schemalab::exercises::manifest::find(&root, id, lang)?;
+            let loader = course::CatalogLoader::for_course(&root)?;
+            let seed = args.seed.unwrap_or_else(schemalab::exercises::fresh_seed);
+            let (db, params) =
+                database.block_on(schemalab::exercises::checker::prepare_learner_db(
+                    database.client(),
+                    &ex,
+                    seed,
+                    None,
+                    &loader,
+                ))?;
+            eprintln!(
+                "{}",
+                lang.f(
+                    "{id}: the exercise's data is loaded into {db} (seed {seed}); your setup has not run",
+                    &[("id", &ex.id), ("db", &db), ("seed", &seed)]
+                )
+            );
+            for (name, value) in &params {
+                eprintln!("  {name} = {}", schemalab::dialect::print::inspect(value));
+            }
+            bindings = params;
+            db
+        }
+        (None, None) => args.db,
+        (Some(query), _) => {
             // The same preparation as `run` (only
             // schemalab_<lesson>_<variant> databases are dropped and
             // written); progress and the listing go to stderr so a --file
@@ -80,20 +118,28 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     };
     match args.file {
         Some(path) => {
-            let ran = database.block_on(dialect::run_file(
+            let ran = database.block_on(dialect::run_file_with(
                 database.client(),
                 &db,
                 &path,
                 policy,
                 lang,
+                &bindings,
             ));
             // run_file has already printed the error, with its place.
             if ran.is_err() {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        None => dialect::run_interactive(database.handle(), database.client(), &db, policy, lang)
-            .map_err(|e| anyhow::anyhow!("shell: {}", e.line(lang)))?,
+        None => dialect::run_interactive_with(
+            database.handle(),
+            database.client(),
+            &db,
+            policy,
+            lang,
+            &bindings,
+        )
+        .map_err(|e| anyhow::anyhow!("shell: {}", e.line(lang)))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,7 @@
 //! `schemalab watch [exercise]`: re-check on every save of a solution,
-//! the given exercise's or whichever the learner edits.
+//! the given exercise's (checked once at the start) or, with none given,
+//! whichever the learner edits: nothing is checked, and no attempt
+//! counted, before a file of an exercise changes.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,19 +34,25 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(id) = &args.exercise {
         manifest::find(&root, id, lang)?;
     }
+    // Only a workspace is watched (and its progress must be readable).
     let rows = ws.rows(&all)?;
-    let first = args
-        .exercise
-        .clone()
-        .or_else(|| workspace::summary(&rows).1.map(|r| r.id.clone()));
+    let next = workspace::summary(&rows).1.map(|r| r.id.clone());
     let database = ctx.open(&args.server)?;
     let check = |id: &str| {
         if let Err(e) = check_once(ctx, &database, &ws, &root, id, Draw::default()) {
             eprintln!("{}", causes_in(&e, lang));
         }
     };
-    if let Some(id) = &first {
-        check(id);
+    match (&args.exercise, &next) {
+        (Some(id), _) => check(id),
+        (None, Some(id)) => eprintln!(
+            "{}",
+            lang.f(
+                "next unfinished: {id} (edit {path}; it is checked when you save it)",
+                &[("id", id), ("path", &ws.solution_path(id).display())]
+            )
+        ),
+        (None, None) => {}
     }
     eprintln!(
         "{}",

@@ -65,6 +65,19 @@ pub async fn run_file(
     policy: WritePolicy,
     lang: Lang,
 ) -> Result<(), DialectError> {
+    run_file_with(client, db, path, policy, lang, &[]).await
+}
+
+/// [`run_file`] with names bound as constants first (an exercise's drawn
+/// parameters, for `schemalab shell --exercise`).
+pub async fn run_file_with(
+    client: &Client,
+    db: &str,
+    path: &Path,
+    policy: WritePolicy,
+    lang: Lang,
+    bindings: &[(String, bson::Bson)],
+) -> Result<(), DialectError> {
     let src = match read_script(path) {
         Ok(s) => s,
         Err(e) => {
@@ -79,6 +92,9 @@ pub async fn run_file(
             return Err(e);
         }
     };
+    for (name, value) in bindings {
+        session.bind(name, value.clone());
+    }
     let (outputs, result) = session.eval_script(&src).await;
     // Like `mongosh file.js`, a script shows only what it prints: the
     // values of its expression statements are not echoed, and neither
@@ -162,7 +178,23 @@ pub fn run_interactive(
     policy: WritePolicy,
     lang: Lang,
 ) -> Result<(), DialectError> {
+    run_interactive_with(rt, client, db, policy, lang, &[])
+}
+
+/// [`run_interactive`] with names bound as constants first (an
+/// exercise's drawn parameters, for `schemalab shell --exercise`).
+pub fn run_interactive_with(
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    db: &str,
+    policy: WritePolicy,
+    lang: Lang,
+    bindings: &[(String, bson::Bson)],
+) -> Result<(), DialectError> {
     let mut session = Session::connect(client, db)?.with_policy(policy);
+    for (name, value) in bindings {
+        session.bind(name, value.clone());
+    }
     let mut editor =
         rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     let history = directories::ProjectDirs::from("", "", "schemalab")

@@ -37,20 +37,61 @@ pub struct CheckOptions<'a> {
     pub loader: &'a dyn DatasetLoader,
 }
 
-/// One checklist line.
+/// One checklist line. In JSON `measured` and `bound` are numbers (or
+/// `null` when the check has none); `measured_text` and `bound_text` are
+/// the same figures as the checklist prints them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     pub id: String,
     pub text: String,
     pub passed: bool,
     /// The measured figure (or the learner's answer); empty when none.
+    #[serde(rename = "measured_text")]
     pub measured: Message,
     /// What it had to be; empty when nothing is bounded.
+    #[serde(rename = "bound_text")]
     pub bound: Message,
+    /// The measured figure as a number, when it is one.
+    #[serde(rename = "measured", default)]
+    pub measured_num: Option<f64>,
+    /// The bound as a number, when it is one.
+    #[serde(rename = "bound", default)]
+    pub bound_num: Option<f64>,
+    /// How `measured` is compared with `bound` (`<=`, `==`, `within 25%`
+    /// …); empty when the check is no comparison of numbers.
+    #[serde(default)]
+    pub comparison: String,
     /// Why it failed, or extra detail (differences, reasons of a key).
     pub detail: Message,
-    /// The check's hint (shown on failure).
+    /// Why the check matters (the principle), shown on failure; never the
+    /// design, which only the staged hints give.
+    #[serde(rename = "why")]
     pub hint: String,
+    /// The workload operations the check reads.
+    #[serde(default)]
+    pub operations: Vec<String>,
+}
+
+/// A section of the learner's file that failed on the shell's side (a
+/// syntax or reference error, a refused language feature, a statement
+/// leaving its database) or a setup that failed: printed before the
+/// checks it affects, at its line and column in `solution.js`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SectionError {
+    /// `setup` or the operation's id.
+    pub section: String,
+    pub file: String,
+    /// 1-based line and column in the file.
+    pub line: usize,
+    pub col: usize,
+    pub message: Message,
+}
+
+/// The checks that passed out of all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Score {
+    pub passed: usize,
+    pub total: usize,
 }
 
 /// A whole check.
@@ -58,11 +99,26 @@ pub struct CheckResult {
 pub struct CheckReport {
     pub exercise: String,
     pub title: String,
+    /// Every check passed and the learner's setup ran (see
+    /// [`CheckReport::passed`]).
+    pub passed: bool,
+    pub score: Score,
     pub seed: u64,
     pub scale: Scale,
     pub engine: EngineInfo,
+    /// Checks of this exercise in the workspace, this one included
+    /// (`null` outside a workspace).
+    #[serde(default)]
+    pub attempts: Option<u32>,
+    /// Staged hints the learner has seen (`null` outside a workspace).
+    #[serde(default)]
+    pub hints_used: Option<u32>,
     /// The drawn parameters, as mongosh shows them.
     pub params: Vec<(String, String)>,
+    /// Sections of the learner's file that failed on the shell's side,
+    /// in file order.
+    #[serde(default)]
+    pub section_errors: Vec<SectionError>,
     /// Failures of the learner's side (load, setup, measure).
     pub errors: Vec<Message>,
     /// Failures of the reference (a content bug if ever non-empty).
@@ -72,20 +128,32 @@ pub struct CheckReport {
     pub operations: Vec<OpResult>,
     /// Outcomes of the operations marked `show` (stress runs).
     pub notes: Vec<Message>,
+    /// Staged hints this failed check revealed (the exercise's
+    /// `hints_after` was reached), numbered from 1.
+    #[serde(default)]
+    pub revealed: Vec<(usize, String)>,
+    /// The progress file could not be written (a full disk): the verdict
+    /// stands, the attempt was not recorded.
+    #[serde(default)]
+    pub progress_error: Option<Message>,
 }
 
 impl CheckReport {
-    /// Every check passed and nothing failed on the learner's side.
+    /// Every check passed, the learner's setup ran and nothing else
+    /// failed on the learner's side.
     pub fn passed(&self) -> bool {
-        self.errors.is_empty() && self.results.iter().all(|r| r.passed)
+        self.passed
+    }
+
+    fn compute_passed(&self) -> bool {
+        self.errors.is_empty()
+            && self.section_errors.iter().all(|e| e.section != SETUP)
+            && self.results.iter().all(|r| r.passed)
     }
 
     /// "5/7" checks passed.
     pub fn score(&self) -> (usize, usize) {
-        (
-            self.results.iter().filter(|r| r.passed).count(),
-            self.results.len(),
-        )
+        (self.score.passed, self.score.total)
     }
 
     /// The printed checklist, in English.
@@ -94,7 +162,9 @@ impl CheckReport {
     }
 
     /// The printed checklist with schemalab's own words in `lang` (check
-    /// texts and hints come translated with the exercise).
+    /// texts and hints come translated with the exercise): the failed
+    /// sections first, at their line and column, then each check with
+    /// what was measured, the bound and, on failure, why it matters.
     pub fn render_in(&self, lang: Lang) -> String {
         let colon = lang.t(": ");
         let mut s = Message::new("{id} · {title} ({details})")
@@ -120,6 +190,30 @@ impl CheckReport {
                 lang.t("parameters"),
                 p.join(", ")
             ));
+        }
+        for e in &self.section_errors {
+            let mut lines = e.message.render_in(lang);
+            lines = lines.replace('\n', "\n      ");
+            s.push_str(&format!("  ! {}:{}:{}: {lines}\n", e.file, e.line, e.col));
+            let affected: Vec<&str> = self
+                .results
+                .iter()
+                .filter(|r| e.section == SETUP || r.operations.contains(&e.section))
+                .map(|r| r.id.as_str())
+                .collect();
+            let what = if e.section == SETUP {
+                Message::new("in the setup; every check depends on it")
+            } else {
+                Message::new("in section '{op}'").arg("op", &e.section)
+            };
+            let mut tail = what.render_in(lang);
+            if e.section != SETUP && !affected.is_empty() {
+                tail = lang.f(
+                    "{what}; it affects {checks}",
+                    &[("what", &tail), ("checks", &affected.join(", "))],
+                );
+            }
+            s.push_str(&format!("      ({tail})\n"));
         }
         for e in &self.errors {
             s.push_str(&format!("  ! {}\n", e.render_in(lang)));
@@ -151,15 +245,47 @@ impl CheckReport {
                     )
                 ));
             }
-            let detail = r.detail.render_in(lang);
+            // A check that failed because its section did is pointed at
+            // the error printed above, not told it again.
+            let failed_section = self
+                .section_errors
+                .iter()
+                .find(|e| !r.passed && r.operations.contains(&e.section));
+            let detail = match failed_section {
+                Some(e) => Message::new("its section failed: see {place} above")
+                    .arg("place", format!("{}:{}:{}", e.file, e.line, e.col))
+                    .render_in(lang),
+                None => r.detail.render_in(lang),
+            };
             if !detail.is_empty() && (!r.passed || detail.contains('\n')) {
                 for line in detail.lines() {
                     s.push_str(&format!("      {line}\n"));
                 }
             }
             if !r.passed && !r.hint.is_empty() {
-                s.push_str(&format!("      {}{colon}{}\n", lang.t("hint"), r.hint));
+                s.push_str(&format!("      {}{colon}{}\n", lang.t("why"), r.hint));
             }
+        }
+        for (n, h) in &self.revealed {
+            s.push_str(&format!(
+                "  {}\n",
+                lang.f(
+                    "after {attempts} failed checks, hint {n}: {hint}",
+                    &[
+                        ("attempts", &self.attempts.unwrap_or_default()),
+                        ("n", n),
+                        ("hint", h)
+                    ]
+                )
+            ));
+        }
+        if let Some(e) = &self.progress_error {
+            s.push_str(&format!(
+                "  ! {}\n",
+                Message::new("progress not saved (this check is not counted): {e}")
+                    .arg_msg("e", e.clone())
+                    .render_in(lang)
+            ));
         }
         let (ok, all) = self.score();
         s.push_str(&lang.f("{ok}/{all} checks pass", &[("ok", &ok), ("all", &all)]));
@@ -171,6 +297,9 @@ impl CheckReport {
     }
 }
 
+/// The section name of the setup (everything before the first marker).
+pub const SETUP: &str = "setup";
+
 /// One side's outcome.
 struct Side {
     start: VariantReport,
@@ -178,6 +307,7 @@ struct Side {
     /// Normalised answers of reads, by operation id.
     answers: Vec<(String, Result<Vec<String>, Message>)>,
     errors: Vec<Message>,
+    section_errors: Vec<SectionError>,
 }
 
 /// Check `solution` (the text of a `solution.js`) and `answers` (the text
@@ -211,31 +341,28 @@ pub async fn check_exercise(
 
     let mine_db = db_name(&ex.id);
     let ref_db = ref_db_name(&ex.id);
-    let mut params = Vec::new();
-    let mut load_errors = Vec::new();
     for db in [&mine_db, &ref_db] {
         guard_db(db, &ex.id)?;
         client.database(db).drop().await.map_err(|e| {
             ExerciseError::Server(Message::new("dropping {db}: {e}").arg("db", db).arg("e", e))
         })?;
+        // The dataset is ours, not the learner's: a check that cannot
+        // load it grades nothing (a dead server, a full disk).
         if let Err(e) = opts
             .loader
             .load(client, db, ex.spec.dataset.get_ref(), scale, ex.spec.seed)
             .await
         {
-            load_errors.push(
+            return Err(ExerciseError::Server(
                 Message::new("loading {dataset}: {e}")
                     .arg("dataset", ex.spec.dataset.get_ref())
                     .arg_msg("e", e),
-            );
+            ));
         }
     }
-    if load_errors.is_empty() {
-        params = draw_params(client, &mine_db, &ex.spec.params, opts.seed).await?;
-    }
-    let mut mine_side = run_side(client, ex, &mine, &mine_db, "mine", &params).await;
-    let ref_side = run_side(client, ex, &reference, &ref_db, "ref", &params).await;
-    mine_side.errors.splice(0..0, load_errors);
+    let params = draw_params(client, &mine_db, &ex.spec.params, opts.seed).await?;
+    let mine_side = run_side(client, ex, &mine, &mine_db, "mine", &params).await?;
+    let ref_side = run_side(client, ex, &reference, &ref_db, "ref", &params).await?;
 
     let variants = vec![
         mine_side.end.clone(),
@@ -289,19 +416,81 @@ pub async fn check_exercise(
         .filter(|p| p.seq.is_none())
         .map(|p| (p.name.clone(), crate::dialect::print::inspect(&p.value)))
         .collect();
-    Ok(CheckReport {
+    let results: Vec<CheckResult> = results;
+    let mut report = CheckReport {
         exercise: ex.id.clone(),
         title: ex.spec.title.clone(),
+        passed: false,
+        score: Score {
+            passed: results.iter().filter(|r| r.passed).count(),
+            total: results.len(),
+        },
         seed: opts.seed,
         scale,
         engine,
+        attempts: None,
+        hints_used: None,
         params: shown_params,
+        section_errors: mine_side.section_errors,
         errors: mine_side.errors,
         ref_errors: ref_side.errors,
         results,
         operations: mine_side.end.operations,
         notes,
-    })
+        revealed: Vec::new(),
+        progress_error: None,
+    };
+    report.passed = report.compute_passed();
+    Ok(report)
+}
+
+/// Load exercise `ex`'s dataset into the learner's database (dropped
+/// first) and draw its parameters with `seed`, as a check does, without
+/// running anything of the learner's: what `schemalab shell --exercise`
+/// opens. Returns the database and the parameters (sequence parameters
+/// at their first value).
+pub async fn prepare_learner_db(
+    client: &Client,
+    ex: &Exercise,
+    seed: u64,
+    scale: Option<Scale>,
+    loader: &dyn DatasetLoader,
+) -> Result<(String, Vec<(String, Bson)>), ExerciseError> {
+    let scale = match scale {
+        Some(s) => s,
+        None => ex
+            .spec
+            .scale
+            .parse()
+            .map_err(|e: crate::course::CourseError| {
+                ExerciseError::Invalid(
+                    Message::new("{id}: {e}")
+                        .arg("id", &ex.id)
+                        .arg_msg("e", e.message()),
+                )
+            })?,
+    };
+    let db = db_name(&ex.id);
+    guard_db(&db, &ex.id)?;
+    client.database(&db).drop().await.map_err(|e| {
+        ExerciseError::Server(
+            Message::new("dropping {db}: {e}")
+                .arg("db", &db)
+                .arg("e", e),
+        )
+    })?;
+    loader
+        .load(client, &db, ex.spec.dataset.get_ref(), scale, ex.spec.seed)
+        .await
+        .map_err(|e| {
+            ExerciseError::Server(
+                Message::new("loading {dataset}: {e}")
+                    .arg("dataset", ex.spec.dataset.get_ref())
+                    .arg_msg("e", e),
+            )
+        })?;
+    let params = draw_params(client, &db, &ex.spec.params, seed).await?;
+    Ok((db, params.into_iter().map(|p| (p.name, p.value)).collect()))
 }
 
 /// A drawn parameter.
@@ -505,29 +694,48 @@ async fn run_side(
     db: &str,
     variant: &str,
     params: &[Drawn],
-) -> Side {
+) -> Result<Side, ExerciseError> {
     let file = if variant == "ref" {
         ex.spec.reference.get_ref().as_str()
     } else {
         "solution.js"
     };
     let mut errors = Vec::new();
+    let mut section_errors = Vec::new();
     let mut session =
         Session::new(client.clone(), db.to_string()).with_policy(WritePolicy::Only(db.to_string()));
     for p in params {
         session.bind(&p.name, p.value.clone());
     }
     if let Err(e) = run_script(&mut session, &sol.setup, db).await {
-        errors.push(
-            Message::new("{file} (setup): {e}")
-                .arg("file", file)
-                .arg_msg("e", e),
-        );
+        if let Some(env) = environment(&e, file, SETUP) {
+            return Err(env);
+        }
+        // The setup ends where the first section begins: a place past
+        // it (the end of the text) is its last line with code.
+        let last = sol
+            .setup
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .last()
+            .map_or(1, |(i, _)| i + 1);
+        let (line, col) = e
+            .position()
+            .map_or((1, 1), |p| (p.line as usize, p.col as usize));
+        let (line, col) = if line > last { (last, 1) } else { (line, col) };
+        section_errors.push(SectionError {
+            section: SETUP.to_string(),
+            file: file.to_string(),
+            line,
+            col,
+            message: e.with_source(&sol.setup),
+        });
     }
     let mut start = empty_variant(&format!("{variant}_start"), db);
     match measure_db(client, db).await {
         Ok(c) => start.collections = c,
-        Err(e) => errors.push(measuring(db, e)),
+        Err(e) => errors.push(measuring(db, e)?),
     }
     let mut end = empty_variant(variant, db);
     let mut answers = Vec::new();
@@ -594,15 +802,43 @@ async fn run_side(
         }
         let Some(mut result) = total else { continue };
         if let Some(e) = &mut result.error {
+            if e.code_name == crate::measure::DRIVER_ERROR
+                && is_environment_error(&e.message.to_string())
+            {
+                return Err(died(file, &id, e.message.clone()));
+            }
             let why = std::mem::take(&mut e.message);
+            // A place before the section's marker is no place in it (an
+            // interrupted script is placed at its start): the marker's line.
+            let (line, col) = e
+                .pos
+                .map(|p| (p.line as usize, p.col as usize))
+                .filter(|(l, _)| *l > section.line)
+                .unwrap_or((section.line.max(1), 1));
+            if op.probe.is_none()
+                && e.code_name == crate::measure::SHELL_ERROR
+                && why != empty_section()
+                && !section_errors.iter().any(|s: &SectionError| {
+                    s.section == *op.uses.as_ref().map_or(&id, |u| u.get_ref())
+                })
+            {
+                section_errors.push(SectionError {
+                    section: op.uses.as_ref().map_or(&id, |u| u.get_ref()).clone(),
+                    file: file.to_string(),
+                    line,
+                    col,
+                    message: why.clone(),
+                });
+            }
             e.message = if op.probe.is_some() {
                 Message::new("probe '{id}': {e}")
                     .arg("id", &id)
                     .arg_msg("e", why)
             } else {
-                Message::new("{file}:{line}: {e}")
+                Message::new("{file}:{line}:{col}: {e}")
                     .arg("file", file)
-                    .arg("line", section.line)
+                    .arg("line", line)
+                    .arg("col", col)
                     .arg_msg("e", why)
             };
         }
@@ -620,21 +856,69 @@ async fn run_side(
     }
     match measure_db(client, db).await {
         Ok(c) => end.collections = c,
-        Err(e) => errors.push(measuring(db, e)),
+        Err(e) => errors.push(measuring(db, e)?),
     }
-    Side {
+    Ok(Side {
         start,
         end,
         answers,
         errors,
+        section_errors,
+    })
+}
+
+/// Measuring `db` failed (`e`: the driver's or the server's words): a
+/// lost server stops the check, anything else is reported.
+fn measuring(db: &str, e: String) -> Result<Message, ExerciseError> {
+    let m = Message::new("measuring {db}: {e}")
+        .arg("db", db)
+        .arg("e", e.as_str());
+    if is_environment_error(&e) {
+        Err(ExerciseError::Server(m))
+    } else {
+        Ok(m)
     }
 }
 
-/// Measuring `db` failed (`e`: the driver's or the server's words).
-fn measuring(db: &str, e: String) -> Message {
-    Message::new("measuring {db}: {e}")
-        .arg("db", db)
-        .arg("e", e)
+/// Whether a driver's words say the server is gone or unreachable (a
+/// connection reset or refused, server selection given up), as opposed
+/// to the server answering with an error.
+fn is_environment_error(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    crate::course::runner::is_environment_error(&m)
+        || [
+            "i/o error",
+            "end of file",
+            "eof",
+            "pool cleared",
+            "no available servers",
+        ]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
+/// The server was lost while `file`'s section `section` ran: the check
+/// stops there and grades nothing (every later step would fail for the
+/// same reason, not the solution's).
+fn died(file: &str, section: &str, e: Message) -> ExerciseError {
+    ExerciseError::Server(
+        Message::new(
+            "the server stopped answering while {file} section '{section}' ran, so nothing was graded: {e}",
+        )
+        .arg("file", file)
+        .arg("section", section)
+        .arg_msg("e", e),
+    )
+}
+
+/// A setup error that is the environment's, not the learner's.
+fn environment(e: &DialectError, file: &str, section: &str) -> Option<ExerciseError> {
+    match e {
+        DialectError::Driver { message, .. } if is_environment_error(message) => {
+            Some(died(file, section, Message::verbatim(message)))
+        }
+        _ => None,
+    }
 }
 
 fn failed_op(id: &str, kind: OpKind, message: Message) -> OpResult {
@@ -663,11 +947,14 @@ fn add_op(a: OpResult, b: OpResult) -> OpResult {
     }
 }
 
-async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), Message> {
-    let program = parse_program(src).map_err(|e| e.with_source(src))?;
-    stays_in(&program, db).map_err(|e| e.to_message())?;
+async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), DialectError> {
+    let program = parse_program(src)?;
+    stays_in(&program, db).map_err(|e| DialectError::Refused {
+        message: e.message,
+        pos: Some(e.pos),
+    })?;
     let (_, res) = session.eval_program(&program).await;
-    res.map_err(|e| e.with_source(src))
+    res
 }
 
 /// Run one operation through the measurement path ([`Meter`]): a read's
@@ -684,22 +971,30 @@ async fn run_op(
     let program = match parse_program(src) {
         Ok(p) => p,
         Err(e) => {
-            result.error = Some(OpError::shell(e.with_source(src)));
+            let mut err = OpError::shell(e.with_source(src));
+            err.pos = e.position();
+            result.error = Some(err);
             return (result, None);
         }
     };
     if program.is_empty() {
-        result.error = Some(OpError::shell(Message::new(
-            "the section has no statement yet",
-        )));
+        result.error = Some(OpError::shell(empty_section()));
         return (result, None);
     }
     if let Err(e) = stays_in(&program, db) {
-        result.error = Some(OpError::shell(e.to_message()));
+        let mut err = OpError::shell(e.to_message());
+        err.pos = Some(e.pos);
+        result.error = Some(err);
         return (result, None);
     }
     let answer = result.set(meter.run(session, &program, src, kind).await);
     (result, answer)
+}
+
+/// What an operation of an untouched section reports (no section error:
+/// nothing was written there yet).
+fn empty_section() -> Message {
+    Message::new("the section has no statement yet")
 }
 
 /// A value in a comparable text form: numbers of any BSON type compare
@@ -804,8 +1099,12 @@ fn evaluate(
         passed: false,
         measured: Message::default(),
         bound: Message::default(),
+        measured_num: None,
+        bound_num: None,
+        comparison: String::new(),
         detail: Message::default(),
         hint: c.hint.clone(),
+        operations: check_operations(c),
     };
     if let Some(check) = &c.check {
         match Check::parse(check.get_ref()) {
@@ -815,6 +1114,11 @@ fn evaluate(
                 if let (Some(l), Some(rt)) = (&v.left, &v.right) {
                     r.measured = Message::verbatim(l);
                     r.bound = Message::verbatim(format!("{} {rt}", cmp_symbol(parsed.op)));
+                    r.comparison = cmp_symbol(parsed.op).to_string();
+                    if let (Val::Num(a), Val::Num(b)) = (l, rt) {
+                        r.measured_num = Some(*a);
+                        r.bound_num = Some(*b);
+                    }
                 }
                 if !v.passed {
                     r.detail = v.reason;
@@ -836,9 +1140,12 @@ fn evaluate(
             (Some(Ok(m)), Some(Ok(rf))) => {
                 r.measured = Message::new("{n} item(s)").arg("n", m.len());
                 r.bound = Message::new("the reference's {n} item(s)").arg("n", rf.len());
+                r.measured_num = Some(m.len() as f64);
+                r.bound_num = Some(rf.len() as f64);
+                r.comparison = "same items".into();
                 r.passed = m == rf;
                 if !r.passed {
-                    r.detail = first_difference(&m, &rf);
+                    r.detail = differences(&m, &rf);
                 }
             }
             (Some(Err(e)), _) => r.detail = e,
@@ -896,6 +1203,9 @@ fn evaluate(
                 r.bound = Message::new("within {pct}% of {value} (measured)")
                     .arg("pct", format_number(tol * 100.0))
                     .arg("value", format_number(e));
+                r.measured_num = Some(g);
+                r.bound_num = Some(e);
+                r.comparison = format!("within {}%", format_number(tol * 100.0));
                 r.passed = (g - e).abs() <= tol * e.abs();
             }
             (Err(e), _) => r.detail = e,
@@ -954,6 +1264,9 @@ fn evaluate(
                 }
                 r.measured = Message::new("{n} right").arg("n", right);
                 r.bound = Message::new("all {n}").arg("n", c.key.len());
+                r.measured_num = Some(right as f64);
+                r.bound_num = Some(c.key.len() as f64);
+                r.comparison = "==".into();
                 r.passed = right == c.key.len();
                 r.detail = join_lines(lines);
             }
@@ -981,36 +1294,120 @@ fn join_lines(lines: Vec<Message>) -> Message {
         .unwrap_or_default()
 }
 
-fn first_difference(mine: &[String], reference: &[String]) -> Message {
-    let mut sorted_mine = mine.to_vec();
-    let mut sorted_ref = reference.to_vec();
-    sorted_mine.sort();
-    sorted_ref.sort();
-    let reordered = sorted_mine == sorted_ref;
-    for (i, (a, b)) in mine.iter().zip(reference).enumerate() {
-        if a != b && reordered {
-            // The right items in another order: say so, the order is the fault.
-            return Message::new(
-                "the same items in another order: item {n} is yours {mine}, the reference's {reference}",
+/// The operations a check reads: its `same` or `no_collscan` operation,
+/// or every `<variant>.op.<id>.` its claim names.
+fn check_operations(c: &CheckSpec) -> Vec<String> {
+    let mut ops: Vec<String> = Vec::new();
+    if let Some(op) = c.same.as_ref().or(c.no_collscan.as_ref()) {
+        ops.push(op.get_ref().clone());
+    }
+    if let Some(check) = &c.check {
+        let text = check.get_ref();
+        for (i, _) in text.match_indices(".op.") {
+            let id: String = text[i + 4..]
+                .chars()
+                .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_' || *ch == '-')
+                .collect();
+            if !id.is_empty() && !ops.contains(&id) {
+                ops.push(id);
+            }
+        }
+    }
+    ops
+}
+
+/// At most this many items are named per kind of difference.
+const SHOWN_ITEMS: usize = 3;
+
+/// Items named one after the other, and how many more there are.
+fn item_list(items: &[(&String, usize)]) -> Message {
+    let shown: Vec<String> = items
+        .iter()
+        .take(SHOWN_ITEMS)
+        .map(|(item, n)| {
+            if *n > 1 {
+                format!("{item} (×{n})")
+            } else {
+                (*item).clone()
+            }
+        })
+        .collect();
+    let more = items.len().saturating_sub(SHOWN_ITEMS);
+    let list = Message::verbatim(shown.join("; "));
+    if more > 0 {
+        Message::new("{list} and {n} more")
+            .arg_msg("list", list)
+            .arg("n", more)
+    } else {
+        list
+    }
+}
+
+/// How the learner's items differ from the reference's, as items, not
+/// positions: what is missing, what is extra, what is duplicated; when
+/// the items are the same in another order, the first place it differs.
+fn differences(mine: &[String], reference: &[String]) -> Message {
+    use std::collections::BTreeMap;
+    fn count(xs: &[String]) -> BTreeMap<&String, usize> {
+        let mut m: BTreeMap<&String, usize> = BTreeMap::new();
+        for x in xs {
+            *m.entry(x).or_default() += 1;
+        }
+        m
+    }
+    let (mc, rc) = (count(mine), count(reference));
+    let mut missing = Vec::new();
+    let mut extra = Vec::new();
+    let mut duplicated = Vec::new();
+    for (item, &n) in &rc {
+        let have = mc.get(item).copied().unwrap_or(0);
+        if have < n {
+            missing.push((*item, n - have));
+        }
+    }
+    for (item, &n) in &mc {
+        match rc.get(item).copied().unwrap_or(0) {
+            0 => extra.push((*item, n)),
+            r if n > r => duplicated.push((*item, n)),
+            _ => {}
+        }
+    }
+    let mut lines = Vec::new();
+    if !missing.is_empty() {
+        lines.push(
+            Message::new("missing {n}: {items}")
+                .arg("n", missing.iter().map(|(_, n)| n).sum::<usize>())
+                .arg_msg("items", item_list(&missing)),
+        );
+    }
+    if !extra.is_empty() {
+        lines.push(
+            Message::new("extra {n}: {items}")
+                .arg("n", extra.iter().map(|(_, n)| n).sum::<usize>())
+                .arg_msg("items", item_list(&extra)),
+        );
+    }
+    if !duplicated.is_empty() {
+        lines.push(Message::new("duplicated: {items}").arg_msg("items", item_list(&duplicated)));
+    }
+    if lines.is_empty()
+        && let Some((i, (a, b))) = mine
+            .iter()
+            .zip(reference)
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+    {
+        // The right items in another order: the order is the fault.
+        lines.push(
+            Message::new(
+                "the same items in another order: from place {n} on, yours is {mine} where the reference has {reference}",
             )
             .arg("n", i + 1)
             .arg("mine", a)
-            .arg("reference", b);
-        }
-        if a != b {
-            return Message::new("item {n}: yours {mine}, the reference's {reference}")
-                .arg("n", i + 1)
-                .arg("mine", a)
-                .arg("reference", b);
-        }
+            .arg("reference", b),
+        );
     }
-    if mine.len() > reference.len() {
-        Message::new("you return extra items, first {item}").arg("item", &mine[reference.len()])
-    } else if reference.len() > mine.len() {
-        Message::new("you miss items, first {item}").arg("item", &reference[mine.len()])
-    } else {
-        Message::default()
-    }
+    join_lines(lines)
 }
 
 #[cfg(test)]
@@ -1018,18 +1415,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_in_another_order_is_said_to_be_reordered() {
+    fn differences_name_missing_extra_and_duplicated_items_not_positions() {
         let v = |xs: &[&str]| xs.iter().map(ToString::to_string).collect::<Vec<_>>();
-        let reordered = first_difference(&v(&["a", "c", "b"]), &v(&["a", "b", "c"])).to_string();
+        let reordered = differences(&v(&["a", "c", "b"]), &v(&["a", "b", "c"])).to_string();
         assert!(
-            reordered.contains("another order") && reordered.contains("item 2"),
+            reordered.contains("another order") && reordered.contains("place 2"),
             "{reordered}"
         );
-        let wrong = first_difference(&v(&["a", "x", "c"]), &v(&["a", "b", "c"])).to_string();
-        assert!(
-            !wrong.contains("another order") && wrong.contains("item 2"),
+        let wrong = differences(&v(&["a", "x", "c", "c"]), &v(&["a", "b", "c", "d"])).to_string();
+        assert_eq!(
+            wrong, "missing 2: b; d\nextra 1: x\nduplicated: c (×2)",
             "{wrong}"
         );
+        let many = differences(&v(&[]), &v(&["1", "2", "3", "4", "5"])).to_string();
+        assert_eq!(many, "missing 5: 1; 2; 3 and 2 more");
+        assert!(differences(&v(&["a"]), &v(&["a"])).to_string().is_empty());
     }
 
     #[test]

@@ -324,6 +324,18 @@ fn lint_spec(
                 Message::new("duplicate check '{cid}'").arg("cid", cid),
             );
         }
+        if let Some(design) = gives_design(&c.hint) {
+            l.span(
+                path,
+                text,
+                &c.id,
+                Message::new(
+                    "check '{cid}': its hint gives the design ('{design}'); say the principle here and move the design into the staged hints",
+                )
+                .arg("cid", cid)
+                .arg("design", design),
+            );
+        }
         let kinds = usize::from(c.check.is_some())
             + usize::from(c.same.is_some())
             + usize::from(c.no_collscan.is_some())
@@ -446,4 +458,53 @@ fn lint_spec(
     if spec.hints.is_empty() {
         l.at(path, 1, 1, "the exercise has no hints");
     }
+    if spec.hints_after == Some(0) {
+        l.at(
+            path,
+            1,
+            1,
+            "hints_after = 0 would reveal a design hint on the first check: use 1 or more",
+        );
+    }
+}
+
+/// Statement methods a check's hint must not name: they are the design.
+const DESIGN_WORDS: [&str; 12] = [
+    "createIndex",
+    "updateOne",
+    "updateMany",
+    "insertOne",
+    "insertMany",
+    "replaceOne",
+    "deleteOne",
+    "deleteMany",
+    "aggregate(",
+    "findOneAnd",
+    "bulkWrite",
+    "db.",
+];
+
+/// The piece of `hint` that gives a design away, if any: an index key or
+/// document pattern (`{host_id: 1`), an operator or stage (`$limit`), a
+/// statement method (`updateMany`). A check's hint states a principle;
+/// designs are for the staged hints (issue 28).
+pub fn gives_design(hint: &str) -> Option<String> {
+    if let Some(i) = hint.find('{') {
+        let end = hint[i..].find('}').map_or(hint.len(), |j| i + j + 1);
+        return Some(hint[i..end].to_string());
+    }
+    let bytes = hint.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'$' && bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            let word: String = hint[i..]
+                .chars()
+                .take_while(|c| *c == '$' || c.is_ascii_alphanumeric())
+                .collect();
+            return Some(word);
+        }
+    }
+    DESIGN_WORDS
+        .iter()
+        .find(|w| hint.contains(*w))
+        .map(|w| (*w).to_string())
 }

@@ -68,9 +68,16 @@ pub struct ExerciseSpec {
     pub operations: Vec<ExOp>,
     #[serde(default)]
     pub checks: Vec<CheckSpec>,
-    /// General hints, revealed one at a time by `schemalab hint`.
+    /// Staged hints, the only place for design content (an index's keys,
+    /// a stage order, a shape): revealed one at a time by `schemalab
+    /// hint`, or by failed checks once `hints_after` is reached.
     #[serde(default)]
     pub hints: Vec<String>,
+    /// After this many failed checks, each further failed check reveals
+    /// the next staged hint under the checklist (none: only `schemalab
+    /// hint` reveals them).
+    #[serde(default)]
+    pub hints_after: Option<u32>,
 }
 
 fn default_seed() -> u64 {
@@ -226,7 +233,10 @@ pub enum Order {
 pub struct CheckSpec {
     pub id: Spanned<String>,
     pub text: String,
-    /// Shown when the check fails.
+    /// Shown when the check fails, as "why": the principle the check
+    /// holds the design to, never the design itself (that goes in the
+    /// staged `hints`; lint refuses index keys, operators and statements
+    /// here).
     #[serde(default)]
     pub hint: String,
     /// A claim in the course's check language over `mine`, `ref`,

@@ -19,14 +19,21 @@ pub const DEFAULT_DIR: &str = "schemalab-exercises";
 /// Marks a folder as a workspace (so commands run inside it find it).
 pub const MARKER: &str = ".schemalab-workspace";
 const PROGRESS: &str = ".progress.toml";
+/// The shell's language reference, copied into the workspace.
+pub const SHELL_REFERENCE: &str = "SHELL.md";
+const SHELL_MD: &str = include_str!("../../docs/SHELL.md");
 
 /// One exercise's progress.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExProgress {
     #[serde(default)]
     pub passed: bool,
+    /// Checks run, never wrapping (it stops at `u32::MAX`).
     #[serde(default)]
     pub attempts: u32,
+    /// Checks that failed (they count towards `hints_after`).
+    #[serde(default)]
+    pub failed: u32,
     #[serde(default)]
     pub hints_used: u32,
     /// The seed of the last check (to repeat it).
@@ -39,6 +46,15 @@ pub struct ExProgress {
 pub struct Progress {
     #[serde(default)]
     pub exercises: BTreeMap<String, ExProgress>,
+}
+
+/// What recording a check did to an exercise's progress.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Recorded {
+    pub attempts: u32,
+    pub hints_used: u32,
+    /// Staged hints this failed check revealed (1-based number, text).
+    pub revealed: Vec<(usize, String)>,
 }
 
 /// A workspace folder.
@@ -104,6 +120,17 @@ impl Workspace {
     /// Create the workspace and every exercise's starter files; files that
     /// exist are left alone. Returns the files written.
     pub fn init(&self, exercises: &[Exercise]) -> Result<Vec<PathBuf>, ExerciseError> {
+        self.init_in(exercises, crate::locale::Lang::En)
+    }
+
+    /// [`Workspace::init`], the line that links each prompt to the shell's
+    /// language reference (`SHELL.md`, written beside the README) in
+    /// `lang`.
+    pub fn init_in(
+        &self,
+        exercises: &[Exercise],
+        lang: crate::locale::Lang,
+    ) -> Result<Vec<PathBuf>, ExerciseError> {
         let mut written = Vec::new();
         std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
         // Only what is not there is created: a file, a folder or a
@@ -122,12 +149,22 @@ impl Workspace {
             "schemalab exercises workspace, version 1\n",
         )?;
         put(self.dir.join("README.md"), &readme(exercises))?;
+        put(self.dir.join(SHELL_REFERENCE), SHELL_MD)?;
+        let link = Message::new(
+            "The language you write in (mongosh JavaScript, what works and what does not): [{file}](../{file}).",
+        )
+        .arg("file", SHELL_REFERENCE)
+        .render_in(lang);
         for ex in exercises {
             put(
                 self.solution_path(&ex.id),
                 &ex.read(ex.spec.starter.get_ref())?,
             )?;
-            put(self.ex_dir(&ex.id).join("PROMPT.md"), &ex.prompt_text()?)?;
+            let prompt = ex.prompt_text()?;
+            put(
+                self.ex_dir(&ex.id).join("PROMPT.md"),
+                &format!("{}\n\n{link}\n", prompt.trim_end()),
+            )?;
             if let Some(a) = &ex.spec.answers {
                 put(self.answers_path(&ex.id), &ex.read(a.starter.get_ref())?)?;
             }
@@ -160,14 +197,13 @@ impl Workspace {
         Ok(out)
     }
 
-    /// The learner's solution and answers texts.
+    /// The learner's solution and answers texts (a file that is not
+    /// UTF-8 is named at the line and column of its first bad byte).
     pub fn attempt(&self, ex: &Exercise) -> Result<(String, Option<String>), ExerciseError> {
         self.require()?;
-        let p = self.solution_path(&ex.id);
-        let sol = files::read_text(&p).map_err(|e| io_err(&p, e))?;
+        let sol = read_learner_text(&self.solution_path(&ex.id))?;
         let answers = if ex.spec.answers.is_some() {
-            let a = self.answers_path(&ex.id);
-            Some(files::read_text(&a).map_err(|e| io_err(&a, e))?)
+            Some(read_learner_text(&self.answers_path(&ex.id))?)
         } else {
             None
         };
@@ -203,10 +239,43 @@ impl Workspace {
     pub fn record_check(&self, id: &str, passed: bool, seed: u64) -> Result<(), ExerciseError> {
         let mut p = self.progress()?;
         let e = p.exercises.entry(id.to_string()).or_default();
-        e.attempts = e.attempts.saturating_add(1);
-        e.passed |= passed;
-        e.last_seed = Some(seed);
+        count_check(e, passed, seed);
         self.save(&p)
+    }
+
+    /// Record a check of `ex` and, when it failed past the exercise's
+    /// `hints_after`, reveal the next staged hint (counted as used).
+    pub fn record_attempt(
+        &self,
+        ex: &Exercise,
+        passed: bool,
+        seed: u64,
+    ) -> Result<Recorded, ExerciseError> {
+        let mut p = self.progress()?;
+        let e = p.exercises.entry(ex.id.clone()).or_default();
+        count_check(e, passed, seed);
+        let mut revealed = Vec::new();
+        if let Some(after) = ex.spec.hints_after
+            && !passed
+            && !e.passed
+        {
+            let total = ex.spec.hints.len();
+            let due = (e.failed.saturating_sub(after) as usize).min(total);
+            let used = (e.hints_used as usize).min(total);
+            if due > used {
+                revealed = (used + 1..=due)
+                    .map(|n| (n, ex.spec.hints[n - 1].clone()))
+                    .collect();
+                e.hints_used = u32::try_from(due).unwrap_or(u32::MAX);
+            }
+        }
+        let recorded = Recorded {
+            attempts: e.attempts,
+            hints_used: e.hints_used,
+            revealed,
+        };
+        self.save(&p)?;
+        Ok(recorded)
     }
 
     /// Reveal the next hint: returns every hint revealed so far (the last
@@ -278,6 +347,42 @@ impl Workspace {
     }
 }
 
+/// Count one check in `e`: attempts and failures stop at `u32::MAX`
+/// instead of wrapping to 0.
+fn count_check(e: &mut ExProgress, passed: bool, seed: u64) {
+    e.attempts = e.attempts.saturating_add(1);
+    if !passed {
+        e.failed = e.failed.saturating_add(1);
+    }
+    e.passed |= passed;
+    e.last_seed = Some(seed);
+}
+
+/// A learner's file as text; bytes that are not UTF-8 are named by their
+/// line and column (the column counts characters, as everywhere).
+pub fn read_learner_text(path: &Path) -> Result<String, ExerciseError> {
+    let bytes = files::read_bytes(path).map_err(|e| io_err(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        // Only the valid prefix is text: count its lines and characters.
+        let prefix = std::str::from_utf8(&bytes[..good]).unwrap_or_default();
+        let (line, col) = crate::place::line_col(prefix, prefix.len());
+        ExerciseError::Invalid(
+            Message::new(
+                "{path}:{line}:{col}: not UTF-8 text (byte 0x{byte}); save the file as UTF-8",
+            )
+            .arg("path", path.display())
+            .arg("line", line)
+            .arg("col", col)
+            .arg(
+                "byte",
+                format!("{:02x}", bytes.get(good).copied().unwrap_or(0)),
+            ),
+        )
+    })
+}
+
 /// "7/14" and the next unfinished exercise.
 pub fn summary(rows: &[Row]) -> (String, Option<&Row>) {
     let done = rows.iter().filter(|r| r.progress.passed).count();
@@ -296,11 +401,14 @@ Each folder is one exercise. Read its `PROMPT.md`, then edit its\n\
 validators); each `// @op <name>` section is the statement (or short\n\
 sequence) that runs that workload operation. Parameters such as `userId`\n\
 are supplied by the checker, drawn at random from the data on each check.\n\
-Some exercises also ask for predictions in `answers.toml`.\n\n\
+Some exercises also ask for predictions in `answers.toml`. The language\n\
+you write in is mongosh's JavaScript; [SHELL.md](SHELL.md) says what\n\
+works (and what the shell refuses).\n\n\
     schemalab check <exercise>        grade it (exit 0 when every check passes)\n\
     schemalab check <exercise> --seed N   repeat a check with the same parameters\n\
     schemalab watch [<exercise>]      re-check on every save\n\
-    schemalab hint <exercise>         the next hint\n\
+    schemalab hint <exercise>         the next hint (the design, in stages)\n\
+    schemalab shell --exercise <exercise> [--seed N]   try statements on its data\n\
     schemalab reset <exercise>        back to the starter (keeps a .bak)\n\
     schemalab solution <exercise>     the reference, once you have passed\n\
     schemalab exercises list          your progress and what to do next\n\n\

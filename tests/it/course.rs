@@ -489,6 +489,7 @@ async fn shell_side_errors_have_a_code_name() {
         code: None,
         code_name: schemalab::measure::SHELL_ERROR.into(),
         message: Message::verbatim("TypeError: x is undefined"),
+        pos: None,
     });
     op.expected_error = true;
     let check = Check::parse("embed.op.add_order.error == \"\"").unwrap();

@@ -462,14 +462,15 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
 
     let zh = report.render_in(Lang::ZhCn);
     let en = report.render_in(Lang::En);
-    // The setup: our words around the dialect's class name and place.
+    // The setup, first, at its place: the dialect's class name, our words.
     assert!(
-        zh.contains("solution.js（初始化部分）：SyntaxError："),
+        zh.contains("! solution.js:2:") && zh.contains("SyntaxError："),
         "{zh}"
     );
-    // The refused read: our words, the file and line, the server's words.
+    assert!(zh.contains("在初始化部分；所有检查都依赖它"), "{zh}");
+    // The refused read: our words, the file, line and column, the server's words.
     assert!(
-        zh.contains("该操作失败：solution.js:7：") && zh.contains(SERVER_WORDS),
+        zh.contains("该操作失败：solution.js:7:1：") && zh.contains(SERVER_WORDS),
         "{zh}"
     );
     // The empty section.
@@ -490,10 +491,14 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
         assert!(!zh.contains(english), "{english:?} left in\n{zh}");
     }
     assert!(
-        en.contains("the operation failed: solution.js:7: ") && en.contains(SERVER_WORDS),
+        en.contains("the operation failed: solution.js:7:1: ") && en.contains(SERVER_WORDS),
         "{en}"
     );
-    assert!(en.contains("solution.js (setup): SyntaxError: "), "{en}");
+    assert!(en.contains("! solution.js:2:"), "{en}");
+    assert!(
+        en.contains("(in the setup; every check depends on it)"),
+        "{en}"
+    );
 
     // The JSON `check --json` writes: the same keys, our words in Chinese.
     let zj: serde_json::Value =
@@ -510,9 +515,14 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
         .collect();
     assert!(!details.is_empty());
     assert!(details.iter().all(|d| has_cjk(d)), "{details:?}");
+    assert_eq!(zj["section_errors"][0]["section"], "setup");
+    // The class name kept, the punctuation around it Chinese.
     assert!(
-        zj["errors"][0].as_str().unwrap().contains("初始化部分"),
+        zj["section_errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("SyntaxError："),
         "{}",
-        zj["errors"]
+        zj["section_errors"]
     );
 }

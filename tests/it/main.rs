@@ -21,6 +21,7 @@ mod dialect;
 mod engine;
 mod exercises;
 mod explain;
+mod grading;
 mod i18n;
 mod i18n_cli;
 mod i18n_reports;
