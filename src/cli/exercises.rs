@@ -138,7 +138,11 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
     if args.seeds.is_empty() {
         anyhow::bail!("--seeds: give at least one seed");
     }
-    let loader = schemalab::course::CatalogLoader::for_course(&root)?;
+    // Each exercise's data is generated once and copied for every check.
+    let loader = schemalab::course::TemplateLoader::new(
+        schemalab::course::CatalogLoader::for_course(&root)?,
+        "grade",
+    );
     let database = ctx.open(&args.server)?;
     let mut learners = Vec::new();
     for dir in &args.workspaces {
@@ -150,7 +154,11 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{}", lang.f("grading {name}", &[("name", &name)]));
         let mut graded = Vec::new();
         for ex in &chosen {
-            graded.push(grade_one(&database, &ws, ex, &args.seeds, &loader, lang)?);
+            let one = grade_one(&database, &ws, ex, &args.seeds, &loader, lang);
+            if one.is_err() {
+                database.block_on(loader.drop_templates(database.client()));
+            }
+            graded.push(one?);
         }
         learners.push(Learner {
             workspace: dir.display().to_string(),
@@ -159,6 +167,7 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
             exercises: graded,
         });
     }
+    database.block_on(loader.drop_templates(database.client()));
     if args.json {
         let json = serde_json::json!({
             "seeds": args.seeds,
@@ -243,7 +252,7 @@ fn grade_one(
     ws: &Workspace,
     ex: &Exercise,
     seeds: &[u64],
-    loader: &schemalab::course::CatalogLoader,
+    loader: &schemalab::course::TemplateLoader<schemalab::course::CatalogLoader>,
     lang: schemalab::locale::Lang,
 ) -> anyhow::Result<Graded> {
     let mut g = Graded {

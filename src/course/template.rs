@@ -21,12 +21,15 @@ use super::Scale;
 use super::runner::DatasetLoader;
 use crate::locale::Message;
 
+/// What a template holds: a dataset at a scale and seed.
+type Key = (String, Scale, u64);
+
 /// A loader that keeps one generated copy of each dataset it was asked for.
 pub struct TemplateLoader<L> {
     inner: L,
     /// `(dataset, scale, seed)` → the template database holding it. Held
     /// for a whole load, so a template is never copied half made.
-    templates: Mutex<Vec<((String, Scale, u64), String)>>,
+    templates: Mutex<Vec<(Key, String)>>,
     /// Distinguishes this loader's templates from another's on one server.
     tag: String,
 }

@@ -28,15 +28,15 @@ pub struct CourseRunner {
     lang: Lang,
     /// The loader of the last run, with its templates, and the catalog and
     /// scale they were made from.
-    #[allow(clippy::type_complexity)]
-    loader: tokio::sync::Mutex<
-        Option<(
-            crate::datasets::Catalog,
-            crate::course::Scale,
-            TemplateLoader<CatalogLoader>,
-        )>,
-    >,
+    loader: tokio::sync::Mutex<Option<Kept>>,
 }
+
+/// The templates' loader, with the catalog and scale it was made for.
+type Kept = (
+    crate::datasets::Catalog,
+    crate::course::Scale,
+    TemplateLoader<CatalogLoader>,
+);
 
 impl CourseRunner {
     pub fn new(root: &Path, lang: Lang) -> Self {
