@@ -63,13 +63,7 @@ fn run_lessons(ids: &[String], scale: Scale) -> Vec<LessonReport> {
         };
         let started = Instant::now();
         let report = runtime
-            .block_on(course::run_by_id(
-                root(),
-                id,
-                &client,
-                &opts,
-                Lang::En,
-            ))
+            .block_on(course::run_by_id(root(), id, &client, &opts, Lang::En))
             .unwrap_or_else(|e| panic!("{id}: {e}"));
         println!(
             "{} at {} scale: {:.1} s",
@@ -516,9 +510,15 @@ fn assert_every_lesson_reverses(reports: &[LessonReport], scale: Scale) -> usize
                         continue;
                     };
                     rerun = run_lessons(std::slice::from_ref(&report.lesson), other);
-                    rerun[0].experiments.iter().find(|e| e.id == *exp.id.get_ref())
+                    rerun[0]
+                        .experiments
+                        .iter()
+                        .find(|e| e.id == *exp.id.get_ref())
                 }
-                _ => report.experiments.iter().find(|e| e.id == *exp.id.get_ref()),
+                _ => report
+                    .experiments
+                    .iter()
+                    .find(|e| e.id == *exp.id.get_ref()),
             };
             let Some(exp_report) = exp_report else {
                 failures.push(format!("{at}: the experiment did not run"));
