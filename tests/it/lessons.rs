@@ -504,7 +504,7 @@ fn assert_every_lesson_reverses(reports: &[LessonReport], scale: Scale) -> usize
             let at = format!("{}/{}", report.lesson, exp.id.get_ref());
             let rerun;
             let exp_report = match &rev.scale {
-                Some(s) if s.parse::<Scale>().map_or(true, |s| s != scale) => {
+                Some(s) if s.parse::<Scale>().ok() != Some(scale) => {
                     let Ok(other) = s.parse::<Scale>() else {
                         failures.push(format!("{at}: reversal scale {s:?} is not a scale"));
                         continue;
