@@ -19,5 +19,5 @@ for (const level of levels) {
 }
 // Ancestor id, then name: "everything under X, by name" reads the index in
 // order (an equality on one ancestor id, then the sort).
-db.categories.createIndex({ancestors: 1, name: 1, _id: 1})
+db.categories.createIndex({ancestors: 1, name: 1, _id: 1}, {name: "ancestors_name"})
 db.categories.createIndex({parent_id: 1})
