@@ -17,5 +17,7 @@ for (const level of levels) {
     {$merge: {into: "categories", on: "_id", whenMatched: "merge", whenNotMatched: "discard"}}
   ])
 }
-db.categories.createIndex({ancestors: 1})
+// Ancestor id, then name: "everything under X, by name" reads the index in
+// order (an equality on one ancestor id, then the sort).
+db.categories.createIndex({ancestors: 1, name: 1, _id: 1}, {name: "ancestors_name"})
 db.categories.createIndex({parent_id: 1})

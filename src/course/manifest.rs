@@ -73,6 +73,31 @@ pub struct Experiment {
     pub operations: Vec<Operation>,
     #[serde(default)]
     pub claims: Vec<ClaimSpec>,
+    /// Where the experiment's trade-off reverses: another workload or
+    /// scale under which a design the lesson does not recommend wins the
+    /// named row. Read by the course's tests (`tests/it/lessons.rs`), not
+    /// by the runner.
+    #[serde(default)]
+    pub reversal: Option<Reversal>,
+}
+
+/// `[experiments.reversal]`: one alternative workload (`weights`, operation
+/// id → weight, operations left out weigh 0) or `scale` under which
+/// `winner` costs less than `loser` (default: the recommended variant) on
+/// `row`: `"documents"` (per 100 requests, the documents reads examine plus
+/// those writes write), `"keys"` (the keys reads examine plus those writes
+/// insert and delete), `"docs_examined"` or `"bytes_examined"` (per 100
+/// requests, reads only, as the report's weighted rows), or a metric of the
+/// check language without its variant (`"op.move.nModified"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reversal {
+    #[serde(default)]
+    pub weights: BTreeMap<String, f64>,
+    pub scale: Option<String>,
+    pub row: String,
+    pub winner: String,
+    pub loser: Option<String>,
 }
 
 fn default_seed() -> u64 {

@@ -1188,7 +1188,7 @@ fn runs_merge_into_the_lessons_report() {
         .map(|e| e.id.as_str())
         .collect();
     assert_eq!(ids, ["readings", "zz-other"]);
-    assert_eq!(app.reports["bucket"].experiments[0].claims.len(), 6);
+    assert_eq!(app.reports["bucket"].experiments[0].claims.len(), 7);
 }
 
 fn finish_run_again(app: &mut App) {
@@ -1286,10 +1286,10 @@ fn the_outline_shows_runs_claims_held_and_the_next_lesson() {
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Outline);
-    assert_eq!(app.progress.claims.get("bucket"), Some(&(6, 6)));
+    assert_eq!(app.progress.claims.get("bucket"), Some(&(7, 7)));
     let screen = draw(&app);
     assert!(screen.contains("1/18 run"), "{screen}");
-    assert!(screen.contains("The bucket pattern  6/6"), "{screen}");
+    assert!(screen.contains("The bucket pattern  7/7"), "{screen}");
     assert!(
         screen.contains("next: 11 The attribute pattern"),
         "{screen}"

@@ -252,7 +252,7 @@ fn presenter_mode_projects_the_comparison() {
     };
     tmux.keys(&["-", "1", "0", "r"]);
     let slide = tmux.expect("no presenter comparison", Duration::from_secs(240), |s| {
-        s.contains("operation 1/6") && s.contains("engine:") || s.contains("Run failed")
+        s.contains("operation 1/7") && s.contains("engine:") || s.contains("Run failed")
     });
     assert!(!slide.contains("Run failed"), "{slide}");
     // Big numbers (quadrant glyphs), the winner starred, the engine named.
@@ -264,7 +264,7 @@ fn presenter_mode_projects_the_comparison() {
     assert!(!slide.contains("stale"), "{slide}");
     tmux.keys(&["Space"]);
     tmux.expect("space did not step", Duration::from_secs(10), |s| {
-        s.contains("operation 2/6")
+        s.contains("operation 2/7")
     });
     tmux.keys(&["Tab"]);
     let claim = tmux.expect(

@@ -200,11 +200,11 @@ fn numbers_are_big_at_100x30_and_body_text_at_80x24() {
 #[test]
 fn the_keys_step_through_operations_and_claims() {
     let mut app = presenting((100, 30), "10", "bucket");
-    assert!(draw(&app).contains("operation 1/6"));
+    assert!(draw(&app).contains("operation 1/7"));
     key(&mut app, KeyCode::Char(' '));
-    assert!(draw(&app).contains("operation 2/6"));
+    assert!(draw(&app).contains("operation 2/7"));
     key(&mut app, KeyCode::PageDown);
-    assert!(draw(&app).contains("operation 3/6"));
+    assert!(draw(&app).contains("operation 3/7"));
     key(&mut app, KeyCode::Char('N'));
     assert_eq!(presenter::current(&app), Some(Slide::Op(1)));
     // Tab: to the claims and back to the operation shown before.
@@ -486,7 +486,7 @@ fn before_a_run_the_slide_says_press_r() {
         assert_eq!(app.screen, Screen::Experiment);
         let screen = draw_checked(&app);
         assert!(
-            screen.contains("operation 1/6") && screen.contains("press r"),
+            screen.contains("operation 1/7") && screen.contains("press r"),
             "{screen}"
         );
         assert!(!screen.contains('★'), "{screen}");

@@ -121,7 +121,7 @@ fn presenter_in_chinese() {
             "bucket",
         );
         let screen = draw(&app);
-        assert!(screen.contains("操作 1/6"), "{screen}");
+        assert!(screen.contains("操作 1/7"), "{screen}");
         assert!(screen.contains('★'), "{screen}");
         assert_eq!(screen.contains('▀'), size.0 >= 100, "{screen}");
         app
