@@ -19,6 +19,7 @@ pub mod lint_locale;
 pub mod manifest;
 pub mod report;
 pub mod runner;
+pub mod working_set;
 
 use serde::{Deserialize, Serialize};
 

@@ -495,6 +495,7 @@ fn empty_variant(id: &str, db: &str) -> VariantReport {
         recommended: false,
         failure: None,
         samples: Vec::new(),
+        working_set: None,
     }
 }
 
