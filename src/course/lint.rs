@@ -410,7 +410,16 @@ fn lint_lesson(
                 l.at(path, t, ws.cache.span().start, e.message());
             }
             if let Some(first) = variants.iter().next() {
-                lint_statement(l, path, t, lesson_id, &variants, first, OpKind::Read, &ws.keys);
+                lint_statement(
+                    l,
+                    path,
+                    t,
+                    lesson_id,
+                    &variants,
+                    first,
+                    OpKind::Read,
+                    &ws.keys,
+                );
             }
         }
         let mut claim_ids = BTreeSet::new();

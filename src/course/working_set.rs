@@ -70,10 +70,10 @@ impl WorkingSetError {
                 "the cache size '{size}' is not a size (\"25%\" of the data, or \"8M\")",
             )
             .arg("size", s),
-            WorkingSetError::NoCache(e) => Message::new(
-                "not measured: the server's cache could not be set or emptied ({e})",
-            )
-            .arg("e", e),
+            WorkingSetError::NoCache(e) => {
+                Message::new("not measured: the server's cache could not be set or emptied ({e})")
+                    .arg("e", e)
+            }
             WorkingSetError::NoKeys => {
                 Message::new("the keys statement did not return an array of keys")
             }

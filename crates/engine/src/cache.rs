@@ -490,7 +490,10 @@ mod tests {
         c.touch(key(1), 500, true);
         c.evict_all();
         let s = c.stats();
-        assert_eq!((s.bytes_in_cache, s.pages_in_cache, s.dirty_bytes), (0, 0, 0));
+        assert_eq!(
+            (s.bytes_in_cache, s.pages_in_cache, s.dirty_bytes),
+            (0, 0, 0)
+        );
         assert_eq!((s.bytes_written, s.pages_written), (500, 1));
         // The next touch reads the page in again.
         assert_eq!(c.touch(key(0), 1000, false).bytes_read, 1000);
