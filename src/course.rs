@@ -20,6 +20,7 @@ pub mod manifest;
 pub mod report;
 pub mod runner;
 pub mod template;
+pub mod working_set;
 
 use serde::{Deserialize, Serialize};
 

@@ -13,9 +13,17 @@
 //!   whose reply has no counts (findAndModify, `$merge`, `$out`) is
 //!   measured by what it changed ([`snapshot`]).
 //!
+//! Both also carry the **bytes read into the cache** ([`CacheRead`]): on
+//! the embedded engine the modelled cache is emptied first
+//! (`schemalabEvictCache`) and the measured run's `serverStatus`
+//! `wiredTiger.cache` delta is the operation's cold figure ([`cache`]); on
+//! a server that cannot be emptied it is the profiler's
+//! `storage.data.bytesRead` of the run, as that server's cache stood.
+//!
 //! The lesson runner and the exercise checker both call [`Meter`], and
 //! share its report types ([`OpResult`], [`OpError`]).
 
+pub mod cache;
 pub mod figures;
 mod profile;
 pub mod record;
@@ -30,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dialect::{DialectError, Program, Session};
 use crate::locale::Message;
+pub use cache::CacheRead;
 use figures::{ReadMetrics, WriteMetrics, parse_explain};
 use record::Recorder;
 pub use timing::Timing;
@@ -58,6 +67,9 @@ pub struct OpResult {
     pub timing: Option<Timing>,
     pub read: Option<ReadMetrics>,
     pub write: Option<WriteMetrics>,
+    /// Bytes the operation read into the cache (`null`: not reported).
+    #[serde(default)]
+    pub cache: Option<CacheRead>,
     pub error: Option<OpError>,
     /// The error is one the lesson declared as expected (`expect_error`).
     #[serde(default)]
@@ -76,6 +88,7 @@ impl OpResult {
             timing: None,
             read: None,
             write: None,
+            cache: None,
             error: None,
             expected_error: false,
         }
@@ -89,6 +102,7 @@ impl OpResult {
                 self.timing = m.timing;
                 self.read = m.read;
                 self.write = m.write;
+                self.cache = m.cache;
                 m.value
             }
             Err(e) => {
@@ -177,6 +191,8 @@ pub struct Measured {
     pub timing: Option<Timing>,
     pub read: Option<ReadMetrics>,
     pub write: Option<WriteMetrics>,
+    /// Bytes read into the cache by the measured run.
+    pub cache: Option<CacheRead>,
     /// A read's value (its last statement's, a cursor read in full).
     pub value: Option<Bson>,
 }
@@ -196,6 +212,9 @@ pub struct Meter<'a> {
     /// Profiler entries already taken (when `system.profile` could not be
     /// dropped).
     profile_seen: usize,
+    /// Whether the server empties its cache on request (the embedded
+    /// engine); `None` until the first operation asks.
+    evicts: Option<bool>,
 }
 
 impl<'a> Meter<'a> {
@@ -206,6 +225,7 @@ impl<'a> Meter<'a> {
             db,
             samples: 0,
             profile_seen: 0,
+            evicts: None,
         }
     }
 
@@ -215,6 +235,17 @@ impl<'a> Meter<'a> {
     pub fn with_samples(mut self, n: usize) -> Self {
         self.samples = n;
         self
+    }
+
+    /// Whether the server empties its cache on request, asked once (by
+    /// emptying it).
+    async fn evicts(&mut self) -> bool {
+        if let Some(e) = self.evicts {
+            return e;
+        }
+        let e = cache::evict(self.client).await.is_ok();
+        self.evicts = Some(e);
+        e
     }
 
     /// Run `program` (whose text is `src`) in `session` and measure it.
@@ -237,12 +268,22 @@ impl<'a> Meter<'a> {
         program: &Program,
         src: &str,
     ) -> Result<Measured, OpError> {
+        let evicts = self.evicts().await;
+        // A server whose cache cannot be emptied: the profiler's bytes of
+        // the first run, as its cache stood.
+        let profiling = !evicts && profile::start(self.client, self.db).await.is_ok();
         let recorder = Recorder::new();
         session.observe(Box::new(recorder.clone()));
         let started = Instant::now();
         let (_, res) = session.eval_value(program).await;
         let first = started.elapsed().as_secs_f64() * 1000.0;
         session.stop_observing();
+        let mut cache_read = None;
+        if profiling {
+            cache_read = profile::take(self.client, self.db, &mut self.profile_seen)
+                .await
+                .map(|e| cache::from_profile(&e, false));
+        }
         let value = res.map_err(|e| OpError::from_dialect(&e, src))?;
         let reads = recorder.reads();
         if reads.is_empty() {
@@ -251,6 +292,13 @@ impl<'a> Meter<'a> {
             )));
         }
         let mut metrics: Option<ReadMetrics> = None;
+        // The embedded engine: the explains run on an emptied cache, and
+        // what they read in is the read's cold figure.
+        let before = if evicts {
+            cache::evict(self.client).await.ok()
+        } else {
+            None
+        };
         for sent in &reads {
             let m = match self.explain(&sent.db, &sent.command).await {
                 Ok(m) => m,
@@ -267,12 +315,19 @@ impl<'a> Meter<'a> {
         let Some(mut m) = metrics else {
             return Err(OpError::shell(Message::new("the statement sent no read")));
         };
+        if let Some(before) = before {
+            cache_read = cache::stats(self.client)
+                .await
+                .ok()
+                .map(|after| cache::delta(&before, &after));
+        }
         m.bytes_returned = Some(bson_bytes(&value));
         let timing = self.time_read(session, program, src, first).await?;
         Ok(Measured {
             timing: Some(timing),
             read: Some(m),
             write: None,
+            cache: cache_read,
             value: Some(value),
         })
     }
@@ -342,6 +397,7 @@ impl<'a> Meter<'a> {
         profile::start(self.client, self.db).await.map_err(|e| {
             OpError::shell(Message::new("profiling the read: {cause}").arg("cause", e))
         })?;
+        let evicts = self.evicts().await && cache::evict(self.client).await.is_ok();
         let started = Instant::now();
         let (_, res) = session.eval_value(program).await;
         let millis = started.elapsed().as_secs_f64() * 1000.0;
@@ -360,6 +416,7 @@ impl<'a> Meter<'a> {
             timing: Some(Timing::of(vec![millis])),
             read: Some(m),
             write: None,
+            cache: entries.as_deref().map(|e| cache::from_profile(e, evicts)),
             value: Some(value),
         })
     }
@@ -371,19 +428,23 @@ impl<'a> Meter<'a> {
         src: &str,
     ) -> Result<Measured, OpError> {
         let profiling = profile::start(self.client, self.db).await.is_ok();
+        let cold = self.evicts().await && cache::evict(self.client).await.is_ok();
         let recorder = Recorder::new();
         session.observe(Box::new(recorder.clone()));
         let started = Instant::now();
         let (_, res) = session.eval_scoped(program).await;
         let wall = started.elapsed().as_secs_f64() * 1000.0;
         session.stop_observing();
-        let keys = if profiling {
+        let (keys, cache_read) = if profiling {
             match profile::take(self.client, self.db, &mut self.profile_seen).await {
-                Some(entries) => figures::profile_keys(&entries),
-                None => (None, None),
+                Some(entries) => (
+                    figures::profile_keys(&entries),
+                    Some(cache::from_write_profile(&entries, cold)),
+                ),
+                None => ((None, None), None),
             }
         } else {
-            (None, None)
+            ((None, None), None)
         };
         res.map_err(|e| OpError::from_dialect(&e, src))?;
         let writes = recorder
@@ -405,6 +466,7 @@ impl<'a> Meter<'a> {
             timing: Some(Timing::of(vec![millis])),
             read: None,
             write: Some(w),
+            cache: cache_read,
             value: None,
         })
     }

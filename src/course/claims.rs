@@ -87,6 +87,7 @@ pub enum OpField {
     KeysExamined,
     DocsExamined,
     BytesExamined,
+    BytesRead,
     Ratio,
     Millis,
     Stages,
@@ -108,6 +109,7 @@ impl OpField {
             "keysExamined" => OpField::KeysExamined,
             "docsExamined" => OpField::DocsExamined,
             "bytesExamined" => OpField::BytesExamined,
+            "bytesRead" => OpField::BytesRead,
             "ratio" => OpField::Ratio,
             "millis" => OpField::Millis,
             "stages" => OpField::Stages,
@@ -131,6 +133,7 @@ impl OpField {
             OpField::KeysExamined => "keysExamined",
             OpField::DocsExamined => "docsExamined",
             OpField::BytesExamined => "bytesExamined",
+            OpField::BytesRead => "bytesRead",
             OpField::Ratio => "ratio",
             OpField::Millis => "millis",
             OpField::Stages => "stages",
@@ -147,15 +150,49 @@ impl OpField {
     }
 }
 
-const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, bytesExamined, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, expectedError, error";
+const OP_FIELDS: &str = "nReturned, keysExamined, docsExamined, bytesExamined, bytesRead, ratio, millis, stages, index, bytesReturned, n, nModified, nUpserted, keysInserted, keysDeleted, expectedError, error";
 const COLL_FIELDS: &str =
     "count, size, avgObjSize, maxObjSize, storageSize, totalIndexSize, nindexes, index.<name>";
+
+/// The working-set run's metrics (`variant.workingSet.<field>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WsField {
+    /// Bytes read into the cache per 100 requests, in steady state.
+    BytesRead,
+    /// Pages read into the cache per 100 requests, in steady state.
+    PagesRead,
+    /// The cache's size for the run, in bytes.
+    CacheSize,
+}
+
+impl WsField {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "bytesRead" => WsField::BytesRead,
+            "pagesRead" => WsField::PagesRead,
+            "cacheSize" => WsField::CacheSize,
+            _ => return None,
+        })
+    }
+
+    /// The name as written in checks.
+    pub fn name(self) -> &'static str {
+        match self {
+            WsField::BytesRead => "bytesRead",
+            WsField::PagesRead => "pagesRead",
+            WsField::CacheSize => "cacheSize",
+        }
+    }
+}
+
+const WS_FIELDS: &str = "bytesRead, pagesRead, cacheSize";
 
 /// What a metric is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     Coll { name: String, field: CollField },
     Op { id: String, field: OpField },
+    WorkingSet { field: WsField },
 }
 
 /// `variant.coll.<name>.<field>` or `variant.op.<id>.<field>`.
@@ -184,6 +221,9 @@ impl fmt::Display for Metric {
                 write!(f, "{}.coll.{name}.{field}", self.variant)
             }
             Target::Op { id, field } => write!(f, "{}.op.{id}.{}", self.variant, field.name()),
+            Target::WorkingSet { field } => {
+                write!(f, "{}.workingSet.{}", self.variant, field.name())
+            }
         }
     }
 }
@@ -755,8 +795,23 @@ fn metric(segs: &[String], col: usize) -> Result<Metric, ClaimError> {
                 col,
             })
         }
+        [variant, kind, f] if kind == "workingSet" => {
+            let field = WsField::parse(f).ok_or_else(|| {
+                err(
+                    Message::new("unknown working-set metric '{field}' in '{path}' (one of {known})")
+                        .arg("field", f)
+                        .arg("path", &path)
+                        .arg("known", WS_FIELDS),
+                )
+            })?;
+            Ok(Metric {
+                variant: variant.clone(),
+                target: Target::WorkingSet { field },
+                col,
+            })
+        }
         _ => Err(err(Message::new(
-            "'{path}' is not a metric: write <variant>.coll.<collection>.<field> or <variant>.op.<operation>.<field>",
+            "'{path}' is not a metric: write <variant>.coll.<collection>.<field>, <variant>.op.<operation>.<field> or <variant>.workingSet.<field>",
         )
         .arg("path", &path))),
     }

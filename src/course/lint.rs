@@ -405,6 +405,23 @@ fn lint_lesson(
                 }
             }
         }
+        if let Some(ws) = &exp.working_set {
+            if let Err(e) = super::working_set::cache_size(ws.cache.get_ref(), 0) {
+                l.at(path, t, ws.cache.span().start, e.message());
+            }
+            if let Some(first) = variants.iter().next() {
+                lint_statement(
+                    l,
+                    path,
+                    t,
+                    lesson_id,
+                    &variants,
+                    first,
+                    OpKind::Read,
+                    &ws.keys,
+                );
+            }
+        }
         let mut claim_ids = BTreeSet::new();
         for claim in &exp.claims {
             if let Some(id) = &claim.id

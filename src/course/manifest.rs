@@ -79,6 +79,9 @@ pub struct Experiment {
     /// by the runner.
     #[serde(default)]
     pub reversal: Option<Reversal>,
+    /// The steady-state working-set run (`[experiments.working_set]`).
+    #[serde(default)]
+    pub working_set: Option<WorkingSetSpec>,
 }
 
 /// `[experiments.reversal]`: one alternative workload (`weights`, operation
@@ -98,6 +101,42 @@ pub struct Reversal {
     pub row: String,
     pub winner: String,
     pub loser: Option<String>,
+}
+
+/// `[experiments.working_set]`: the experiment's read workload, by its
+/// weights and on keys drawn with a Zipf skew, run under a cache of a
+/// stated size; after a warm-up, the bytes read into the cache per 100
+/// requests (docs/CONTENT_FORMAT.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkingSetSpec {
+    /// The cache: a share of the largest variant's data (`"25%"`) or a
+    /// size (`"8M"`, WiredTiger's suffixes).
+    pub cache: Spanned<String>,
+    /// A read, the same in every variant, whose value is the array of keys
+    /// most popular first (`db.posts.find({}, {_id: 1}).sort(…).toArray().map(p => p._id)`).
+    pub keys: Spanned<String>,
+    /// The name the operations' statements read the key from: bound to a
+    /// drawn key instead of running their `prepare`.
+    pub bind: Spanned<String>,
+    /// Requests measured, after the warm-up.
+    #[serde(default = "default_ws_requests")]
+    pub requests: u32,
+    /// Requests run first to fill the cache, not measured.
+    #[serde(default = "default_ws_requests")]
+    pub warmup: u32,
+    /// The Zipf exponent of the key draw (1: the r-th key drawn 1/r as
+    /// often as the first).
+    #[serde(default = "default_ws_skew")]
+    pub skew: f64,
+}
+
+fn default_ws_requests() -> u32 {
+    200
+}
+
+fn default_ws_skew() -> f64 {
+    1.0
 }
 
 fn default_seed() -> u64 {

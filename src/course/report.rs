@@ -336,6 +336,22 @@ fn ms_fmt(v: f64) -> String {
     format!("{} ms", format_number(v))
 }
 
+/// The label of the bytes-read rows: cold when the cache was emptied
+/// before each operation (the embedded engine), else as the server's
+/// cache stood.
+fn cache_label(vs: &[super::runner::VariantReport], weighted: bool) -> &'static str {
+    let warm = vs
+        .iter()
+        .flat_map(|v| &v.operations)
+        .any(|o| o.cache.as_ref().is_some_and(|c| !c.cold));
+    match (weighted, warm) {
+        (true, false) => "per 100 requests: bytes read into cache, cold (weighted)",
+        (true, true) => "per 100 requests: bytes read into cache, as found (weighted)",
+        (false, false) => "bytes read into cache (cold)",
+        (false, true) => "bytes read into cache (as found)",
+    }
+}
+
 fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Row> {
     let vs = &exp.variants;
     let failed: Vec<bool> = vs.iter().map(|v| v.failure.is_some()).collect();
@@ -489,6 +505,15 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
         if bytes.values.iter().any(Option::is_some) {
             rows.push(bytes);
         }
+        let cache = Row::cost(
+            format!("{}{m}", lang.t(cache_label(vs, true))),
+            weighted(&|r| r.cache.as_ref().map(|c| c.bytes as f64)),
+            human_bytes,
+            Noise::Count,
+        );
+        if cache.values.iter().any(Option::is_some) {
+            rows.push(cache);
+        }
         rows.push(Row::time(
             lang.t("per 100 requests: time (weighted)"),
             vs.iter()
@@ -509,6 +534,32 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
                 })
                 .collect(),
         ));
+    }
+    // The steady-state working set: one cache size for every variant.
+    if let Some(size) = vs
+        .iter()
+        .find_map(|v| v.working_set.as_ref().map(|w| w.cache_bytes))
+    {
+        let mut row = Row::cost(
+            format!(
+                "{}{m}",
+                lang.f(
+                    "per 100 requests: bytes read into a {size} cache (steady state)",
+                    &[("size", &human_bytes(size as f64))],
+                )
+            ),
+            vs.iter()
+                .map(|v| v.working_set.as_ref().and_then(|w| w.bytes_read_per_100))
+                .collect(),
+            human_bytes,
+            Noise::Count,
+        );
+        for (c, v) in row.cells.iter_mut().zip(vs) {
+            if let Some(why) = v.working_set.as_ref().and_then(|w| w.not_measured.as_ref()) {
+                *c = why.render_in(lang);
+            }
+        }
+        rows.push(row);
     }
     for (i, op) in exp.operations.iter().enumerate() {
         let results: Vec<Option<&OpResult>> = vs.iter().map(|v| v.operations.get(i)).collect();
@@ -688,6 +739,21 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
                 rows.push(del);
             }
         }
+        let mut cache = Row::cost(
+            format!("  {}{m}", lang.t(cache_label(vs, false))),
+            results
+                .iter()
+                .map(|r| r.and_then(|r| r.cache.as_ref()).map(|c| c.bytes as f64))
+                .collect(),
+            human_bytes,
+            Noise::Count,
+        );
+        for (c, r) in cache.cells.iter_mut().zip(&results) {
+            if r.is_some_and(|r| r.cache.is_none() && r.error.is_none()) {
+                *c = lang.t("not reported").into();
+            }
+        }
+        rows.push(cache);
         rows.push(Row::time(
             sub("time"),
             results

@@ -162,6 +162,10 @@ pub struct VariantReport {
     /// were measured (after the workload), for a learner to look at.
     #[serde(default)]
     pub samples: Vec<Sample>,
+    /// The steady-state working-set figure, when the experiment declares
+    /// one (`[experiments.working_set]`).
+    #[serde(default)]
+    pub working_set: Option<super::working_set::WorkingSetFigure>,
 }
 
 /// A few documents of one collection.
@@ -330,6 +334,7 @@ async fn run_experiment(
             recommended: v.recommended,
             failure: None,
             samples: Vec::new(),
+            working_set: None,
         };
 
         let (mut session, prepared) =
@@ -382,6 +387,9 @@ async fn run_experiment(
         }
         report.failure = report.compute_failure();
         variants.push(report);
+    }
+    if let Some(ws) = &exp.working_set {
+        super::working_set::run(client, lesson, exp, ws, &mut variants).await;
     }
     step("", "claims".into(), done)?;
     let source = ExperimentMetrics {
@@ -799,7 +807,7 @@ struct OpSpec<'a> {
     expect: &'a [String],
 }
 
-fn parse_in(src: &str, db: &str) -> Result<Program, OpError> {
+pub(super) fn parse_in(src: &str, db: &str) -> Result<Program, OpError> {
     let program = parse_program(src).map_err(|e| OpError::shell(e.with_source(src)))?;
     stays_in(&program, db).map_err(|e| OpError::shell(e.to_message()))?;
     Ok(program)
@@ -1029,6 +1037,7 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, Message> {
                     }),
             }
         }
+        Target::WorkingSet { field } => super::working_set::metric(v, *field),
         Target::Op { id, field } => {
             let op = v.operations.iter().find(|o| &o.id == id).ok_or_else(|| {
                 Message::new("operation '{id}' did not run in variant '{variant}'")
@@ -1077,6 +1086,15 @@ fn variant_metric(v: &VariantReport, m: &Metric) -> Result<Val, Message> {
                             .arg("field", "bytesExamined")
                             .arg("id", id)
                     }),
+                F::BytesRead => match (&op.cache, &op.error) {
+                    (Some(c), _) => Ok(Val::Num(c.bytes as f64)),
+                    (None, Some(_)) => Err(unavailable(op)),
+                    (None, None) => Err(Message::new(
+                        "{field} of '{id}': not reported by this server",
+                    )
+                    .arg("field", "bytesRead")
+                    .arg("id", id)),
+                },
                 F::Ratio => Ok(Val::Num(complete()?.ratio)),
                 F::Stages => Ok(Val::Str(read()?.stages.clone())),
                 F::Index => Ok(Val::Str(read()?.index.clone())),

@@ -684,6 +684,7 @@ fn empty_variant(id: &str, db: &str) -> VariantReport {
         recommended: false,
         failure: None,
         samples: Vec::new(),
+        working_set: None,
     }
 }
 

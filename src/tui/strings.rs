@@ -77,6 +77,7 @@ pub const KEYS_EXAMINED: &str = "keys examined";
 pub const DOCS_EXAMINED: &str = "docs examined";
 pub const BYTES_RETURNED: &str = "bytes returned";
 pub const BYTES_EXAMINED: &str = "bytes examined";
+pub const BYTES_READ_INTO_CACHE: &str = "read into cache";
 pub const KEYS_INSERTED: &str = "keys inserted";
 pub const KEYS_DELETED: &str = "keys deleted";
 pub const NOT_REPORTED: &str = "not reported";

@@ -645,3 +645,69 @@ fn every_lesson_runs_at_default_scale_and_its_claims_hold() {
     assert_every_lesson_shows_a_trade_off(&reports);
     assert_every_lesson_reverses(&reports, Scale::Default);
 }
+
+/// The working-set lesson's tight experiment under its own cache, or under
+/// `cache` instead, at the tiny scale.
+fn working_set_tight(cache: Option<&str>) -> LessonReport {
+    let database = schemalab::connect::Database::open(None).unwrap();
+    let course = course::Course::load(root(), Lang::En).unwrap();
+    let mut lesson = course.lesson("working-set").unwrap();
+    lesson.experiments.retain(|e| e.id.get_ref() == "tight");
+    if let Some(c) = cache {
+        let ws = lesson.experiments[0].working_set.as_mut().unwrap();
+        ws.cache = toml::Spanned::new(0..0, c.to_string());
+    }
+    let loader = CatalogLoader::for_course(root()).unwrap();
+    let opts = RunOptions {
+        scale: Scale::Tiny,
+        loader: &loader,
+        cancel: CancelFlag::new(),
+        progress: None,
+    };
+    let report = database
+        .block_on(async {
+            let client = mongodb::Client::with_uri_str(database.uri())
+                .await
+                .map_err(|e| e.to_string())?;
+            course::run_lesson(&client, &lesson, &opts)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .unwrap();
+    database.close();
+    report
+}
+
+/// Run both ways: under the lesson's cache (a fifth of the data) the
+/// embedded design's bytes read per 100 requests jump past three times the
+/// subset's, and every claim holds; with the cache set larger than all the
+/// data, the same claims fail, because both designs' working sets fit.
+#[test]
+fn working_set_claims_hold_under_a_tight_cache_and_fail_under_a_roomy_one() {
+    let tight = working_set_tight(None);
+    let exp = &tight.experiments[0];
+    for c in &exp.claims {
+        assert!(c.verdict.passed, "{}: {}", c.check, c.verdict.reason);
+    }
+    let figure = |r: &LessonReport, v: usize| {
+        r.experiments[0].variants[v]
+            .working_set
+            .as_ref()
+            .and_then(|w| w.bytes_read_per_100)
+            .unwrap()
+    };
+    assert!(figure(&tight, 0) > 3.0 * figure(&tight, 1));
+    let roomy = working_set_tight(Some("400%"));
+    let failed: Vec<&str> = roomy.experiments[0]
+        .claims
+        .iter()
+        .filter(|c| !c.verdict.passed)
+        .map(|c| c.check.as_str())
+        .collect();
+    assert!(
+        failed.iter().any(|c| c.contains("3 * subset_tight")),
+        "under a roomy cache the jump claim must fail; failed: {failed:?}"
+    );
+    // The subset's steady state barely moves; the embedded design's falls.
+    assert!(figure(&roomy, 0) < figure(&tight, 0));
+}

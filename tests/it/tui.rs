@@ -1278,7 +1278,7 @@ fn search_covers_lesson_text_and_the_preview_follows_it() {
     assert_eq!(app.screen, Screen::Outline);
 }
 
-/// The outline counts the lessons run ("1/18 run"), shows how many claims
+/// The outline counts the lessons run ("1/19 run"), shows how many claims
 /// held in each lesson's last run and suggests the next lesson.
 #[test]
 fn the_outline_shows_runs_claims_held_and_the_next_lesson() {
@@ -1288,7 +1288,7 @@ fn the_outline_shows_runs_claims_held_and_the_next_lesson() {
     assert_eq!(app.screen, Screen::Outline);
     assert_eq!(app.progress.claims.get("bucket"), Some(&(7, 7)));
     let screen = draw(&app);
-    assert!(screen.contains("1/18 run"), "{screen}");
+    assert!(screen.contains("1/19 run"), "{screen}");
     assert!(screen.contains("The bucket pattern  7/7"), "{screen}");
     assert!(
         screen.contains("next: 11 The attribute pattern"),

@@ -386,6 +386,17 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
             })
             .collect()
     };
+    // Bytes read into the (modelled) cache, cold: both kinds have them.
+    let mut cache = fig(
+        s::t(s::BYTES_READ_INTO_CACHE),
+        metric(&|o| o.cache.as_ref().map(|c| c.bytes as f64)),
+        Some(Noise::Count),
+        Unit::Bytes,
+    );
+    cache.modelled = results
+        .iter()
+        .any(|r| r.is_some_and(|o| o.cache.as_ref().is_some_and(|c| c.modelled)));
+    unreported(&mut cache);
     if op.kind == OpKind::Write {
         let mut inserted = fig(
             s::t(s::KEYS_INSERTED),
@@ -426,6 +437,7 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
             ),
             inserted,
             deleted,
+            cache,
             Figure::time(s::t(s::TIME), timings(), &failed),
         ]
     } else {
@@ -477,6 +489,7 @@ pub fn op_figures(exp: &Experiment, report: &ExperimentReport, op: usize) -> Vec
                 Some(Noise::Count),
                 Unit::Bytes,
             ),
+            cache,
             Figure::time(s::t(s::TIME), timings(), &failed),
         ]
     }

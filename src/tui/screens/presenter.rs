@@ -223,11 +223,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     match slide {
         Some(Slide::Op(i)) => {
             // The costs, as big numbers: four fit a projector's 30 rows,
-            // so bytes returned (the client's side, in the comparison
-            // table) gives way to bytes examined (the server's).
+            // so bytes returned (the client's side) and bytes read into the
+            // modelled cache (both in the comparison table) give way to
+            // bytes examined (the server's).
             let figures: Vec<Figure> = experiment::op_figures(exp, report, i)
                 .into_iter()
-                .filter(|f| f.noise.is_some() && f.label != s::t(s::BYTES_RETURNED))
+                .filter(|f| {
+                    f.noise.is_some()
+                        && f.label != s::t(s::BYTES_RETURNED)
+                        && f.label != s::t(s::BYTES_READ_INTO_CACHE)
+                })
                 .collect();
             render_figures(app, exp, &figures, frame, body);
         }

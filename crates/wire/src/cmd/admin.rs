@@ -225,6 +225,12 @@ impl GetParameter {
     }
 }
 
+/// schemalab's own `setParameter` name that empties the modelled cache
+/// (`db.adminCommand({setParameter: 1, schemalabEvictCache: true})`):
+/// mongod has none (its cache empties only on a restart) and refuses the
+/// name as any unknown parameter.
+pub const EVICT_CACHE: &str = "schemalabEvictCache";
+
 /// `setParameter` for the limits the engine enforces (see
 /// `schemalab_engine::limits`): the server's own, as a mongod process's
 /// are.
@@ -234,6 +240,9 @@ pub struct SetParameter {
     /// `wiredTigerEngineRuntimeConfig`: the string as given, and the
     /// `cache_size` it sets (applied to the modelled cache), if any.
     runtime_config: Option<(String, Option<u64>)>,
+    /// `schemalabEvictCache: true` (schemalab's own): empty the modelled
+    /// cache, as a restart would, so that the next operation runs cold.
+    evict_cache: bool,
 }
 
 impl SetParameter {
@@ -247,6 +256,7 @@ impl SetParameter {
         }
         let mut settings = Vec::new();
         let mut runtime_config = None;
+        let mut evict_cache = false;
         for (name, value) in cmd.body.iter().skip(1) {
             if args::GENERIC_FIELDS.contains(&name.as_str()) {
                 continue;
@@ -260,6 +270,15 @@ impl SetParameter {
                 let size = schemalab_engine::cache::parse_runtime_config(config)
                     .map_err(|e| EngineError::bad_value(e.to_string()))?;
                 runtime_config = Some((config.clone(), size));
+                continue;
+            }
+            if name == EVICT_CACHE {
+                let Bson::Boolean(b) = value else {
+                    return Err(EngineError::bad_value(format!(
+                        "Invalid value for {name}: {value}"
+                    )));
+                };
+                evict_cache = *b;
                 continue;
             }
             let Some(param) = limits::params().into_iter().find(|p| p.name == name) else {
@@ -293,7 +312,7 @@ impl SetParameter {
             };
             settings.push((param, v));
         }
-        if settings.is_empty() && runtime_config.is_none() {
+        if settings.is_empty() && runtime_config.is_none() && !evict_cache {
             return Err(EngineError::new(
                 ErrorCode::INVALID_OPTIONS,
                 "no option found to set, use help:true to see options ",
@@ -302,6 +321,7 @@ impl SetParameter {
         Ok(Self {
             settings,
             runtime_config,
+            evict_cache,
         })
     }
 
@@ -309,6 +329,9 @@ impl SetParameter {
     /// value.
     pub fn apply(&self, params: &limits::Params) -> Document {
         let mut reply = Document::new();
+        if self.evict_cache {
+            params.cache().evict_all();
+        }
         if let Some((config, size)) = &self.runtime_config {
             // mongod answers with the previous string (empty at start).
             let was = params.cache().swap_runtime_config(config.clone());
