@@ -294,8 +294,8 @@ impl<'a> Meter<'a> {
         let mut metrics: Option<ReadMetrics> = None;
         // The embedded engine: the explains run on an emptied cache, and
         // what they read in is the read's cold figure.
-        let before = if evicts {
-            cache::evict(self.client).await.ok()
+        let before = if evicts && cache::evict(self.client).await.is_ok() {
+            cache::stats(self.client).await.ok()
         } else {
             None
         };

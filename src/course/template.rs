@@ -94,6 +94,7 @@ impl<L: DatasetLoader> DatasetLoader for TemplateLoader<L> {
             // Refused (the template holds what a load does not make): load.
             templates.retain(|(_, t)| *t != template);
             drop(templates);
+            let _ = client.database(&template).drop().await;
             self.inner.load(client, db, dataset, scale, seed).await
         })
     }

@@ -310,6 +310,24 @@ struct Side {
     section_errors: Vec<SectionError>,
 }
 
+/// The scale a check runs at: the one asked for, else the exercise's own.
+fn scale_of(ex: &Exercise, asked: Option<Scale>) -> Result<Scale, ExerciseError> {
+    match asked {
+        Some(s) => Ok(s),
+        None => ex
+            .spec
+            .scale
+            .parse()
+            .map_err(|e: crate::course::CourseError| {
+                ExerciseError::Invalid(
+                    Message::new("{id}: {e}")
+                        .arg("id", &ex.id)
+                        .arg_msg("e", e.message()),
+                )
+            }),
+    }
+}
+
 /// Check `solution` (the text of a `solution.js`) and `answers` (the text
 /// of an answers file, when the exercise has one) against the reference.
 pub async fn check_exercise(
@@ -322,20 +340,7 @@ pub async fn check_exercise(
     let engine = engine_info(client)
         .await
         .map_err(|e| ExerciseError::Server(Message::verbatim(e)))?;
-    let scale = match opts.scale {
-        Some(s) => s,
-        None => ex
-            .spec
-            .scale
-            .parse()
-            .map_err(|e: crate::course::CourseError| {
-                ExerciseError::Invalid(
-                    Message::new("{id}: {e}")
-                        .arg("id", &ex.id)
-                        .arg_msg("e", e.message()),
-                )
-            })?,
-    };
+    let scale = scale_of(ex, opts.scale)?;
     let reference = Solution::parse(&ex.read(ex.spec.reference.get_ref())?);
     let mine = Solution::parse(solution);
 
@@ -456,20 +461,7 @@ pub async fn prepare_learner_db(
     scale: Option<Scale>,
     loader: &dyn DatasetLoader,
 ) -> Result<(String, Vec<(String, Bson)>), ExerciseError> {
-    let scale = match scale {
-        Some(s) => s,
-        None => ex
-            .spec
-            .scale
-            .parse()
-            .map_err(|e: crate::course::CourseError| {
-                ExerciseError::Invalid(
-                    Message::new("{id}: {e}")
-                        .arg("id", &ex.id)
-                        .arg_msg("e", e.message()),
-                )
-            })?,
-    };
+    let scale = scale_of(ex, scale)?;
     let db = db_name(&ex.id);
     guard_db(&db, &ex.id)?;
     client.database(&db).drop().await.map_err(|e| {
@@ -770,6 +762,9 @@ async fn run_side(
         let mut answer = None;
         let mut session = Session::new(session.client().clone(), db.to_string())
             .with_policy(WritePolicy::Only(db.to_string()));
+        // One meter for every run of the section: it asks once whether the
+        // server's cache can be emptied.
+        let mut meter = Meter::new(client, db);
         for rep in 0..op.repeat.max(1) {
             // Each run of a section is its own script, as in mongosh: it
             // runs in a block of its own (its `const`s start afresh), with
@@ -789,7 +784,6 @@ async fn run_side(
                 }
             }
             session.bind("i", int_bson(i64::from(rep)));
-            let mut meter = Meter::new(client, db);
             let (r, a) = run_op(&mut meter, &mut session, &id, op.kind, &section.text, db).await;
             answer = a;
             let failed = r.error.is_some();

@@ -649,7 +649,6 @@ fn every_lesson_runs_at_default_scale_and_its_claims_hold() {
 /// The working-set lesson's tight experiment under its own cache, or under
 /// `cache` instead, at the tiny scale.
 fn working_set_tight(cache: Option<&str>) -> LessonReport {
-    let database = schemalab::connect::Database::open(None).unwrap();
     let course = course::Course::load(root(), Lang::En).unwrap();
     let mut lesson = course.lesson("working-set").unwrap();
     lesson.experiments.retain(|e| e.id.get_ref() == "tight");
@@ -657,25 +656,7 @@ fn working_set_tight(cache: Option<&str>) -> LessonReport {
         let ws = lesson.experiments[0].working_set.as_mut().unwrap();
         ws.cache = toml::Spanned::new(0..0, c.to_string());
     }
-    let loader = CatalogLoader::for_course(root()).unwrap();
-    let opts = RunOptions {
-        scale: Scale::Tiny,
-        loader: &loader,
-        cancel: CancelFlag::new(),
-        progress: None,
-    };
-    let report = database
-        .block_on(async {
-            let client = mongodb::Client::with_uri_str(database.uri())
-                .await
-                .map_err(|e| e.to_string())?;
-            course::run_lesson(&client, &lesson, &opts)
-                .await
-                .map_err(|e| e.to_string())
-        })
-        .unwrap();
-    database.close();
-    report
+    crate::support::run_lesson_tiny(&root(), &lesson)
 }
 
 /// Run both ways: under the lesson's cache (a fifth of the data) the

@@ -80,9 +80,14 @@ pub fn run_tiny(root: &Path, id: &str) -> LessonReport {
 
 /// [`run_tiny`] with the lesson's strings in `lang`.
 pub fn run_tiny_in(root: &Path, id: &str, lang: Lang) -> LessonReport {
-    let database = Database::open(None).unwrap();
     let course = Course::load(root, lang).unwrap();
-    let lesson = course.lesson(id).unwrap();
+    run_lesson_tiny(root, &course.lesson(id).unwrap())
+}
+
+/// Run `lesson` (perhaps changed by the test) at the tiny scale on a fresh
+/// embedded engine, with the datasets of the course under `root`.
+pub fn run_lesson_tiny(root: &Path, lesson: &schemalab::course::Lesson) -> LessonReport {
+    let database = Database::open(None).unwrap();
     let loader = CatalogLoader::for_course(root).unwrap();
     let opts = RunOptions {
         scale: Scale::Tiny,
@@ -95,7 +100,7 @@ pub fn run_tiny_in(root: &Path, id: &str, lang: Lang) -> LessonReport {
             let client = mongodb::Client::with_uri_str(database.uri())
                 .await
                 .map_err(|e| e.to_string())?;
-            run_lesson(&client, &lesson, &opts)
+            run_lesson(&client, lesson, &opts)
                 .await
                 .map_err(|e| e.to_string())
         })
