@@ -42,6 +42,8 @@ pub use template::TemplateLoader;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LessonSummary {
     pub id: String,
+    /// The number it goes by in the outline ([`Course::lesson_numbers`]).
+    pub number: String,
     pub title: String,
     pub summary: String,
     pub experiments: usize,
@@ -53,11 +55,14 @@ pub fn list_lessons(
     lang: crate::locale::Lang,
 ) -> Result<Vec<LessonSummary>, CourseError> {
     let course = Course::load(root, lang)?;
+    let numbers = course.lesson_numbers();
     Ok(course
         .lessons()?
         .into_iter()
-        .map(|l| LessonSummary {
+        .zip(numbers)
+        .map(|(l, number)| LessonSummary {
             id: l.id.clone(),
+            number,
             title: l.title.clone(),
             summary: l.summary.clone(),
             experiments: l.experiments.len(),

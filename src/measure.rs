@@ -11,7 +11,10 @@
 //! - a **write** runs once with the profiler on: the servers' replies give
 //!   the counts, `system.profile` the index keys ([`profile`]), and a write
 //!   whose reply has no counts (findAndModify, `$merge`, `$out`) is
-//!   measured by what it changed ([`snapshot`]).
+//!   measured by what it changed ([`snapshot`]). A write a workload runs
+//!   many times (an exercise's `repeat = 300`) is one series
+//!   ([`Meter::write_series`]): the profiler stays on and the cache is
+//!   emptied once for all its runs.
 //!
 //! Both also carry the **bytes read into the cache** ([`CacheRead`]): on
 //! the embedded engine the modelled cache is emptied first
@@ -427,13 +430,40 @@ impl<'a> Meter<'a> {
         program: &Program,
         src: &str,
     ) -> Result<Measured, OpError> {
+        self.write_series(session, program, src, 1, |_, _| {}).await
+    }
+
+    /// Measure a write run `runs` times as one operation (a workload's
+    /// "300 new log lines"): `bind` sets each run's parameters before it
+    /// runs. The profiler stays on across the runs and the cache is
+    /// emptied once, before the first, so the figures are the series' own:
+    /// its counts and index keys summed, the bytes it read into a cold
+    /// cache, its time the sum of the runs' times. The first run that
+    /// fails ends the series with its error.
+    pub async fn write_series(
+        &mut self,
+        session: &mut Session,
+        program: &Program,
+        src: &str,
+        runs: u32,
+        mut bind: impl FnMut(&mut Session, u32),
+    ) -> Result<Measured, OpError> {
         let profiling = profile::start(self.client, self.db).await.is_ok();
         let cold = self.evicts().await && cache::evict(self.client).await.is_ok();
         let recorder = Recorder::new();
         session.observe(Box::new(recorder.clone()));
-        let started = Instant::now();
-        let (_, res) = session.eval_scoped(program).await;
-        let wall = started.elapsed().as_secs_f64() * 1000.0;
+        let mut wall = 0.0;
+        let mut res = Ok(());
+        for run in 0..runs.max(1) {
+            bind(session, run);
+            let started = Instant::now();
+            let (_, r) = session.eval_scoped(program).await;
+            wall += started.elapsed().as_secs_f64() * 1000.0;
+            if r.is_err() {
+                res = r;
+                break;
+            }
+        }
         session.stop_observing();
         let (keys, cache_read) = if profiling {
             match profile::take(self.client, self.db, &mut self.profile_seen).await {

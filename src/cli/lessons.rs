@@ -6,10 +6,10 @@ use super::Context;
 
 pub fn run(ctx: &Context) -> anyhow::Result<ExitCode> {
     let lessons = schemalab::course::list_lessons(ctx.content_root()?, ctx.lang)?;
-    for (n, l) in lessons.iter().enumerate() {
+    for l in &lessons {
         outln!(
             "{:>2}. {} {}",
-            n + 1,
+            l.number,
             schemalab::locale::pad(&l.id, 24, true),
             l.title
         );

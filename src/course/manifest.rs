@@ -391,9 +391,23 @@ impl Course {
             .collect()
     }
 
-    /// The lesson id a learner means: an id (`bucket`), a number in the
-    /// outline (`10`, 1-based) or a folder name (`10-bucket`). An unknown
-    /// name gets the closest id as a suggestion.
+    /// The number each lesson goes by, in course order: its folder's
+    /// leading number (`10-bucket` is 10, `07b-working-set` is 7b), so a
+    /// lesson placed between two others takes a number of its own and the
+    /// lessons after it, and the prose that cites them by number, keep
+    /// theirs; a folder without one goes by its position (1-based).
+    pub fn lesson_numbers(&self) -> Vec<String> {
+        self.manifest
+            .lessons
+            .iter()
+            .enumerate()
+            .map(|(i, l)| folder_number(l.dir.get_ref()).unwrap_or_else(|| (i + 1).to_string()))
+            .collect()
+    }
+
+    /// The lesson id a learner means: an id (`bucket`), a lesson's number
+    /// in the outline (`10`, `7b`, `07b`) or a folder name (`10-bucket`).
+    /// An unknown name gets the closest id as a suggestion.
     pub fn resolve(&self, query: &str) -> Result<String, CourseError> {
         let q = query.trim();
         let lessons = &self.manifest.lessons;
@@ -403,10 +417,10 @@ impl Course {
         if let Some(l) = lessons.iter().find(|l| l.dir.get_ref() == q) {
             return Ok(l.id.get_ref().clone());
         }
-        if let Ok(n) = q.parse::<usize>()
-            && let Some(l) = n.checked_sub(1).and_then(|i| lessons.get(i))
+        if let Some(n) = folder_number(q)
+            && let Some(i) = self.lesson_numbers().iter().position(|x| *x == n)
         {
-            return Ok(l.id.get_ref().clone());
+            return Ok(lessons[i].id.get_ref().clone());
         }
         Err(self.unknown(q))
     }
@@ -476,6 +490,23 @@ fn localized_prose(dir: &Path, english: &Spanned<String>, lang: Lang) -> Spanned
     }
 }
 
+/// The number at the head of a lesson folder's name, leading zeros
+/// dropped: `07b-working-set` gives "7b", `10-bucket` "10", `intro` none.
+fn folder_number(dir: &str) -> Option<String> {
+    let head = dir.split('-').next().unwrap_or_default();
+    if !head.starts_with(|c: char| c.is_ascii_digit())
+        || !head.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    let trimmed = head.trim_start_matches('0');
+    Some(if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        trimmed.to_string()
+    } else {
+        format!("0{trimmed}")
+    })
+}
+
 impl Lesson {
     /// The prose Markdown, if the lesson has a `prose` file.
     pub fn prose_text(&self) -> Result<Option<String>, CourseError> {
@@ -491,5 +522,20 @@ impl Lesson {
             Some(p) => read_inside(&self.dir, p.get_ref()).map(Some),
             None => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::folder_number;
+
+    #[test]
+    fn a_folder_names_its_lessons_number() {
+        assert_eq!(folder_number("10-bucket").as_deref(), Some("10"));
+        assert_eq!(folder_number("07b-working-set").as_deref(), Some("7b"));
+        assert_eq!(folder_number("07b").as_deref(), Some("7b"));
+        assert_eq!(folder_number("00-intro").as_deref(), Some("0"));
+        assert_eq!(folder_number("intro"), None);
+        assert_eq!(folder_number("1.5-x"), None);
     }
 }

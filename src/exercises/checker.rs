@@ -758,44 +758,40 @@ async fn run_side(
             }
             continue;
         };
-        let mut total: Option<OpResult> = None;
-        let mut answer = None;
         let mut session = Session::new(session.client().clone(), db.to_string())
             .with_policy(WritePolicy::Only(db.to_string()));
         // One meter for every run of the section: it asks once whether the
         // server's cache can be emptied.
         let mut meter = Meter::new(client, db);
-        for rep in 0..op.repeat.max(1) {
-            // Each run of a section is its own script, as in mongosh: it
-            // runs in a block of its own (its `const`s start afresh), with
-            // the parameters bound.
+        // Each run of a section is its own script, as in mongosh: it runs
+        // in a block of its own (its `const`s start afresh), with the
+        // parameters bound, a `seq` parameter counting up from run to run.
+        let bind = |session: &mut Session, rep: u32| {
+            let value = |p: &Drawn| {
+                p.seq
+                    .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)))
+            };
             for p in params {
-                let v = p
-                    .seq
-                    .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
-                session.bind(&p.name, v);
+                session.bind(&p.name, value(p));
             }
             for (name, param) in &op.with {
                 if let Some(p) = params.iter().find(|p| &p.name == param) {
-                    let v = p
-                        .seq
-                        .map_or_else(|| p.value.clone(), |s| int_bson(s + i64::from(rep)));
-                    session.bind(name, v);
+                    session.bind(name, value(p));
                 }
             }
             session.bind("i", int_bson(i64::from(rep)));
-            let (r, a) = run_op(&mut meter, &mut session, &id, op.kind, &section.text, db).await;
-            answer = a;
-            let failed = r.error.is_some();
-            total = Some(match total {
-                None => r,
-                Some(t) => add_op(t, r),
-            });
-            if failed {
-                break;
-            }
-        }
-        let Some(mut result) = total else { continue };
+        };
+        let (mut result, answer) = run_op(
+            &mut meter,
+            &mut session,
+            &id,
+            op.kind,
+            &section.text,
+            db,
+            op.repeat.max(1),
+            bind,
+        )
+        .await;
         if let Some(e) = &mut result.error {
             if e.code_name == crate::measure::DRIVER_ERROR
                 && is_environment_error(&e.message.to_string())
@@ -952,8 +948,11 @@ async fn run_script(session: &mut Session, src: &str, db: &str) -> Result<(), Di
     res
 }
 
-/// Run one operation through the measurement path ([`Meter`]): a read's
-/// answer is its last statement's value.
+/// Run one operation through the measurement path ([`Meter`]), `runs`
+/// times with `bind` setting each run's parameters: a write's runs are
+/// measured as one series ([`Meter::write_series`]), a read's one by one
+/// and added up. A read's answer is its last run's last statement's value.
+#[allow(clippy::too_many_arguments)]
 async fn run_op(
     meter: &mut Meter<'_>,
     session: &mut Session,
@@ -961,6 +960,8 @@ async fn run_op(
     kind: OpKind,
     src: &str,
     db: &str,
+    runs: u32,
+    mut bind: impl FnMut(&mut Session, u32),
 ) -> (OpResult, Option<Bson>) {
     let mut result = OpResult::new(id, kind, src.trim());
     let program = match parse_program(src) {
@@ -982,8 +983,30 @@ async fn run_op(
         result.error = Some(err);
         return (result, None);
     }
-    let answer = result.set(meter.run(session, &program, src, kind).await);
-    (result, answer)
+    match kind {
+        OpKind::Write => {
+            let answer = result.set(meter.write_series(session, &program, src, runs, bind).await);
+            (result, answer)
+        }
+        OpKind::Read => {
+            let mut total: Option<OpResult> = None;
+            let mut answer = None;
+            for run in 0..runs.max(1) {
+                bind(session, run);
+                let mut r = OpResult::new(id, kind, src.trim());
+                answer = r.set(meter.run(session, &program, src, kind).await);
+                let failed = r.error.is_some();
+                total = Some(match total {
+                    None => r,
+                    Some(t) => add_op(t, r),
+                });
+                if failed {
+                    break;
+                }
+            }
+            (total.unwrap_or(result), answer)
+        }
+    }
 }
 
 /// What an operation of an untouched section reports (no section error:

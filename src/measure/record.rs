@@ -16,7 +16,7 @@ use futures_util::future::BoxFuture;
 use mongodb::Client;
 
 use super::figures::WriteMetrics;
-use super::snapshot::{Snapshot, effect, snapshot};
+use super::snapshot::{Scope, Snapshot, effect, snapshot};
 use crate::dialect::{Observer, Reply};
 
 /// A read command as it was sent.
@@ -130,9 +130,9 @@ impl Recorder {
         self.lock().overhead.as_secs_f64() * 1000.0
     }
 
-    async fn take_snapshot(&self, client: &Client, db: &str) -> Option<Snapshot> {
+    async fn take_snapshot(&self, client: &Client, scope: &Scope) -> Option<Snapshot> {
         let started = Instant::now();
-        let s = snapshot(client, db).await;
+        let s = snapshot(client, scope).await;
         let mut r = self.lock();
         r.overhead += started.elapsed();
         match s {
@@ -159,7 +159,7 @@ impl Observer for Recorder {
                     command: cmd.clone(),
                 }),
                 Class::SilentWrite => {
-                    let before = self.take_snapshot(client, db).await;
+                    let before = self.take_snapshot(client, &Scope::of(db, cmd)).await;
                     self.lock().before = before;
                 }
                 Class::CountedWrite | Class::Other => {}
@@ -182,7 +182,7 @@ impl Observer for Recorder {
                 }
                 (Class::SilentWrite, Reply::Document(_) | Reply::Cursor) => {
                     let before = self.lock().before.take();
-                    let after = self.take_snapshot(client, db).await;
+                    let after = self.take_snapshot(client, &Scope::of(db, cmd)).await;
                     if let (Some(b), Some(a)) = (before, after) {
                         self.lock().writes.push(effect(&b, &a));
                     }

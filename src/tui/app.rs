@@ -90,7 +90,7 @@ pub struct OutlineState {
     /// `Some` while searching (the query typed so far).
     pub search: Option<String>,
     /// Digits typed so far for a lesson-number jump.
-    pub digits: usize,
+    pub digits: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -643,7 +643,7 @@ impl App {
 
     fn apply(&mut self, action: Action) -> Vec<Effect> {
         if !matches!(action, Action::Digit(_) | Action::Task(_) | Action::Tick) {
-            self.outline.digits = 0;
+            self.outline.digits.clear();
         }
         if self.help
             && !matches!(
@@ -721,19 +721,21 @@ impl App {
             }
             Action::Open => {}
             Action::Digit(d) => {
-                let n = self.course.lessons.len();
-                let d = usize::from(d);
-                let combined = self.outline.digits * 10 + d;
-                let pick = if combined >= 1 && combined <= n && self.outline.digits > 0 {
-                    combined
-                } else {
-                    d
+                // Typed digits name a lesson by its number ("1", then "0"
+                // for lesson 10); a digit that extends no number starts
+                // a new one.
+                let find = |typed: &str| self.course.lessons.iter().position(|l| l.number == typed);
+                let longer = format!("{}{d}", self.outline.digits);
+                let (pick, typed) = match find(&longer) {
+                    Some(i) => (Some(i), longer),
+                    None => (find(&d.to_string()), d.to_string()),
                 };
-                if pick >= 1 && pick <= n {
-                    self.outline.selected = pick - 1;
-                    self.outline.digits = pick;
-                } else {
-                    self.outline.digits = 0;
+                match pick {
+                    Some(i) => {
+                        self.outline.selected = i;
+                        self.outline.digits = typed;
+                    }
+                    None => self.outline.digits.clear(),
                 }
             }
             Action::SearchStart => {

@@ -24,6 +24,8 @@ pub struct CourseState {
 #[derive(Debug, Clone)]
 pub struct LessonSlot {
     pub id: String,
+    /// The number it goes by ([`Course::lesson_numbers`]).
+    pub number: String,
     pub loaded: Result<LoadedLesson, CourseError>,
 }
 
@@ -47,12 +49,13 @@ impl CourseState {
         let lessons = course
             .lesson_ids()
             .into_iter()
-            .map(|id| {
+            .zip(course.lesson_numbers())
+            .map(|(id, number)| {
                 let loaded = course.lesson(&id).and_then(|lesson| {
                     let prose = lesson.prose_text()?.unwrap_or_default();
                     Ok(LoadedLesson { lesson, prose })
                 });
-                LessonSlot { id, loaded }
+                LessonSlot { id, number, loaded }
             })
             .collect();
         CourseState { course, lessons }

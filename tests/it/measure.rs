@@ -9,8 +9,35 @@ use schemalab::measure::{Measured, Meter, OpError, OpKind, SAMPLES, SHELL_ERROR}
 
 const DB: &str = "schemalab_measure_test";
 
-/// Seed `a` (100 documents, `k` 0..99 indexed) and `b` (`k` 0..9, indexed),
-/// then measure `src` as `kind` with `samples` timed runs.
+/// Seed `a` (100 documents, `k` 0..99 indexed) and `b` (`k` 0..9, indexed).
+async fn seed(client: &mongodb::Client) {
+    let a = client.database(DB).collection::<bson::Document>("a");
+    a.drop().await.unwrap();
+    a.insert_many((0..100).map(|i| bson::doc! {"k": i, "t": 100 - i}))
+        .await
+        .unwrap();
+    a.create_index(
+        mongodb::IndexModel::builder()
+            .keys(bson::doc! {"k": 1})
+            .build(),
+    )
+    .await
+    .unwrap();
+    let b = client.database(DB).collection::<bson::Document>("b");
+    b.insert_many((0..10).map(|i| bson::doc! {"k": i}))
+        .await
+        .unwrap();
+    b.create_index(
+        mongodb::IndexModel::builder()
+            .keys(bson::doc! {"k": 1})
+            .build(),
+    )
+    .await
+    .unwrap();
+}
+
+/// Seed (see [`seed`]), then measure `src` as `kind` with `samples` timed
+/// runs.
 fn measure(src: &str, kind: OpKind, samples: usize) -> Result<Measured, OpError> {
     let database = Database::open(None).unwrap();
     let client = database.client().clone();
@@ -18,32 +45,32 @@ fn measure(src: &str, kind: OpKind, samples: usize) -> Result<Measured, OpError>
         let mut session = Session::connect(&client, DB)
             .unwrap()
             .with_policy(WritePolicy::Only(DB.into()));
-        let a = client.database(DB).collection::<bson::Document>("a");
-        a.drop().await.unwrap();
-        a.insert_many((0..100).map(|i| bson::doc! {"k": i, "t": 100 - i}))
-            .await
-            .unwrap();
-        a.create_index(
-            mongodb::IndexModel::builder()
-                .keys(bson::doc! {"k": 1})
-                .build(),
-        )
-        .await
-        .unwrap();
-        let b = client.database(DB).collection::<bson::Document>("b");
-        b.insert_many((0..10).map(|i| bson::doc! {"k": i}))
-            .await
-            .unwrap();
-        b.create_index(
-            mongodb::IndexModel::builder()
-                .keys(bson::doc! {"k": 1})
-                .build(),
-        )
-        .await
-        .unwrap();
+        seed(&client).await;
         let program = parse_program(src).unwrap();
         let mut meter = Meter::new(&client, DB).with_samples(samples);
         meter.run(&mut session, &program, src, kind).await
+    });
+    database.close();
+    out
+}
+
+/// Seed, then measure `src` as a write run `runs` times, `v` bound to the
+/// run's number (0, 1, ...).
+fn measure_series(src: &str, runs: u32) -> Result<Measured, OpError> {
+    let database = Database::open(None).unwrap();
+    let client = database.client().clone();
+    let out = database.block_on(async {
+        let mut session = Session::connect(&client, DB)
+            .unwrap()
+            .with_policy(WritePolicy::Only(DB.into()));
+        seed(&client).await;
+        let program = parse_program(src).unwrap();
+        let mut meter = Meter::new(&client, DB);
+        meter
+            .write_series(&mut session, &program, src, runs, |s, run| {
+                s.bind("v", bson::Bson::Int32(run as i32));
+            })
+            .await
     });
     database.close();
     out
@@ -186,4 +213,24 @@ fn bytes_examined_count_every_document_a_pipeline_reads_joins_included() {
         .read
         .unwrap();
     assert_eq!(read.bytes_examined, Some(100 * 36));
+}
+
+#[test]
+fn a_write_series_is_measured_as_one_operation_across_its_runs() {
+    // Five runs, each inserting one document into b (an _id and a k key).
+    let m = measure_series("db.b.insertOne({k: 100 + v})", 5).unwrap();
+    let w = m.write.unwrap();
+    assert_eq!((w.n, w.n_modified), (5, 0));
+    assert_eq!(
+        w.keys_inserted,
+        Some(10),
+        "every run's keys, not the first's"
+    );
+    assert_eq!(w.keys_deleted, Some(0));
+    let cache = m.cache.unwrap();
+    assert!(cache.cold && cache.modelled, "{cache:?}");
+    // A run that fails ends the series with its error, placed in the text.
+    let e = measure_series("if (v == 2) { db.b.insertOne({_id: 1}); db.b.insertOne({_id: 1}) }\ndb.b.insertOne({k: v})", 5)
+        .unwrap_err();
+    assert_eq!(e.code, Some(11000), "{}", e.message);
 }

@@ -962,7 +962,9 @@ fn max_time_ms_stops_long_steps_inside_one_expression() {
         doc! {"$map": {"input": {"$range": [0, 100]}, "in": heavy.clone()}},
         doc! {"$filter": {"input": {"$range": [0, 100]}, "cond": {"$gt": [heavy.clone(), 0]}}},
         doc! {"$map": {"input": {"$range": [0, 100]}, "in": {"$size": {"$concatArrays": [{"$range": [0, 150_000]}, {"$range": [0, 150_000]}]}}}},
-        doc! {"$map": {"input": {"$range": [0, 100]}, "in": string}},
+        // Each string doubles to 8 MiB: 2,000 of them is seconds of
+        // copying even in release, far past the limit.
+        doc! {"$map": {"input": {"$range": [0, 2000]}, "in": string}},
     ];
     for expr in cases {
         let reply = project_one(&mut s, expr.clone(), doc! {"maxTimeMS": 200});

@@ -3,7 +3,7 @@
 //! real tiny run of the bucket lesson, see `crate::support`), and event tests that
 //! feed actions/keys and check the state they produce.
 
-use crate::support::tui::{app_with, chars, draw, key};
+use crate::support::tui::{app_with, chars, draw, key, position};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -27,15 +27,16 @@ fn at_comparison(size: (u16, u16)) -> App {
     let mut app = app_with(Theme::normal(), false, size);
     // The report is a tiny run: run at the scale it was measured at.
     key(&mut app, KeyCode::Char('-'));
+    let bucket = position(&app, "bucket");
     let effects = chars(&mut app, "10r");
     assert!(
         effects.iter().any(|e| matches!(
             e,
             Effect::StartRun {
-                lesson: 9,
+                lesson,
                 experiment: 0,
                 ..
-            }
+            } if *lesson == bucket
         )),
         "{effects:?}"
     );
@@ -555,12 +556,13 @@ fn three_keys_from_launch_to_bucket_comparison() {
     assert_eq!(app.screen, Screen::Outline);
     let footer = keys::footer(KeyContext::Outline);
     assert!(footer.iter().any(|(k, _)| *k == "0-9") && footer.iter().any(|(k, _)| *k == "r"));
+    let bucket = position(&app, "bucket");
     chars(&mut app, "10");
-    assert_eq!(app.outline.selected, 9);
+    assert_eq!(app.outline.selected, bucket);
     let effects = key(&mut app, KeyCode::Char('r'));
     assert!(matches!(
         effects.last(),
-        Some(Effect::StartRun { lesson: 9, .. })
+        Some(Effect::StartRun { lesson, .. }) if *lesson == bucket
     ));
     assert_eq!(app.screen, Screen::Experiment);
     finish_run(&mut app);
@@ -575,18 +577,29 @@ fn three_keys_from_launch_to_bucket_comparison() {
 #[test]
 fn digits_jump_and_restart() {
     let mut app = app_with(Theme::normal(), false, (100, 30));
+    let number = |app: &App| app.course.lessons[app.outline.selected].number.clone();
     chars(&mut app, "3");
-    assert_eq!(app.outline.selected, 2);
+    assert_eq!(number(&app), "3");
     chars(&mut app, "1");
     assert_eq!(
-        app.outline.selected, 0,
-        "31 is out of range, so 1 starts again"
+        number(&app),
+        "1",
+        "there is no lesson 31, so 1 starts again"
     );
     chars(&mut app, "2");
-    assert_eq!(app.outline.selected, 11, "1 then 2 is lesson 12");
+    assert_eq!(number(&app), "12", "1 then 2 is lesson 12");
+    assert_eq!(app.course.lessons[app.outline.selected].id, "polymorphic");
     key(&mut app, KeyCode::Down);
     chars(&mut app, "5");
-    assert_eq!(app.outline.selected, 4);
+    assert_eq!(number(&app), "5");
+    // Lesson 7b sits between 7 and 8: typing 7 then 8 goes to lesson 8
+    // (there is no lesson 78), and 7b is one step down from 7.
+    chars(&mut app, "7");
+    key(&mut app, KeyCode::Down);
+    assert_eq!(number(&app), "7b");
+    assert_eq!(app.course.lessons[app.outline.selected].id, "working-set");
+    chars(&mut app, "78");
+    assert_eq!(number(&app), "8");
 }
 
 #[test]
@@ -596,13 +609,17 @@ fn search_filters_and_enter_opens() {
     assert_eq!(app.key_context(), KeyContext::Search);
     chars(&mut app, "bucket");
     // Lesson 10 by its title, and the lessons whose text mentions buckets.
+    let bucket = position(&app, "bucket");
     let visible = app.visible_lessons();
-    assert!(visible.contains(&9) && visible.len() > 1, "{visible:?}");
-    assert_eq!(app.outline_preview(), Some(9));
+    assert!(
+        visible.contains(&bucket) && visible.len() > 1,
+        "{visible:?}"
+    );
+    assert_eq!(app.outline_preview(), Some(bucket));
     let effects = key(&mut app, KeyCode::Enter);
     assert_eq!(effects, vec![Effect::SaveProgress]);
     assert_eq!(app.screen, Screen::Reader);
-    assert_eq!(app.lesson, 9);
+    assert_eq!(app.lesson, bucket);
     assert_eq!(app.outline.search, None);
     assert_eq!(app.progress.mark("bucket"), Mark::Seen);
 }
@@ -1323,25 +1340,21 @@ fn started(effects: &[Effect]) -> Option<(usize, usize)> {
 #[test]
 fn a_lesson_opened_from_the_outline_starts_at_its_first_experiment() {
     let mut app = app_with(Theme::normal(), true, (100, 30));
-    let anti = app
-        .course
-        .lessons
-        .iter()
-        .position(|l| l.id == "anti-patterns")
-        .unwrap();
+    let anti = position(&app, "anti-patterns");
     assert_eq!(
-        anti, 15,
+        app.course.lessons[anti].number, "16",
         "the key sequence assumes lesson 16 is anti-patterns"
     );
     assert_eq!(app.course.lessons[anti].experiments().len(), 4);
-    assert_eq!(started(&chars(&mut app, "16r")), Some((15, 0)));
+    assert_eq!(started(&chars(&mut app, "16r")), Some((anti, 0)));
     fail_run(&mut app);
     chars(&mut app, "lll");
     assert_eq!(app.experiment.experiment, 3);
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Outline);
-    assert_eq!(started(&chars(&mut app, "10r")), Some((9, 0)));
+    let bucket = position(&app, "bucket");
+    assert_eq!(started(&chars(&mut app, "10r")), Some((bucket, 0)));
     assert_eq!(app.current_lesson().unwrap().id, "bucket");
     assert!(app.current_experiment().is_some());
     assert_eq!(app.experiment.op, 0);

@@ -143,3 +143,13 @@ pub fn row_text(buf: &Buffer, y: u16) -> String {
         .map(|x| buf[(x, y)].symbol().to_string())
         .collect()
 }
+
+/// Where lesson `id` sits in the outline (0-based): tests name lessons by
+/// id, so a lesson placed between two others moves no test.
+pub fn position(app: &App, id: &str) -> usize {
+    app.course
+        .lessons
+        .iter()
+        .position(|l| l.id == id)
+        .unwrap_or_else(|| panic!("no lesson {id} in the outline"))
+}

@@ -64,7 +64,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             };
             let mut spans = vec![
                 Span::styled(format!("{mark} "), style),
-                Span::styled(format!("{:>2}  ", i + 1), t.dim),
+                Span::styled(format!("{:>2}  ", lesson.number), t.dim),
                 Span::styled(lesson.title().to_string(), t.base),
             ];
             // How many claims held in its last run: "4/4".
@@ -188,7 +188,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         lines.push(Line::from(Span::styled(
             s::lang().f(
                 "next: {n} {title}",
-                &[("n", &(i + 1)), ("title", &app.course.lessons[i].title())],
+                &[
+                    ("n", &app.course.lessons[i].number),
+                    ("title", &app.course.lessons[i].title()),
+                ],
             ),
             t.accent,
         )));
