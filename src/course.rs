@@ -194,7 +194,7 @@ pub const DB_PREFIX: &str = "schemalab_";
 
 /// How much data an experiment loads (the parameters live in
 /// `datasets/catalog.toml`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
     Tiny,

@@ -20,7 +20,7 @@ pub mod manifest;
 pub mod watch;
 pub mod workspace;
 
-pub use checker::{CheckOptions, CheckReport, CheckResult, check_exercise};
+pub use checker::{CheckOptions, CheckReport, CheckResult, ReferenceSides, check_exercise};
 pub use manifest::{Exercise, ExerciseSpec, Solution, exercises};
 pub use workspace::{Progress, Workspace};
 
@@ -140,6 +140,7 @@ pub async fn check_in_workspace(
         scale,
         seed,
         loader: &loader,
+        references: None,
     };
     let mut report = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await?;
     match ws.record_attempt(&ex, report.passed(), seed) {
@@ -157,13 +158,15 @@ pub async fn check_in_workspace(
 /// instructor does (`schemalab exercises grade`): the learner's progress
 /// is neither read nor written. A file that cannot be read is the
 /// learner's (it fails every seed with the reason); a server that cannot
-/// be used is an error.
+/// be used is an error. The reference's side of each seed is measured
+/// once in `references` and reused for every workspace graded with it.
 pub async fn grade_workspace(
     client: &mongodb::Client,
     ex: &Exercise,
     ws: &Workspace,
     seeds: &[u64],
     loader: &dyn crate::course::DatasetLoader,
+    references: &ReferenceSides,
 ) -> Result<Result<Vec<CheckReport>, ExerciseError>, ExerciseError> {
     let (solution, answers) = match ws.attempt(ex) {
         Ok(a) => a,
@@ -175,6 +178,7 @@ pub async fn grade_workspace(
             scale: None,
             seed,
             loader,
+            references: Some(references),
         };
         reports.push(check_exercise(client, ex, &solution, answers.as_deref(), &opts).await?);
     }

@@ -200,6 +200,12 @@ pub struct Measured {
     pub value: Option<Bson>,
 }
 
+/// Runs of a write series between two takes of the profiler: mongod's
+/// `system.profile` is a capped collection (1 MiB by default), which a
+/// long series would overrun, losing its first entries; two hundred
+/// entries stay well inside it.
+const PROFILE_CHUNK: u32 = 200;
+
 /// Timed runs of a read after the first, untimed one, when the reader
 /// asks for a spread ([`Meter::with_samples`]).
 pub const SAMPLES: usize = 5;
@@ -448,13 +454,18 @@ impl<'a> Meter<'a> {
         runs: u32,
         mut bind: impl FnMut(&mut Session, u32),
     ) -> Result<Measured, OpError> {
-        let profiling = profile::start(self.client, self.db).await.is_ok();
+        // The profiler's entries so far; `None` once it cannot be read.
+        let mut entries: Option<Vec<bson::Document>> = profile::start(self.client, self.db)
+            .await
+            .is_ok()
+            .then(Vec::new);
         let cold = self.evicts().await && cache::evict(self.client).await.is_ok();
         let recorder = Recorder::new();
         session.observe(Box::new(recorder.clone()));
         let mut wall = 0.0;
         let mut res = Ok(());
-        for run in 0..runs.max(1) {
+        let runs = runs.max(1);
+        for run in 0..runs {
             bind(session, run);
             let started = Instant::now();
             let (_, r) = session.eval_scoped(program).await;
@@ -463,18 +474,34 @@ impl<'a> Meter<'a> {
                 res = r;
                 break;
             }
+            // Take what a chunk of runs left in `system.profile` before a
+            // long series overruns it (see PROFILE_CHUNK).
+            if (run + 1) % PROFILE_CHUNK == 0 && run + 1 < runs && entries.is_some() {
+                let taken = profile::take(self.client, self.db, &mut self.profile_seen).await;
+                let restarted = profile::start(self.client, self.db).await.is_ok();
+                entries = match (entries, taken) {
+                    (Some(mut all), Some(more)) if restarted => {
+                        all.extend(more);
+                        Some(all)
+                    }
+                    _ => None,
+                };
+            }
         }
         session.stop_observing();
-        let (keys, cache_read) = if profiling {
-            match profile::take(self.client, self.db, &mut self.profile_seen).await {
-                Some(entries) => (
-                    figures::profile_keys(&entries),
-                    Some(cache::from_write_profile(&entries, cold)),
-                ),
-                None => ((None, None), None),
-            }
-        } else {
-            ((None, None), None)
+        if entries.is_some() {
+            let taken = profile::take(self.client, self.db, &mut self.profile_seen).await;
+            entries = entries.zip(taken).map(|(mut all, more)| {
+                all.extend(more);
+                all
+            });
+        }
+        let (keys, cache_read) = match &entries {
+            Some(entries) => (
+                figures::profile_keys(entries),
+                Some(cache::from_write_profile(entries, cold)),
+            ),
+            None => ((None, None), None),
         };
         res.map_err(|e| OpError::from_dialect(&e, src))?;
         let writes = recorder

@@ -144,6 +144,9 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
         "grade",
     );
     let database = ctx.open(&args.server)?;
+    // The reference of each exercise and seed is measured once, for the
+    // whole class.
+    let references = schemalab::exercises::ReferenceSides::new();
     let mut learners = Vec::new();
     for dir in &args.workspaces {
         let ws = Workspace::locate(Some(dir));
@@ -154,7 +157,7 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{}", lang.f("grading {name}", &[("name", &name)]));
         let mut graded = Vec::new();
         for ex in &chosen {
-            let one = grade_one(&database, &ws, ex, &args.seeds, &loader, lang);
+            let one = grade_one(&database, &ws, ex, &args.seeds, &loader, &references, lang);
             if one.is_err() {
                 database.block_on(loader.drop_templates(database.client()));
             }
@@ -253,6 +256,7 @@ fn grade_one(
     ex: &Exercise,
     seeds: &[u64],
     loader: &schemalab::course::TemplateLoader<schemalab::course::CatalogLoader>,
+    references: &schemalab::exercises::ReferenceSides,
     lang: schemalab::locale::Lang,
 ) -> anyhow::Result<Graded> {
     let mut g = Graded {
@@ -282,6 +286,7 @@ fn grade_one(
         ws,
         seeds,
         loader,
+        references,
     ))? {
         Ok(r) => r,
         Err(e) => {

@@ -13,6 +13,9 @@
 
 use crate::locale::{Lang, Message};
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
 use mongodb::Client;
@@ -35,6 +38,40 @@ pub struct CheckOptions<'a> {
     /// Seeds the parameter draw; the same seed draws the same values.
     pub seed: u64,
     pub loader: &'a dyn DatasetLoader,
+    /// Where the reference's side of earlier checks is kept, when many
+    /// solutions are graded against one reference ([`ReferenceSides`]);
+    /// `None`: the reference is measured afresh.
+    pub references: Option<&'a ReferenceSides>,
+}
+
+/// The reference's side of checks already run, by exercise, seed and
+/// scale. Those three decide everything the reference's side is (the same
+/// program on the same generated data with the same drawn parameters), so
+/// when many solutions are graded against one reference (`schemalab
+/// exercises grade`, the test sweep) it is measured once per seed and
+/// reused. Only counts and sizes are compared with it, never its times.
+#[derive(Default)]
+pub struct ReferenceSides(Mutex<HashMap<(String, u64, Scale), Arc<Side>>>);
+
+impl ReferenceSides {
+    pub fn new() -> ReferenceSides {
+        ReferenceSides::default()
+    }
+
+    fn get(&self, key: &(String, u64, Scale)) -> Option<Arc<Side>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    fn keep(&self, key: (String, u64, Scale), side: Arc<Side>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, side);
+    }
 }
 
 /// One checklist line. In JSON `measured` and `bound` are numbers (or
@@ -346,7 +383,14 @@ pub async fn check_exercise(
 
     let mine_db = db_name(&ex.id);
     let ref_db = ref_db_name(&ex.id);
-    for db in [&mine_db, &ref_db] {
+    let key = (ex.id.clone(), opts.seed, scale);
+    let kept = opts.references.and_then(|r| r.get(&key));
+    let dbs = if kept.is_some() {
+        vec![&mine_db]
+    } else {
+        vec![&mine_db, &ref_db]
+    };
+    for db in dbs {
         guard_db(db, &ex.id)?;
         client.database(db).drop().await.map_err(|e| {
             ExerciseError::Server(Message::new("dropping {db}: {e}").arg("db", db).arg("e", e))
@@ -367,7 +411,16 @@ pub async fn check_exercise(
     }
     let params = draw_params(client, &mine_db, &ex.spec.params, opts.seed).await?;
     let mine_side = run_side(client, ex, &mine, &mine_db, "mine", &params).await?;
-    let ref_side = run_side(client, ex, &reference, &ref_db, "ref", &params).await?;
+    let ref_side = match kept {
+        Some(side) => side,
+        None => {
+            let side = Arc::new(run_side(client, ex, &reference, &ref_db, "ref", &params).await?);
+            if let Some(r) = opts.references {
+                r.keep(key, Arc::clone(&side));
+            }
+            side
+        }
+    };
 
     let variants = vec![
         mine_side.end.clone(),
@@ -438,7 +491,7 @@ pub async fn check_exercise(
         params: shown_params,
         section_errors: mine_side.section_errors,
         errors: mine_side.errors,
-        ref_errors: ref_side.errors,
+        ref_errors: ref_side.errors.clone(),
         results,
         operations: mine_side.end.operations,
         notes,

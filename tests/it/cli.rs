@@ -86,7 +86,12 @@ fn the_course_is_built_in_so_any_folder_works_and_content_overrides_it() {
         .filter_map(|l| l.trim_start().split('.').next())
         .collect();
     let seven = numbers.iter().position(|n| *n == "7").unwrap();
-    assert_eq!(&numbers[seven..seven + 3], ["7", "7b", "8"], "{}", out.stdout);
+    assert_eq!(
+        &numbers[seven..seven + 3],
+        ["7", "7b", "8"],
+        "{}",
+        out.stdout
+    );
     let out = schemalab_in(elsewhere.path(), &env, &["lint"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     // --content names an instructor's own copy; a folder without a course

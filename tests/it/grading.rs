@@ -7,6 +7,7 @@
 //! (exit 2, nothing graded); unreadable files and a progress file that
 //! cannot be written.
 
+use std::future::IntoFuture;
 use std::io::{BufRead, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
@@ -204,6 +205,7 @@ fn a_failed_section_is_shown_first_at_its_place_and_json_has_numbers() {
         scale: None,
         seed: 4,
         loader: &loader,
+        references: None,
     };
     let (broken, line, col) = broken_spec_search();
     let r = rt
@@ -634,4 +636,57 @@ fn a_server_that_dies_mid_check_stops_it_with_exit_2_and_grades_nothing() {
     assert!(!out.stderr.contains("ReferenceError"), "{}", out.stderr);
     // Nothing was recorded as an attempt.
     assert!(!ws.path().join(".progress.toml").exists());
+}
+
+/// Grading many solutions against one reference measures the reference's
+/// side of a seed once: a second check of the seed leaves the reference's
+/// database as the first left it (a fresh check drops and reloads it), and
+/// its verdicts are those of a fresh check, check by check.
+#[test]
+fn the_reference_is_measured_once_per_seed_for_many_solutions() {
+    let ex = exercise("host-logs", Lang::En);
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let loader = CatalogLoader::for_course(root()).unwrap();
+    let refs = exercises::ReferenceSides::new();
+    let check = |file: &str, references| {
+        let opts = CheckOptions {
+            scale: None,
+            seed: 5,
+            loader: &loader,
+            references,
+        };
+        let sol = ex.read(file).unwrap();
+        rt.block_on(exercises::check_exercise(&client, &ex, &sol, None, &opts))
+            .unwrap()
+    };
+    let verdicts = |r: &exercises::CheckReport| {
+        r.results
+            .iter()
+            .map(|c| (c.id.clone(), c.passed, c.measured_num))
+            .collect::<Vec<_>>()
+    };
+    let marker = client
+        .database(&exercises::ref_db_name(&ex.id))
+        .collection::<bson::Document>("marker");
+    let count = |c: &mongodb::Collection<bson::Document>| {
+        rt.block_on(c.count_documents(bson::doc! {}).into_future())
+            .unwrap()
+    };
+
+    let first = check("wrong-oldest-first.js", Some(&refs));
+    assert!(!first.passed());
+    rt.block_on(marker.insert_one(bson::doc! {"left": "here"}).into_future())
+        .unwrap();
+    let kept = check("wrong-oldest-first.js", Some(&refs));
+    assert_eq!(count(&marker), 1, "the kept reference was measured again");
+    let fresh = check("wrong-oldest-first.js", None);
+    assert_eq!(count(&marker), 0, "a fresh check reloads the reference");
+    assert_eq!(verdicts(&kept), verdicts(&fresh));
+    assert_eq!(verdicts(&first), verdicts(&fresh));
+    // The reference itself passes against its kept side.
+    assert!(check("reference.js", Some(&refs)).passed());
 }

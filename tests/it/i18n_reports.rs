@@ -452,6 +452,7 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
         scale: Some(Scale::Tiny),
         seed: 3,
         loader: &loader,
+        references: None,
     };
     let report = rt
         .block_on(schemalab::exercises::check_exercise(

@@ -229,6 +229,13 @@ fn a_write_series_is_measured_as_one_operation_across_its_runs() {
     assert_eq!(w.keys_deleted, Some(0));
     let cache = m.cache.unwrap();
     assert!(cache.cold && cache.modelled, "{cache:?}");
+    // A long series is taken from the profiler in chunks (mongod caps
+    // system.profile): every run's keys still count.
+    let w = measure_series("db.b.insertOne({k: 100 + v})", 450)
+        .unwrap()
+        .write
+        .unwrap();
+    assert_eq!((w.n, w.keys_inserted), (450, Some(900)));
     // A run that fails ends the series with its error, placed in the text.
     let e = measure_series("if (v == 2) { db.b.insertOne({_id: 1}); db.b.insertOne({_id: 1}) }\ndb.b.insertOne({k: v})", 5)
         .unwrap_err();
