@@ -49,7 +49,8 @@ pub struct CheckOptions<'a> {
 /// program on the same generated data with the same drawn parameters), so
 /// when many solutions are graded against one reference (`schemalab
 /// exercises grade`, the test sweep) it is measured once per seed and
-/// reused. Only counts and sizes are compared with it, never its times.
+/// reused. Counts and sizes are the same on every run; a check that
+/// compared times with the reference would compare with its first run's.
 #[derive(Default)]
 pub struct ReferenceSides(Mutex<HashMap<(String, u64, Scale), Arc<Side>>>);
 
