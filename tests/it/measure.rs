@@ -11,29 +11,20 @@ const DB: &str = "schemalab_measure_test";
 
 /// Seed `a` (100 documents, `k` 0..99 indexed) and `b` (`k` 0..9, indexed).
 async fn seed(client: &mongodb::Client) {
-    let a = client.database(DB).collection::<bson::Document>("a");
-    a.drop().await.unwrap();
-    a.insert_many((0..100).map(|i| bson::doc! {"k": i, "t": 100 - i}))
+    let a = (0..100).map(|i| bson::doc! {"k": i, "t": 100 - i});
+    let b = (0..10).map(|i| bson::doc! {"k": i});
+    for (name, docs) in [("a", a.collect::<Vec<_>>()), ("b", b.collect())] {
+        let c = client.database(DB).collection::<bson::Document>(name);
+        c.drop().await.unwrap();
+        c.insert_many(docs).await.unwrap();
+        c.create_index(
+            mongodb::IndexModel::builder()
+                .keys(bson::doc! {"k": 1})
+                .build(),
+        )
         .await
         .unwrap();
-    a.create_index(
-        mongodb::IndexModel::builder()
-            .keys(bson::doc! {"k": 1})
-            .build(),
-    )
-    .await
-    .unwrap();
-    let b = client.database(DB).collection::<bson::Document>("b");
-    b.insert_many((0..10).map(|i| bson::doc! {"k": i}))
-        .await
-        .unwrap();
-    b.create_index(
-        mongodb::IndexModel::builder()
-            .keys(bson::doc! {"k": 1})
-            .build(),
-    )
-    .await
-    .unwrap();
+    }
 }
 
 /// Seed (see [`seed`]), then measure `src` as `kind` with `samples` timed
