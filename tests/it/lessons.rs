@@ -418,11 +418,6 @@ fn assert_every_lesson_shows_a_trade_off(reports: &[LessonReport]) {
     );
 }
 
-/// Lessons whose reversal another change of issue 29 declares: until then
-/// the reversal test skips them, saying so. Any other lesson without a
-/// declaration fails it.
-const REVERSAL_PENDING: &[&str] = &["subset", "outlier", "anti-patterns", "case-study"];
-
 /// A variant's cost on a reversal's `row` under the workload `pct`
 /// (operation id → percent of requests); `None` when a figure it needs is
 /// missing (an operation failed, a stage not reported).
@@ -486,17 +481,10 @@ fn assert_every_lesson_reverses(reports: &[LessonReport], scale: Scale) -> usize
             .filter_map(|e| e.reversal.as_ref().map(|r| (e, r)))
             .collect();
         if declared.is_empty() {
-            if REVERSAL_PENDING.contains(&report.lesson.as_str()) {
-                println!(
-                    "{}: reversal skipped: its declaration comes with the change that reworks this lesson",
-                    report.lesson
-                );
-            } else {
-                failures.push(format!(
-                    "{}: no experiment declares [experiments.reversal]",
-                    report.lesson
-                ));
-            }
+            failures.push(format!(
+                "{}: no experiment declares [experiments.reversal]",
+                report.lesson
+            ));
             continue;
         }
         for (exp, rev) in declared {
