@@ -352,7 +352,16 @@ fn cache_label(vs: &[super::runner::VariantReport], weighted: bool) -> &'static 
     }
 }
 
-fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Row> {
+/// One experiment's grid, with where its whole-experiment figures sit.
+struct Grid {
+    rows: Vec<Row>,
+    /// The size totals (documents, data, storage, indexes).
+    totals: std::ops::Range<usize>,
+    /// The weighted "per 100 requests" rows and the steady-state working set.
+    workload: std::ops::Range<usize>,
+}
+
+fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Grid {
     let vs = &exp.variants;
     let failed: Vec<bool> = vs.iter().map(|v| v.failure.is_some()).collect();
     let m = if modelled { lang.t(" (modelled)") } else { "" };
@@ -372,6 +381,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
             })
             .collect(),
     ));
+    let totals_start = rows.len();
     let total = |f: &dyn Fn(&super::CollStats) -> i64| -> Vec<Option<f64>> {
         vs.iter()
             .map(|v| {
@@ -402,6 +412,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
         human_bytes,
         Noise::Count,
     ));
+    let totals = totals_start..rows.len();
     // Per collection, in first-seen order across variants.
     let mut names: Vec<&str> = Vec::new();
     for v in vs {
@@ -451,6 +462,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
             index_cells,
         ));
     }
+    let workload_start = rows.len();
     // The workload mix: what 100 requests cost, each operation weighted by
     // its share (weights change these figures; a missing figure leaves the
     // variant's total out rather than counting it as zero).
@@ -561,6 +573,7 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
         }
         rows.push(row);
     }
+    let workload = workload_start..rows.len();
     for (i, op) in exp.operations.iter().enumerate() {
         let results: Vec<Option<&OpResult>> = vs.iter().map(|v| v.operations.get(i)).collect();
         let kind = match op.kind {
@@ -762,9 +775,55 @@ fn experiment_rows(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Vec<Ro
                 .collect(),
         ));
     }
-    rows.into_iter()
-        .map(|r| r.with_failed(&failed, lang))
-        .collect()
+    Grid {
+        rows: rows
+            .into_iter()
+            .map(|r| r.with_failed(&failed, lang))
+            .collect(),
+        totals,
+        workload,
+    }
+}
+
+/// One row of an experiment's summary as the CLI prints it: its label and
+/// one cell per variant, the winner's with its `★ ×N` mark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub label: String,
+    pub cells: Vec<String>,
+}
+
+/// What a whole experiment cost, as `schemalab run` reports it under the
+/// grid's size totals and workload rows, and the verdict line on them. The
+/// workbench shows the same rows (one model, two renderings).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The size totals, then the weighted "per 100 requests" rows and the
+    /// steady-state working set when the experiment has them.
+    pub rows: Vec<SummaryRow>,
+    /// "Recommended: … Wins on: … Loses on: …", when a variant is
+    /// recommended.
+    pub trade_off: Option<String>,
+}
+
+/// The summary of `exp` in `lang`; `modelled` labels the engine's modelled
+/// sizes as the report does.
+pub fn summary_in(exp: &ExperimentReport, modelled: bool, lang: Lang) -> Summary {
+    let grid = experiment_rows(exp, modelled, lang);
+    let rows = grid
+        .totals
+        .clone()
+        .chain(grid.workload.clone())
+        .filter_map(|i| grid.rows.get(i))
+        .map(|r| SummaryRow {
+            label: r.label.clone(),
+            cells: r.marked_cells(),
+        })
+        .collect();
+    Summary {
+        rows,
+        trade_off: trade_off(exp, &grid.rows, lang),
+    }
 }
 
 /// `FETCH<-IXSCAN a_1 + $lookup×3`: the query's plan and the joins whose
@@ -937,7 +996,7 @@ fn render_text(report: &LessonReport, markdown: bool, lang: Lang) -> String {
             ));
             out.push('\n');
         }
-        let rows = experiment_rows(exp, report.engine.modelled, lang);
+        let Grid { rows, .. } = experiment_rows(exp, report.engine.modelled, lang);
         let header: Vec<String> = exp
             .variants
             .iter()

@@ -490,6 +490,21 @@ impl App {
         self.current_experiment().map_or(0, |e| e.operations.len())
     }
 
+    /// Entries of the workload list: the operations, then the summary of
+    /// the whole experiment.
+    pub fn workload_items(&self) -> usize {
+        self.current_experiment()
+            .map_or(0, |e| e.operations.len() + 1)
+    }
+
+    /// Whether the current experiment's report has sizes modelled by the
+    /// embedded engine (labelled so), as `schemalab run` says.
+    pub fn current_modelled(&self) -> bool {
+        self.current_lesson()
+            .and_then(|l| self.reports.get(&l.id))
+            .is_some_and(|r| r.engine.modelled)
+    }
+
     fn variant_count(&self) -> usize {
         self.current_experiment().map_or(0, |e| e.variants.len())
     }
@@ -515,7 +530,7 @@ impl App {
             }
             Screen::Experiment => match self.experiment.tab {
                 ExpTab::Operations => {
-                    let n = self.op_count() as isize;
+                    let n = self.workload_items() as isize;
                     if n > 0 {
                         self.experiment.op =
                             (self.experiment.op as isize + delta).clamp(0, n - 1) as usize;
@@ -968,7 +983,7 @@ impl App {
                 } else {
                     self.experiment.tab == ExpTab::Operations
                 };
-                if on_op && self.op_count() > 0 {
+                if on_op && self.experiment.op < self.op_count() {
                     self.screen = Screen::Explain;
                     self.explain.node = 0;
                     self.explain.scroll = 0;
@@ -1060,7 +1075,7 @@ impl App {
             }
             Screen::Experiment if !self.present => {
                 if let Some(op) = screens::experiment::op_at(self, main, column, row) {
-                    if op == self.experiment.op {
+                    if op == self.experiment.op && op < self.op_count() {
                         self.screen = Screen::Explain;
                         self.explain.node = 0;
                         self.explain.scroll = 0;

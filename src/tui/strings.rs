@@ -69,6 +69,12 @@ pub const TAB_COLLECTIONS: &str = "Collections";
 pub const TAB_SAMPLES: &str = "Samples";
 pub const TAB_CLAIMS: &str = "Claims";
 pub const OPERATIONS: &str = "Workload";
+/// The last entry of the workload list: the whole experiment's figures.
+pub const SUMMARY_ITEM: &str = "Σ summary";
+/// The heading of the summary pane.
+pub const SUMMARY_TITLE: &str = "The whole experiment: sizes and cost per 100 requests";
+/// Under the summary's table when a variant is recommended.
+pub const RECOMMENDED_LEGEND: &str = "◆ = the design this lesson recommends.";
 pub const STAGES: &str = "stages";
 pub const INDEX: &str = "index";
 pub const NO_INDEX: &str = "none (collection scan)";

@@ -151,6 +151,74 @@ fn snapshot_experiment_write_operation() {
     });
 }
 
+/// The bucket comparison with the last entry of the workload list, the
+/// summary of the whole experiment, selected.
+fn at_summary(size: (u16, u16)) -> App {
+    let mut app = at_comparison(size);
+    let ops = app.current_experiment().unwrap().operations.len();
+    for _ in 0..=ops {
+        key(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(app.experiment.op, ops, "j stops on the summary");
+    app
+}
+
+#[test]
+fn snapshot_experiment_summary() {
+    snap("experiment_summary", at_summary);
+}
+
+/// One model, two renderings: every row of the summary the workbench
+/// shows is the one `schemalab run` prints, label and marked cells alike,
+/// and the verdict line is the same; ⏎ on the summary opens no explain.
+#[test]
+fn summary_shows_what_the_cli_prints() {
+    let mut app = at_summary((200, 50));
+    let report = crate::support::bucket_report();
+    let exp = &report.experiments[0];
+    let summary = schemalab::course::report::summary_in(
+        exp,
+        report.engine.modelled,
+        schemalab::locale::Lang::En,
+    );
+    assert!(
+        summary
+            .rows
+            .iter()
+            .any(|r| r.label.contains("per 100 requests")),
+        "the bucket experiment has weighted rows: {summary:?}"
+    );
+    let cli = schemalab::course::report::render(&report, schemalab::course::report::Format::Table);
+    let screen = draw(&app);
+    for row in &summary.rows {
+        assert!(
+            screen.contains(row.label.trim()),
+            "TUI lacks {:?}:\n{screen}",
+            row.label
+        );
+        let cli_line = cli
+            .lines()
+            .find(|l| l.trim_start().starts_with(row.label.trim()))
+            .unwrap_or_else(|| panic!("CLI lacks {:?}", row.label));
+        for cell in &row.cells {
+            assert!(
+                screen.contains(cell.as_str()),
+                "TUI lacks {cell:?} of {:?}:\n{screen}",
+                row.label
+            );
+            assert!(
+                cli_line.contains(cell.as_str()),
+                "CLI line {cli_line:?} lacks {cell:?}"
+            );
+        }
+    }
+    let verdict = summary.trade_off.expect("bucket recommends a design");
+    assert!(cli.contains(&verdict[..40]));
+    assert!(screen.contains(&verdict[..40]), "{screen}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.screen, Screen::Experiment, "no explain for the summary");
+}
+
 #[test]
 fn snapshot_experiment_collections() {
     snap("experiment_collections", |size| {

@@ -12,7 +12,7 @@ use ratatui::widgets::{
 };
 
 use crate::course::claims::format_number;
-use crate::course::report::{Noise, spread_text, star_marks, star_text, time_marks};
+use crate::course::report::{self, Noise, spread_text, star_marks, star_text, time_marks};
 use crate::course::{Experiment, ExperimentReport, OpKind, OpResult, Progress, VariantReport};
 use crate::locale::Message;
 use crate::measure::Timing;
@@ -58,7 +58,7 @@ pub fn op_at(app: &App, main: Rect, column: u16, row: u16) -> Option<usize> {
         return None;
     }
     let idx = usize::from(row - list.y - 1);
-    (idx < app.current_experiment().map_or(0, |e| e.operations.len())).then_some(idx)
+    (idx < app.workload_items()).then_some(idx)
 }
 
 /// How far a run has got, 0.0 ..= 1.0, from the runner's step counts.
@@ -640,6 +640,10 @@ fn render_ops(
                 Span::styled(o.id.get_ref().clone(), t.base),
             ]))
         })
+        .chain(std::iter::once(ListItem::new(Line::from(Span::styled(
+            format!("     {}", s::t(s::SUMMARY_ITEM)),
+            t.strong,
+        )))))
         .collect();
     let list = List::new(items)
         .block(
@@ -653,6 +657,7 @@ fn render_ops(
     let mut state = ListState::default().with_selected(Some(app.experiment.op));
     frame.render_stateful_widget(list, list_rect, &mut state);
     let Some(op) = exp.operations.get(app.experiment.op) else {
+        render_summary(app, exp, report, frame, rest);
         return;
     };
     let results = op_results(exp, report, app.experiment.op);
@@ -718,6 +723,106 @@ fn render_ops(
         Paragraph::new(legend).wrap(Wrap { trim: false }),
         legend_rect,
     );
+}
+
+/// The summary pane: the experiment's size totals and weighted
+/// "per 100 requests" rows, and the verdict line, exactly as
+/// `schemalab run` prints them ([`report::summary_in`]): a label column,
+/// then one column per variant, cells wrapped within their column.
+fn render_summary(
+    app: &App,
+    exp: &Experiment,
+    report: &ExperimentReport,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let t = &app.theme;
+    let summary = report::summary_in(report, app.current_modelled(), s::lang());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border)
+        .title(Span::styled(
+            format!(" {} ", s::t(s::SUMMARY_TITLE)),
+            t.strong,
+        ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let n = exp.variants.len().max(1) as u16;
+    let label_w = summary
+        .rows
+        .iter()
+        .map(|r| crate::locale::width(&r.label) as u16)
+        .max()
+        .unwrap_or(8)
+        .min(inner.width / 2)
+        .max(6);
+    let col_w = (inner.width.saturating_sub(label_w + n) / n).max(1);
+    let wrap = |text: &str, w: u16| -> Vec<String> {
+        textwrap::wrap(text, usize::from(w))
+            .into_iter()
+            .map(|l| l.into_owned())
+            .collect()
+    };
+    let header = Row::new(
+        std::iter::once(Cell::from(""))
+            .chain(exp.variants.iter().enumerate().map(|(side, v)| {
+                Cell::from(
+                    Text::from(cut(&variant_heading(v), usize::from(col_w)))
+                        .style(variant_style(t, side))
+                        .right_aligned(),
+                )
+            }))
+            .collect::<Vec<_>>(),
+    );
+    let mut height = 1;
+    let rows: Vec<Row> = summary
+        .rows
+        .iter()
+        .map(|r| {
+            let label = wrap(r.label.trim(), label_w);
+            let cells: Vec<Vec<String>> = r.cells.iter().map(|c| wrap(c, col_w)).collect();
+            let h = cells
+                .iter()
+                .map(Vec::len)
+                .chain([label.len()])
+                .max()
+                .unwrap_or(1) as u16;
+            height += h;
+            Row::new(
+                std::iter::once(Cell::from(Text::from(label.join("\n")).style(t.dim)))
+                    .chain(cells.iter().map(|c| {
+                        let style = if c.iter().any(|l| l.contains('★')) {
+                            t.strong
+                        } else {
+                            t.base
+                        };
+                        Cell::from(Text::from(c.join("\n")).style(style).right_aligned())
+                    }))
+                    .collect::<Vec<_>>(),
+            )
+            .height(h)
+        })
+        .collect();
+    let widths: Vec<Constraint> = std::iter::once(Constraint::Length(label_w))
+        .chain((0..n).map(|_| Constraint::Length(col_w)))
+        .collect();
+    let table = Table::new(rows, widths).header(header).column_spacing(1);
+    let mut notes = Vec::new();
+    if let Some(verdict) = &summary.trade_off {
+        notes.push(Line::from(Span::styled(verdict.clone(), t.base)));
+    }
+    if exp.variants.iter().any(|v| v.recommended) {
+        notes.push(Line::from(Span::styled(s::t(s::RECOMMENDED_LEGEND), t.dim)));
+    }
+    notes.push(Line::from(Span::styled(marks_legend(exp), t.dim)));
+    let [table_rect, _, notes_rect] = Layout::vertical([
+        Constraint::Length(height.min(inner.height)),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    frame.render_widget(table, table_rect);
+    frame.render_widget(Paragraph::new(notes).wrap(Wrap { trim: false }), notes_rect);
 }
 
 /// Rows `lines` take at `width` columns, wrapped at words.

@@ -40,7 +40,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         width,
         height,
     );
-    frame.render_widget(Clear, popup);
+    // One column more on each side: a double-width character that starts
+    // just left of the popup would otherwise cover its left border.
+    let margin = Rect::new(
+        popup.x.saturating_sub(1).max(area.x),
+        popup.y,
+        (popup.width + 2).min(
+            area.right()
+                .saturating_sub(popup.x.saturating_sub(1).max(area.x)),
+        ),
+        popup.height,
+    );
+    frame.render_widget(Clear, margin);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.accent)
