@@ -169,27 +169,21 @@ fn snapshot_experiment_summary() {
 }
 
 /// One model, two renderings: every row of the summary the workbench
-/// shows is the one `schemalab run` prints, label and marked cells alike,
-/// and the verdict line is the same; ⏎ on the summary opens no explain.
-#[test]
-fn summary_shows_what_the_cli_prints() {
-    let mut app = at_summary((200, 50));
-    let report = crate::support::bucket_report();
-    let exp = &report.experiments[0];
-    let summary = schemalab::course::report::summary_in(
-        exp,
+/// shows for experiment `exp` of `report` is the one `schemalab run`
+/// prints, label and marked cells alike, and the verdict line is the same.
+fn assert_summary_as_cli(
+    app: &App,
+    report: &schemalab::course::LessonReport,
+    exp: usize,
+) -> Vec<String> {
+    use schemalab::course::report;
+    let summary = report::summary_in(
+        &report.experiments[exp],
         report.engine.modelled,
         schemalab::locale::Lang::En,
     );
-    assert!(
-        summary
-            .rows
-            .iter()
-            .any(|r| r.label.contains("per 100 requests")),
-        "the bucket experiment has weighted rows: {summary:?}"
-    );
-    let cli = schemalab::course::report::render(&report, schemalab::course::report::Format::Table);
-    let screen = draw(&app);
+    let cli = report::render(report, report::Format::Table);
+    let screen = draw(app);
     for row in &summary.rows {
         assert!(
             screen.contains(row.label.trim()),
@@ -212,11 +206,51 @@ fn summary_shows_what_the_cli_prints() {
             );
         }
     }
-    let verdict = summary.trade_off.expect("bucket recommends a design");
+    let verdict = summary
+        .trade_off
+        .expect("the experiment recommends a design");
     assert!(cli.contains(&verdict[..40]));
     assert!(screen.contains(&verdict[..40]), "{screen}");
+    summary.rows.into_iter().map(|r| r.label).collect()
+}
+
+#[test]
+fn summary_shows_what_the_cli_prints() {
+    let mut app = at_summary((200, 50));
+    let labels = assert_summary_as_cli(&app, &crate::support::bucket_report(), 0);
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.contains("per 100 requests: docs examined")),
+        "the bucket experiment has weighted rows: {labels:?}"
+    );
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.screen, Screen::Experiment, "no explain for the summary");
+}
+
+/// The working set's steady-state figure, measured under a cache smaller
+/// than the data, is a row of the workbench's summary as of the CLI's.
+#[test]
+fn summary_shows_the_steady_state_working_set() {
+    let mut app = app_with(Theme::normal(), false, (200, 50));
+    key(&mut app, KeyCode::Char('-'));
+    app.outline.selected = position(&app, "working-set");
+    chars(&mut app, "r");
+    let report = crate::support::lesson_report("working-set");
+    crate::support::tui::finish_with(&mut app, report.clone());
+    // The second experiment: the tight cache.
+    key(&mut app, KeyCode::Char('l'));
+    let exp = app.experiment.experiment;
+    assert_eq!(report.experiments[exp].id, "tight");
+    let ops = app.current_experiment().unwrap().operations.len();
+    for _ in 0..ops {
+        key(&mut app, KeyCode::Char('j'));
+    }
+    let labels = assert_summary_as_cli(&app, &report, exp);
+    assert!(
+        labels.iter().any(|l| l.contains("(steady state)")),
+        "the steady-state row is in the summary: {labels:?}"
+    );
 }
 
 #[test]
