@@ -243,8 +243,9 @@ fn every_exercise_has_two_alternatives_and_three_mistakes() {
 }
 
 /// The exercises with a grading test of their own (run in parallel).
-const GRADED: [&str; 14] = [
+const GRADED: [&str; 15] = [
     "host-logs",
+    "hot-listing",
     "follows-two-way",
     "order-snapshots",
     "recent-invoices",
@@ -269,7 +270,7 @@ fn every_exercise_on_disk_is_graded() {
         .into_iter()
         .map(|e| e.id)
         .collect();
-    assert!(ids.len() >= 14, "the course has {} exercises", ids.len());
+    assert!(ids.len() >= 15, "the course has {} exercises", ids.len());
     for g in GRADED {
         assert!(ids.iter().any(|i| i == g), "{g} is graded but gone");
     }
@@ -291,6 +292,7 @@ macro_rules! graded {
 
 graded! {
     grade_host_logs => "host-logs",
+    grade_hot_listing => "hot-listing",
     grade_follows_two_way => "follows-two-way",
     grade_order_snapshots => "order-snapshots",
     grade_recent_invoices => "recent-invoices",
