@@ -33,7 +33,7 @@ use crate::locale::Message;
 
 pub use complete::is_complete;
 pub(crate) use eval::driver_err as driver_error;
-pub use eval::{Output, Session, Value};
+pub use eval::{Output, OutputSink, Session, Value};
 pub use gate::WritePolicy;
 pub use js::Interrupter;
 pub use names::{MAX_DB_NAME_BYTES, check_db_name, is_valid_db_name};
@@ -135,7 +135,17 @@ pub enum DialectError {
     /// (Ctrl-C), and was interrupted.
     #[error("{}", self.message())]
     Interrupted { budget_ms: u64, pos: Option<Pos> },
+    /// The statement printed more than a session keeps in memory
+    /// ([`OUTPUT_LIMIT`]); it was stopped. A script run from a file
+    /// streams its output instead and has no such limit.
+    #[error("{}", self.message())]
+    OutputLimit { limit_mib: u64, pos: Option<Pos> },
 }
+
+/// What a session keeps of one statement's printed output before it stops
+/// the statement (`DialectError::OutputLimit`): the shell pane, lessons and
+/// exercise checks hold output in memory; `schemalab shell --file` streams.
+pub const OUTPUT_LIMIT: usize = 16 << 20;
 
 /// A budget in milliseconds as seconds (`10`, `0.5`).
 fn super_secs(ms: u64) -> String {
@@ -223,6 +233,10 @@ impl DialectError {
                 "InternalError: interrupted: the statement was stopped (it ran past its {s} s budget of JavaScript time, or Ctrl-C)",
             )
             .arg("s", super_secs(*budget_ms)),
+            DialectError::OutputLimit { limit_mib, .. } => Message::new(
+                "RangeError: the statement printed more than {mib} MiB, more than schemalab keeps in memory, and was stopped (print less, or run the script with `schemalab shell --file`, which streams its output)",
+            )
+            .arg("mib", limit_mib),
         }
     }
 
@@ -257,7 +271,8 @@ impl DialectError {
             | DialectError::Driver { pos, .. }
             | DialectError::Refused { pos, .. }
             | DialectError::Js { pos, .. }
-            | DialectError::Interrupted { pos, .. } => {
+            | DialectError::Interrupted { pos, .. }
+            | DialectError::OutputLimit { pos, .. } => {
                 pos.get_or_insert(at);
             }
             _ => {}
@@ -280,7 +295,8 @@ impl DialectError {
             | DialectError::Driver { pos, .. }
             | DialectError::Refused { pos, .. }
             | DialectError::Js { pos, .. }
-            | DialectError::Interrupted { pos, .. } => *pos,
+            | DialectError::Interrupted { pos, .. }
+            | DialectError::OutputLimit { pos, .. } => *pos,
             DialectError::Io(_) => None,
         }
     }

@@ -100,7 +100,18 @@ pub struct Session {
     /// Constants bound by the host (exercise parameters), as Extended JSON.
     bindings: Vec<(String, String)>,
     budget: std::time::Duration,
+    /// Where printed output goes as a statement runs (`shell --file`
+    /// streams to stdout); without one it is kept, up to
+    /// [`OUTPUT_LIMIT`](super::OUTPUT_LIMIT), and returned when the
+    /// statement ends. Behind a mutex only so `&Session` is `Sync`.
+    sink: std::sync::Mutex<Option<OutputSink>>,
+    /// Output handed over by the running statement and kept, with its size.
+    printed: Vec<Output>,
+    printed_bytes: usize,
 }
+
+/// Receives a running statement's printed output as it is printed.
+pub type OutputSink = Box<dyn FnMut(Vec<Output>) + Send>;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,6 +173,9 @@ impl Session {
             next_cursor: 1,
             bindings: Vec::new(),
             budget: js::budget_from_env(),
+            sink: std::sync::Mutex::new(None),
+            printed: Vec::new(),
+            printed_bytes: 0,
         }
     }
 
@@ -188,6 +202,12 @@ impl Session {
     pub fn with_policy(mut self, policy: WritePolicy) -> Self {
         self.policy = policy;
         self
+    }
+
+    /// Send what statements print to `sink` as they print it, instead of
+    /// keeping it until they end (and without the limit on kept output).
+    pub fn stream_output(&mut self, sink: OutputSink) {
+        *self.sink.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(sink);
     }
 
     /// The same session with another JavaScript time budget per statement.
@@ -342,6 +362,8 @@ impl Session {
             Ok(id) => id,
             Err(e) => return (Vec::new(), Err(e)),
         };
+        self.printed.clear();
+        self.printed_bytes = 0;
         let Some(interrupter) = self.interrupter.clone() else {
             return (
                 Vec::new(),
@@ -373,7 +395,8 @@ impl Session {
                 Event::Call { .. } => {}
                 Event::Done { job, outcome } if job == id => {
                     guard.armed = false;
-                    let mut out: Vec<Output> = outcome.prints;
+                    let mut out = std::mem::take(&mut self.printed);
+                    out.extend(outcome.prints);
                     return match outcome.result {
                         Ok(Shown::Cursor { db, cmd }) => match self.run_cursor(&db, cmd).await {
                             Ok(docs) => (out, Ok(Shown::Value(docs))),
@@ -446,7 +469,37 @@ impl Session {
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
                 Ok(Answer::Unit)
             }
+            Call::Flush { outputs } => self.take_printed(outputs).map(|()| Answer::Unit),
         }
+    }
+
+    /// Output a running statement handed over: to the sink, or kept while
+    /// what is kept stays within [`OUTPUT_LIMIT`](super::OUTPUT_LIMIT).
+    fn take_printed(&mut self, outputs: Vec<Output>) -> R<()> {
+        if let Some(sink) = self
+            .sink
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            sink(outputs);
+            return Ok(());
+        }
+        self.printed_bytes += outputs
+            .iter()
+            .map(|o| match o {
+                Output::Print(t) | Output::Message(t) => t.len() + 1,
+                _ => 0,
+            })
+            .sum::<usize>();
+        if self.printed_bytes > super::OUTPUT_LIMIT {
+            return Err(DialectError::OutputLimit {
+                limit_mib: (super::OUTPUT_LIMIT >> 20) as u64,
+                pos: None,
+            });
+        }
+        self.printed.extend(outputs);
+        Ok(())
     }
 
     fn database(&self, db: &str) -> mongodb::Database {

@@ -125,13 +125,39 @@ pub enum Job {
 /// What a host call asks of the session.
 #[derive(Debug)]
 pub enum Call {
-    Command { db: String, cmd: Document },
-    CursorOpen { db: String, cmd: Document },
-    CursorNext { id: u64, max: usize },
-    CursorClose { id: u64 },
-    Use { db: String },
-    Sleep { ms: u64 },
+    Command {
+        db: String,
+        cmd: Document,
+    },
+    CursorOpen {
+        db: String,
+        cmd: Document,
+    },
+    CursorNext {
+        id: u64,
+        max: usize,
+    },
+    CursorClose {
+        id: u64,
+    },
+    Use {
+        db: String,
+    },
+    Sleep {
+        ms: u64,
+    },
+    /// What the statement printed since the last flush: handed over every
+    /// [`FLUSH_BYTES`] or [`FLUSH_EVERY`], so a script's output streams
+    /// and the engine never holds more than one chunk of it.
+    Flush {
+        outputs: Vec<super::Output>,
+    },
 }
+
+/// Printed bytes the engine thread holds before handing them over.
+pub const FLUSH_BYTES: usize = 64 << 10;
+/// How long printed text may wait in the engine thread.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
 /// The session's answer to a [`Call`].
 #[derive(Debug)]
@@ -264,6 +290,12 @@ struct Shared {
     job: u64,
     db: String,
     prints: Vec<super::Output>,
+    /// Bytes in `prints`, and when they were last handed over.
+    pending: usize,
+    flushed: Instant,
+    /// Why the interrupt handler stopped the job, when it was not the
+    /// budget or Ctrl-C (the session refused more output).
+    stopped_by: Option<DialectError>,
     /// Errors raised by host calls, kept whole so an uncaught one reaches
     /// the session as it was (its code, its words), not as JavaScript text.
     host_errors: Vec<DialectError>,
@@ -283,6 +315,9 @@ fn worker(
         job: 0,
         db: "test".into(),
         prints: Vec::new(),
+        pending: 0,
+        flushed: Instant::now(),
+        stopped_by: None,
         host_errors: Vec::new(),
         waited: Duration::ZERO,
     }));
@@ -305,6 +340,9 @@ fn worker(
                     let mut s = shared.borrow_mut();
                     s.job = id;
                     s.prints.clear();
+                    s.pending = 0;
+                    s.flushed = Instant::now();
+                    s.stopped_by = None;
                     s.host_errors.clear();
                     s.waited = Duration::ZERO;
                     s.db = db;
@@ -349,8 +387,16 @@ fn worker(
                     }
                     Failure::Error(e) => e,
                 });
-                // A statement stopped by its budget: say so with the budget.
-                let result = result.map_err(|e| budget_error(e, budget));
+                // A statement stopped by its budget: say so with the budget;
+                // stopped for its output: say that.
+                let stopped_by = shared.borrow_mut().stopped_by.take();
+                let result = result.map_err(|e| match stopped_by {
+                    Some(why) => match e.position() {
+                        Some(p) => why.at_statement(p),
+                        None => why,
+                    },
+                    None => budget_error(e, budget),
+                });
                 let prints = std::mem::take(&mut shared.borrow_mut().prints);
                 running.store(0, Ordering::SeqCst);
                 let _ = events.send(Event::Done {
@@ -394,6 +440,18 @@ fn new_context(
     rt.set_interrupt_handler(Some(Box::new(move || {
         let job = running.load(Ordering::SeqCst);
         if job != 0 && cancel.load(Ordering::SeqCst) == job {
+            return true;
+        }
+        // Printed text does not wait for the next print: a statement
+        // that prints, then computes for long, still shows its line.
+        let due = sh
+            .try_borrow()
+            .is_ok_and(|s| s.pending > 0 && s.flushed.elapsed() >= FLUSH_EVERY);
+        if due && let Err(e) = flush(&sh) {
+            // Refused (too much output kept): stop, with that error.
+            if let Ok(mut s) = sh.try_borrow_mut() {
+                s.stopped_by = Some(e);
+            }
             return true;
         }
         let (start, budget) = *ck.borrow();
@@ -805,17 +863,11 @@ fn host(shared: &Rc<RefCell<Shared>>, args: Vec<rquickjs::Value<'_>>) -> String 
         Ok(match op.as_str() {
             "initialDb" => serde_json::Value::String(shared.borrow().db.clone()),
             "print" => {
-                shared
-                    .borrow_mut()
-                    .prints
-                    .push(super::Output::Print(arg(1)));
+                printed(shared, super::Output::Print(arg(1)))?;
                 serde_json::Value::Null
             }
             "message" => {
-                shared
-                    .borrow_mut()
-                    .prints
-                    .push(super::Output::Message(arg(1)));
+                printed(shared, super::Output::Message(arg(1)))?;
                 serde_json::Value::Null
             }
             "inspect" => {
@@ -1038,6 +1090,35 @@ fn base64_decode(s: &str) -> Vec<u8> {
     }
 }
 
+/// Keep what a statement printed; hand the kept output to the session
+/// once it reaches [`FLUSH_BYTES`] or has waited [`FLUSH_EVERY`] (the
+/// session refuses it past its limit, which stops the statement).
+fn printed(shared: &Rc<RefCell<Shared>>, out: super::Output) -> Result<(), DialectError> {
+    let due = {
+        let mut s = shared.borrow_mut();
+        if let super::Output::Print(t) | super::Output::Message(t) = &out {
+            s.pending += t.len() + 1;
+        }
+        s.prints.push(out);
+        s.pending >= FLUSH_BYTES || s.flushed.elapsed() >= FLUSH_EVERY
+    };
+    if due {
+        flush(shared)?;
+    }
+    Ok(())
+}
+
+/// Hand what was printed so far to the session.
+fn flush(shared: &Rc<RefCell<Shared>>) -> Result<(), DialectError> {
+    let outputs = {
+        let mut s = shared.borrow_mut();
+        s.pending = 0;
+        s.flushed = Instant::now();
+        std::mem::take(&mut s.prints)
+    };
+    call(shared, Call::Flush { outputs }).map(|_| ())
+}
+
 /// Ask the session to do `c` and wait for its answer; the wait is not
 /// charged to the statement's budget.
 fn call(shared: &Rc<RefCell<Shared>>, c: Call) -> Result<Answer, DialectError> {
@@ -1070,6 +1151,51 @@ fn call(shared: &Rc<RefCell<Shared>>, c: Call) -> Result<Answer, DialectError> {
 /// Check that `src` parses as a script, without running it: the source is
 /// compiled as the body of a function that is never called.
 pub fn check_syntax(src: &str) -> Result<(), DialectError> {
+    match compile_only(src) {
+        // QuickJS raises a few syntax errors without a place (a regular
+        // expression's flags are checked after its literal was read):
+        // find the place as the shortest prefix failing the same way.
+        Err(DialectError::Syntax { message, pos }) if pos.line == 0 => {
+            let pos = locate(src, &message);
+            Err(DialectError::Syntax { message, pos })
+        }
+        other => other,
+    }
+}
+
+/// Lines searched for a place-less syntax error before giving up on line 1.
+const LOCATE_LINES: usize = 2_000;
+
+/// Where the syntax error `message` is in `src`: the first line at whose
+/// end the source fails with it, and the first column on that line where
+/// it does (the end of the offending token).
+fn locate(src: &str, message: &Message) -> Pos {
+    let wanted = message.render_in(crate::locale::Lang::En);
+    let fails_so = |prefix: &str| {
+        matches!(compile_only(prefix), Err(DialectError::Syntax { message: m, .. })
+            if m.render_in(crate::locale::Lang::En) == wanted)
+    };
+    let mut start = 0usize;
+    for (i, line) in src.split('\n').enumerate().take(LOCATE_LINES) {
+        let end = start + line.len();
+        if fails_so(&src[..end]) {
+            let col = line
+                .char_indices()
+                .map(|(j, c)| j + c.len_utf8())
+                .find(|&j| fails_so(&src[..start + j]))
+                .map_or(1, |j| line[..j].chars().count());
+            return Pos {
+                line: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                col: u32::try_from(col).unwrap_or(u32::MAX).max(1),
+            };
+        }
+        start = end + 1;
+    }
+    Pos { line: 1, col: 1 }
+}
+
+/// Compile `src` as the body of a function that is never called.
+fn compile_only(src: &str) -> Result<(), DialectError> {
     thread_local! {
         static CHECKER: Option<(Runtime, Context)> = Runtime::new()
             .ok()

@@ -95,6 +95,14 @@ pub async fn run_file_with(
     for (name, value) in bindings {
         session.bind(name, value.clone());
     }
+    // What the script prints goes out as it is printed, as mongosh's does.
+    session.stream_output(Box::new(|outputs| {
+        let printed: Vec<Output> = outputs
+            .into_iter()
+            .filter(|o| matches!(o, Output::Print(_)))
+            .collect();
+        print_outputs(&printed);
+    }));
     let (outputs, result) = session.eval_script(&src).await;
     // Like `mongosh file.js`, a script shows only what it prints: the
     // values of its expression statements are not echoed, and neither

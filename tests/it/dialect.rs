@@ -714,3 +714,92 @@ async fn show_dbs_labels_modelled_sizes() {
         "{listing}"
     );
 }
+
+/// A print flood is stopped once the session has kept
+/// `OUTPUT_LIMIT` of it, with the error saying so at the statement, and
+/// what was kept stays within the limit; output just under it is whole.
+#[tokio::test]
+async fn printed_output_kept_in_memory_is_bounded() {
+    let mut s = offline().await;
+    let (out, res) = s
+        .eval_partial("for (let i = 0; i < 1e7; i++) print('x'.repeat(1000))")
+        .await;
+    let err = res.expect_err("a flood past the limit fails");
+    assert!(
+        matches!(err, DialectError::OutputLimit { limit_mib: 16, .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.line(Lang::En)
+            .contains("printed more than 16 MiB, more than schemalab keeps in memory"),
+        "{}",
+        err.line(Lang::En)
+    );
+    assert!(err.position().is_some(), "the error names the statement");
+    let kept: usize = out.iter().map(|o| o.render().len() + 1).sum();
+    assert!(
+        kept <= schemalab::dialect::OUTPUT_LIMIT,
+        "{kept} bytes kept"
+    );
+    assert!(
+        kept > schemalab::dialect::OUTPUT_LIMIT / 2,
+        "{kept} bytes kept"
+    );
+    // 8 MiB in 8,000 lines is kept whole and in order.
+    let out = s
+        .eval("for (let i = 0; i < 8000; i++) print(i + ' ' + 'y'.repeat(1000))")
+        .await
+        .unwrap();
+    assert_eq!(out.len(), 8000);
+    assert!(texts(&out)[7999].starts_with("7999 "));
+}
+
+/// With a sink, output is handed over while the statement still runs, in
+/// order, and past the in-memory limit (a script streams as mongosh's does).
+#[tokio::test]
+async fn streamed_output_arrives_while_the_statement_runs() {
+    let mut s = offline().await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink_seen = seen.clone();
+    s.stream_output(Box::new(move |outs| {
+        sink_seen
+            .lock()
+            .unwrap()
+            .extend(outs.iter().map(Output::render));
+    }));
+    // 20 MiB, past the limit on kept output: the sink takes all but the
+    // last chunk while the loop runs, the rest comes back at its end.
+    let rest = s
+        .eval("for (let i = 0; i < 20000; i++) print(i + ' ' + 'z'.repeat(1000))")
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.len() > 10_000,
+        "most lines reached the sink before the end: {}",
+        seen.len()
+    );
+    let all: Vec<String> = seen.iter().cloned().chain(texts(&rest)).collect();
+    assert_eq!(all.len(), 20000);
+    assert!(
+        all.iter()
+            .enumerate()
+            .all(|(i, l)| l.starts_with(&format!("{i} ")))
+    );
+}
+
+/// A syntax error QuickJS raises without a place (bad regular expression
+/// flags) is placed by schemalab: its line, and the column where the bad
+/// literal ends.
+#[test]
+fn a_syntax_error_without_a_place_gets_one() {
+    let src = "const d = 1\nfor (const x of [1, 2]) { /re/irint(x) }";
+    let e = parse_err(src);
+    assert_eq!(e.position(), Some(Pos { line: 2, col: 32 }), "{e}");
+    assert!(
+        e.line(Lang::En)
+            .contains("invalid regular expression flags (2:32)"),
+        "{}",
+        e.line(Lang::En)
+    );
+}

@@ -203,3 +203,39 @@ fn shell_file_prints_only_what_the_script_prints() {
     assert_eq!(stdout, "printed 2\n{\n  _id: 1,\n  a: 1\n}\nlogged\n");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// `shell --file` streams: a line the script prints reaches stdout while
+/// the script is still running (here, a loop that only its time budget
+/// would end), as `mongosh file.js` prints it.
+#[test]
+fn shell_file_streams_what_the_script_prints() {
+    use std::io::{BufRead, Read};
+    let (_dir, path) = script("print('first')\nwhile (true) {}\n");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+        .args(["shell", "--file", &path])
+        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
+        .env_remove("MONGODB_URI")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "first\n");
+    // The loop had not ended: nothing was said about its budget.
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the script ended first"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!stderr.contains("budget"), "{stderr}");
+}
