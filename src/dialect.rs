@@ -140,6 +140,10 @@ pub enum DialectError {
     /// streams its output instead and has no such limit.
     #[error("{}", self.message())]
     OutputLimit { limit_mib: u64, pos: Option<Pos> },
+    /// Whoever read the streamed output stopped reading (`shell --file x.js
+    /// | head -1`): the statement was stopped, as it has no one to print to.
+    #[error("{}", self.message())]
+    OutputClosed { pos: Option<Pos> },
 }
 
 /// What a session keeps of one statement's printed output before it stops
@@ -237,6 +241,9 @@ impl DialectError {
                 "RangeError: the statement printed more than {mib} MiB, more than schemalab keeps in memory, and was stopped (print less, or run the script with `schemalab shell --file`, which streams its output)",
             )
             .arg("mib", limit_mib),
+            DialectError::OutputClosed { .. } => {
+                Message::new("Error: the output was closed, so the statement was stopped")
+            }
         }
     }
 
@@ -272,7 +279,8 @@ impl DialectError {
             | DialectError::Refused { pos, .. }
             | DialectError::Js { pos, .. }
             | DialectError::Interrupted { pos, .. }
-            | DialectError::OutputLimit { pos, .. } => {
+            | DialectError::OutputLimit { pos, .. }
+            | DialectError::OutputClosed { pos } => {
                 pos.get_or_insert(at);
             }
             _ => {}
@@ -296,7 +304,8 @@ impl DialectError {
             | DialectError::Refused { pos, .. }
             | DialectError::Js { pos, .. }
             | DialectError::Interrupted { pos, .. }
-            | DialectError::OutputLimit { pos, .. } => *pos,
+            | DialectError::OutputLimit { pos, .. }
+            | DialectError::OutputClosed { pos } => *pos,
             DialectError::Io(_) => None,
         }
     }

@@ -110,8 +110,9 @@ pub struct Session {
     printed_bytes: usize,
 }
 
-/// Receives a running statement's printed output as it is printed.
-pub type OutputSink = Box<dyn FnMut(Vec<Output>) + Send>;
+/// Receives a running statement's printed output as it is printed;
+/// `false` when nobody reads it any more (the statement is then stopped).
+pub type OutputSink = Box<dyn FnMut(Vec<Output>) -> bool + Send>;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -482,8 +483,11 @@ impl Session {
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
         {
-            sink(outputs);
-            return Ok(());
+            return if sink(outputs) {
+                Ok(())
+            } else {
+                Err(DialectError::OutputClosed { pos: None })
+            };
         }
         self.printed_bytes += outputs
             .iter()

@@ -101,9 +101,13 @@ pub async fn run_file_with(
             .into_iter()
             .filter(|o| matches!(o, Output::Print(_)))
             .collect();
-        print_outputs(&printed);
+        print_outputs(&printed)
     }));
     let (outputs, result) = session.eval_script(&src).await;
+    // A reader that closed stdout (`| head -1`) had all it wanted.
+    if let Err(DialectError::OutputClosed { .. }) = result {
+        return Ok(());
+    }
     // Like `mongosh file.js`, a script shows only what it prints: the
     // values of its expression statements are not echoed, and neither
     // are the replies of `use`, `show` and `it` (which mongosh does not
@@ -144,10 +148,10 @@ async fn interruptible(
     }
 }
 
-/// Print what statements printed, one per line. A reader that closed
-/// stdout (`shell --file x.js | head -1`) has all it wanted: the rest is
-/// dropped, not a panic.
-fn print_outputs(outputs: &[Output]) {
+/// Print what statements printed, one per line; `false` once stdout is
+/// closed. A reader that closed stdout (`shell --file x.js | head -1`) has
+/// all it wanted: the rest is dropped, not a panic.
+fn print_outputs(outputs: &[Output]) -> bool {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     for o in outputs {
@@ -155,9 +159,10 @@ fn print_outputs(outputs: &[Output]) {
         // `print()` prints an empty line; an empty batch prints nothing.
         let shown = !s.is_empty() || matches!(o, Output::Print(_));
         if shown && writeln!(stdout, "{s}").is_err() {
-            return;
+            return false;
         }
     }
+    stdout.flush().is_ok()
 }
 
 /// True while `src` is the start of a statement that goes on in the next

@@ -766,6 +766,7 @@ async fn streamed_output_arrives_while_the_statement_runs() {
             .lock()
             .unwrap()
             .extend(outs.iter().map(Output::render));
+        true
     }));
     // 20 MiB, past the limit on kept output: the sink takes all but the
     // last chunk while the loop runs, the rest comes back at its end.

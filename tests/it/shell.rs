@@ -239,3 +239,37 @@ fn shell_file_streams_what_the_script_prints() {
         .unwrap();
     assert!(!stderr.contains("budget"), "{stderr}");
 }
+
+/// `shell --file x.js | head -1`: once the reader closes stdout, a script
+/// that would print forever stops at once and the command exits 0 with
+/// nothing on stderr (no panic, no budget error).
+#[test]
+fn shell_file_stops_when_its_reader_closes_stdout() {
+    use std::io::{BufRead, Read};
+    let (_dir, path) = script("let i = 0\nwhile (true) print('line ' + i++)\n");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+        .args(["shell", "--file", &path])
+        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("MONGODB_URI")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert_eq!(line, "line 0\n");
+    }
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
