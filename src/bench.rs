@@ -170,6 +170,7 @@ pub async fn bench_course(
         };
         let opts = RunOptions {
             scale,
+            names: course::DbNames::default(),
             loader: &loader,
             cancel: CancelFlag::new(),
             progress: tracker.is_some().then_some(&progress as _),
@@ -189,8 +190,8 @@ pub async fn bench_course(
         // runs, and see what memory remains.
         for exp in &lesson.experiments {
             for v in &exp.variants {
-                let db = course::db_name(&lesson.id, v.id.get_ref());
-                course::guard_db(&db, &lesson.id, v.id.get_ref())?;
+                let db = opts.names.lesson(&lesson.id, v.id.get_ref());
+                course::guard_db(&opts.names, &db, &lesson.id, v.id.get_ref())?;
                 client
                     .database(&db)
                     .drop()

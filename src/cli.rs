@@ -72,6 +72,11 @@ pub struct Cli {
     /// it has lessons/manifest.toml.
     #[arg(long, global = true, value_name = "DIR")]
     content: Option<PathBuf>,
+    /// On a server a class shares: your name (1 to 16 lowercase letters,
+    /// digits or '-'). Your databases are then `schemalab_<name>_…`, apart
+    /// from everyone else's, and nothing you run may write any other.
+    #[arg(long, global = true, env = "SCHEMALAB_DB_PREFIX", value_name = "NAME")]
+    db_prefix: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -139,6 +144,8 @@ pub struct Context {
     pub lang: Lang,
     content: Option<PathBuf>,
     uri: Option<String>,
+    /// How this command's databases are named (`--db-prefix`).
+    pub names: schemalab::course::DbNames,
 }
 
 impl Context {
@@ -181,6 +188,7 @@ impl Context {
         };
         let opts = RunOptions {
             scale,
+            names: self.names.clone(),
             loader: &loader,
             cancel: CancelFlag::new(),
             progress: Some(&progress),
@@ -224,6 +232,7 @@ impl Cli {
             lang,
             content: self.content,
             uri: self.server.uri,
+            names: schemalab::course::DbNames::for_learner(self.db_prefix.as_deref())?,
         };
         match self.command {
             Some(Command::Serve(args)) => serve::run(&ctx, args),

@@ -17,6 +17,7 @@ pub mod claims;
 pub mod lint;
 pub mod lint_locale;
 pub mod manifest;
+pub mod names;
 pub mod report;
 pub mod runner;
 pub mod template;
@@ -31,6 +32,7 @@ pub use crate::measure::{OpError, OpResult};
 pub use claims::{Check, ClaimError, Metric, MetricSource, Val};
 pub use lint::{LintError, lint};
 pub use manifest::{Course, Experiment, Lesson, LessonEntry, OpKind, Operation, Variant};
+pub use names::{DB_PREFIX, DbNames, NamesError, is_plain_name};
 pub use report::{Format, render};
 pub use runner::{
     CancelFlag, CatalogLoader, DatasetLoader, ExperimentReport, LessonReport, PreparedLesson,
@@ -189,9 +191,6 @@ impl RunStatus {
     }
 }
 
-/// Prefix of every database the course creates.
-pub const DB_PREFIX: &str = "schemalab_";
-
 /// How much data an experiment loads (the parameters live in
 /// `datasets/catalog.toml`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -302,29 +301,18 @@ impl Localized for CourseError {
     }
 }
 
-/// The database an experiment variant runs in.
-pub fn db_name(lesson: &str, variant: &str) -> String {
-    format!("{DB_PREFIX}{lesson}_{variant}")
-}
-
-/// The one gate every write or drop goes through: only the database that
-/// belongs to `lesson`/`variant` is admitted. Names are compared exactly,
-/// so `schemalab_x_y` cannot reach `schemalab_x_yz` or any user database.
-pub fn guard_db(name: &str, lesson: &str, variant: &str) -> Result<(), CourseError> {
-    if name == db_name(lesson, variant) && is_plain_name(lesson) && is_plain_name(variant) {
-        Ok(())
-    } else {
-        Err(CourseError::ForbiddenDatabase(name.to_string()))
-    }
-}
-
-/// Lesson and variant ids: letters, digits, `_` and `-` (they become part of
-/// a database name, which may not hold `.`, `/`, spaces, `$` …).
-pub fn is_plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 40
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+/// The one gate every write or drop of a lesson run goes through: only
+/// the database `names` gives `lesson`/`variant` is admitted
+/// ([`DbNames::guard_lesson`]).
+pub fn guard_db(
+    names: &DbNames,
+    name: &str,
+    lesson: &str,
+    variant: &str,
+) -> Result<(), CourseError> {
+    names
+        .guard_lesson(name, lesson, variant)
+        .map_err(|_| CourseError::ForbiddenDatabase(name.to_string()))
 }
 
 #[cfg(test)]
@@ -333,11 +321,9 @@ mod tests {
 
     #[test]
     fn guard_admits_only_the_variant_database() {
-        assert!(guard_db("schemalab_bucket_naive", "bucket", "naive").is_ok());
-        assert!(guard_db("schemalab_bucket_naivex", "bucket", "naive").is_err());
-        assert!(guard_db("admin", "bucket", "naive").is_err());
-        assert!(guard_db("schemalab_a.b_c", "a.b", "c").is_err());
-        assert!(guard_db("schemalab__c", "", "c").is_err());
+        let n = DbNames::default();
+        assert!(guard_db(&n, "schemalab_bucket_naive", "bucket", "naive").is_ok());
+        assert!(guard_db(&n, "schemalab_bucket_naivex", "bucket", "naive").is_err());
     }
 
     #[test]

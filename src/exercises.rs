@@ -97,24 +97,13 @@ pub(crate) fn io_err(path: &std::path::Path, e: impl std::fmt::Display) -> Exerc
     }
 }
 
-/// The learner's database for exercise `id`.
-pub fn db_name(id: &str) -> String {
-    format!("{}ex_{id}", crate::course::DB_PREFIX)
-}
-
-/// The hidden reference solution's database for exercise `id`.
-pub fn ref_db_name(id: &str) -> String {
-    format!("{}_ref", db_name(id))
-}
-
 /// The gate every write or drop of the checker goes through: only the two
-/// databases of exercise `id` are admitted.
-pub fn guard_db(name: &str, id: &str) -> Result<(), ExerciseError> {
-    if crate::course::is_plain_name(id) && (name == db_name(id) || name == ref_db_name(id)) {
-        Ok(())
-    } else {
-        Err(ExerciseError::ForbiddenDatabase(name.to_string()))
-    }
+/// databases `names` gives exercise `id` are admitted
+/// ([`DbNames::guard_exercise`](crate::course::DbNames::guard_exercise)).
+pub fn guard_db(names: &crate::course::DbNames, name: &str, id: &str) -> Result<(), ExerciseError> {
+    names
+        .guard_exercise(name, id)
+        .map_err(|_| ExerciseError::ForbiddenDatabase(name.to_string()))
 }
 
 /// What `schemalab check` does once the database is open: load exercise
@@ -124,6 +113,7 @@ pub fn guard_db(name: &str, id: &str) -> Result<(), ExerciseError> {
 /// the exercise's `hints_after` reveals the next staged hint. A progress
 /// file that cannot be written (a full disk) does not lose the report:
 /// it says so in [`CheckReport::progress_error`].
+#[allow(clippy::too_many_arguments)]
 pub async fn check_in_workspace(
     root: &std::path::Path,
     ws: &Workspace,
@@ -132,6 +122,7 @@ pub async fn check_in_workspace(
     seed: u64,
     scale: Option<crate::course::Scale>,
     lang: crate::locale::Lang,
+    names: &crate::course::DbNames,
 ) -> Result<CheckReport, ExerciseError> {
     let ex = manifest::find(root, id, lang)?;
     let (solution, answers) = ws.attempt(&ex)?;
@@ -141,6 +132,7 @@ pub async fn check_in_workspace(
         seed,
         loader: &loader,
         references: None,
+        names: names.clone(),
     };
     let mut report = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await?;
     match ws.record_attempt(&ex, report.passed(), seed) {
@@ -167,6 +159,7 @@ pub async fn grade_workspace(
     seeds: &[u64],
     loader: &dyn crate::course::DatasetLoader,
     references: &ReferenceSides,
+    names: &crate::course::DbNames,
 ) -> Result<Result<Vec<CheckReport>, ExerciseError>, ExerciseError> {
     let (solution, answers) = match ws.attempt(ex) {
         Ok(a) => a,
@@ -179,6 +172,7 @@ pub async fn grade_workspace(
             seed,
             loader,
             references: Some(references),
+            names: names.clone(),
         };
         reports.push(check_exercise(client, ex, &solution, answers.as_deref(), &opts).await?);
     }
@@ -198,10 +192,11 @@ mod tests {
 
     #[test]
     fn guard_admits_only_the_exercise_databases() {
-        assert!(guard_db("schemalab_ex_feed", "feed").is_ok());
-        assert!(guard_db("schemalab_ex_feed_ref", "feed").is_ok());
-        assert!(guard_db("schemalab_ex_feedx", "feed").is_err());
-        assert!(guard_db("admin", "feed").is_err());
-        assert!(guard_db("schemalab_ex_a.b", "a.b").is_err());
+        let n = crate::course::DbNames::default();
+        assert!(guard_db(&n, "schemalab_ex_feed", "feed").is_ok());
+        assert!(guard_db(&n, "schemalab_ex_feed_ref", "feed").is_ok());
+        assert!(guard_db(&n, "schemalab_ex_feedx", "feed").is_err());
+        assert!(guard_db(&n, "admin", "feed").is_err());
+        assert!(guard_db(&n, "schemalab_ex_a.b", "a.b").is_err());
     }
 }

@@ -73,6 +73,9 @@ pub struct TuiOptions {
     /// The language the course is shown in (English wherever a translation
     /// is missing).
     pub lang: Lang,
+    /// How runs and checks name their databases (a learner's own on a
+    /// shared server).
+    pub names: crate::course::DbNames,
 }
 
 impl Default for TuiOptions {
@@ -83,6 +86,7 @@ impl Default for TuiOptions {
             scale: Scale::Default,
             root: PathBuf::from("."),
             lang: Lang::En,
+            names: crate::course::DbNames::default(),
         }
     }
 }
@@ -113,6 +117,8 @@ pub struct RunContext<'a> {
     pub progress: &'a (dyn Fn(crate::course::Progress) + Send + Sync),
     /// Set when the user cancels; the runner stops at the next step.
     pub cancel: &'a CancelFlag,
+    /// How the run's databases are named.
+    pub names: &'a crate::course::DbNames,
 }
 
 /// Runs an experiment and measures it. The course module provides the real
@@ -178,6 +184,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
         opts.scale,
         progress,
     );
+    app.names = opts.names.clone();
 
     // Exercises: the workspace in the working folder (or ./schemalab-exercises).
     let course_root = opts.root.clone();
@@ -208,7 +215,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
     let shell_policy = if embedded {
         crate::dialect::WritePolicy::Unrestricted
     } else {
-        crate::dialect::WritePolicy::Prefix(crate::course::DB_PREFIX.to_string())
+        crate::dialect::WritePolicy::Prefix(opts.names.prefix())
     };
     let shell_control = std::sync::Arc::new(ShellControl::default());
     let shell_tx = spawn_shell_worker(
@@ -281,6 +288,7 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                         run_id,
                         cancel: flag,
                         tx: tx.clone(),
+                        names: opts.names.clone(),
                     };
                     std::thread::Builder::new()
                         .name("schemalab-run".into())
@@ -302,10 +310,11 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                         workspace.clone(),
                     );
                     let lang = opts.lang;
+                    let names = opts.names.clone();
                     database.handle().spawn(async move {
                         let seed = crate::exercises::fresh_seed();
                         let res = crate::exercises::check_in_workspace(
-                            &root, &ws, &client, &id, seed, None, lang,
+                            &root, &ws, &client, &id, seed, None, lang, &names,
                         )
                         .await;
                         let (text, passed) = match res {
@@ -452,6 +461,7 @@ struct RunJob {
     run_id: u64,
     cancel: CancelFlag,
     tx: Sender<Event>,
+    names: crate::course::DbNames,
 }
 
 impl RunJob {
@@ -469,6 +479,7 @@ impl RunJob {
             scale: self.scale,
             progress: &report,
             cancel: &self.cancel,
+            names: &self.names,
         });
         let _ = self.tx.send(Event::Task(TaskMsg::RunFinished {
             run_id,

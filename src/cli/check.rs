@@ -95,6 +95,7 @@ pub fn check_once(
         seed,
         draw.scale,
         lang,
+        &ctx.names,
     ))?;
     if draw.json {
         // The checker's own words in the chosen language; keys unchanged.

@@ -38,6 +38,7 @@ fn cause_in(c: &(dyn std::error::Error + 'static), lang: Lang) -> String {
     }
     try_as!(
         schemalab::course::CourseError,
+        schemalab::course::NamesError,
         schemalab::exercises::ExerciseError,
         schemalab::connect::ConnectError,
         schemalab::bundle::BundleError,

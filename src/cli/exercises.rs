@@ -142,7 +142,8 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
     let loader = schemalab::course::TemplateLoader::new(
         schemalab::course::CatalogLoader::for_course(&root)?,
         "grade",
-    );
+    )
+    .named(&ctx.names);
     let database = ctx.open(&args.server)?;
     // The reference of each exercise and seed is measured once, for the
     // whole class.
@@ -157,7 +158,7 @@ fn grade(ctx: &Context, args: &GradeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{}", lang.f("grading {name}", &[("name", &name)]));
         let mut graded = Vec::new();
         for ex in &chosen {
-            let one = grade_one(&database, &ws, ex, &args.seeds, &loader, &references, lang);
+            let one = grade_one(&database, &ws, ex, &args.seeds, &loader, &references, ctx);
             if one.is_err() {
                 database.block_on(loader.drop_templates(database.client()));
             }
@@ -257,8 +258,9 @@ fn grade_one(
     seeds: &[u64],
     loader: &schemalab::course::TemplateLoader<schemalab::course::CatalogLoader>,
     references: &schemalab::exercises::ReferenceSides,
-    lang: schemalab::locale::Lang,
+    ctx: &Context,
 ) -> anyhow::Result<Graded> {
+    let lang = ctx.lang;
     let mut g = Graded {
         exercise: ex.id.clone(),
         verdict: "failed",
@@ -287,6 +289,7 @@ fn grade_one(
         seeds,
         loader,
         references,
+        &ctx.names,
     ))? {
         Ok(r) => r,
         Err(e) => {

@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
     let lang = ctx.lang;
     let uri = ctx.uri(&args.server);
     let policy = match &uri {
-        Some(_) if !args.allow_writes => WritePolicy::Prefix("schemalab_".to_string()),
+        Some(_) if !args.allow_writes => WritePolicy::Prefix(ctx.names.prefix()),
         _ => WritePolicy::Unrestricted,
     };
     let database = schemalab::connect::Database::open(uri)?;
@@ -78,6 +78,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<ExitCode> {
                     seed,
                     None,
                     &loader,
+                    &ctx.names,
                 ))?;
             eprintln!(
                 "{}",

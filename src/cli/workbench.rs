@@ -21,6 +21,7 @@ pub fn run(ctx: &Context, present: bool) -> anyhow::Result<ExitCode> {
         scale: schemalab::course::Scale::Default,
         root: ctx.content_root()?,
         lang,
+        names: ctx.names.clone(),
     })?;
     Ok(ExitCode::SUCCESS)
 }

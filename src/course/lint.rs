@@ -17,7 +17,7 @@ use toml::Spanned;
 use super::claims::{Check, Metric, Target, placeholders};
 use super::manifest::{FORMAT_VERSION, Lesson, Manifest};
 use super::runner::stays_in;
-use super::{OpKind, db_name, is_plain_name};
+use super::{DbNames, OpKind, is_plain_name};
 use crate::dialect::{DialectError, parse_program};
 use crate::locale::{Lang, Localized, Message};
 use crate::place::line_col;
@@ -335,7 +335,7 @@ fn lint_lesson(
                 );
             }
             all_variants.insert(vid.clone());
-            let db = db_name(lesson_id, vid);
+            let db = DbNames::default().lesson(lesson_id, vid);
             if let Some(setup) = &v.setup {
                 let spath = dir.join(setup.get_ref());
                 if let Some(src) =
@@ -469,7 +469,7 @@ fn lint_statement(
     }
     match parse_program(stmt.get_ref()) {
         Ok(p) => {
-            if let Err(e) = stays_in(&p, &db_name(lesson_id, vid)) {
+            if let Err(e) = stays_in(&p, &DbNames::default().lesson(lesson_id, vid)) {
                 let (line, col) = inner_pos(t, &span, e.pos.line as usize, e.pos.col as usize);
                 l.at_pos(path, line, col, e.message);
             }

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::claims::{Check, CollField, Metric, MetricSource, Target, Val, Verdict};
 use super::manifest::{Experiment, Lesson, OpKind, Variant};
-use super::{CourseError, Scale, db_name, guard_db};
+use super::{CourseError, DbNames, Scale, guard_db};
 use crate::dialect::Program;
 use crate::dialect::{Output, Session, parse_program};
 use crate::locale::Message;
@@ -98,6 +98,9 @@ impl Progress {
 /// How to run.
 pub struct RunOptions<'a> {
     pub scale: Scale,
+    /// How the run's databases are named (a learner's own on a shared
+    /// server).
+    pub names: DbNames,
     pub loader: &'a dyn DatasetLoader,
     pub cancel: CancelFlag,
     pub progress: Option<&'a (dyn Fn(&Progress) + Send + Sync)>,
@@ -257,6 +260,7 @@ pub async fn run_lesson(
     let mut done = 0;
     let mut experiments = Vec::new();
     let mut seeding = Seeding::new(
+        &opts.names,
         &lesson.id,
         lesson
             .experiments
@@ -320,8 +324,8 @@ async fn run_experiment(
     let mut variants = Vec::new();
     for v in &exp.variants {
         let vid = v.id.get_ref().as_str();
-        let db = db_name(&lesson.id, vid);
-        guard_db(&db, &lesson.id, vid)?;
+        let db = opts.names.lesson(&lesson.id, vid);
+        guard_db(&opts.names, &db, &lesson.id, vid)?;
         let mut report = VariantReport {
             id: vid.to_string(),
             title: v.title.clone(),
@@ -389,7 +393,7 @@ async fn run_experiment(
         variants.push(report);
     }
     if let Some(ws) = &exp.working_set {
-        super::working_set::run(client, lesson, exp, ws, &mut variants).await;
+        super::working_set::run(client, exp, ws, &mut variants).await;
     }
     step("", "claims".into(), done)?;
     let source = ExperimentMetrics {
@@ -531,6 +535,7 @@ impl PreparedLesson {
 /// by sharing them, so every variant of a lesson that starts from one
 /// dataset holds one set of its records until its setup rewrites them.
 struct Seeding {
+    names: DbNames,
     groups: Vec<SeedGroup>,
     /// Databases holding their fresh copy, not yet prepared.
     filled: Vec<String>,
@@ -552,6 +557,7 @@ impl Seeding {
     /// `lesson`. A database belongs to the group of its first appearance
     /// only, and is filled once.
     fn new<'a>(
+        names: &DbNames,
         lesson: &str,
         variants: impl Iterator<Item = (&'a Experiment, &'a Variant)>,
     ) -> Self {
@@ -559,7 +565,7 @@ impl Seeding {
         let mut seen: Vec<String> = Vec::new();
         for (exp, v) in variants {
             let vid = v.id.get_ref();
-            let db = db_name(lesson, vid);
+            let db = names.lesson(lesson, vid);
             if seen.contains(&db) {
                 continue;
             }
@@ -579,6 +585,7 @@ impl Seeding {
             }
         }
         Seeding {
+            names: names.clone(),
             groups,
             filled: Vec::new(),
         }
@@ -606,7 +613,7 @@ impl Seeding {
             if cancel.is_cancelled() {
                 break;
             }
-            if guard_db(&target, lesson, &vid).is_err() {
+            if guard_db(&self.names, &target, lesson, &vid).is_err() {
                 continue;
             }
             if crate::datasets::copy_database(client, db, &target)
@@ -645,8 +652,8 @@ async fn prepare_variant(
     step: &mut (dyn FnMut(&str) -> Result<(), CourseError> + Send),
 ) -> Result<(Session, PreparedVariant), CourseError> {
     let vid = v.id.get_ref().as_str();
-    let db = db_name(&lesson.id, vid);
-    guard_db(&db, &lesson.id, vid)?;
+    let db = opts.names.lesson(&lesson.id, vid);
+    guard_db(&opts.names, &db, &lesson.id, vid)?;
     let mut prepared = PreparedVariant {
         experiment: exp.id.get_ref().clone(),
         variant: vid.to_string(),
@@ -756,7 +763,7 @@ pub async fn prepare_lesson(
     let total = chosen.len() * 3;
     let mut done = 0;
     let mut variants = Vec::new();
-    let mut seeding = Seeding::new(&lesson.id, chosen.iter().copied());
+    let mut seeding = Seeding::new(&opts.names, &lesson.id, chosen.iter().copied());
     for &(exp, v) in &chosen {
         let exp_id = exp.id.get_ref();
         let vid = v.id.get_ref();

@@ -30,8 +30,10 @@ pub struct TemplateLoader<L> {
     /// `(dataset, scale, seed)` → the template database holding it. Held
     /// for a whole load, so a template is never copied half made.
     templates: Mutex<Vec<(Key, String)>>,
-    /// Distinguishes this loader's templates from another's on one server.
+    /// Distinguishes this loader's templates from another's on one server:
+    /// `<prefix>tpl_<tag>_`, the prefix a learner's own on a shared server.
     tag: String,
+    prefix: String,
 }
 
 impl<L: DatasetLoader> TemplateLoader<L> {
@@ -42,7 +44,16 @@ impl<L: DatasetLoader> TemplateLoader<L> {
             inner,
             templates: Mutex::new(Vec::new()),
             tag: tag.to_string(),
+            prefix: super::DB_PREFIX.to_string(),
         }
+    }
+
+    /// The same loader, its templates named as `names` names a run's
+    /// databases (`schemalab_<learner>_tpl_…`).
+    #[must_use]
+    pub fn named(mut self, names: &super::DbNames) -> Self {
+        self.prefix = names.prefix();
+        self
     }
 
     /// Drop every template this loader made.
@@ -75,7 +86,7 @@ impl<L: DatasetLoader> DatasetLoader for TemplateLoader<L> {
             let template = match templates.iter().find(|(k, _)| *k == key) {
                 Some((_, t)) => t.clone(),
                 None => {
-                    let t = format!("schemalab_tpl_{}_{}", self.tag, templates.len());
+                    let t = format!("{}tpl_{}_{}", self.prefix, self.tag, templates.len());
                     // A template of an earlier session may still be there.
                     client.database(&t).drop().await.map_err(|e| {
                         Message::new("dropping {db}: {e}").arg("db", &t).arg("e", e)

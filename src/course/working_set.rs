@@ -19,7 +19,7 @@ use mongodb::Client;
 use serde::{Deserialize, Serialize};
 
 use super::claims::{Val, WsField};
-use super::manifest::{Experiment, Lesson, OpKind, WorkingSetSpec};
+use super::manifest::{Experiment, OpKind, WorkingSetSpec};
 use super::runner::{VariantReport, parse_in};
 use crate::datasets::random::{Gen, Zipf};
 use crate::dialect::{Session, WritePolicy, parse_program};
@@ -115,7 +115,6 @@ pub fn cache_size(spec: &str, data: i64) -> Result<i64, WorkingSetError> {
 /// each one's figure in its report.
 pub async fn run(
     client: &Client,
-    lesson: &Lesson,
     exp: &Experiment,
     spec: &WorkingSetSpec,
     variants: &mut [VariantReport],
@@ -139,7 +138,7 @@ pub async fn run(
             not_measured: None,
         };
         let measured = match (&size, &original) {
-            (Ok(size), Ok(_)) => run_variant(client, lesson, exp, spec, &v.id, *size).await,
+            (Ok(size), Ok(_)) => run_variant(client, exp, spec, &v.id, &v.database, *size).await,
             (Err(e), _) => Err(e.clone()),
             (_, Err(e)) => Err(WorkingSetError::NoCache(e.clone())),
         };
@@ -163,13 +162,13 @@ pub async fn run(
 /// One variant's run: the counters before and after the measured requests.
 async fn run_variant(
     client: &Client,
-    lesson: &Lesson,
     exp: &Experiment,
     spec: &WorkingSetSpec,
     vid: &str,
+    db: &str,
     size: i64,
 ) -> Result<(CacheCounters, CacheCounters), WorkingSetError> {
-    let db = super::db_name(&lesson.id, vid);
+    let db = db.to_string();
     let failed = WorkingSetError::Failed;
     let server = |e: String| WorkingSetError::Failed(Message::verbatim(e));
     let mut session =

@@ -23,7 +23,8 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::{CheckSpec, Exercise, Order, Param, Pick, ResultSpec, Solution};
-use super::{ExerciseError, db_name, guard_db, ref_db_name};
+use super::{ExerciseError, guard_db};
+use crate::course::DbNames;
 use crate::course::claims::{Check, CmpOp, Val, format_number, parse_expr};
 use crate::course::runner::{ExperimentMetrics, VariantReport, stays_in};
 use crate::course::{DatasetLoader, OpKind, Scale};
@@ -42,6 +43,9 @@ pub struct CheckOptions<'a> {
     /// solutions are graded against one reference ([`ReferenceSides`]);
     /// `None`: the reference is measured afresh.
     pub references: Option<&'a ReferenceSides>,
+    /// How the check's two databases are named (a learner's own on a
+    /// shared server).
+    pub names: DbNames,
 }
 
 /// The reference's side of checks already run, by exercise, seed and
@@ -382,8 +386,8 @@ pub async fn check_exercise(
     let reference = Solution::parse(&ex.read(ex.spec.reference.get_ref())?);
     let mine = Solution::parse(solution);
 
-    let mine_db = db_name(&ex.id);
-    let ref_db = ref_db_name(&ex.id);
+    let mine_db = opts.names.exercise(&ex.id);
+    let ref_db = opts.names.exercise_ref(&ex.id);
     let key = (ex.id.clone(), opts.seed, scale);
     let kept = opts.references.and_then(|r| r.get(&key));
     let dbs = if kept.is_some() {
@@ -392,7 +396,7 @@ pub async fn check_exercise(
         vec![&mine_db, &ref_db]
     };
     for db in dbs {
-        guard_db(db, &ex.id)?;
+        guard_db(&opts.names, db, &ex.id)?;
         client.database(db).drop().await.map_err(|e| {
             ExerciseError::Server(Message::new("dropping {db}: {e}").arg("db", db).arg("e", e))
         })?;
@@ -514,10 +518,11 @@ pub async fn prepare_learner_db(
     seed: u64,
     scale: Option<Scale>,
     loader: &dyn DatasetLoader,
+    names: &DbNames,
 ) -> Result<(String, Vec<(String, Bson)>), ExerciseError> {
     let scale = scale_of(ex, scale)?;
-    let db = db_name(&ex.id);
-    guard_db(&db, &ex.id)?;
+    let db = names.exercise(&ex.id);
+    guard_db(names, &db, &ex.id)?;
     client.database(&db).drop().await.map_err(|e| {
         ExerciseError::Server(
             Message::new("dropping {db}: {e}")

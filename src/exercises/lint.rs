@@ -215,7 +215,7 @@ fn lint_spec(
         }
     }
     // Files.
-    let db = super::db_name(id);
+    let db = crate::course::DbNames::default().exercise(id);
     let mut files = vec![
         (&spec.prompt, false),
         (&spec.explanation, false),

@@ -164,6 +164,8 @@ pub struct App {
     /// The course's own types: every manifest entry, loaded or with the
     /// error that stopped it.
     pub course: CourseState,
+    /// How the course's databases are named (what the shell pane opens).
+    pub names: crate::course::DbNames,
     pub theme: Theme,
     pub present: bool,
     pub size: (u16, u16),
@@ -214,6 +216,7 @@ impl App {
             .unwrap_or(0);
         App {
             course,
+            names: crate::course::DbNames::default(),
             theme,
             present,
             size: (100, 30),
@@ -470,7 +473,7 @@ impl App {
             (Some(l), Some(e)) => e
                 .variants
                 .iter()
-                .map(|v| crate::course::db_name(&l.id, v.id.get_ref()))
+                .map(|v| self.names.lesson(&l.id, v.id.get_ref()))
                 .collect(),
             _ => Vec::new(),
         }
@@ -479,7 +482,7 @@ impl App {
     fn default_shell_db(&self) -> String {
         match (self.current_lesson(), self.current_experiment()) {
             (Some(l), Some(e)) => match e.variants.first() {
-                Some(v) => crate::course::db_name(&l.id, v.id.get_ref()),
+                Some(v) => self.names.lesson(&l.id, v.id.get_ref()),
                 None => "test".into(),
             },
             _ => "test".into(),

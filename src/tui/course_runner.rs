@@ -85,12 +85,13 @@ impl CourseRunner {
             (
                 fresh.catalog.clone(),
                 ctx.scale,
-                TemplateLoader::new(fresh, "tui"),
+                TemplateLoader::new(fresh, "tui").named(ctx.names),
             )
         });
         let progress = |p: &Progress| (ctx.progress)(p.clone());
         let opts = RunOptions {
             scale: ctx.scale,
+            names: ctx.names.clone(),
             loader,
             cancel: ctx.cancel.clone(),
             progress: Some(&progress),

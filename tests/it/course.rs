@@ -73,6 +73,7 @@ async fn run(client: &Client, root: &str, lesson: &str) -> LessonReport {
     let course = Course::load(fixture(root), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson(lesson).unwrap();
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &Shop,
         cancel: CancelFlag::new(),
@@ -237,6 +238,7 @@ async fn run_reports_progress_and_cancels() {
         }
     };
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &Shop,
         cancel,
@@ -964,6 +966,7 @@ async fn copied_variant_databases_are_identical_to_fresh_loads() {
     let course = Course::load(dir.path(), schemalab::locale::Lang::En).unwrap();
     let lesson = course.lesson("copies").unwrap();
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &loader,
         cancel: CancelFlag::new(),
@@ -1063,6 +1066,7 @@ async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
 
     let failing = Recording::new(&Shop);
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &failing,
         cancel: CancelFlag::new(),
@@ -1083,6 +1087,7 @@ async fn variants_load_on_their_own_when_the_first_load_cannot_be_copied() {
     let mut indexing = Recording::new(&catalog);
     indexing.index = true;
     let opts = RunOptions {
+        names: Default::default(),
         loader: &indexing,
         ..opts
     };
@@ -1110,6 +1115,7 @@ async fn every_scale_loads_once_per_experiment() {
     ] {
         let loader = Recording::new(&Shop);
         let opts = RunOptions {
+            names: Default::default(),
             scale,
             loader: &loader,
             cancel: CancelFlag::new(),

@@ -118,7 +118,7 @@ async fn use_reaches_every_lesson_variant_database() {
     for lesson in course.lessons().unwrap() {
         for exp in &lesson.experiments {
             for v in &exp.variants {
-                let db = schemalab::course::db_name(&lesson.id, v.id.get_ref());
+                let db = schemalab::course::DbNames::default().lesson(&lesson.id, v.id.get_ref());
                 hyphenated += usize::from(db.contains('-'));
                 s.eval(&format!("use {db}"))
                     .await

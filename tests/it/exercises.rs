@@ -48,6 +48,7 @@ fn check_with(
     seed: u64,
 ) -> CheckReport {
     let opts = CheckOptions {
+        names: Default::default(),
         scale: None,
         seed,
         loader,

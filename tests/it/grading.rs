@@ -202,6 +202,7 @@ fn a_failed_section_is_shown_first_at_its_place_and_json_has_numbers() {
         .unwrap();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let opts = CheckOptions {
+        names: Default::default(),
         scale: None,
         seed: 4,
         loader: &loader,
@@ -654,6 +655,7 @@ fn the_reference_is_measured_once_per_seed_for_many_solutions() {
     let refs = exercises::ReferenceSides::new();
     let check = |file: &str, references| {
         let opts = CheckOptions {
+            names: Default::default(),
             scale: None,
             seed: 5,
             loader: &loader,
@@ -670,7 +672,7 @@ fn the_reference_is_measured_once_per_seed_for_many_solutions() {
             .collect::<Vec<_>>()
     };
     let marker = client
-        .database(&exercises::ref_db_name(&ex.id))
+        .database(&schemalab::course::DbNames::default().exercise_ref(&ex.id))
         .collection::<bson::Document>("marker");
     let count = |c: &mongodb::Collection<bson::Document>| {
         rt.block_on(c.count_documents(bson::doc! {}).into_future())
@@ -689,4 +691,43 @@ fn the_reference_is_measured_once_per_seed_for_many_solutions() {
     assert_eq!(verdicts(&first), verdicts(&fresh));
     // The reference itself passes against its kept side.
     assert!(check("reference.js", Some(&refs)).passed());
+}
+
+/// With a learner's names a check writes only that learner's two
+/// databases (`schemalab_<learner>_ex_<id>` and its `_ref`), and grades
+/// as it does without them.
+#[test]
+fn a_learner_s_check_writes_only_their_own_databases() {
+    let ex = exercise("spec-search", Lang::En);
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    let loader = CatalogLoader::for_course(root()).unwrap();
+    let names = schemalab::course::DbNames::for_learner(Some("alice")).unwrap();
+    let opts = CheckOptions {
+        names: names.clone(),
+        scale: None,
+        seed: 4,
+        loader: &loader,
+        references: None,
+    };
+    let reference = ex.read(ex.spec.reference.get_ref()).unwrap();
+    let r = rt
+        .block_on(exercises::check_exercise(
+            &client, &ex, &reference, None, &opts,
+        ))
+        .unwrap();
+    assert!(r.passed(), "{}", r.render());
+    let dbs = rt
+        .block_on(async { client.list_database_names().await })
+        .unwrap();
+    let ours: Vec<&String> = dbs.iter().filter(|d| d.starts_with("schemalab_")).collect();
+    assert!(ours.contains(&&names.exercise(&ex.id)), "{dbs:?}");
+    assert!(ours.contains(&&names.exercise_ref(&ex.id)), "{dbs:?}");
+    assert!(
+        ours.iter().all(|d| d.starts_with("schemalab_alice_")),
+        "{dbs:?}"
+    );
 }

@@ -54,6 +54,7 @@ fn the_whole_course_runs_in_chinese_and_every_claim_holds() {
             }
         }
         let opts = RunOptions {
+            names: Default::default(),
             scale: Scale::Tiny,
             loader: &loader,
             cancel: CancelFlag::new(),
@@ -260,6 +261,7 @@ fn run(id: &str, lang: Lang) -> course::LessonReport {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &loader,
         cancel: CancelFlag::new(),

@@ -115,6 +115,7 @@ fn run_probe() -> LessonReport {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let loader = CatalogLoader::for_course(dir.path()).unwrap();
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &loader,
         cancel: CancelFlag::new(),
@@ -449,6 +450,7 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
         .unwrap();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let opts = schemalab::exercises::CheckOptions {
+        names: Default::default(),
         scale: Some(Scale::Tiny),
         seed: 3,
         loader: &loader,

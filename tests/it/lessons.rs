@@ -56,6 +56,7 @@ fn run_lessons(ids: &[String], scale: Scale) -> Vec<LessonReport> {
     let mut reports = Vec::new();
     for id in ids {
         let opts = RunOptions {
+            names: Default::default(),
             scale,
             loader: &loader,
             cancel: CancelFlag::new(),

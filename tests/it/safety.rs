@@ -676,6 +676,7 @@ fn lessons_and_bypassing_setups_leave_a_foreign_database_untouched() {
     let loader = CatalogLoader::for_course(&root).unwrap();
     let lesson_client = rt.block_on(crate::support::client(&server.uri()));
     let opts = || RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &loader,
         cancel: CancelFlag::new(),

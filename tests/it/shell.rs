@@ -273,3 +273,65 @@ fn shell_file_stops_when_its_reader_closes_stdout() {
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// A class on one server (`--db-prefix`): a learner's lesson databases
+/// are their own (`schemalab_alice_…`), the shell starts in one of them,
+/// and it writes no other database, not even another learner's or the
+/// plain `schemalab_` ones.
+#[test]
+fn a_learner_prefix_keeps_each_learner_in_their_own_databases() {
+    let server = spawn_background(Engine::new()).unwrap();
+    let uri = server.uri();
+    let (_dir, path) = script(
+        "print(db.getName())\n\
+         print(db.buckets.countDocuments({}))\n\
+         db.getSiblingDB('schemalab_alice_scratch').notes.insertOne({ _id: 1 })\n\
+         print('own scratch written')\n\
+         db.getSiblingDB('schemalab_bob_bucket_bucket').buckets.insertOne({ _id: 1 })\n\
+         print('not reached')\n",
+    );
+    let (code, stdout, stderr) = schemalab(&[
+        "--db-prefix",
+        "alice",
+        "shell",
+        "--uri",
+        &uri,
+        "--lesson",
+        "bucket",
+        "--variant",
+        "bucket",
+        "--scale",
+        "tiny",
+        "--file",
+        &path,
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0], "schemalab_alice_bucket_bucket");
+    assert!(number(lines[1]) > 0, "{stdout}");
+    assert_eq!(lines[2], "own scratch written");
+    assert!(
+        stderr.contains("refusing to write to database 'schemalab_bob_bucket_bucket'"),
+        "{stderr}"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let names = rt.block_on(async {
+        let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
+        client.list_database_names().await.unwrap()
+    });
+    let ours: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("schemalab_"))
+        .collect();
+    assert!(
+        ours.iter().all(|n| n.starts_with("schemalab_alice_")),
+        "{names:?}"
+    );
+    assert!(ours.len() >= 2, "{names:?}");
+    // A name that cannot be part of a database name is refused up front,
+    // as a bad --lang is.
+    let (code, _, stderr) = schemalab(&["--db-prefix", "Alice.B", "lessons"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--db-prefix \"Alice.B\""), "{stderr}");
+}

@@ -1534,6 +1534,6 @@ fn the_shell_from_the_outline_is_the_selected_lessons() {
     chars(&mut app, "s");
     assert_eq!(app.screen, Screen::Shell);
     let first = &app.course.lessons[app.outline.selected].experiments()[0].variants[0];
-    let want = schemalab::course::db_name(&selected, first.id.get_ref());
+    let want = schemalab::course::DbNames::default().lesson(&selected, first.id.get_ref());
     assert_eq!(app.shell_db(), want);
 }

@@ -90,6 +90,7 @@ pub fn run_lesson_tiny(root: &Path, lesson: &schemalab::course::Lesson) -> Lesso
     let database = Database::open(None).unwrap();
     let loader = CatalogLoader::for_course(root).unwrap();
     let opts = RunOptions {
+        names: Default::default(),
         scale: Scale::Tiny,
         loader: &loader,
         cancel: CancelFlag::new(),
