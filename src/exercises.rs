@@ -134,7 +134,16 @@ pub async fn check_in_workspace(
         references: None,
         names: names.clone(),
     };
-    let mut report = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await?;
+    let checked = check_exercise(client, &ex, &solution, answers.as_deref(), &opts).await;
+    // A check's own databases go when it ends, whatever the verdict.
+    if names.is_one_check() {
+        for db in [names.exercise(&ex.id), names.exercise_ref(&ex.id)] {
+            if guard_db(names, &db, &ex.id).is_ok() {
+                let _ = client.database(&db).drop().await;
+            }
+        }
+    }
+    let mut report = checked?;
     match ws.record_attempt(&ex, report.passed(), seed) {
         Ok(p) => {
             report.attempts = Some(p.attempts);

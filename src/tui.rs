@@ -310,7 +310,9 @@ pub fn run_with(opts: TuiOptions, runner: Arc<dyn ExperimentRunner>) -> Result<(
                         workspace.clone(),
                     );
                     let lang = opts.lang;
-                    let names = opts.names.clone();
+                    // Checks may overlap (a save while one runs): each has
+                    // its own databases, dropped when it ends.
+                    let names = opts.names.clone().for_one_check();
                     database.handle().spawn(async move {
                         let seed = crate::exercises::fresh_seed();
                         let res = crate::exercises::check_in_workspace(

@@ -87,6 +87,13 @@ pub fn check_once(
 ) -> anyhow::Result<bool> {
     let lang = ctx.lang;
     let seed = draw.seed.unwrap_or_else(exercises::fresh_seed);
+    // On a server other checks may use at the same time (a class, or
+    // `watch` beside `check`), this check's databases are its own.
+    let names = if database.is_embedded() {
+        ctx.names.clone()
+    } else {
+        ctx.names.clone().for_one_check()
+    };
     let report = database.block_on(exercises::check_in_workspace(
         root,
         ws,
@@ -95,7 +102,7 @@ pub fn check_once(
         seed,
         draw.scale,
         lang,
-        &ctx.names,
+        &names,
     ))?;
     if draw.json {
         // The checker's own words in the chosen language; keys unchanged.

@@ -57,6 +57,9 @@ impl crate::locale::Localized for NamesError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DbNames {
     learner: Option<String>,
+    /// A check's own suffix on a shared server (`…_ex_<id>_<run>`), so two
+    /// checks of one exercise at once never share a database.
+    run: Option<String>,
 }
 
 impl DbNames {
@@ -72,10 +75,34 @@ impl DbNames {
             {
                 Ok(DbNames {
                     learner: Some(n.to_string()),
+                    run: None,
                 })
             }
             Some(n) => Err(NamesError::BadLearner(n.to_string())),
         }
+    }
+
+    /// The same names, an exercise's databases suffixed with a run id of
+    /// its own (`schemalab_ex_<id>_<run>`): for one check on a server
+    /// other checks may use at the same time.
+    #[must_use]
+    pub fn for_one_check(mut self) -> DbNames {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let mixed = std::process::id()
+            .wrapping_mul(2_654_435_761)
+            .wrapping_add(nanos)
+            .wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(40_503));
+        self.run = Some(format!("r{:06x}", mixed & 0xff_ffff));
+        self
+    }
+
+    /// Whether an exercise's databases are a check's own (dropped after it).
+    pub fn is_one_check(&self) -> bool {
+        self.run.is_some()
     }
 
     /// The learner, when one is given.
@@ -99,7 +126,10 @@ impl DbNames {
 
     /// The learner's database for exercise `id`.
     pub fn exercise(&self, id: &str) -> String {
-        format!("{}ex_{id}", self.prefix())
+        match &self.run {
+            Some(run) => format!("{}ex_{id}_{run}", self.prefix()),
+            None => format!("{}ex_{id}", self.prefix()),
+        }
     }
 
     /// The hidden reference solution's database for exercise `id`.
@@ -185,6 +215,22 @@ mod tests {
                 .is_ok()
         );
         assert!(alice.guard_exercise("schemalab_ex_feed", "feed").is_err());
+    }
+
+    #[test]
+    fn one_check_s_own_names() {
+        let a = DbNames::default().for_one_check();
+        let b = DbNames::default().for_one_check();
+        assert_ne!(a.exercise("feed"), b.exercise("feed"));
+        assert!(a.exercise("feed").starts_with("schemalab_ex_feed_r"));
+        assert_eq!(
+            a.exercise_ref("feed"),
+            format!("{}_ref", a.exercise("feed"))
+        );
+        assert!(a.guard_exercise(&a.exercise("feed"), "feed").is_ok());
+        assert!(a.guard_exercise(&b.exercise("feed"), "feed").is_err());
+        // Lessons are not suffixed.
+        assert_eq!(a.lesson("bucket", "naive"), "schemalab_bucket_naive");
     }
 
     #[test]

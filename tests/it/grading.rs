@@ -731,3 +731,60 @@ fn a_learner_s_check_writes_only_their_own_databases() {
         "{dbs:?}"
     );
 }
+
+/// Three checks of one exercise at once against one server (three
+/// terminals of a class): each has its own databases, so each grades its
+/// own correct solution as passed, and none is left behind.
+#[test]
+fn concurrent_checks_on_one_server_do_not_share_databases() {
+    let ex = exercise("spec-search", Lang::En);
+    let reference = ex.read(ex.spec.reference.get_ref()).unwrap();
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let uri = server.uri();
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| workspace()).collect();
+    let children: Vec<std::process::Child> = dirs
+        .iter()
+        .map(|d| {
+            std::fs::write(d.path().join("spec-search/solution.js"), &reference).unwrap();
+            std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+                .current_dir(root())
+                .args([
+                    "check",
+                    "spec-search",
+                    "--seed",
+                    "4",
+                    "--uri",
+                    &uri,
+                    "--dir",
+                ])
+                .arg(d.path())
+                .env_remove("MONGODB_URI")
+                .env_remove("LANG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let left = rt
+        .block_on(async {
+            let client = mongodb::Client::with_uri_str(&uri).await?;
+            client.list_database_names().await
+        })
+        .unwrap();
+    assert!(
+        !left.iter().any(|d| d.starts_with("schemalab_ex_")),
+        "{left:?}"
+    );
+}
