@@ -30,6 +30,7 @@ pub mod allocator;
 mod bench;
 mod check;
 mod dataset;
+mod doctor;
 mod error;
 mod exercises;
 mod hint;
@@ -109,6 +110,10 @@ enum Command {
     /// Datasets.
     #[command(subcommand)]
     Dataset(dataset::Command),
+    /// Check what the course needs of a server (version and topology,
+    /// writing and dropping its databases, sizes, the profiler, free space,
+    /// the clock): exit 0 when the course can run there, 1 when it cannot.
+    Doctor(doctor::Args),
     /// The mongosh JavaScript shell, interactive or running a file.
     ///
     /// On the embedded engine (no --uri) the shell may write anywhere.
@@ -241,6 +246,7 @@ impl Cli {
             Some(Command::Lint) => lint::run(&ctx),
             Some(Command::Bench(cmd)) => bench::run(&ctx, cmd),
             Some(Command::Dataset(cmd)) => dataset::run(&ctx, cmd),
+            Some(Command::Doctor(args)) => doctor::run(&ctx, args),
             Some(Command::Shell(args)) => shell::run(&ctx, args),
             Some(Command::Exercises(cmd)) => exercises::run(&ctx, cmd),
             Some(Command::Check(args)) => check::run(&ctx, args),

@@ -31,6 +31,7 @@ pub mod connect;
 pub mod course;
 pub mod datasets;
 pub mod dialect;
+pub mod doctor;
 pub mod exercises;
 pub mod files;
 pub mod locale;

@@ -298,3 +298,52 @@ fn a_runaway_solution_is_stopped_and_named_at_its_section() {
         "line {view_line}: {all}"
     );
 }
+
+/// `schemalab doctor`: on the embedded engine and on a server named by
+/// `--uri`, every check the course needs passes (exit 0), the scratch
+/// database is the learner's own and is dropped afterwards; an unreachable
+/// server is exit 1 with its address.
+#[test]
+fn doctor_checks_what_the_course_needs_of_a_server() {
+    let out = schemalab_in(here(), &[], &["doctor"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for line in [
+        "✓ server       MongoDB 7.0.12, schemalab's embedded engine",
+        "✓ writing      created and wrote schemalab_doctor",
+        "✓ sizes",
+        "✓ profiler",
+        "The course can run here",
+    ] {
+        assert!(out.stdout.contains(line), "{line}:\n{}", out.stdout);
+    }
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let uri = server.uri();
+    let out = schemalab_in(
+        here(),
+        &[],
+        &["--db-prefix", "alice", "doctor", "--uri", &uri],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("MongoDB 7.0.12, a standalone"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("created and wrote schemalab_alice_doctor"),
+        "{}",
+        out.stdout
+    );
+    let left = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let client = mongodb::Client::with_uri_str(&uri).await?;
+            client.list_database_names().await
+        })
+        .unwrap();
+    assert!(!left.iter().any(|d| d.contains("doctor")), "{left:?}");
+    let out = schemalab_in(here(), &[], &["doctor", "--uri", "mongodb://127.0.0.1:1"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("127.0.0.1:1"), "{}", out.stderr);
+}
