@@ -168,7 +168,7 @@ pub async fn examine(client: &Client, names: &DbNames, embedded: bool) -> Report
                 "cannot write {db} ({e}): the course creates, fills and drops such databases, so the user needs readWrite on them (or readWriteAnyDatabase)",
             )
             .arg("db", &db_name)
-            .arg("e", brief(&e)),
+            .arg("e", brief(e)),
         ),
     }
     if wrote.is_ok() {
