@@ -1,5 +1,7 @@
-//! `schemalab dataset export`: a dataset written as Extended JSON arrays
-//! that `mongoimport --jsonArray` accepts, one file per collection.
+//! `schemalab dataset list`: the catalog's datasets, their collections and
+//! sizes per scale; `schemalab dataset export`: a dataset written as
+//! Extended JSON arrays that `mongoimport --jsonArray` accepts, one file per
+//! collection.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +12,9 @@ use super::{Context, bad_option};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Every dataset of the course: what it holds, its collections and
+    /// their sizes at each scale.
+    List,
     /// Write a dataset as Extended JSON arrays that `mongoimport --jsonArray`
     /// accepts, one file per collection.
     Export {
@@ -28,13 +33,16 @@ pub enum Command {
 }
 
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
+    let catalog = d::load_catalog(ctx.content_root()?.join("datasets/catalog.toml"))?;
     let Command::Export {
         name,
         scale,
         seed,
         out,
-    } = command;
-    let catalog = d::load_catalog(ctx.content_root()?.join("datasets/catalog.toml"))?;
+    } = command
+    else {
+        return list(ctx, &catalog);
+    };
     let scale = scale.parse().map_err(bad_option("--scale"))?;
     let files = d::export_extjson_with(
         &catalog,
@@ -46,6 +54,35 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     )?;
     for f in files {
         outln!("{}", f.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One paragraph per dataset: its name and summary, its collections, then
+/// per scale the generator's parameters from the catalog (document
+/// counts are named after their collection).
+fn list(ctx: &Context, catalog: &d::Catalog) -> anyhow::Result<ExitCode> {
+    let lang = ctx.lang;
+    for spec in catalog.datasets() {
+        outln!("{}  {}", spec.name, spec.summary);
+        outln!(
+            "    {}",
+            lang.f(
+                "collections: {list}",
+                &[("list", &spec.collections.join(", "))]
+            )
+        );
+        for scale in d::Scale::ALL {
+            let sizes: Vec<String> = spec
+                .params(scale)
+                .iter()
+                .map(|(k, v)| match v {
+                    d::ParamValue::Int(n) => format!("{k} {n}"),
+                    d::ParamValue::Float(x) => format!("{k} {x}"),
+                })
+                .collect();
+            outln!("    {:<8} {}", scale.as_str(), sizes.join(", "));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,16 @@ pub enum Command {
     /// when every learner passed every exercise graded, 1 when one did
     /// not, 2 when grading stopped (see docs/GRADING.md).
     Grade(GradeArgs),
+    /// Start over: forget an exercise's progress (attempts, hints revealed,
+    /// passed), or every exercise's when none is named. Your files stay as
+    /// they are (`schemalab reset` restores an exercise's starter).
+    Forget {
+        /// The exercise id (default: every exercise).
+        exercise: Option<String>,
+        /// The workspace folder.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// `schemalab exercises grade`'s options.
@@ -84,6 +94,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Init { dir } => init(ctx, dir),
         Command::List { dir } => list(ctx, dir),
+        Command::Forget { exercise, dir } => forget(ctx, exercise.as_deref(), dir),
         Command::Grade(args) => match grade(ctx, &args) {
             Ok(code) => Ok(code),
             Err(e) if super::is_closed_pipe(&e) => Err(e),
@@ -340,6 +351,23 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+fn forget(ctx: &Context, id: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let ws = Workspace::locate(dir.as_deref());
+    // A named exercise must be one of the course's (a typo forgets nothing).
+    if let Some(id) = id {
+        manifest::find(ctx.content_root()?, id, ctx.lang)?;
+    }
+    let n = ws.forget(id)?;
+    outln!(
+        "{}",
+        ctx.lang.f(
+            "forgot the progress of {n} exercise(s) in {dir}; your files are as they were",
+            &[("n", &n), ("dir", &ws.dir.display())]
+        )
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn init(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {

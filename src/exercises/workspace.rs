@@ -235,6 +235,24 @@ impl Workspace {
         files::write_atomic(&p, text.as_bytes()).map_err(|e| io_err(&p, e))
     }
 
+    /// Forget the progress of exercise `id`, or of every exercise: how
+    /// many had any. The learner's files are not touched.
+    pub fn forget(&self, id: Option<&str>) -> Result<usize, ExerciseError> {
+        let mut p = self.progress()?;
+        let before = p.exercises.len();
+        match id {
+            Some(id) => {
+                p.exercises.remove(id);
+            }
+            None => p.exercises.clear(),
+        }
+        let forgotten = before - p.exercises.len();
+        if forgotten > 0 {
+            self.save(&p)?;
+        }
+        Ok(forgotten)
+    }
+
     /// Record a check's outcome (once passed, an exercise stays passed).
     pub fn record_check(&self, id: &str, passed: bool, seed: u64) -> Result<(), ExerciseError> {
         let mut p = self.progress()?;

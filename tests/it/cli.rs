@@ -347,3 +347,77 @@ fn doctor_checks_what_the_course_needs_of_a_server() {
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stderr.contains("127.0.0.1:1"), "{}", out.stderr);
 }
+
+/// `exercises forget` starts an exercise (or all) over: its progress goes,
+/// the learner's files stay; an unknown id forgets nothing.
+#[test]
+fn forgetting_progress_keeps_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws_dir = dir.path().display().to_string();
+    assert_eq!(
+        schemalab_in(here(), &[], &["exercises", "init", "--dir", &ws_dir]).code,
+        0
+    );
+    let ws = schemalab::exercises::Workspace {
+        dir: dir.path().to_path_buf(),
+    };
+    ws.record_check("host-logs", false, 1).unwrap();
+    ws.record_check("spec-search", true, 2).unwrap();
+    std::fs::write(dir.path().join("host-logs/solution.js"), "// mine\n").unwrap();
+    let out = schemalab_in(
+        here(),
+        &[],
+        &["exercises", "forget", "nosuch", "--dir", &ws_dir],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no exercise 'nosuch'"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(ws.progress().unwrap().exercises.len(), 2);
+    let out = schemalab_in(
+        here(),
+        &[],
+        &["exercises", "forget", "host-logs", "--dir", &ws_dir],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("forgot the progress of 1 exercise(s)"),
+        "{}",
+        out.stdout
+    );
+    let left = ws.progress().unwrap();
+    assert!(!left.exercises.contains_key("host-logs"));
+    assert!(left.exercises["spec-search"].passed);
+    let out = schemalab_in(here(), &[], &["exercises", "forget", "--dir", &ws_dir]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(ws.progress().unwrap().exercises.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("host-logs/solution.js")).unwrap(),
+        "// mine\n"
+    );
+}
+
+/// `dataset list` names every dataset of the catalog with its collections
+/// and the parameters of each scale.
+#[test]
+fn dataset_list_shows_every_dataset_and_scale() {
+    let out = schemalab_in(here(), &[], &["dataset", "list"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let catalog = schemalab::datasets::Catalog::builtin().unwrap();
+    for spec in catalog.datasets() {
+        assert!(
+            out.stdout
+                .contains(&format!("{}  {}", spec.name, spec.summary)),
+            "{}",
+            spec.name
+        );
+    }
+    assert!(
+        out.stdout.contains("    collections: actors, films"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("films 100000"), "{}", out.stdout);
+}
