@@ -85,11 +85,7 @@ fn grade_on(id: &str, ref_seeds: &[u64], alt_seeds: &[u64], wrong_seeds: &[u64])
         .iter()
         .find(|e| e.id == id)
         .unwrap_or_else(|| panic!("no exercise {id}"));
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let loader = TemplateLoader::new(CatalogLoader::for_course(root()).unwrap(), "grading");
     // The reference is measured once per seed, for every solution checked
     // on that seed.
@@ -313,11 +309,7 @@ graded! {
 fn the_million_follower_stress_run_fails_as_predicted() {
     let all = exercises::exercises(root(), schemalab::locale::Lang::En).unwrap();
     let ex = all.iter().find(|e| e.id == "follows-two-way").unwrap();
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let r = check(
         &rt,
         &client,
@@ -444,11 +436,7 @@ fn the_same_seed_draws_the_same_parameters_and_others_differ() {
             .iter()
             .all(|p| p.pick == exercises::manifest::Pick::Random)
     );
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let starter = ex.spec.starter.get_ref().clone();
     let a = check(&rt, &client, ex, &starter, "starter", 11);
     let b = check(&rt, &client, ex, &starter, "starter", 11);

@@ -195,11 +195,7 @@ fn broken_spec_search() -> (String, usize, usize) {
 #[test]
 fn a_failed_section_is_shown_first_at_its_place_and_json_has_numbers() {
     let ex = exercise("spec-search", Lang::En);
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let opts = CheckOptions {
         names: Default::default(),
@@ -646,11 +642,7 @@ fn a_server_that_dies_mid_check_stops_it_with_exit_2_and_grades_nothing() {
 #[test]
 fn the_reference_is_measured_once_per_seed_for_many_solutions() {
     let ex = exercise("host-logs", Lang::En);
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let refs = exercises::ReferenceSides::new();
     let check = |file: &str, references| {
@@ -699,11 +691,7 @@ fn the_reference_is_measured_once_per_seed_for_many_solutions() {
 #[test]
 fn a_learner_s_check_writes_only_their_own_databases() {
     let ex = exercise("spec-search", Lang::En);
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let names = schemalab::course::DbNames::for_learner(Some("alice")).unwrap();
     let opts = CheckOptions {

@@ -443,11 +443,7 @@ fn an_exercise_checklist_in_chinese_says_what_failed_in_chinese() {
         "",
     ]
     .join("\n");
-    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (_server, rt, client) = crate::support::served();
     let loader = CatalogLoader::for_course(root()).unwrap();
     let opts = schemalab::exercises::CheckOptions {
         names: Default::default(),

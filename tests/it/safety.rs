@@ -664,11 +664,7 @@ fn lint_flags_literal_foreign_targets() {
 fn lessons_and_bypassing_setups_leave_a_foreign_database_untouched() {
     use schemalab::course::{self, CancelFlag, CatalogLoader, RunOptions, Scale};
     use schemalab::locale::Lang;
-    let server = spawn_background(Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (server, rt, client) = crate::support::served();
     rt.block_on(plant_victim(&client));
     let before = rt.block_on(snapshot(&client, "victim"));
 
@@ -834,11 +830,7 @@ fn shell_with_uri_writes_only_schemalab_databases_unless_allowed() {
     );
     assert!(flat.contains("--allow-writes"), "{help}");
 
-    let server = spawn_background(Engine::new()).unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = rt
-        .block_on(mongodb::Client::with_uri_str(server.uri()))
-        .unwrap();
+    let (server, rt, client) = crate::support::served();
     rt.block_on(plant_victim(&client));
     let before = rt.block_on(snapshot(&client, "victim"));
     let dir = tempfile::tempdir().unwrap();

@@ -203,3 +203,19 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A fresh embedded engine served on 127.0.0.1:0, a runtime, and a driver
+/// client on that runtime connected to it (keep the server alive as long
+/// as the client is used).
+pub fn served() -> (
+    schemalab_wire::BackgroundServer,
+    tokio::runtime::Runtime,
+    mongodb::Client,
+) {
+    let server = schemalab_wire::spawn_background(schemalab_engine::Engine::new()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = rt
+        .block_on(mongodb::Client::with_uri_str(server.uri()))
+        .unwrap();
+    (server, rt, client)
+}
