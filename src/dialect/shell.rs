@@ -208,6 +208,9 @@ pub fn run_interactive_with(
     for (name, value) in bindings {
         session.bind(name, value.clone());
     }
+    // What a statement prints shows as it is printed, as at mongosh's
+    // prompt (and is not kept: no limit on a long loop's output).
+    session.stream_output(Box::new(|outputs| print_outputs(&outputs)));
     let mut editor =
         rustyline::DefaultEditor::new().map_err(|e| DialectError::Io(Message::verbatim(e)))?;
     let history = directories::ProjectDirs::from("", "", "schemalab")

@@ -335,3 +335,39 @@ fn a_learner_prefix_keeps_each_learner_in_their_own_databases() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("--db-prefix \"Alice.B\""), "{stderr}");
 }
+
+/// At the interactive prompt a statement's prints show as they are
+/// printed, while it still runs, as at mongosh's prompt.
+#[test]
+fn the_interactive_shell_streams_what_a_statement_prints() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+        .args(["shell"])
+        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
+        .env_remove("MONGODB_URI")
+        .env_remove("LANG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"print('first'); while (true) {}\n")
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let first = stdout
+        .lines()
+        .map(Result::unwrap)
+        .find(|l| l.ends_with("first"))
+        .expect("the print reached stdout");
+    assert!(first.ends_with("first"), "{first}");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the statement ended first"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
