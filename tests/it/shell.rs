@@ -16,6 +16,24 @@ fn script(src: &str) -> (tempfile::TempDir, String) {
     (dir, shown)
 }
 
+/// `schemalab shell <args>` running, its stdin, stdout and stderr piped,
+/// with a JavaScript budget (600 s) no test statement reaches, so only
+/// the test ends it.
+fn spawn_shell(args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
+        .arg("shell")
+        .args(args)
+        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("MONGODB_URI")
+        .env_remove("LANG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn number(line: &str) -> u64 {
     line.trim()
         .parse()
@@ -211,14 +229,7 @@ fn shell_file_prints_only_what_the_script_prints() {
 fn shell_file_streams_what_the_script_prints() {
     use std::io::{BufRead, Read};
     let (_dir, path) = script("print('first')\nwhile (true) {}\n");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
-        .args(["shell", "--file", &path])
-        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
-        .env_remove("MONGODB_URI")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_shell(&["--file", &path]);
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
@@ -247,15 +258,7 @@ fn shell_file_streams_what_the_script_prints() {
 fn shell_file_stops_when_its_reader_closes_stdout() {
     use std::io::{BufRead, Read};
     let (_dir, path) = script("let i = 0\nwhile (true) print('line ' + i++)\n");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
-        .args(["shell", "--file", &path])
-        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("MONGODB_URI")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_shell(&["--file", &path]);
     {
         let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
@@ -341,16 +344,7 @@ fn a_learner_prefix_keeps_each_learner_in_their_own_databases() {
 #[test]
 fn the_interactive_shell_streams_what_a_statement_prints() {
     use std::io::{BufRead, Write};
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemalab"))
-        .args(["shell"])
-        .env("SCHEMALAB_SCRIPT_BUDGET", "600")
-        .env_remove("MONGODB_URI")
-        .env_remove("LANG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_shell(&[]);
     child
         .stdin
         .take()
